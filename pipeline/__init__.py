@@ -1,0 +1,24 @@
+"""primebot core: the pipeline that turns a reference motion into a deployable policy.
+
+The core never imports ``primebot.plugins``; built-ins reach it through the
+same pluggy hooks that third-party plugins use.
+"""
+
+from __future__ import annotations
+
+import os
+
+# A torch_npu installed without Ascend CANN makes ``import torch`` fail when
+# torch auto-loads device backends. primebot loads torch_npu itself, guarded,
+# in the npu backend, so autoloading is switched off before anything imports
+# torch (DESIGN §8). A user who sets the variable keeps their choice.
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+
+try:
+    from importlib.metadata import PackageNotFoundError, version
+
+    __version__ = version("primebot")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0.0.0+source"
+
+__all__ = ["__version__"]

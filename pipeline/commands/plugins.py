@@ -1,0 +1,49 @@
+"""``primebot plugins``: what is installed and what each plugin registered."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..cli import pass_host
+from ..hookspecs import hookimpl
+from ..plugins import PluginHost
+
+
+def plugin_table(host: PluginHost) -> list[dict]:
+    """One row per plugin: name, source, hooks and registered names by kind."""
+    rows = []
+    for info in host.plugins.values():
+        registered: dict[str, list[str]] = {}
+        for reg in host.registry.by_plugin(info.name):
+            registered.setdefault(reg.kind, []).append(reg.name)
+        rows.append(
+            {"name": info.name, "source": info.source, "module": info.module, "hooks": info.hooks, "registered": registered}
+        )
+    return rows
+
+
+@click.command("plugins")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@pass_host
+def plugins_command(host: PluginHost, as_json: bool) -> None:
+    """List every plugin, where it came from and what it registered.
+
+    Built-ins come first, then plugins from installed distributions (entry-point
+    group ``primebot``). Skip plugins with PRIMEBOT_DISABLE_PLUGINS=a,b.
+    """
+    rows = plugin_table(host)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    width = max(len(r["name"]) for r in rows) if rows else 4
+    for row in rows:
+        click.echo(f"{row['name']:<{width}}  {row['source']}  ({row['module']})")
+        for kind, names in row["registered"].items():
+            click.echo(f"{'':<{width}}    {kind}: {', '.join(names)}")
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    cli.add_command(plugins_command)

@@ -1,0 +1,62 @@
+"""The environment contract every task implements (one small abstract class)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class StepResult:
+    """What ``VecEnv.step`` returns. N = num_envs, O = num_obs, P = num_critic_obs."""
+
+    obs: np.ndarray
+    """[N, O] float32 policy observations, already reset for the envs that finished."""
+    critic_obs: np.ndarray
+    """[N, P] float32 privileged observations for the critic (same as obs when none)."""
+    reward: np.ndarray
+    """[N] float32 reward of the step just taken (weights and dt applied)."""
+    terminated: np.ndarray
+    """[N] bool: episode ended by a failure; the value after it is zero."""
+    truncated: np.ndarray
+    """[N] bool: episode ended by its time limit; the learner bootstraps the value."""
+    info: dict[str, Any] = field(default_factory=dict)
+    """Scalars for logging, e.g. ``episode/<term>`` sums of finished episodes, ``physics_faults``."""
+
+
+class VecEnv(ABC):
+    """N environments stepped together on the host; arrays are numpy, float32.
+
+    Envs that terminate or truncate are reset inside ``step``: the returned
+    observations already belong to the new episode.
+    """
+
+    num_envs: int
+    num_obs: int
+    num_critic_obs: int
+    num_actions: int
+    max_episode_length: int
+    """Steps per episode before ``truncated``."""
+    step_dt: float
+    """Seconds of simulated time per ``step`` (control period)."""
+
+    @abstractmethod
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        """Reset all envs; return (obs [N, O], critic_obs [N, P]), float32."""
+
+    @abstractmethod
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Apply ``actions`` [N, A] float32 for one control period and return the result."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """RNG and sampler state needed to resume bit-for-bit (numpy arrays and scalars only)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what ``state_dict`` returned."""
+
+    def close(self) -> None:
+        """Release threads and buffers."""

@@ -1,0 +1,78 @@
+"""Typed errors: each names the thing that is wrong and how to fix it (DESIGN §9)."""
+
+from __future__ import annotations
+
+
+class PrimebotError(Exception):
+    """Base of every error primebot raises on purpose.
+
+    ``exit_code`` is what the CLI exits with; the message is printed without a
+    traceback (``--debug`` shows it).
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        self.fix = fix
+        super().__init__(message if fix is None else f"{message}\n  fix: {fix}")
+
+
+class ConfigError(PrimebotError):
+    """A configuration value, option or ``--set key=value`` is invalid."""
+
+    exit_code = 2
+
+
+class PluginError(PrimebotError):
+    """A plugin failed to load or registered something invalid."""
+
+    exit_code = 3
+
+
+class RegistrationError(PluginError):
+    """A plugin handed a registry something it cannot accept (bad type, duplicate name)."""
+
+
+class UnknownNameError(PrimebotError, KeyError):
+    """A robot, task, reward term, backend or stage name that nothing registered."""
+
+    exit_code = 2
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class DeviceUnavailableError(PrimebotError):
+    """A device backend was asked for explicitly but cannot be used here."""
+
+    exit_code = 4
+
+
+class MotionError(PrimebotError):
+    """A motion file is missing, unreadable or invalid."""
+
+    exit_code = 5
+
+
+class RobotError(PrimebotError):
+    """A robot model or spec is inconsistent (missing joint, body, actuator...)."""
+
+    exit_code = 5
+
+
+class CheckpointError(PrimebotError):
+    """A checkpoint is truncated, corrupt, foreign or carries executable payload."""
+
+    exit_code = 6
+
+
+class NonFiniteError(PrimebotError):
+    """NaN or Inf appeared in observations, rewards, losses, gradients or parameters."""
+
+    exit_code = 7
+
+
+class ExportError(PrimebotError):
+    """An ONNX export failed its checks (graph, metadata, onnxruntime parity)."""
+
+    exit_code = 8

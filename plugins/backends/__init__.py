@@ -1,0 +1,1 @@
+"""Built-in device backends: cpu, cuda and npu (Ascend, via torch_npu)."""
