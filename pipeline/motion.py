@@ -1,0 +1,114 @@
+"""Reference motions: the mjlab/BeyondMimic ``.npz`` format (DESIGN §4), loaded safely."""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .atomic import atomic_path
+from .errors import MotionError
+
+ARRAY_KEYS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
+REQUIRED_KEYS = ("fps", *ARRAY_KEYS)
+NAME_KEYS = ("joint_names", "body_names")
+
+
+@dataclass
+class Motion:
+    """A reference motion. T frames, J joints, B bodies; quaternions are w x y z."""
+
+    fps: float
+    joint_pos: np.ndarray  # [T, J]
+    joint_vel: np.ndarray  # [T, J]
+    body_pos_w: np.ndarray  # [T, B, 3]
+    body_quat_w: np.ndarray  # [T, B, 4]
+    body_lin_vel_w: np.ndarray  # [T, B, 3]
+    body_ang_vel_w: np.ndarray  # [T, B, 3]
+    joint_names: tuple[str, ...] | None = None
+    body_names: tuple[str, ...] | None = None
+    source: Path | None = None
+    sha256: str = ""
+
+    @property
+    def num_frames(self) -> int:
+        return int(self.joint_pos.shape[0])
+
+    @property
+    def duration(self) -> float:
+        return (self.num_frames - 1) / self.fps
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {key: getattr(self, key) for key in ARRAY_KEYS}
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def load_motion(path: str | Path) -> Motion:
+    """Load a motion without pickle; structural problems raise ``MotionError`` naming file and key.
+
+    Only the format is checked here; ``primebot motion validate`` checks content.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise MotionError(f"motion file {path} does not exist", fix="check the path")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            missing = [key for key in REQUIRED_KEYS if key not in data.files]
+            if missing:
+                raise MotionError(
+                    f"{path}: missing key(s) {', '.join(missing)}",
+                    fix="write every key of DESIGN §4 (see docs/motions.md); "
+                    "`primebot motion convert` builds them from a CSV",
+                )
+            arrays = {}
+            for key in (*REQUIRED_KEYS, *NAME_KEYS):
+                if key not in data.files:
+                    continue
+                try:
+                    arrays[key] = data[key]
+                except ValueError as exc:  # object arrays need pickle, which we refuse
+                    raise MotionError(
+                        f"{path}: key {key!r} holds Python objects (a pickled array); refusing to unpickle",
+                        fix="save names as a unicode array, e.g. np.array(names, dtype=str)",
+                    ) from exc
+    except MotionError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
+        raise MotionError(
+            f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})",
+            fix="the file is truncated or not an npz; regenerate it",
+        ) from exc
+
+    fps = np.asarray(arrays["fps"]).reshape(-1)
+    if fps.size != 1 or not np.issubdtype(fps.dtype, np.number):
+        raise MotionError(f"{path}: key 'fps' must be one number, got shape {np.shape(arrays['fps'])}")
+    names = {key: tuple(str(n) for n in arrays[key]) if key in arrays else None for key in NAME_KEYS}
+    return Motion(
+        fps=float(fps[0]),
+        **{key: np.asarray(arrays[key], dtype=np.float64) for key in ARRAY_KEYS},
+        **names,
+        source=path,
+        sha256=file_sha256(path),
+    )
+
+
+def save_motion(motion: Motion, path: str | Path) -> None:
+    """Write ``motion`` atomically in the DESIGN §4 layout (float32 arrays, like mjlab's tools)."""
+    payload: dict[str, np.ndarray] = {"fps": np.array([motion.fps], dtype=np.float64)}
+    payload.update({key: np.asarray(value, dtype=np.float32) for key, value in motion.arrays().items()})
+    if motion.joint_names is not None:
+        payload["joint_names"] = np.array(motion.joint_names, dtype=str)
+    if motion.body_names is not None:
+        payload["body_names"] = np.array(motion.body_names, dtype=str)
+    with atomic_path(path, suffix=".npz") as tmp:
+        np.savez(tmp, **payload)
