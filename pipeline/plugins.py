@@ -176,6 +176,8 @@ class PluginHost:
             for name, command in cli.commands.items():
                 if before.get(name) is command:
                     continue
+                if self._recorded_command(name) == (impl.plugin_name, command):
+                    continue  # the same host building a second CLI (e.g. main() called twice)
                 if name in before:
                     owner = self.registry.registration("commands", name).plugin
                     raise PluginError(
@@ -183,6 +185,11 @@ class PluginHost:
                         f"and by plugin {impl.plugin_name!r}"
                     )
                 self.registry.add("commands", name, command, impl.plugin_name)
+
+
+    def _recorded_command(self, name: str) -> tuple[str, Any] | None:
+        found = [reg for reg in self.registry.registrations("commands") if reg.name == name]
+        return (found[0].plugin, found[0].obj) if found else None
 
 
 def load_plugins(

@@ -1,0 +1,131 @@
+"""Plugin loading through real entry-point discovery (a *.dist-info on sys.path)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from primebot.pipeline.errors import PluginError
+from primebot.pipeline.plugins import DEFAULT_PLUGINS, load_plugins
+
+BACKEND_PLUGIN = """
+from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.devices import Availability, Backend
+
+
+class FpgaBackend(Backend):
+    name = "fpga"
+    collective = "gloo"
+
+    def availability(self):
+        return Availability(False, "no FPGA here")
+
+    def device_count(self):
+        return 0
+
+    def device_name(self, index=0):
+        return "none"
+
+    def autocast_dtype(self):
+        return None
+
+    def synchronize(self):
+        pass
+
+
+@hookimpl
+def register_backends(register):
+    register(FpgaBackend())
+"""
+
+
+def test_builtins_load_through_the_same_hooks(clean_env):
+    host = load_plugins(entry_points_=[])
+    assert set(DEFAULT_PLUGINS) <= set(host.plugins)
+    assert all(host.plugins[name].source == "built-in" for name in DEFAULT_PLUGINS)
+    assert host.registry.registration("backends", "cpu").plugin == "backends.cpu"
+
+
+def test_entry_point_plugin_is_discovered_with_its_distribution(clean_env, make_distribution):
+    make_distribution("primebot-fpga", "primebot_fpga", BACKEND_PLUGIN, version="0.3.1", entry_name="fpga")
+    host = load_plugins()
+    assert host.plugins["fpga"].source == "primebot-fpga 0.3.1"
+    assert host.registry.registration("backends", "fpga").plugin == "fpga"
+
+
+def test_disable_plugins_skips_builtins_and_entry_points(clean_env, make_distribution):
+    make_distribution("primebot-fpga", "primebot_fpga", BACKEND_PLUGIN, entry_name="fpga")
+    clean_env.setenv("PRIMEBOT_DISABLE_PLUGINS", "fpga, backends.npu")
+    host = load_plugins()
+    assert "fpga" not in host.plugins and "backends.npu" not in host.plugins
+    assert "npu" not in host.registry.names("backends")
+
+
+def test_import_failure_names_plugin_distribution_and_cause(clean_env, make_distribution):
+    make_distribution("primebot-broken", "primebot_broken", "import does_not_exist_anywhere\n", version="2.0", entry_name="broken")
+    with pytest.raises(PluginError) as err:
+        load_plugins()
+    text = str(err.value)
+    assert "'broken'" in text and "primebot-broken 2.0" in text
+    assert "ModuleNotFoundError" in text and "does_not_exist_anywhere" in text
+    assert "PRIMEBOT_DISABLE_PLUGINS=broken" in text
+
+
+def _run_cli(args: list[str], site, **env) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "PYTHONPATH": str(site), **env}
+    environ.pop("PRIMEBOT_DISABLE_PLUGINS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "primebot.pipeline", *args], capture_output=True, text=True, env=environ, timeout=120
+    )
+
+
+def test_cli_reports_a_broken_plugin_without_a_traceback_wall(make_distribution):
+    site = make_distribution("primebot-broken", "primebot_broken", "raise RuntimeError('boom')\n", entry_name="broken")
+    plain = _run_cli(["plugins"], site)
+    assert plain.returncode != 0
+    assert "plugin 'broken'" in plain.stderr and "RuntimeError: boom" in plain.stderr
+    assert "Traceback" not in plain.stderr
+    debug = _run_cli(["--debug", "plugins"], site)
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+def test_plugins_command_lists_source_and_registrations(make_distribution):
+    site = make_distribution("primebot-fpga", "primebot_fpga", BACKEND_PLUGIN, version="0.3.1", entry_name="fpga")
+    result = _run_cli(["plugins"], site)
+    assert result.returncode == 0, result.stderr
+    assert "primebot-fpga 0.3.1" in result.stdout
+    assert "backends: fpga" in result.stdout
+    assert "backends.cpu" in result.stdout and "built-in" in result.stdout
+
+
+def _absolute_imports(path, package: str):
+    """Every module an ``import`` statement in ``path`` names, relative imports resolved."""
+    import ast
+
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            if node.level:
+                base = base[: len(base) - node.level + 1]
+                yield node.lineno, ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                yield node.lineno, node.module or ""
+
+
+def test_core_never_imports_plugins(repo_root):
+    offenders = []
+    for path in (repo_root / "pipeline").rglob("*.py"):
+        parts = path.relative_to(repo_root).with_suffix("").parts
+        package = ".".join(["primebot", *parts[:-1]])
+        offenders += [
+            f"{path.name}:{line} imports {name}"
+            for line, name in _absolute_imports(path, package)
+            if name == "primebot.plugins" or name.startswith("primebot.plugins.")
+        ]
+    assert not offenders, f"the core imports primebot.plugins: {offenders}"
