@@ -1,0 +1,91 @@
+"""``primebot robots``: the registered robots, and one robot's joints, bodies, mass and height."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..cli import pass_host
+from ..hookspecs import hookimpl
+from ..plugins import PluginHost
+from ..robot import describe_robot, get_robot
+
+
+@click.group("robots", invoke_without_command=True)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def robots_command(ctx: click.Context, as_json: bool) -> None:
+    """List the registered robots (``primebot robots show NAME`` for details)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    host: PluginHost = ctx.find_object(PluginHost)
+    rows = [
+        {
+            "name": name,
+            "joints": spec.num_joints,
+            "mjcf": str(spec.mjcf),
+            "plugin": host.registry.registration("robots", name).plugin,
+            "description": spec.description,
+        }
+        for name, spec in host.registry.items("robots").items()
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("no robots registered (see docs/robots.md to add one)")
+    for row in rows:
+        click.echo(
+            f"{row['name']:<10} {row['joints']:>3} joints  [{row['plugin']}]  {row['description']}"
+        )
+        click.echo(f"{'':<10} {row['mjcf']}")
+
+
+@robots_command.command("show")
+@click.argument("name")
+@click.option(
+    "--robot-xml",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Use this MJCF instead of the registered one.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@pass_host
+def show_command(host: PluginHost, name: str, robot_xml: str | None, as_json: bool) -> None:
+    """Print a robot's joints (limits, kp, kd, effort), bodies, mass and height.
+
+    The model is compiled and checked against the spec, so a swapped-in MJCF
+    (Q1_XML or --robot-xml) with missing or renamed joints fails here with
+    every mismatch listed.
+    """
+    info = describe_robot(get_robot(host.registry, name, robot_xml))
+    if as_json:
+        click.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"{info['name']}: {info['description']}")
+    click.echo(f"  model   {info['mjcf']}")
+    click.echo(
+        f"  mass    {info['mass']:.2f} kg   height {info['height']:.3f} m   "
+        f"{info['num_joints']} joints   {info['num_bodies']} bodies   timestep {info['timestep']} s"
+    )
+    click.echo(f"  anchor  {info['anchor_body']}   root {info['root_body']}")
+    click.echo(f"  feet    {', '.join(info['feet'])}")
+    click.echo(f"  end effectors  {', '.join(info['end_effector_bodies'])}")
+    click.echo(f"  tracked ({len(info['tracked_bodies'])})  {', '.join(info['tracked_bodies'])}")
+    click.echo(
+        "\n  joint                         lower   upper  default      kp     kd  effort  scale"
+    )
+    for j in info["joints"]:
+        click.echo(
+            f"  {j['name']:<28} {j['lower']:6.2f}  {j['upper']:6.2f}  {j['default']:6.2f}  "
+            f"{j['kp']:6.1f}  {j['kd']:5.2f}  {j['effort']:6.1f}  {j['action_scale']:.3f}"
+        )
+    click.echo("\n  body                          mass kg")
+    for b in info["bodies"]:
+        click.echo(f"  {b['name']:<28} {b['mass']:7.3f}")
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    cli.add_command(robots_command)

@@ -1,0 +1,116 @@
+"""Forward kinematics of a robot through MuJoCo: body poses and velocities from root + joint trajectories.
+
+The motion tools (authoring, conversion, validation, replay) all derive body
+quantities here, so a stored ``body_pos_w`` and a recomputed one come from the
+same code path.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from .robot import RobotIndices
+
+_PLANE = mujoco.mjtGeom.mjGEOM_PLANE
+
+
+def geom_vertical_extent(
+    model: mujoco.MjModel, data: mujoco.MjData
+) -> tuple[np.ndarray, np.ndarray]:
+    """Lowest and highest world z of each geom (exact for spheres, capsules, boxes, cylinders, ellipsoids).
+
+    Planes (the floor) get +inf/-inf so they never count as the robot's extremes.
+    Needs ``mj_kinematics`` to have run on ``data``.
+    """
+    size = model.geom_size
+    rot_z = data.geom_xmat.reshape(-1, 3, 3)[
+        :, 2, :
+    ]  # world z row: how each local axis projects on z
+    half = np.zeros(model.ngeom)
+    for kind in np.unique(model.geom_type):
+        sel = model.geom_type == kind
+        if kind == mujoco.mjtGeom.mjGEOM_SPHERE:
+            half[sel] = size[sel, 0]
+        elif kind == mujoco.mjtGeom.mjGEOM_CAPSULE:
+            half[sel] = np.abs(rot_z[sel, 2]) * size[sel, 1] + size[sel, 0]
+        elif kind == mujoco.mjtGeom.mjGEOM_CYLINDER:
+            half[sel] = (
+                np.abs(rot_z[sel, 2]) * size[sel, 1]
+                + np.hypot(rot_z[sel, 0], rot_z[sel, 1]) * size[sel, 0]
+            )
+        elif kind == mujoco.mjtGeom.mjGEOM_BOX:
+            half[sel] = np.sum(np.abs(rot_z[sel]) * size[sel], axis=1)
+        elif kind == mujoco.mjtGeom.mjGEOM_ELLIPSOID:
+            half[sel] = np.sqrt(np.sum((rot_z[sel] * size[sel]) ** 2, axis=1))
+        else:  # meshes and the rest: the bounding sphere is a safe over-estimate
+            half[sel] = model.geom_rbound[sel]
+    z = data.geom_xpos[:, 2]
+    low, high = z - half, z + half
+    planes = model.geom_type == _PLANE
+    low[planes], high[planes] = np.inf, -np.inf
+    return low, high
+
+
+def robot_geoms(model: mujoco.MjModel) -> np.ndarray:
+    """Geoms attached to robot bodies (not the world), as a boolean mask."""
+    return model.geom_bodyid > 0
+
+
+def set_qpos(qpos: np.ndarray, indices: RobotIndices, root_pos, root_quat, joint_pos) -> None:
+    """Write root pose (xyz, wxyz) and policy-order joint angles into a qpos vector."""
+    adr = indices.root_qpos_adr
+    qpos[adr : adr + 3] = root_pos
+    qpos[adr + 3 : adr + 7] = root_quat
+    qpos[indices.qpos_adr] = joint_pos
+
+
+def body_poses(
+    model: mujoco.MjModel,
+    indices: RobotIndices,
+    root_pos: np.ndarray,
+    root_quat: np.ndarray,
+    joint_pos: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """World positions [T, B, 3] and w-x-y-z quaternions [T, B, 4] of every body but the world."""
+    data = mujoco.MjData(model)
+    frames = len(joint_pos)
+    pos = np.empty((frames, model.nbody - 1, 3))
+    quat = np.empty((frames, model.nbody - 1, 4))
+    for t in range(frames):
+        set_qpos(data.qpos, indices, root_pos[t], root_quat[t], joint_pos[t])
+        mujoco.mj_kinematics(model, data)
+        pos[t] = data.xpos[1:]
+        quat[t] = data.xquat[1:]
+    return pos, quat
+
+
+def lowest_point(
+    model: mujoco.MjModel, indices: RobotIndices, root_pos, root_quat, joint_pos
+) -> np.ndarray:
+    """[T] lowest world z over the robot's geoms at each frame."""
+    data = mujoco.MjData(model)
+    mask = robot_geoms(model)
+    out = np.empty(len(joint_pos))
+    for t in range(len(joint_pos)):
+        set_qpos(data.qpos, indices, root_pos[t], root_quat[t], joint_pos[t])
+        mujoco.mj_kinematics(model, data)
+        low, _ = geom_vertical_extent(model, data)
+        out[t] = low[mask].min()
+    return out
+
+
+def standing_height(model: mujoco.MjModel, keyframe: str | int = 0) -> float:
+    """Top minus bottom of the robot's geoms in a keyframe (the robot's height)."""
+    data = mujoco.MjData(model)
+    key = (
+        keyframe
+        if isinstance(keyframe, int)
+        else mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+    )
+    if 0 <= key < model.nkey:
+        mujoco.mj_resetDataKeyframe(model, data, key)
+    mujoco.mj_kinematics(model, data)
+    low, high = geom_vertical_extent(model, data)
+    mask = robot_geoms(model)
+    return float(high[mask].max() - low[mask].min())
