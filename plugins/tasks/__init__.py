@@ -1,0 +1,1 @@
+"""Built-in tasks, each a package registered through ``register_tasks``."""

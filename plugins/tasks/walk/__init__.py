@@ -1,0 +1,1 @@
+"""The ``walk`` task (seed 000): a planar biped learns to walk forward."""

@@ -1,0 +1,229 @@
+"""The walk environment: N planar bipeds learning to walk forward, on ``BatchSim``.
+
+Each step: clip the actions to [-1, 1], turn them into joint targets around
+the standing pose, step the physics ``decimation`` substeps, then compute
+observations, rewards and terminations with the pure functions of ``mdp``
+over all envs at once, and reset the envs that finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import mujoco
+import numpy as np
+
+from primebot.pipeline.env import StepResult, VecEnv
+from primebot.pipeline.errors import RobotError
+from primebot.pipeline.robot import RobotSpec, compile_mjcf
+from primebot.pipeline.sim import BatchSim
+
+from . import mdp
+
+
+def _ids(model: mujoco.MjModel, obj: mujoco.mjtObj, names: tuple[str, ...], what: str, spec: RobotSpec) -> np.ndarray:
+    ids = np.array([mujoco.mj_name2id(model, obj, n) for n in names], dtype=np.int64)
+    missing = [n for n, i in zip(names, ids, strict=True) if i < 0]
+    if missing:
+        raise RobotError(
+            f"robot {spec.name!r}: model {spec.mjcf} has no {what} {', '.join(missing)}",
+            fix="the walk task needs a planar base (extra['root_joints']: slide x, slide z, hinge pitch) "
+            "and one position actuator per joint in joint_names",
+        )
+    return ids
+
+
+class WalkEnv(VecEnv):
+    """``num_envs`` walkers; see ``mdp`` for the observation and reward layout."""
+
+    def __init__(
+        self,
+        robot: RobotSpec,
+        num_envs: int,
+        config: Mapping[str, Any],
+        *,
+        seed: int = 0,
+        num_threads: int | None = None,
+    ) -> None:
+        self.robot = robot
+        self.cfg = dict(config)
+        model = compile_mjcf(robot.mjcf)
+        root_joints = tuple(robot.extra.get("root_joints", ()))
+        if len(root_joints) != 3:
+            raise RobotError(
+                f"robot {robot.name!r} has no planar base: extra['root_joints'] is {root_joints!r}",
+                fix="walk needs a sagittal-plane robot whose base is (slide x, slide z, hinge pitch), e.g. biped4",
+            )
+        root = _ids(model, mujoco.mjtObj.mjOBJ_JOINT, root_joints, "root joint(s)", robot)
+        joints = _ids(model, mujoco.mjtObj.mjOBJ_JOINT, robot.joint_names, "joint(s)", robot)
+        self._x_adr, self._z_adr, self._pitch_adr = (int(a) for a in model.jnt_qposadr[root])
+        self._x_dof, self._z_dof, self._pitch_dof = (int(a) for a in model.jnt_dofadr[root])
+        self._qpos_adr = model.jnt_qposadr[joints]
+        self._dof_adr = model.jnt_dofadr[joints]
+        self._actuators = self._joint_actuators(model, joints, robot)
+        self._joint_range = model.jnt_range[joints].copy()
+        # rootz slides from the torso's rest position, so height = rest z + qpos.
+        self._height_offset = float(model.body_pos[model.jnt_bodyid[root[1]], 2])
+        keyframe = robot.extra.get("keyframe", "stand")
+        key = _ids(model, mujoco.mjtObj.mjOBJ_KEY, (keyframe,), "keyframe", robot)[0]
+        self._init_qpos = model.key_qpos[key].copy()
+        self._init_ctrl = model.key_ctrl[key].copy()
+
+        self.sim = BatchSim(model, num_envs, num_threads=num_threads, decimation=int(self.cfg["decimation"]))
+        self.num_envs = int(num_envs)
+        self.num_obs = mdp.NUM_OBS
+        self.num_critic_obs = mdp.NUM_CRITIC_OBS
+        self.num_actions = robot.num_joints
+        self.max_episode_length = int(self.cfg["episode_length"])
+        self.step_dt = self.sim.control_dt
+        self.observation_names = mdp.OBSERVATION_NAMES
+        self._default = np.asarray(robot.default_joint_pos, dtype=np.float64)
+        self._scale = np.asarray(robot.action_scale, dtype=np.float64)
+        self._direction = np.asarray(self.cfg["direction"], dtype=np.float64)
+        self.walking_threshold = mdp.walking_return(
+            float(self.cfg["walking_speed"]),
+            episode_length=self.max_episode_length,
+            dt=self.step_dt,
+            forward_weight=float(self.cfg["forward_weight"]),
+            alive_bonus=float(self.cfg["alive_bonus"]),
+        )
+        """Return of walking upright at ``walking_speed`` for a whole episode (the "walking" bar)."""
+        self._rng = np.random.default_rng(seed)
+        self._last_action = np.zeros((num_envs, self.num_actions))
+        self._episode_step = np.zeros(num_envs, dtype=np.int64)
+        self._episode_sums: dict[str, np.ndarray] = {}
+        self._episode_distance = np.zeros(num_envs)
+
+    @staticmethod
+    def _joint_actuators(model: mujoco.MjModel, joints: np.ndarray, robot: RobotSpec) -> np.ndarray:
+        by_joint = {
+            int(model.actuator_trnid[a, 0]): a
+            for a in range(model.nu)
+            if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
+        }
+        missing = [robot.joint_names[k] for k, j in enumerate(joints) if int(j) not in by_joint]
+        if missing:
+            raise RobotError(
+                f"robot {robot.name!r}: joint(s) without an actuator: {', '.join(missing)}",
+                fix="add a <position> actuator for each joint in joint_names",
+            )
+        return np.array([by_joint[int(j)] for j in joints], dtype=np.int64)
+
+    # -- state read-outs ------------------------------------------------------
+    def _pitch(self) -> np.ndarray:
+        return self.sim.qpos[:, self._pitch_adr]
+
+    def _height(self) -> np.ndarray:
+        return self._height_offset + self.sim.qpos[:, self._z_adr]
+
+    def _observations(self) -> tuple[np.ndarray, np.ndarray]:
+        qpos, qvel = self.sim.qpos, self.sim.qvel
+        obs = mdp.policy_observation(
+            qpos[:, self._pitch_adr],
+            qvel[:, self._pitch_dof],
+            qpos[:, self._qpos_adr],
+            qvel[:, self._dof_adr],
+            self._last_action,
+            self._default,
+        )
+        critic = mdp.critic_observation(obs, qvel[:, self._x_dof], qvel[:, self._z_dof], self._height())
+        return obs, critic
+
+    # -- resets ---------------------------------------------------------------
+    def _reset_envs(self, ids: np.ndarray) -> None:
+        n = len(ids)
+        qpos = np.tile(self._init_qpos, (n, 1))
+        qvel = np.zeros((n, self.sim.model.nv))
+        if self.cfg["randomize"]:
+            qpos[:, self._qpos_adr] += self._rng.uniform(-1, 1, (n, self.num_actions)) * self.cfg["reset_joint_noise"]
+            qvel += self._rng.uniform(-1, 1, qvel.shape) * self.cfg["reset_velocity_noise"]
+        self.sim.reset(ids, qpos=qpos, qvel=qvel, ctrl=np.tile(self._init_ctrl, (n, 1)))
+        self._last_action[ids] = 0.0
+        self._episode_step[ids] = 0
+        self._episode_distance[ids] = 0.0
+        for sums in self._episode_sums.values():
+            sums[ids] = 0.0
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        """Reset every env to the standing pose (plus reset noise when ``randomize``)."""
+        self._reset_envs(np.arange(self.num_envs))
+        return self._observations()
+
+    # -- step -------------------------------------------------------------------
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Apply ``actions`` [N, 4] (clipped to [-1, 1]) for one control period."""
+        cfg = self.cfg
+        clipped, targets = mdp.actions_to_targets(actions, self._default, self._scale, self._joint_range)
+        self.sim.ctrl[:, self._actuators] = targets
+        x_before = self.sim.qpos[:, self._x_adr].copy()
+        faults = self.sim.step()
+        self._last_action[:] = clipped
+        self._episode_step += 1
+
+        # Average velocity over the period, so the velocity reward sums to the distance walked.
+        # The planar base has no y slide: sideways velocity is 0 by construction.
+        displacement = self.sim.qpos[:, self._x_adr] - x_before
+        velocity_xy = np.stack([displacement / self.step_dt, np.zeros(self.num_envs)], axis=1)
+        forward, sideways = mdp.split_velocity(velocity_xy, self._direction)
+        pitch = self._pitch()
+        fallen = mdp.has_fallen(self._height(), pitch, cfg["min_height"], cfg["max_pitch"]) | faults
+        terms = mdp.step_reward(
+            forward, sideways, pitch, ~fallen,
+            dt=self.step_dt,
+            forward_weight=cfg["forward_weight"],
+            sideways_weight=cfg["sideways_weight"],
+            alive_bonus=cfg["alive_bonus"],
+            posture_weight=cfg["posture_weight"],
+        )  # fmt: skip
+        reward = sum(terms.values())
+        if faults.any():
+            # A broken state's displacement is meaningless: no reward, end the episode.
+            reward[faults] = 0.0
+            for value in terms.values():
+                value[faults] = 0.0
+            displacement[faults] = 0.0
+        self._episode_distance += displacement
+        for name, value in terms.items():
+            self._episode_sums.setdefault(name, np.zeros(self.num_envs))[:] += value
+
+        terminated = fallen
+        truncated = (self._episode_step >= self.max_episode_length) & ~terminated
+        done = np.flatnonzero(terminated | truncated)
+        info: dict[str, Any] = {"physics_faults": int(faults.sum())}
+        if done.size:
+            info.update(self._episode_info(done, terminated))
+            self._reset_envs(done)
+        obs, critic = self._observations()
+        return StepResult(
+            obs=obs,
+            critic_obs=critic,
+            reward=reward.astype(np.float32),
+            terminated=terminated,
+            truncated=truncated,
+            info=info,
+        )
+
+    def _episode_info(self, done: np.ndarray, terminated: np.ndarray) -> dict[str, Any]:
+        """Means over the episodes that just finished (logged as ``episode/<name>``)."""
+        duration = self._episode_step[done] * self.step_dt
+        info: dict[str, Any] = {f"episode/{name}": float(sums[done].mean()) for name, sums in self._episode_sums.items()}
+        info["episode/return"] = float(sum(sums[done] for sums in self._episode_sums.values()).mean())
+        info["episode/length"] = float(self._episode_step[done].mean())
+        info["episode/forward_speed"] = float((self._episode_distance[done] / duration).mean())
+        info["episode/fall_rate"] = float(terminated[done].mean())
+        info["episode_count"] = int(done.size)
+        return info
+
+    # -- resume -------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The reset-noise RNG state."""
+        return {"rng": self._rng.bit_generator.state}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore the reset-noise RNG state."""
+        self._rng.bit_generator.state = state["rng"]
+
+    def close(self) -> None:
+        """Release the physics batch."""
+        self.sim.close()

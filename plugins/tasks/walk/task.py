@@ -1,0 +1,138 @@
+"""The ``walk`` task: a planar biped learns to walk forward (seed 000), registered as a plugin.
+
+``DEFAULT_CONFIG`` holds the task's settings and, in its ``ppo``/``policy``
+sections, seed 000's PPO preset (256-256-128 MLP, one shared log-std, Adam
+3e-4, 2048-step rollouts, 10 epochs, clip 0.2, γ 0.99, λ 0.95), which
+replace the trainer's tracking-oriented defaults for this task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from primebot.pipeline.errors import ConfigError
+from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.robot import RobotSpec
+from primebot.pipeline.tasks import TaskSpec
+
+from . import mdp
+from .env import WalkEnv
+
+TRAINER_SECTIONS = ("ppo", "policy", "runner")
+"""Sections of ``DEFAULT_CONFIG`` that configure the trainer, not the environment."""
+
+PHYSICS_DT = 0.005
+"""biped4.xml's timestep, s (the threshold of another robot follows its own ``env.walking_threshold``)."""
+
+NUM_ENVS = 16
+"""Parallel walkers; NUM_ENVS × ``ppo.num_steps_per_env`` = seed 000's 2048-step rollout."""
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "decimation": 4,
+    "episode_length": 1000,
+    "direction": [1.0, 0.0],
+    "forward_weight": 2.0,
+    "sideways_weight": 2.0,
+    "alive_bonus": 1.0,
+    "posture_weight": 1.0,
+    "min_height": 0.3,
+    "max_pitch": 1.0,
+    "randomize": True,
+    "reset_joint_noise": 0.05,
+    "reset_velocity_noise": 0.05,
+    "walking_speed": 0.5,
+    "num_envs": NUM_ENVS,
+    "ppo": {
+        "num_steps_per_env": 2048 // NUM_ENVS,
+        "num_learning_epochs": 10,
+        "num_mini_batches": 4,
+        "clip_param": 0.2,
+        "gamma": 0.99,
+        "lam": 0.95,
+        "learning_rate": 3e-4,
+        "schedule": "fixed",
+        "entropy_coef": 0.0,
+    },
+    "policy": {
+        "actor_hidden": [256, 256, 128],
+        "critic_hidden": [256, 256, 128],
+        "shared_log_std": True,
+    },
+}
+"""Task settings (``--set task.<key>=value``) and seed 000's PPO preset.
+
+decimation: physics substeps (0.005 s each) per control step: 50 Hz control.
+episode_length: control steps per episode (20 s at 50 Hz); then ``truncated``.
+direction: walking direction in the ground plane (x, y); normalised.
+forward_weight: reward per m/s of torso velocity along ``direction`` (negative backwards).
+sideways_weight: penalty per m/s of torso velocity across ``direction`` (0 for the planar biped).
+alive_bonus: reward per second for not having fallen.
+posture_weight: penalty per rad² of torso pitch, per second.
+min_height, max_pitch: the fall: torso origin below min_height m or |pitch| above max_pitch rad.
+randomize: False resets every episode to exactly the standing pose (deterministic evaluation).
+reset_joint_noise, reset_velocity_noise: half-widths of the uniform reset noise (rad, rad/s or m/s).
+walking_speed: the speed the "walking" return threshold is defined by (m/s).
+num_envs: the task's preferred number of parallel envs (seed 000's rollout is 2048 steps).
+"""
+
+
+def task_settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``DEFAULT_CONFIG``'s environment settings updated by ``config``; unknown keys are a ``ConfigError``."""
+    settings = {k: v for k, v in DEFAULT_CONFIG.items() if k not in TRAINER_SECTIONS}
+    given = {k: v for k, v in (config or {}).items() if k not in TRAINER_SECTIONS}
+    unknown = sorted(set(given) - set(settings))
+    if unknown:
+        raise ConfigError(
+            f"unknown walk task setting(s): {', '.join(unknown)}",
+            fix=f"use one of: {', '.join(sorted(settings))}",
+        )
+    settings.update(given)
+    return settings
+
+
+def walking_threshold(config: Mapping[str, Any] | None = None, physics_dt: float = PHYSICS_DT) -> float:
+    """The return of walking upright at ``walking_speed`` (0.5 m/s) for a whole episode.
+
+    With the defaults: 1000 steps × 0.02 s × (1 alive + 2 × 0.5 m/s) = 40.0.
+    """
+    settings = task_settings(config)
+    return mdp.walking_return(
+        settings["walking_speed"],
+        episode_length=settings["episode_length"],
+        dt=physics_dt * settings["decimation"],
+        forward_weight=settings["forward_weight"],
+        alive_bonus=settings["alive_bonus"],
+    )
+
+
+def make_walk_env(
+    *,
+    robot: RobotSpec,
+    motion: Any = None,
+    num_envs: int,
+    seed: int = 0,
+    config: Mapping[str, Any] | None = None,
+    registry: Any = None,
+    num_threads: int | None = None,
+) -> WalkEnv:
+    """Build the walk environment (the ``make_env`` of the ``walk`` TaskSpec); ``motion`` is unused."""
+    del motion, registry  # walking needs no reference motion and no other plugin
+    return WalkEnv(robot, num_envs, task_settings(config), seed=seed, num_threads=num_threads)
+
+
+WALK_TASK = TaskSpec(
+    name="walk",
+    make_env=make_walk_env,
+    default_config=DEFAULT_CONFIG,
+    description="seed 000: a 4-joint planar biped learns to walk forward (14-dim obs, 4 actions, "
+    "velocity + alive - posture reward, fall termination, 1000-step episodes)",
+    needs_motion=False,
+    default_robot="biped4",
+)
+
+
+@hookimpl
+def register_tasks(register) -> None:
+    """Register ``walk``."""
+    register(WALK_TASK)
