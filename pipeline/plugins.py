@@ -31,6 +31,8 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "backends.cpu": "primebot.plugins.backends.cpu",
     "backends.cuda": "primebot.plugins.backends.cuda",
     "backends.npu": "primebot.plugins.backends.npu",
+    "robots.biped4": "primebot.plugins.robots.biped4.spec",
+    "tasks.walk": "primebot.plugins.tasks.walk.task",
     "commands.robots": "primebot.pipeline.commands.robots",
     "robots.q1": "primebot.plugins.robots.q1.spec",
 }
