@@ -85,7 +85,8 @@ class RobotIndices:
     """
 
     root_qpos_adr: int
-    """First qpos index of the floating base (xyz then wxyz quaternion)."""
+    """First qpos index of the floating base (xyz then wxyz quaternion), or of
+    the first of ``spec.extra["root_joints"]`` for a base made of named joints (planar robots)."""
     root_dof_adr: int
     joint_ids: np.ndarray
     qpos_adr: np.ndarray
@@ -120,10 +121,12 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[str]:
     """Every mismatch between a compiled model and ``spec``, one line each; empty when they agree."""
     problems: list[str] = []
     hinge = mujoco.mjtJoint.mjJNT_HINGE
+    base = tuple(spec.extra.get("root_joints", ()))
     model_joints = {
         _name(model, mujoco.mjtObj.mjOBJ_JOINT, j): j
         for j in range(model.njnt)
         if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE
+        and _name(model, mujoco.mjtObj.mjOBJ_JOINT, j) not in base
     }
     missing = [j for j in spec.joint_names if j not in model_joints]
     if missing:
@@ -171,7 +174,13 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[str]:
         problems.append(f"missing self-collision geom(s): {', '.join(missing_geoms)}")
 
     free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
-    if len(free) != 1:
+    if base:  # a base of named joints (e.g. a planar slide x, slide z, pitch) instead of a free joint
+        missing_base = [j for j in base if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) < 0]
+        if missing_base:
+            problems.append(f"missing base joint(s) (extra['root_joints']): {', '.join(missing_base)}")
+        if free:
+            problems.append(f"extra['root_joints'] declares the base, but the model also has {len(free)} free joint(s)")
+    elif len(free) != 1:
         problems.append(f"expected exactly one free joint (the floating base), found {len(free)}")
     elif (
         spec.root_body
@@ -257,7 +266,11 @@ def robot_indices(model: mujoco.MjModel, spec: RobotSpec) -> RobotIndices:
         dtype=np.int64,
     )
     actuators = _joint_actuators(model)
-    free = next(j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE)
+    base = spec.extra.get("root_joints")
+    if base:
+        free = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, base[0])
+    else:
+        free = next(j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE)
     root = spec.root_body or _name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.jnt_bodyid[free]))
     return RobotIndices(
         root_qpos_adr=int(model.jnt_qposadr[free]),
