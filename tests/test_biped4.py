@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.robot import describe_robot, load_robot_model, robot_indices, robot_problems
 from primebot.plugins.robots.biped4.spec import BIPED4_MJCF, JOINT_NAMES, ROOT_JOINTS, biped4_spec
 
 
@@ -93,3 +94,19 @@ def test_holding_the_standing_pose_keeps_the_biped_upright_for_two_seconds(model
     assert abs(data.joint("rooty").qpos[0]) < 0.05
     assert abs(data.body("torso").xpos[2] - start[2]) < 0.03
     assert abs(data.body("torso").xpos[0] - start[0]) < 0.05
+
+
+def test_core_robot_checks_accept_the_planar_base_declared_in_the_spec():
+    spec = biped4_spec()
+    model = load_robot_model(spec)
+    ix = robot_indices(model, spec)
+    assert ix.root_qpos_adr == model.joint("rootx").qposadr[0] == 0
+    assert [model.joint(int(j)).name for j in ix.joint_ids] == list(JOINT_NAMES)
+    assert describe_robot(spec, model)["mass"] == pytest.approx(7.1)
+
+
+def test_a_model_missing_a_base_joint_is_refused_by_name():
+    spec = biped4_spec()
+    model = mujoco.MjModel.from_xml_string(BIPED4_MJCF.read_text().replace('name="rootz"', 'name="lift"'))
+    problems = robot_problems(model, spec)
+    assert any("rootz" in p for p in problems) and any("lift" in p for p in problems)

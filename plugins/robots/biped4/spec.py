@@ -62,7 +62,7 @@ def biped4_spec(mjcf: str | os.PathLike | None = None) -> RobotSpec:
         # The two legs never touch each other (contype/conaffinity in the MJCF).
         self_collision_geoms=(),
         root_body=TORSO,
-        description="planar biped, 0.9 m, 7.1 kg, 4 joints (hip and knee per leg), "
+        description="planar biped, 0.97 m, 7.1 kg, 4 joints (hip and knee per leg), "
         "base constrained to the sagittal plane (slide x, slide z, pitch)",
         extra={
             "keyframe": "stand",

@@ -11,27 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import mujoco
 import numpy as np
 
 from primebot.pipeline.env import StepResult, VecEnv
 from primebot.pipeline.errors import RobotError
-from primebot.pipeline.robot import RobotSpec, compile_mjcf
+from primebot.pipeline.robot import RobotSpec, load_robot_model, robot_indices
 from primebot.pipeline.sim import BatchSim
 
 from . import mdp
-
-
-def _ids(model: mujoco.MjModel, obj: mujoco.mjtObj, names: tuple[str, ...], what: str, spec: RobotSpec) -> np.ndarray:
-    ids = np.array([mujoco.mj_name2id(model, obj, n) for n in names], dtype=np.int64)
-    missing = [n for n, i in zip(names, ids, strict=True) if i < 0]
-    if missing:
-        raise RobotError(
-            f"robot {spec.name!r}: model {spec.mjcf} has no {what} {', '.join(missing)}",
-            fix="the walk task needs a planar base (extra['root_joints']: slide x, slide z, hinge pitch) "
-            "and one position actuator per joint in joint_names",
-        )
-    return ids
 
 
 class WalkEnv(VecEnv):
@@ -48,27 +35,27 @@ class WalkEnv(VecEnv):
     ) -> None:
         self.robot = robot
         self.cfg = dict(config)
-        model = compile_mjcf(robot.mjcf)
         root_joints = tuple(robot.extra.get("root_joints", ()))
         if len(root_joints) != 3:
             raise RobotError(
                 f"robot {robot.name!r} has no planar base: extra['root_joints'] is {root_joints!r}",
                 fix="walk needs a sagittal-plane robot whose base is (slide x, slide z, hinge pitch), e.g. biped4",
             )
-        root = _ids(model, mujoco.mjtObj.mjOBJ_JOINT, root_joints, "root joint(s)", robot)
-        joints = _ids(model, mujoco.mjtObj.mjOBJ_JOINT, robot.joint_names, "joint(s)", robot)
-        self._x_adr, self._z_adr, self._pitch_adr = (int(a) for a in model.jnt_qposadr[root])
-        self._x_dof, self._z_dof, self._pitch_dof = (int(a) for a in model.jnt_dofadr[root])
-        self._qpos_adr = model.jnt_qposadr[joints]
-        self._dof_adr = model.jnt_dofadr[joints]
-        self._actuators = self._joint_actuators(model, joints, robot)
-        self._joint_range = model.jnt_range[joints].copy()
+        # Checks joints, actuators and bodies against the spec and drives the joints with its gains.
+        model = load_robot_model(robot)
+        ix = robot_indices(model, robot)
+        x_joint, z_joint, pitch_joint = (model.joint(name) for name in root_joints)
+        self._x_adr, self._z_adr, self._pitch_adr = (int(j.qposadr[0]) for j in (x_joint, z_joint, pitch_joint))
+        self._x_dof, self._z_dof, self._pitch_dof = (int(j.dofadr[0]) for j in (x_joint, z_joint, pitch_joint))
+        self._qpos_adr = ix.qpos_adr
+        self._dof_adr = ix.dof_adr
+        self._actuators = ix.actuator_ids
+        self._joint_range = ix.joint_range
         # rootz slides from the torso's rest position, so height = rest z + qpos.
-        self._height_offset = float(model.body_pos[model.jnt_bodyid[root[1]], 2])
-        keyframe = robot.extra.get("keyframe", "stand")
-        key = _ids(model, mujoco.mjtObj.mjOBJ_KEY, (keyframe,), "keyframe", robot)[0]
-        self._init_qpos = model.key_qpos[key].copy()
-        self._init_ctrl = model.key_ctrl[key].copy()
+        self._height_offset = float(model.body_pos[z_joint.bodyid[0], 2])
+        key = model.key(robot.extra.get("keyframe", "stand"))
+        self._init_qpos = key.qpos.copy()
+        self._init_ctrl = key.ctrl.copy()
 
         self.sim = BatchSim(model, num_envs, num_threads=num_threads, decimation=int(self.cfg["decimation"]))
         self.num_envs = int(num_envs)
@@ -94,21 +81,6 @@ class WalkEnv(VecEnv):
         self._episode_step = np.zeros(num_envs, dtype=np.int64)
         self._episode_sums: dict[str, np.ndarray] = {}
         self._episode_distance = np.zeros(num_envs)
-
-    @staticmethod
-    def _joint_actuators(model: mujoco.MjModel, joints: np.ndarray, robot: RobotSpec) -> np.ndarray:
-        by_joint = {
-            int(model.actuator_trnid[a, 0]): a
-            for a in range(model.nu)
-            if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
-        }
-        missing = [robot.joint_names[k] for k, j in enumerate(joints) if int(j) not in by_joint]
-        if missing:
-            raise RobotError(
-                f"robot {robot.name!r}: joint(s) without an actuator: {', '.join(missing)}",
-                fix="add a <position> actuator for each joint in joint_names",
-            )
-        return np.array([by_joint[int(j)] for j in joints], dtype=np.int64)
 
     # -- state read-outs ------------------------------------------------------
     def _pitch(self) -> np.ndarray:
