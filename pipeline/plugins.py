@@ -28,6 +28,7 @@ ENTRY_POINT_GROUP = "primebot"
 DEFAULT_PLUGINS: dict[str, str] = {
     "commands.plugins": "primebot.pipeline.commands.plugins",
     "commands.devices": "primebot.pipeline.commands.devices",
+    "commands.train": "primebot.pipeline.commands.train",
     "backends.cpu": "primebot.plugins.backends.cpu",
     "backends.cuda": "primebot.plugins.backends.cuda",
     "backends.npu": "primebot.plugins.backends.npu",

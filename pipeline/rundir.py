@@ -1,0 +1,54 @@
+"""The run directory of DESIGN §6: ``logs/<run-name>/<YYYY-mm-dd_HH-MM-SS>/`` and its args.yaml."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .atomic import atomic_write_text
+from .errors import ConfigError
+
+ARGS_FILE = "args.yaml"
+CSV_FILE = "train.csv"
+CURVE_FILE = "train.png"
+BEST_CHECKPOINT = "model_best.pt"
+
+
+def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None) -> Path:
+    """Make a fresh, timestamped run directory; a clash within the same second gets a suffix."""
+    if not run_name or "/" in run_name or run_name in (".", ".."):
+        raise ConfigError(f"invalid run name {run_name!r}", fix="use a plain name such as wave or walk-v2")
+    stamp = time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(now))
+    base = Path(log_root) / run_name
+    for k in range(1000):
+        path = base / (stamp if k == 0 else f"{stamp}_{k}")
+        try:
+            path.mkdir(parents=True, exist_ok=False)
+            return path
+        except FileExistsError:
+            continue
+    raise ConfigError(f"cannot create a run directory under {base}")
+
+
+def write_args(run_dir: str | Path, args: dict[str, Any]) -> Path:
+    """Write the fully resolved configuration as ``args.yaml`` (atomically)."""
+    path = Path(run_dir) / ARGS_FILE
+    atomic_write_text(path, yaml.safe_dump(args, sort_keys=False))
+    return path
+
+
+def read_args(run_dir: str | Path) -> dict[str, Any]:
+    """Read ``args.yaml`` of a run; a missing or unreadable file names the run directory."""
+    path = Path(run_dir) / ARGS_FILE
+    if not path.is_file():
+        raise ConfigError(f"{run_dir} is not a run directory: no {ARGS_FILE}", fix="pass logs/<run-name>/<timestamp>")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} does not hold a mapping")
+    return data

@@ -1,0 +1,436 @@
+"""The on-policy training loop: collect, update, log, checkpoint (DESIGN §3, §6).
+
+Per environment step exactly one host→device copy (observations, critic
+observations and host-drawn noise packed in one pinned buffer) and one
+device→host copy (actions). Rewards and done flags stay on the host until
+the rollout ends and cross in one copy. torch runs with ``collect_threads``
+while MuJoCo steps (its OpenMP threads would otherwise spin on MuJoCo's
+cores) and with ``update_threads`` during the update.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+import signal
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from .checkpoint import from_storable, save_checkpoint, to_storable
+from .distributed import DistContext
+from .env import VecEnv
+from .errors import CheckpointError, NonFiniteError
+from .ppo.algorithm import PPO
+from .ppo.config import TrainConfig
+from .ppo.networks import ActorCritic
+from .ppo.normalizer import EmpiricalNormalizer
+from .rundir import BEST_CHECKPOINT
+from .training_log import TrainingLog
+
+log = logging.getLogger(__name__)
+
+EPISODE_WINDOW = 100
+"""Finished episodes averaged for episode_return / episode_length."""
+
+
+def _host_buffer(numel: int, pinned: bool) -> torch.Tensor:
+    """A float32 host buffer, page-locked when an accelerator allows (faster, asynchronous copies)."""
+    if pinned:
+        try:
+            return torch.empty(numel, dtype=torch.float32, pin_memory=True)
+        except RuntimeError:  # no accelerator runtime to pin with
+            pass
+    return torch.empty(numel, dtype=torch.float32)
+
+
+def config_hash(cfg: TrainConfig) -> str:
+    """SHA-256 of the settings a checkpoint must agree with (``TrainConfig.identity``)."""
+    return hashlib.sha256(json.dumps(cfg.identity(), sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class RunResult:
+    """How ``learn`` ended."""
+
+    iteration: int
+    status: str
+    """``finished`` or ``interrupted`` (a signal; the run resumes from ``checkpoint``)."""
+    checkpoint: Path | None = None
+    signal_name: str = ""
+
+
+class OnPolicyRunner:
+    """Owns the environment, the PPO learner, the run directory's files and the loop."""
+
+    def __init__(
+        self,
+        env: VecEnv,
+        cfg: TrainConfig,
+        *,
+        run_dir: str | Path | None = None,
+        dist: DistContext | None = None,
+        autocast_dtype: torch.dtype | None = None,
+        tensorboard: bool = False,
+        progress: bool = True,
+    ) -> None:
+        self.env = env
+        self.cfg = cfg
+        self.dist = dist or DistContext()
+        self.device = cfg.device
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.tensorboard = tensorboard
+        self.progress = progress
+        self.config_hash = config_hash(cfg)
+        self._seed_everything(cfg.seed)
+        self.ppo = self._build_learner(autocast_dtype)
+        self.dist.broadcast_module(self.ppo.actor_critic)
+        self._allocate_staging()
+        self.iteration = 0
+        self.best_return = -float("inf")
+        self.episode_returns: deque[float] = deque(maxlen=EPISODE_WINDOW)
+        self.episode_lengths: deque[float] = deque(maxlen=EPISODE_WINDOW)
+        self._ep_return = np.zeros(env.num_envs, dtype=np.float64)
+        self._ep_length = np.zeros(env.num_envs, dtype=np.int64)
+        obs, critic_obs = env.reset()
+        self._stage_observations(obs, critic_obs)
+        self._stop: str = ""
+        self.timing: dict[str, float] = {}
+
+    # -- construction ---------------------------------------------------------------
+    def _seed_everything(self, seed: int) -> None:
+        # The same torch seed on every rank gives identical initial weights
+        # (broadcast makes sure); numpy/python streams differ per rank.
+        torch.manual_seed(seed)
+        np.random.seed((seed + 100_003 * self.dist.rank) % 2**32)
+        random.seed(seed + 100_003 * self.dist.rank)
+
+    def _build_learner(self, autocast_dtype: torch.dtype | None) -> PPO:
+        env, cfg, pol = self.env, self.cfg, self.cfg.policy
+        actor_critic = ActorCritic(
+            env.num_obs, env.num_critic_obs, env.num_actions, pol.actor_hidden, pol.critic_hidden,
+            pol.activation, pol.init_noise_std, pol.shared_log_std,
+        )
+        obs_norm = EmpiricalNormalizer(env.num_obs) if pol.empirical_normalization else None
+        critic_norm = EmpiricalNormalizer(env.num_critic_obs) if pol.empirical_normalization else None
+        mode = cfg.ppo.mixed_precision
+        use_amp = mode == "on" or (mode == "auto" and torch.device(self.device).type != "cpu")
+        return PPO(
+            actor_critic, cfg.ppo, env.num_envs, env.num_obs, env.num_critic_obs, self.device,
+            obs_normalizer=obs_norm, critic_normalizer=critic_norm, noise=cfg.runner.noise,
+            seed=cfg.seed + 100_003 * self.dist.rank, autocast_dtype=autocast_dtype if use_amp else None,
+            reduce=self.dist.all_reduce_sum if self.dist.enabled else None, world_size=self.dist.world_size,
+        )
+
+    def _allocate_staging(self) -> None:
+        env = self.env
+        n, o, p, a = env.num_envs, env.num_obs, env.num_critic_obs, env.num_actions
+        self._sizes = (n * o, n * p, n * a if self.cfg.runner.noise == "host" else 0)
+        total = sum(self._sizes)
+        on_host = torch.device(self.device).type == "cpu"
+        # One flat buffer holds obs | critic obs | noise, each a contiguous view,
+        # so a single copy moves all three. On cpu it *is* the device buffer.
+        self._stage_host = _host_buffer(total, pinned=not on_host)
+        self._stage_dev = self._stage_host if on_host else torch.empty(total, dtype=torch.float32, device=self.device)
+        self._actions_host = _host_buffer(n * a, pinned=not on_host).view(n, a)
+        self._actions_np = self._actions_host.numpy()
+        views = self._split(self._stage_host)
+        self._obs_np, self._critic_np = views[0].numpy(), views[1].numpy()
+        self._noise_np = views[2].numpy() if views[2] is not None else None
+        self._dev_views = self._split(self._stage_dev)
+
+    def _split(self, flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        n, o, p, a = self.env.num_envs, self.env.num_obs, self.env.num_critic_obs, self.env.num_actions
+        s0, s1, s2 = self._sizes
+        obs = flat[:s0].view(n, o)
+        critic = flat[s0:s0 + s1].view(n, p)
+        noise = flat[s0 + s1:].view(n, a) if s2 else None
+        return obs, critic, noise
+
+    def _stage_observations(self, obs: np.ndarray, critic_obs: np.ndarray) -> None:
+        self._obs_np[...] = obs
+        self._critic_np[...] = critic_obs
+
+    def _to_device(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        if self._stage_dev is not self._stage_host:
+            self._stage_dev.copy_(self._stage_host, non_blocking=True)
+        return self._dev_views
+
+    # -- collection -----------------------------------------------------------------
+    def _check_finite(self, what: str, array: np.ndarray, step: int) -> None:
+        if np.isfinite(array).all():
+            return
+        bad = np.argwhere(~np.isfinite(array))[0]
+        where = f"env {bad[0]}" + (f", column {bad[1]}" if len(bad) > 1 else "")
+        raise NonFiniteError(
+            f"non-finite {what} at iteration {self.iteration + 1}, step {step} ({where}); training stopped, "
+            "no checkpoint written for this iteration",
+            fix="check the task's observation/reward terms and the motion for bad frames; resume from the last checkpoint",
+        )
+
+    def collect(self) -> dict[str, float]:
+        """One rollout of ``num_steps_per_env`` steps into the learner's storage; returns info means."""
+        ppo, env = self.ppo, self.env
+        info_sums: dict[str, float] = {}
+        info_counts: dict[str, int] = {}
+        reward_sum = 0.0
+        t_env = t_transfer = t_policy = 0.0
+        with torch.inference_mode():
+            for step in range(self.cfg.ppo.num_steps_per_env):
+                t0 = time.perf_counter()
+                if self._noise_np is not None:
+                    ppo.sample_noise(self._noise_np)
+                obs, critic_obs, noise = self._to_device()
+                t1 = time.perf_counter()
+                obs_n, critic_n = ppo.normalize(obs, critic_obs, update=True)
+                actions = ppo.act(obs_n, critic_n, noise)
+                self._actions_host.copy_(actions)
+                t2 = time.perf_counter()
+                t_policy += t2 - t1
+                result = env.step(self._actions_np)
+                t3 = time.perf_counter()
+                self._check_finite("observations", result.obs, step)
+                self._check_finite("critic observations", result.critic_obs, step)
+                self._check_finite("rewards", result.reward, step)
+                ppo.process_env_step(result.reward, result.terminated, result.truncated)
+                self._stage_observations(result.obs, result.critic_obs)
+                reward_sum += float(result.reward.mean())
+                self._track_episodes(result.reward, result.terminated | result.truncated)
+                for key, value in result.info.items():
+                    if isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray) and value.size == 1):
+                        info_sums[key] = info_sums.get(key, 0.0) + float(value)
+                        info_counts[key] = info_counts.get(key, 0) + 1
+                t4 = time.perf_counter()
+                t_transfer += t1 - t0 + (t4 - t3)
+                t_env += t3 - t2
+            obs, critic_obs, _ = self._to_device()
+            _, critic_n = ppo.normalize(obs, critic_obs, update=False)
+            ppo.compute_returns(critic_n)
+        self.timing["env_s"] = t_env
+        self.timing["transfer_s"] = t_transfer
+        self.timing["policy_s"] = t_policy
+        out = {key: info_sums[key] / info_counts[key] for key in sorted(info_sums)}
+        out["reward_mean"] = reward_sum / self.cfg.ppo.num_steps_per_env
+        return out
+
+    def _track_episodes(self, reward: np.ndarray, done: np.ndarray) -> None:
+        self._ep_return += reward
+        self._ep_length += 1
+        if done.any():
+            ids = np.flatnonzero(done)
+            self.episode_returns.extend(self._ep_return[ids].tolist())
+            self.episode_lengths.extend(self._ep_length[ids].astype(float).tolist())
+            self._ep_return[ids] = 0.0
+            self._ep_length[ids] = 0
+
+    # -- the loop -------------------------------------------------------------------
+    def learn(self) -> RunResult:
+        """Train until ``cfg.iterations`` or a signal; files are written by rank 0 only."""
+        writes = self.run_dir is not None and self.dist.is_main
+        train_log = None
+        if writes:
+            train_log = TrainingLog(
+                self.run_dir, keep_until=self.iteration, plot_interval_s=self.cfg.runner.plot_interval_s,
+                tensorboard=self.tensorboard,
+            )
+        bar = self._progress_bar() if self.dist.is_main and self.progress else None
+        restore = self._install_signal_handlers()
+        default_threads = torch.get_num_threads()
+        start = time.perf_counter()
+        try:
+            while self.iteration < self.cfg.iterations:
+                row = self._one_iteration(default_threads, start)
+                if train_log is not None:
+                    train_log.log(row)
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(sps=f"{row['sps']:.0f}", ret=row.get("episode_return"), refresh=False)
+                if writes:
+                    self._maybe_save(row)
+                stop = self._agreed_stop()
+                if stop:
+                    path = self.save_numbered() if writes else None
+                    self.dist.barrier()
+                    log.warning(
+                        "%s received: stopped after iteration %d%s", stop, self.iteration,
+                        f"; resume with: primebot train --resume {self.run_dir}" if self.run_dir else "",
+                    )
+                    return RunResult(self.iteration, "interrupted", path, stop)
+            path = self.save_numbered() if writes else None
+            self.dist.barrier()
+            return RunResult(self.iteration, "finished", path)
+        finally:
+            restore()
+            torch.set_num_threads(default_threads)
+            if bar is not None:
+                bar.close()
+            if train_log is not None:
+                train_log.close()
+
+    def _one_iteration(self, default_threads: int, start: float) -> dict[str, Any]:
+        runner_cfg = self.cfg.runner
+        t0 = time.perf_counter()
+        if runner_cfg.collect_threads > 0:
+            torch.set_num_threads(runner_cfg.collect_threads)
+        infos = self.collect()
+        t1 = time.perf_counter()
+        torch.set_num_threads(runner_cfg.update_threads if runner_cfg.update_threads > 0 else default_threads)
+        metrics = self.ppo.update()
+        t2 = time.perf_counter()
+        if self.ppo.nonfinite:
+            raise NonFiniteError(
+                f"non-finite {', '.join(self.ppo.nonfinite)} in the PPO update of iteration {self.iteration + 1}; "
+                "training stopped, no checkpoint written for this iteration",
+                fix="lower ppo.learning_rate or ppo.max_grad_norm, check rewards for huge values, and resume",
+            )
+        self.iteration += 1
+        steps = self.cfg.ppo.num_steps_per_env * self.env.num_envs * self.dist.world_size
+        self.timing.update(collect_s=t1 - t0, update_s=t2 - t1)
+        row: dict[str, Any] = {
+            "iteration": self.iteration,
+            "env_steps": self.iteration * steps,
+            "reward_mean": infos.pop("reward_mean"),
+            "episode_return": float(np.mean(self.episode_returns)) if self.episode_returns else None,
+            "episode_length": float(np.mean(self.episode_lengths)) if self.episode_lengths else None,
+            "loss_surrogate": metrics["surrogate"],
+            "loss_value": metrics["value"],
+            "entropy": metrics["entropy"],
+            "approx_kl": metrics["approx_kl"],
+            "clip_fraction": metrics["clip_fraction"],
+            "learning_rate": metrics["learning_rate"],
+            "action_std": metrics["action_std"],
+            "sps": steps / (t2 - t0),
+            "collect_s": t1 - t0,
+            "transfer_s": self.timing["transfer_s"],
+            "update_s": t2 - t1,
+            "elapsed_s": time.perf_counter() - start,
+        }
+        row.update(infos)
+        return row
+
+    # -- checkpoints ----------------------------------------------------------------
+    def _maybe_save(self, row: dict[str, Any]) -> None:
+        if self.iteration % self.cfg.runner.save_interval == 0 and self.iteration < self.cfg.iterations:
+            self.save_numbered()
+        ret = row.get("episode_return")
+        # Checked on a coarse grid so an improving run does not rewrite it every iteration.
+        best_every = max(1, self.cfg.runner.save_interval // 10)
+        if ret is not None and ret > self.best_return and self.iteration % best_every == 0:
+            self.best_return = ret
+            self.save(self.run_dir / BEST_CHECKPOINT)
+
+    def save_numbered(self) -> Path | None:
+        """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather)."""
+        payload = self.checkpoint_payload()
+        if self.run_dir is None or not self.dist.is_main:
+            return None
+        return save_checkpoint(self.run_dir / f"model_{self.iteration}.pt", payload)
+
+    def save(self, path: str | Path) -> Path:
+        """Write a checkpoint of the current state to ``path`` (atomic; refuses non-finite)."""
+        return save_checkpoint(path, self.checkpoint_payload())
+
+    def _rank_state(self) -> dict[str, Any]:
+        return {
+            "env": to_storable(self.env.state_dict()),
+            "obs": torch.from_numpy(self._obs_np.copy()),
+            "critic_obs": torch.from_numpy(self._critic_np.copy()),
+            "learner_rng": self.ppo.rng_state(),
+            "torch_rng": torch.get_rng_state(),
+            "numpy_rng": to_storable(np.random.get_state()),
+            "python_rng": random.getstate(),
+            "episode_return_sum": torch.from_numpy(self._ep_return.copy()),
+            "episode_length_sum": torch.from_numpy(self._ep_length.copy()),
+            "episode_returns": list(self.episode_returns),
+            "episode_lengths": list(self.episode_lengths),
+        }
+
+    def checkpoint_payload(self) -> dict[str, Any]:
+        """Everything DESIGN §6 lists: weights, optimiser, normaliser, iteration, every RNG, env state, config hash."""
+        env = self.env
+        return {
+            "iteration": self.iteration,
+            "config": self.cfg.to_dict(),
+            "config_hash": self.config_hash,
+            "dims": {"num_obs": env.num_obs, "num_critic_obs": env.num_critic_obs, "num_actions": env.num_actions},
+            "learner": self.ppo.state_dict(),
+            "best_return": self.best_return,
+            "ranks": self.dist.gather_objects(self._rank_state()),
+        }
+
+    def restore(self, payload: dict[str, Any], source: str = "checkpoint") -> None:
+        """Continue from a loaded checkpoint exactly where it stopped."""
+        if payload.get("config_hash") != self.config_hash:
+            raise CheckpointError(
+                f"{source} was written with a different configuration (config hash differs)",
+                fix="resume with the run's own args.yaml; only --iterations and --device may change on resume",
+            )
+        ranks = payload["ranks"]
+        if len(ranks) != self.dist.world_size:
+            raise CheckpointError(
+                f"{source} was written by {len(ranks)} rank(s); this job has {self.dist.world_size}",
+                fix=f"resume with torchrun --nproc_per_node={len(ranks)} (or the same number of ranks in total)",
+            )
+        self.ppo.load_state_dict(payload["learner"])
+        state = ranks[self.dist.rank]
+        self.env.load_state_dict(from_storable(state["env"]))
+        self._stage_observations(state["obs"].numpy(), state["critic_obs"].numpy())
+        self.ppo.set_rng_state(state["learner_rng"])
+        torch.set_rng_state(state["torch_rng"])
+        np.random.set_state(from_storable(state["numpy_rng"]))
+        random.setstate(state["python_rng"])
+        self._ep_return[:] = state["episode_return_sum"].numpy()
+        self._ep_length[:] = state["episode_length_sum"].numpy()
+        self.episode_returns = deque(state["episode_returns"], maxlen=EPISODE_WINDOW)
+        self.episode_lengths = deque(state["episode_lengths"], maxlen=EPISODE_WINDOW)
+        self.best_return = float(payload["best_return"])
+        self.iteration = int(payload["iteration"])
+
+    # -- signals and progress -------------------------------------------------------
+    def _install_signal_handlers(self):
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def handler(signum, frame):
+            self._stop = signal.Signals(signum).name
+            # A second signal interrupts at once (no checkpoint; the last one stays good).
+            signal.signal(signum, previous[signum] if signum != signal.SIGINT else signal.default_int_handler)
+            log.warning("%s: finishing iteration %d, then checkpoint and exit (again to abort)",
+                        self._stop, self.iteration + 1)
+
+        for sig in previous:
+            signal.signal(sig, handler)
+
+        def restore() -> None:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+        return restore
+
+    def request_stop(self, reason: str = "stop") -> None:
+        """Ask the loop to checkpoint and return after the current iteration."""
+        self._stop = reason
+
+    def _agreed_stop(self) -> str:
+        if not self.dist.enabled:
+            return self._stop
+        flag = torch.tensor([1.0 if self._stop else 0.0])
+        if self.device != "cpu":
+            flag = flag.to(self.device)
+        self.dist.all_reduce_sum(flag)
+        return (self._stop or "SIGTERM") if float(flag) > 0 else ""
+
+    def _progress_bar(self):
+        from tqdm import tqdm
+
+        return tqdm(total=self.cfg.iterations, initial=self.iteration, unit="it", desc="train",
+                    dynamic_ncols=True, mininterval=1.0)

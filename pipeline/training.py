@@ -1,0 +1,205 @@
+"""A training session: from command-line settings to a finished (or resumable) run directory.
+
+Used by ``primebot train`` and by anything that trains programmatically
+(the pipeline stage). Resolves task, robot, motion and device from the
+registry, merges the configuration (defaults < task's sections < flags <
+``--set``), builds the environment and the runner, and writes args.yaml.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from . import __version__
+from .checkpoint import load_latest_good
+from .devices import ResolvedDevice, resolve_device
+from .distributed import DistContext, init_distributed
+from .errors import ConfigError
+from .motion import load_motion
+from .ppo.config import TrainConfig, apply_task_defaults, parse_set, set_value
+from .registry import Registry
+from .rundir import create_run_dir, read_args, write_args
+from .runner import OnPolicyRunner, RunResult
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainRequest:
+    """What the user asked for; None means "the default" (or "unchanged" on resume)."""
+
+    motion: str | None = None
+    task: str | None = None
+    robot: str | None = None
+    device: str | None = None
+    num_envs: int | None = None
+    iterations: int | None = None
+    seed: int | None = None
+    run_name: str | None = None
+    sets: list[str] = field(default_factory=list)
+    resume: str | None = None
+    tensorboard: bool = False
+    log_dir: str = "logs"
+    progress: bool = True
+
+
+def resolve_config(registry: Registry, request: TrainRequest, device: str) -> TrainConfig:
+    """Defaults < the task's ``ppo``/``policy``/``runner`` sections < flags < ``--set``."""
+    cfg = TrainConfig(task=request.task or "tracking")
+    spec = registry.get("tasks", cfg.task)
+    try:
+        apply_task_defaults(cfg, dict(spec.default_config))
+        cfg.robot = request.robot or spec.default_robot
+        for name in ("num_envs", "iterations", "seed"):
+            value = getattr(request, name)
+            if value is not None:
+                setattr(cfg, name, value)
+        for key, value in parse_set(request.sets):
+            set_value(cfg, key, value)
+    except ValueError as exc:
+        raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
+    cfg.device = device
+    _check(cfg)
+    return cfg
+
+
+def _check(cfg: TrainConfig) -> None:
+    ppo = cfg.ppo
+    batch = ppo.num_steps_per_env * cfg.num_envs
+    if cfg.num_envs < 1 or cfg.iterations < 0 or ppo.num_steps_per_env < 1:
+        raise ConfigError("num_envs and ppo.num_steps_per_env must be ≥ 1 and iterations ≥ 0")
+    if ppo.num_mini_batches < 1 or batch % ppo.num_mini_batches:
+        raise ConfigError(
+            f"ppo.num_mini_batches={ppo.num_mini_batches} does not divide the rollout "
+            f"({ppo.num_steps_per_env} steps × {cfg.num_envs} envs = {batch})",
+            fix="choose num_envs and num_mini_batches so the rollout splits evenly",
+        )
+    if cfg.runner.noise not in ("host", "device"):
+        raise ConfigError(f"runner.noise must be host or device, not {cfg.runner.noise!r}")
+    if ppo.mixed_precision not in ("auto", "on", "off"):
+        raise ConfigError(f"ppo.mixed_precision must be auto, on or off, not {ppo.mixed_precision!r}")
+    if ppo.schedule not in ("adaptive", "fixed"):
+        raise ConfigError(f"ppo.schedule must be adaptive or fixed, not {ppo.schedule!r}")
+    if cfg.runner.save_interval < 1:
+        raise ConfigError("runner.save_interval must be ≥ 1")
+
+
+def _device_for_rank(resolved: ResolvedDevice, ctx: DistContext) -> ResolvedDevice:
+    if not ctx.enabled or resolved.backend.name == "cpu":
+        return resolved
+    # One accelerator per rank: torchrun's LOCAL_RANK picks it.
+    device = ResolvedDevice(resolved.backend, ctx.local_rank, f"{resolved.source} + LOCAL_RANK")
+    set_device = getattr(getattr(torch, resolved.backend.name, None), "set_device", None)
+    if set_device is not None:
+        set_device(device.torch_device)
+    return device
+
+
+def _resume_config(request: TrainRequest) -> tuple[TrainConfig, dict[str, Any]]:
+    changed = [name for name in ("task", "robot", "num_envs", "seed", "run_name") if getattr(request, name) is not None]
+    if request.sets:
+        changed.append("--set")
+    if changed:
+        raise ConfigError(
+            f"--resume continues a run with its own settings; cannot change {', '.join(changed)}",
+            fix="drop those options (only --iterations, --device and --tensorboard apply on resume), or start a new run",
+        )
+    args = read_args(request.resume)
+    try:
+        cfg = TrainConfig.from_dict(args["config"])
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"{request.resume}/args.yaml has no usable 'config' section: {exc}") from None
+    if request.iterations is not None:
+        cfg.iterations = request.iterations
+    return cfg, args
+
+
+@dataclass
+class TrainOutcome:
+    """What ``run_training`` leaves behind."""
+
+    result: RunResult
+    run_dir: Path | None
+    """The run directory (None on ranks > 0, which write nothing)."""
+    runner: OnPolicyRunner
+    """The trained runner (its learner holds the final weights)."""
+
+
+def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
+    """Train as ``request`` says. The process group (under torchrun) is left up for the caller."""
+    if request.resume:
+        cfg, _ = _resume_config(request)
+        motion_path = request.motion or cfg.motion
+    else:
+        cfg = None
+        motion_path = request.motion
+    resolved = resolve_device(registry, request.device or (cfg.device if cfg else None))
+    ctx = init_distributed(resolved.backend.collective)
+    resolved = _device_for_rank(resolved, ctx)
+    if cfg is None:
+        cfg = resolve_config(registry, request, resolved.torch_device)
+    cfg.device = resolved.torch_device
+
+    spec = registry.get("tasks", cfg.task)
+    robot = registry.get("robots", cfg.robot) if cfg.robot else None
+    motion = None
+    if spec.needs_motion:
+        if not motion_path:
+            raise ConfigError(f"task {cfg.task!r} tracks a reference motion", fix="primebot train MOTION.npz")
+        motion = load_motion(motion_path)
+        if request.resume and cfg.motion_sha256 and motion.sha256 != cfg.motion_sha256:
+            raise ConfigError(
+                f"motion {motion_path} differs from the one the run trained on (sha256 {cfg.motion_sha256[:12]}…)",
+                fix="pass the original motion file as MOTION",
+            )
+        cfg.motion, cfg.motion_sha256 = str(motion_path), motion.sha256
+
+    run_dir: Path | None = None
+    if request.resume:
+        run_dir = Path(request.resume)
+    elif ctx.is_main:
+        default_name = Path(motion_path).stem if motion_path else cfg.task
+        run_dir = create_run_dir(request.log_dir, request.run_name or default_name)
+
+    env = spec.make_env(
+        robot=robot, motion=motion, num_envs=cfg.num_envs, seed=cfg.seed + ctx.rank,
+        config=cfg.task_config, registry=registry, num_threads=None,
+    )
+    try:
+        runner = OnPolicyRunner(
+            env, cfg, run_dir=run_dir if ctx.is_main else None, dist=ctx,
+            autocast_dtype=resolved.backend.autocast_dtype(), tensorboard=request.tensorboard and ctx.is_main,
+            progress=request.progress,
+        )
+        if request.resume:
+            path, payload = load_latest_good(run_dir, map_location="cpu")
+            runner.restore(payload, source=str(path))
+            log.info("resuming %s from %s (iteration %d of %d)", run_dir, path.name, runner.iteration, cfg.iterations)
+        if ctx.is_main and run_dir is not None:
+            write_args(run_dir, _args_document(cfg, resolved, ctx))
+            log.info("run directory: %s", run_dir)
+        result = runner.learn()
+    finally:
+        env.close()
+    return TrainOutcome(result, run_dir, runner)
+
+
+def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext) -> dict[str, Any]:
+    return {
+        "config": cfg.to_dict(),
+        "run": {
+            "primebot_version": __version__,
+            "torch_version": str(torch.__version__),
+            "python": platform.python_version(),
+            "device_source": device.source,
+            "world_size": ctx.world_size,
+            "command": " ".join(sys.argv),
+        },
+    }
