@@ -10,6 +10,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from .motion import Motion
 from .robot import RobotIndices
 
 _PLANE = mujoco.mjtGeom.mjGEOM_PLANE
@@ -114,3 +115,89 @@ def standing_height(model: mujoco.MjModel, keyframe: str | int = 0) -> float:
     low, high = geom_vertical_extent(model, data)
     mask = robot_geoms(model)
     return float(high[mask].max() - low[mask].min())
+
+
+def qpos_trajectory(
+    model: mujoco.MjModel, indices: RobotIndices, root_pos, root_quat, joint_pos
+) -> np.ndarray:
+    """[T, nq] qpos rows (model defaults elsewhere) from root pose and policy-order joints."""
+    qpos = np.tile(model.qpos0, (len(joint_pos), 1))
+    for t in range(len(joint_pos)):
+        set_qpos(qpos[t], indices, root_pos[t], root_quat[t], joint_pos[t])
+    return qpos
+
+
+def qvel_from_qpos(model: mujoco.MjModel, qpos: np.ndarray, dt: float) -> np.ndarray:
+    """[T, nv] velocities by finite differences of qpos on the joint manifold.
+
+    Central differences inside, one-sided at the ends (``np.gradient``'s
+    scheme), with ``mj_differentiatePos`` so the free joint's rotation is
+    differentiated as an angular velocity, not as quaternion components.
+    """
+    frames = len(qpos)
+    qvel = np.zeros((frames, model.nv))
+    if frames < 2:
+        return qvel
+    for t in range(frames):
+        lo, hi = max(t - 1, 0), min(t + 1, frames - 1)
+        mujoco.mj_differentiatePos(model, qvel[t], (hi - lo) * dt, qpos[lo], qpos[hi])
+    return qvel
+
+
+def body_states(model: mujoco.MjModel, qpos: np.ndarray, qvel: np.ndarray) -> dict[str, np.ndarray]:
+    """Every non-world body's world pose and velocity at each frame.
+
+    Returns ``body_pos_w``, ``body_quat_w`` (w x y z), ``body_lin_vel_w`` (of the
+    body frame's origin) and ``body_ang_vel_w``, all world-frame, [T, B, ...].
+    """
+    data = mujoco.MjData(model)
+    frames, bodies = len(qpos), model.nbody - 1
+    out = {
+        "body_pos_w": np.empty((frames, bodies, 3)),
+        "body_quat_w": np.empty((frames, bodies, 4)),
+        "body_lin_vel_w": np.empty((frames, bodies, 3)),
+        "body_ang_vel_w": np.empty((frames, bodies, 3)),
+    }
+    root_of = model.body_rootid[1:]
+    for t in range(frames):
+        data.qpos[:] = qpos[t]
+        data.qvel[:] = qvel[t]
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        mujoco.mj_comVel(model, data)
+        # cvel is (angular, linear) at the subtree centre of mass of each body's tree;
+        # shift the linear part to the body origin: v_p = v_c + ω × (p − c).
+        ang = data.cvel[1:, :3]
+        offset = data.xpos[1:] - data.subtree_com[root_of]
+        out["body_pos_w"][t] = data.xpos[1:]
+        out["body_quat_w"][t] = data.xquat[1:]
+        out["body_ang_vel_w"][t] = ang
+        out["body_lin_vel_w"][t] = data.cvel[1:, 3:] + np.cross(ang, offset)
+    return out
+
+
+def motion_from_trajectory(
+    model: mujoco.MjModel,
+    indices: RobotIndices,
+    joint_names: tuple[str, ...],
+    fps: float,
+    root_pos: np.ndarray,
+    root_quat: np.ndarray,
+    joint_pos: np.ndarray,
+) -> Motion:
+    """A complete DESIGN §4 motion from root pose [T, 3]/[T, 4] and joint angles [T, J].
+
+    Joint velocities and body poses/velocities come from MuJoCo, so every
+    tool that writes a motion produces mutually consistent keys.
+    """
+    qpos = qpos_trajectory(model, indices, root_pos, root_quat, joint_pos)
+    qvel = qvel_from_qpos(model, qpos, 1.0 / fps)
+    bodies = body_states(model, qpos, qvel)
+    return Motion(
+        fps=float(fps),
+        joint_pos=np.asarray(joint_pos, dtype=np.float64),
+        joint_vel=qvel[:, indices.dof_adr],
+        joint_names=tuple(joint_names),
+        body_names=indices.body_names,
+        **bodies,
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,14 @@ import numpy as np
 from .atomic import atomic_path
 from .errors import MotionError
 
-ARRAY_KEYS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
+ARRAY_KEYS = (
+    "joint_pos",
+    "joint_vel",
+    "body_pos_w",
+    "body_quat_w",
+    "body_lin_vel_w",
+    "body_ang_vel_w",
+)
 REQUIRED_KEYS = ("fps", *ARRAY_KEYS)
 NAME_KEYS = ("joint_names", "body_names")
 
@@ -91,8 +99,12 @@ def load_motion(path: str | Path) -> Motion:
 
     fps = np.asarray(arrays["fps"]).reshape(-1)
     if fps.size != 1 or not np.issubdtype(fps.dtype, np.number):
-        raise MotionError(f"{path}: key 'fps' must be one number, got shape {np.shape(arrays['fps'])}")
-    names = {key: tuple(str(n) for n in arrays[key]) if key in arrays else None for key in NAME_KEYS}
+        raise MotionError(
+            f"{path}: key 'fps' must be one number, got shape {np.shape(arrays['fps'])}"
+        )
+    names = {
+        key: tuple(str(n) for n in arrays[key]) if key in arrays else None for key in NAME_KEYS
+    }
     return Motion(
         fps=float(fps[0]),
         **{key: np.asarray(arrays[key], dtype=np.float64) for key in ARRAY_KEYS},
@@ -103,12 +115,33 @@ def load_motion(path: str | Path) -> Motion:
 
 
 def save_motion(motion: Motion, path: str | Path) -> None:
-    """Write ``motion`` atomically in the DESIGN §4 layout (float32 arrays, like mjlab's tools)."""
+    """Write ``motion`` atomically in the DESIGN §4 layout (float32 arrays, like mjlab's tools).
+
+    The archive is byte-for-byte reproducible: entries are stored uncompressed,
+    in a fixed order, with a fixed timestamp (``np.savez`` stamps the current
+    time, so regenerating a shipped motion would change its hash).
+    """
     payload: dict[str, np.ndarray] = {"fps": np.array([motion.fps], dtype=np.float64)}
-    payload.update({key: np.asarray(value, dtype=np.float32) for key, value in motion.arrays().items()})
+    payload.update(
+        {key: np.asarray(value, dtype=np.float32) for key, value in motion.arrays().items()}
+    )
     if motion.joint_names is not None:
         payload["joint_names"] = np.array(motion.joint_names, dtype=str)
     if motion.body_names is not None:
         payload["body_names"] = np.array(motion.body_names, dtype=str)
     with atomic_path(path, suffix=".npz") as tmp:
-        np.savez(tmp, **payload)
+        write_npz(tmp, payload)
+
+
+_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def write_npz(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
+    """An ``.npz`` that ``np.load`` reads like ``np.savez``'s, but deterministic (no timestamps, no pickle)."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        for key, value in arrays.items():
+            info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_EPOCH)
+            info.external_attr = 0o644 << 16
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, np.ascontiguousarray(value), allow_pickle=False)
+            archive.writestr(info, buffer.getvalue())

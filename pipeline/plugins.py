@@ -35,6 +35,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "robots.biped4": "primebot.plugins.robots.biped4.spec",
     "tasks.walk": "primebot.plugins.tasks.walk.task",
     "commands.robots": "primebot.pipeline.commands.robots",
+    "commands.motion": "primebot.pipeline.commands.motion",
     "robots.q1": "primebot.plugins.robots.q1.spec",
 }
 

@@ -125,3 +125,20 @@ def subtract_frame_transforms(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pose of frame ``b`` expressed in frame ``a`` (both given in the world): ``T_a⁻¹ T_b``."""
     return quat_apply_inverse(quat_a, pos_b - pos_a), quat_mul(quat_conjugate(quat_a), quat_b)
+
+
+def quat_slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Spherical interpolation from ``a`` (t=0) to ``b`` (t=1) along the shorter arc; ``t`` is [...]."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    t = np.asarray(t, dtype=np.float64)[..., None]
+    dot = np.sum(a * b, axis=-1, keepdims=True)
+    b = np.where(dot < 0.0, -b, b)  # q and -q are one rotation: take the short way
+    dot = np.abs(dot)
+    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    sin_theta = np.sin(theta)
+    near = sin_theta < 1e-8  # nearly equal: lerp is exact to rounding and avoids 0/0
+    safe = np.where(near, 1.0, sin_theta)
+    wa = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
+    wb = np.where(near, t, np.sin(t * theta) / safe)
+    return quat_normalize(wa * a + wb * b)

@@ -1,0 +1,74 @@
+"""``primebot motion``: validate, replay, author, convert and resample reference motions."""
+
+from __future__ import annotations
+
+import click
+
+from ..cli import pass_host
+from ..hookspecs import hookimpl
+from ..plugins import PluginHost
+from ..robot import get_robot
+
+robot_option = click.option(
+    "--robot", default=None, help="Registered robot name (default: q1, or the source's 'robot:')."
+)
+robot_xml_option = click.option(
+    "--robot-xml",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Use this MJCF instead of the robot's registered one.",
+)
+
+
+@click.group("motion")
+def motion_group() -> None:
+    """Reference motion files (.npz, mjlab/BeyondMimic layout): check, view, make."""
+
+
+@motion_group.command("author")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output .npz (default: SOURCE with .npz).",
+)
+@robot_option
+@robot_xml_option
+@pass_host
+def author_command(
+    host: PluginHost, source: str, output: str | None, robot: str | None, robot_xml: str | None
+) -> None:
+    """Build a motion from a keyframe YAML source (see docs/motions.md).
+
+    Keyframes are interpolated with minimum-jerk profiles, the robot is put on
+    the floor where the source says it stands or lies, and bodies and
+    velocities come from forward kinematics. The output is reproducible byte
+    for byte.
+    """
+    from pathlib import Path
+
+    import yaml
+
+    from ..motion_author import author_file
+
+    if robot is None:
+        try:
+            robot = (yaml.safe_load(Path(source).read_text(encoding="utf-8")) or {}).get(
+                "robot", "q1"
+            )
+        except (yaml.YAMLError, AttributeError):
+            robot = "q1"  # author_file reports the broken source with its path
+    spec = get_robot(host.registry, robot, robot_xml)
+    out = Path(output) if output else Path(source).with_suffix(".npz")
+    motion = author_file(source, spec, out)
+    click.echo(
+        f"wrote {out}: {motion.num_frames} frames at {motion.fps:g} fps ({motion.duration:.2f} s), "
+        f"{len(spec.joint_names)} joints, {motion.body_pos_w.shape[1]} bodies"
+    )
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    cli.add_command(motion_group)

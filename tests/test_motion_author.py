@@ -1,0 +1,217 @@
+"""Keyframe authoring and the shipped motions (motions/wave.npz, motions/getup.npz)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import mujoco
+import numpy as np
+import pytest
+
+from primebot.pipeline.errors import MotionError
+from primebot.pipeline.kinematics import lowest_point
+from primebot.pipeline.motion import file_sha256, load_motion
+from primebot.pipeline.motion_author import author_file, author_motion, load_source, minimum_jerk
+from primebot.pipeline.robot import load_robot_model, robot_indices
+from primebot.plugins.robots.q1.spec import Q1_MJCF, q1_spec
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return q1_spec(Q1_MJCF)
+
+
+@pytest.fixture(scope="module")
+def model(spec):
+    return load_robot_model(spec)
+
+
+def write(tmp_path, text: str, name: str = "src.yaml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_minimum_jerk_blend_hits_its_hand_computed_values():
+    u = np.array([0.0, 0.25, 0.5, 1.0])
+    # 10u³ − 15u⁴ + 6u⁵ at u = 1/4: 10/64 − 15/256 + 6/1024 = 0.103515625
+    np.testing.assert_allclose(minimum_jerk(u), [0.0, 0.103515625, 0.5, 1.0])
+    eps = 1e-6  # zero slope at both ends, slope 15/8 in the middle
+    assert minimum_jerk(np.array([eps]))[0] / eps == pytest.approx(0.0, abs=1e-9)
+    assert (minimum_jerk(np.array([0.5 + eps])) - minimum_jerk(np.array([0.5 - eps])))[0] / (
+        2 * eps
+    ) == pytest.approx(1.875)
+
+
+@pytest.mark.parametrize("name", ["wave", "getup"])
+def test_shipped_motion_regenerates_byte_for_byte(repo_root, tmp_path, spec, name):
+    fresh = tmp_path / f"{name}.npz"
+    author_file(repo_root / "motions" / f"{name}.yaml", spec, fresh)
+    assert file_sha256(fresh) == file_sha256(repo_root / "motions" / f"{name}.npz")
+
+
+def test_wave_keeps_feet_flat_and_still_and_moves_only_the_right_arm(repo_root, spec):
+    motion = load_motion(repo_root / "motions" / "wave.npz")
+    assert motion.fps == 50 and motion.duration >= 4.0
+    feet = [motion.body_names.index(b) for b in spec.feet]
+    np.testing.assert_allclose(
+        motion.body_pos_w[:, feet],
+        np.broadcast_to(motion.body_pos_w[:1, feet], (motion.num_frames, 2, 3)),
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(
+        motion.body_quat_w[:, feet],
+        np.broadcast_to(motion.body_quat_w[:1, feet], (motion.num_frames, 2, 4)),
+        atol=1e-6,
+    )
+    moving = np.flatnonzero(np.ptp(motion.joint_pos, axis=0) > 1e-6)
+    assert {spec.joint_names[j] for j in moving} <= {
+        "right_shoulder_pitch_joint", "right_shoulder_roll_joint", "right_shoulder_yaw_joint", "right_elbow_joint"
+    }  # fmt: skip
+    np.testing.assert_allclose(motion.joint_pos[0], spec.default_joint_pos, atol=1e-6)
+    np.testing.assert_allclose(motion.joint_pos[-1], spec.default_joint_pos, atol=1e-6)
+    assert np.abs(motion.joint_vel).max() < 5.0  # moderate: trackable by a policy
+    # the hand really goes up and comes back: three elbow swings between -65° and -110°
+    elbow = motion.joint_pos[:, spec.joint_names.index("right_elbow_joint")]
+    hand = motion.body_pos_w[:, motion.body_names.index("right_hand_link"), 2]
+    assert (
+        hand.max() > motion.body_pos_w[0, motion.body_names.index("right_shoulder_pitch_link"), 2]
+    )
+    swings = np.sum(np.diff(np.sign(np.diff(elbow[80:200]))) != 0)
+    assert swings >= 5
+
+
+def test_getup_goes_from_lying_to_standing(repo_root, spec):
+    motion = load_motion(repo_root / "motions" / "getup.npz")
+    assert motion.fps == 50 and motion.duration >= 5.0
+    torso = motion.body_names.index(spec.anchor_body)
+    up = lambda q: 1 - 2 * (q[..., 1] ** 2 + q[..., 2] ** 2)  # noqa: E731 - world z of the body's z axis
+    assert (
+        abs(up(motion.body_quat_w[0, torso])) < 0.1 and motion.body_pos_w[0, torso, 2] < 0.15
+    )  # lying
+    assert (
+        up(motion.body_quat_w[-1, torso]) > 0.99 and motion.body_pos_w[-1, torso, 2] > 0.55
+    )  # standing
+    np.testing.assert_allclose(motion.joint_pos[-1], spec.default_joint_pos, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["wave", "getup"])
+def test_the_lowest_point_touches_the_floor_in_every_frame(repo_root, model, spec, name):
+    motion = load_motion(repo_root / "motions" / f"{name}.npz")
+    ix = robot_indices(model, spec)
+    root = motion.body_names.index(spec.root_body)
+    low = lowest_point(
+        model, ix, motion.body_pos_w[:, root], motion.body_quat_w[:, root], motion.joint_pos
+    )
+    np.testing.assert_allclose(low, 0.0, atol=1e-5)  # float32 storage
+
+
+def test_velocities_are_continuous_and_match_positions(repo_root):
+    motion = load_motion(repo_root / "motions" / "getup.npz")
+    np.testing.assert_allclose(
+        motion.joint_vel, np.gradient(motion.joint_pos, 1 / motion.fps, axis=0), atol=1e-4
+    )
+    np.testing.assert_allclose(
+        motion.body_lin_vel_w, np.gradient(motion.body_pos_w, 1 / motion.fps, axis=0), atol=2e-3
+    )
+    assert np.abs(np.diff(motion.joint_vel, axis=0)).max() < 0.3  # no velocity steps between frames
+
+
+def test_unnamed_joints_keep_the_default_pose_and_angles_may_be_degrees(tmp_path, spec, model):
+    src = write(
+        tmp_path,
+        """
+        robot: q1
+        angles: deg
+        keyframes:
+          - {time: 0}
+          - {time: 0.5, joints: {left_elbow_joint: -90}}
+        """,
+    )
+    motion = author_motion(load_source(src, spec), spec, model)
+    assert motion.num_frames == 26
+    elbow = spec.joint_names.index("left_elbow_joint")
+    assert motion.joint_pos[-1, elbow] == pytest.approx(-np.pi / 2)
+    others = np.delete(np.arange(spec.num_joints), elbow)
+    np.testing.assert_allclose(
+        motion.joint_pos[:, others], np.broadcast_to(spec.default_joint_pos[others], (26, 21))
+    )
+    # velocities are np.gradient's finite differences: one-sided at the ends, central inside
+    q = motion.joint_pos[:, elbow]
+    assert motion.joint_vel[0, elbow] == pytest.approx((q[1] - q[0]) * 50)
+    assert motion.joint_vel[12, elbow] == pytest.approx((q[13] - q[11]) * 25)
+
+
+def test_a_root_pose_places_the_robot_and_the_floor_fixes_its_height(tmp_path, spec, model):
+    src = write(
+        tmp_path,
+        """
+        angles: deg
+        keyframes:
+          - {time: 0, root: {pos: [1.0, 2.0, 5.0], rpy: [0, 0, 90]}}
+          - {time: 0.2}
+        """,
+    )
+    motion = author_motion(load_source(src, spec), spec, model)
+    pelvis = motion.body_pos_w[:, 0]
+    np.testing.assert_allclose(pelvis[:, :2], [[1.0, 2.0]] * motion.num_frames, atol=1e-9)
+    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "stand")
+    assert pelvis[0, 2] == pytest.approx(
+        model.key_qpos[key][2], abs=1e-3
+    )  # on the floor, not at z = 5
+    np.testing.assert_allclose(
+        motion.body_quat_w[0, 0], [np.sqrt(0.5), 0, 0, np.sqrt(0.5)], atol=1e-9
+    )
+
+
+def test_an_airborne_keyframe_keeps_its_given_height(tmp_path, spec, model):
+    src = write(
+        tmp_path,
+        """
+        keyframes:
+          - {time: 0}
+          - {time: 0.4, floor: false, root: {pos: [0, 0, 0.8]}}
+        """,
+    )
+    motion = author_motion(load_source(src, spec), spec, model)
+    assert motion.body_pos_w[-1, 0, 2] == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            "keyframes:\n  - {time: 0}\n  - {time: 1, joints: {left_elbw_joint: 0.1}}\n",
+            "did you mean 'left_elbow_joint'",
+        ),
+        (
+            "keyframes:\n  - {time: 0}\n  - {time: 1, joints: {left_knee_joint: 3.0}}\n",
+            "outside the joint's range",
+        ),
+        ("keyframes:\n  - {time: 0}\n  - {time: 0}\n", "must be later than the previous keyframe"),
+        ("keyframes:\n  - {time: 0}\n  - {time: 1, pose: nope}\n", "no pose named 'nope'"),
+        (
+            "keyframes:\n  - {time: 0}\n  - {time: 1, joints: {left_knee_joint: abc}}\n",
+            "keyframes[1].joints.left_knee_joint must be a finite number",
+        ),
+        ("keyframes:\n  - {time: 0}\n", "at least two keyframes"),
+        ("angles: grad\nkeyframes: []\n", "'rad' or 'deg'"),
+        ("keyframe:\n  - {time: 0}\n", "unknown key(s) keyframe"),
+    ],
+)
+def test_bad_sources_name_the_key_and_the_fix(tmp_path, spec, model, body, message):
+    src = write(tmp_path, body)
+    with pytest.raises(MotionError) as err:
+        author_motion(load_source(src, spec), spec, model)
+    assert message in str(err.value) and str(src) in str(err.value)
+
+
+def test_author_command_writes_to_a_non_ascii_path(tmp_path, repo_root, capsys, clean_env):
+    from primebot.pipeline.cli import main
+    from primebot.pipeline.plugins import reset_host
+
+    reset_host()
+    out = tmp_path / "运动" / "挥手.npz"
+    assert main(["motion", "author", str(repo_root / "motions" / "wave.yaml"), "-o", str(out)]) == 0
+    assert "281 frames at 50 fps" in capsys.readouterr().out
+    assert file_sha256(out) == file_sha256(repo_root / "motions" / "wave.npz")

@@ -1,0 +1,56 @@
+"""Regenerate the shipped motions (motions/*.npz) from their keyframe sources (motions/*.yaml).
+
+    python tools/make_motions.py            # rewrite every motions/<name>.npz
+    python tools/make_motions.py --check    # exit 1 if a shipped file differs from a fresh build
+
+The output is deterministic: the same source, robot and MuJoCo build give the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from primebot.pipeline.motion import file_sha256
+from primebot.pipeline.motion_author import author_file
+from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.robot import get_robot
+
+MOTIONS = Path(__file__).resolve().parents[1] / "motions"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--check", action="store_true", help="Compare with the shipped files instead of writing."
+    )
+    args = parser.parse_args(argv)
+    registry = load_plugins().registry
+    stale = []
+    for source in sorted(MOTIONS.glob("*.yaml")):
+        import yaml
+
+        spec = get_robot(
+            registry, yaml.safe_load(source.read_text(encoding="utf-8")).get("robot", "q1")
+        )
+        target = source.with_suffix(".npz")
+        if args.check:
+            with tempfile.TemporaryDirectory() as tmp:
+                fresh = Path(tmp) / target.name
+                author_file(source, spec, fresh)
+                same = target.is_file() and file_sha256(fresh) == file_sha256(target)
+            print(f"{'ok   ' if same else 'STALE'} {target.name}")
+            if not same:
+                stale.append(target.name)
+        else:
+            motion = author_file(source, spec, target)
+            print(
+                f"wrote {target.name}: {motion.num_frames} frames, sha256 {file_sha256(target)[:16]}"
+            )
+    return 1 if stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
