@@ -1,0 +1,219 @@
+"""The deployable ONNX policy of DESIGN §7: normaliser → actor, with the reference motion inside.
+
+Graph: inputs ``obs [B, O]`` and ``time_step [B, 1]`` (float32, batch axis
+dynamic); outputs ``actions [B, J]`` and the reference at that control step,
+``joint_pos``/``joint_vel [B, J]``, ``body_pos_w``/``body_lin_vel_w``/
+``body_ang_vel_w [B, nB, 3]`` and ``body_quat_w [B, nB, 4]`` (w x y z) for
+every robot body in MuJoCo order (the ``body_names`` metadata). The step is
+clamped to the motion, so running past the end holds the last frame.
+
+Exported with torch's TorchScript exporter (``dynamo=False``), opset 17: for
+an MLP and two gathers it produces a plain graph (Gemm, Elu, Gather) in a
+fraction of a second and in one self-contained file, which onnxruntime and
+TensorRT on JetPack read alike; the dynamo exporter takes ~3 s per export
+and emits GatherND for the same graph. It is used only if the TorchScript
+exporter is missing from the installed torch.
+
+``write_onnx`` adds the metadata, runs ``onnx.checker`` and writes the file
+atomically; ``parity`` compares onnxruntime (CPU provider) with PyTorch.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+
+from .atomic import atomic_path
+from .errors import ExportError
+from .motion import Motion
+
+INPUT_NAMES = ("obs", "time_step")
+MOTION_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
+OUTPUT_NAMES = ("actions", *MOTION_OUTPUTS)
+OPSET = 17
+PARITY_ATOL = 1e-5
+
+
+class DeployPolicy(nn.Module):
+    """``actions = actor(normaliser(obs))`` plus the reference motion gathered at ``time_step``."""
+
+    def __init__(self, actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping[str, np.ndarray]) -> None:
+        super().__init__()
+        self.actor = actor
+        self.obs_normalizer = obs_normalizer
+        for key in MOTION_OUTPUTS:
+            self.register_buffer(key, torch.as_tensor(np.ascontiguousarray(motion[key]), dtype=torch.float32))
+        self.num_steps = int(np.shape(motion["joint_pos"])[0])
+
+    def forward(self, obs: torch.Tensor, time_step: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        # A float step index keeps the input float32 like obs (one dtype on the robot side).
+        step = time_step.to(torch.int64).squeeze(-1).clamp(0, self.num_steps - 1)
+        actions = self.actor(self.obs_normalizer(obs))
+        return (actions, *(getattr(self, key)[step] for key in MOTION_OUTPUTS))
+
+
+def motion_at_control_rate(motion: Motion, control_dt: float) -> dict[str, np.ndarray]:
+    """The motion's arrays sampled once per control step (all bodies, MuJoCo order).
+
+    A motion at the control rate is used as is and one at an integer multiple
+    of it is strided, which is exactly what the tracking task's resampling
+    gives at those rates; other rates are refused.
+    """
+    rate = 1.0 / control_dt
+    ratio = motion.fps / rate
+    stride = int(round(ratio))
+    if stride < 1 or abs(ratio - stride) > 1e-6:
+        raise ExportError(
+            f"motion {motion.source} is at {motion.fps:g} fps; the policy runs at {rate:g} Hz",
+            fix=f"resample the motion to {rate:g} fps (or an integer multiple) before training",
+        )
+    return {key: np.asarray(value[::stride], dtype=np.float32) for key, value in motion.arrays().items()}
+
+
+# -- metadata --------------------------------------------------------------------------------
+def format_value(value) -> str:
+    """A metadata string: sequences comma-separated, floats as ``repr`` (round-trips exactly)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (Sequence, np.ndarray)):
+        return ",".join(format_value(v) for v in np.asarray(value, dtype=object).reshape(-1).tolist())
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return repr(float(value))
+
+
+@dataclass(frozen=True)
+class ObservationTerm:
+    name: str
+    offset: int
+    size: int
+
+
+def observation_layout(terms: Sequence[tuple[str, int]]) -> list[ObservationTerm]:
+    """Offsets of consecutive observation terms ``(name, size)``."""
+    out, offset = [], 0
+    for name, size in terms:
+        out.append(ObservationTerm(str(name), offset, int(size)))
+        offset += int(size)
+    return out
+
+
+# -- writing and checking --------------------------------------------------------------------
+def _export_graph(module: DeployPolicy, num_obs: int) -> onnx.ModelProto:
+    args = (torch.zeros(1, num_obs), torch.zeros(1, 1))
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter announces its deprecation
+        try:
+            torch.onnx.export(
+                module, args, buffer, input_names=list(INPUT_NAMES), output_names=list(OUTPUT_NAMES),
+                dynamic_axes={name: {0: "batch"} for name in (*INPUT_NAMES, *OUTPUT_NAMES)},
+                opset_version=OPSET, dynamo=False,
+            )
+        except (TypeError, RuntimeError, NotImplementedError):  # a torch without the TorchScript exporter
+            batch = torch.export.Dim("batch")
+            program = torch.onnx.export(
+                module, args, input_names=list(INPUT_NAMES), output_names=list(OUTPUT_NAMES),
+                dynamic_shapes=({0: batch}, {0: batch}), opset_version=max(OPSET, 18), dynamo=True,
+                external_data=False, verbose=False,
+            )
+            return program.model_proto
+    return onnx.load_from_string(buffer.getvalue())
+
+
+def write_onnx(module: DeployPolicy, path: str | Path, num_obs: int, metadata: Mapping[str, object]) -> Path:
+    """Export ``module`` to one self-contained ONNX file with ``metadata`` (checked by ``onnx.checker``)."""
+    module = module.eval()
+    with torch.no_grad():
+        proto = _export_graph(module, num_obs)
+    del proto.metadata_props[:]
+    for key, value in metadata.items():
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = key, format_value(value)
+    try:
+        onnx.checker.check_model(proto, full_check=True)
+    except onnx.checker.ValidationError as exc:
+        raise ExportError(f"the exported graph fails onnx.checker: {exc}") from exc
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        # Everything inline: the file must travel alone to the robot.
+        onnx.save_model(proto, tmp, save_as_external_data=False)
+    return path
+
+
+def read_metadata(path: str | Path) -> dict[str, str]:
+    """The ``metadata_props`` of an ONNX file as a dict of strings."""
+    return {p.key: p.value for p in onnx.load(str(path), load_external_data=False).metadata_props}
+
+
+def _session(path: str | Path):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def parity(
+    module: DeployPolicy, path: str | Path, obs: np.ndarray, time_steps: np.ndarray, batch_sizes: Sequence[int] = (1, 64)
+) -> dict[int, dict[str, float]]:
+    """Largest |onnxruntime − PyTorch| of every output, per batch size, over ``obs`` rows [M, O].
+
+    Each batch size runs over consecutive chunks of the recorded rows (wrapping
+    round when there are fewer rows than a batch), so every row is checked.
+    """
+    session = _session(path)
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    steps = np.asarray(time_steps, dtype=np.float32).reshape(-1, 1)
+    out: dict[int, dict[str, float]] = {}
+    for batch in batch_sizes:
+        worst = dict.fromkeys(OUTPUT_NAMES, 0.0)
+        count = max(len(obs), batch)
+        for start in range(0, count, batch):
+            rows = np.arange(start, start + batch) % len(obs)
+            feed = {"obs": obs[rows], "time_step": steps[rows]}
+            got = session.run(list(OUTPUT_NAMES), feed)
+            with torch.no_grad():
+                want = module(torch.from_numpy(feed["obs"]), torch.from_numpy(feed["time_step"]))
+            for name, a, b in zip(OUTPUT_NAMES, got, want, strict=True):
+                worst[name] = max(worst[name], float(np.max(np.abs(a - b.numpy()))))
+        out[int(batch)] = worst
+    return out
+
+
+def parity_failures(report: Mapping[int, Mapping[str, float]], atol: float = PARITY_ATOL) -> list[str]:
+    """One line per (batch, output) whose difference exceeds ``atol``."""
+    return [
+        f"batch {batch}: {name} differs by {diff:.3g} (> {atol:g})"
+        for batch, diffs in report.items()
+        for name, diff in diffs.items()
+        if not diff <= atol  # NaN fails too
+    ]
+
+
+def onnx_latency(path: str | Path, num_obs: int, repeats: int = 300, warmup: int = 30) -> dict[str, float]:
+    """Batch-1 onnxruntime latency (CPU provider, one thread): median and 90th percentile in ms."""
+    session = _session(path)
+    rng = np.random.default_rng(0)
+    feed = {"obs": rng.standard_normal((1, num_obs)).astype(np.float32), "time_step": np.zeros((1, 1), np.float32)}
+    for _ in range(warmup):
+        session.run(None, feed)
+    times = np.empty(repeats)
+    for k in range(repeats):
+        t0 = time.perf_counter()
+        session.run(None, feed)
+        times[k] = time.perf_counter() - t0
+    return {"median_ms": float(np.median(times) * 1e3), "p90_ms": float(np.percentile(times, 90) * 1e3),
+            "repeats": repeats}
