@@ -362,7 +362,7 @@ class OnPolicyRunner:
             "config_hash": self.config_hash,
             "dims": {"num_obs": env.num_obs, "num_critic_obs": env.num_critic_obs, "num_actions": env.num_actions},
             "learner": self.ppo.state_dict(),
-            "best_return": self.best_return,
+            "best_return": self.best_return if np.isfinite(self.best_return) else None,
             "ranks": self.dist.gather_objects(self._rank_state()),
         }
 
@@ -391,7 +391,8 @@ class OnPolicyRunner:
         self._ep_length[:] = state["episode_length_sum"].numpy()
         self.episode_returns = deque(state["episode_returns"], maxlen=EPISODE_WINDOW)
         self.episode_lengths = deque(state["episode_lengths"], maxlen=EPISODE_WINDOW)
-        self.best_return = float(payload["best_return"])
+        best = payload["best_return"]
+        self.best_return = -float("inf") if best is None else float(best)
         self.iteration = int(payload["iteration"])
 
     # -- signals and progress -------------------------------------------------------

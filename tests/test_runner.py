@@ -1,0 +1,150 @@
+"""The training loop on the point-mass task: learning, resume equivalence, NaN guard, logging."""
+
+from __future__ import annotations
+
+import time
+
+import pointmass_task
+import pytest
+import torch
+
+from primebot.pipeline.checkpoint import load_checkpoint, numbered_checkpoints
+from primebot.pipeline.errors import NonFiniteError
+from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.training import TrainRequest, run_training
+from primebot.pipeline.training_log import WALL_CLOCK_COLUMNS, TrainingLog, read_csv_rows
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return load_plugins(extra=[("pointmass", pointmass_task)]).registry
+
+
+def _train(registry, tmp_path, **kwargs):
+    request = TrainRequest(task="pointmass", num_envs=16, log_dir=str(tmp_path), progress=False, **kwargs)
+    return run_training(registry, request)
+
+
+def _rows_without_wall_clock(run_dir):
+    header, rows = read_csv_rows(run_dir / "train.csv")
+    return [{k: v for k, v in row.items() if k not in WALL_CLOCK_COLUMNS} for row in rows], header
+
+
+def test_run_directory_holds_args_csv_curve_and_checkpoints(registry, tmp_path):
+    out = _train(registry, tmp_path, iterations=6, run_name="pm")
+    run_dir = out.run_dir
+    assert run_dir.parent.name == "pm"
+    names = {p.name for p in run_dir.iterdir()}
+    assert {"args.yaml", "train.csv", "train.png", "model_5.pt", "model_6.pt"} <= names
+    header, rows = read_csv_rows(run_dir / "train.csv")
+    assert [r["iteration"] for r in rows] == [str(i) for i in range(1, 7)]
+    for column in ("env_steps", "reward_mean", "episode_return", "loss_surrogate", "loss_value", "approx_kl",
+                   "learning_rate", "action_std", "sps", "collect_s", "update_s"):
+        assert column in header
+    assert rows[-1]["env_steps"] == str(6 * 16 * 16)
+    assert out.result.status == "finished"
+
+
+def test_point_mass_policy_learns(registry, tmp_path):
+    out = _train(registry, tmp_path, iterations=25, sets=["task.episode_length=20"])
+    _, rows = read_csv_rows(out.run_dir / "train.csv")
+    first = [float(r["reward_mean"]) for r in rows[:3]]
+    last = [float(r["reward_mean"]) for r in rows[-3:]]
+    assert sum(last) / 3 > sum(first) / 3 + 0.1
+
+
+def test_resume_continues_bit_for_bit(registry, tmp_path):
+    straight = _train(registry, tmp_path / "a", iterations=8, seed=5)
+    first = _train(registry, tmp_path / "b", iterations=4, seed=5)
+    resumed = run_training(registry, TrainRequest(resume=str(first.run_dir), iterations=8, progress=False))
+    assert resumed.run_dir == first.run_dir and resumed.result.iteration == 8
+    a = load_checkpoint(straight.run_dir / "model_8.pt")
+    b = load_checkpoint(first.run_dir / "model_8.pt")
+    for name, tensor in a["learner"]["actor_critic"].items():
+        assert torch.equal(tensor, b["learner"]["actor_critic"][name]), name
+    assert torch.equal(a["learner"]["obs_normalizer"]["mean"], b["learner"]["obs_normalizer"]["mean"])
+    rows_a, header_a = _rows_without_wall_clock(straight.run_dir)
+    rows_b, header_b = _rows_without_wall_clock(first.run_dir)
+    assert header_a == header_b
+    assert rows_a == rows_b
+    assert len(rows_a) == 8
+
+
+def test_resume_drops_csv_rows_written_after_the_checkpoint(registry, tmp_path):
+    first = _train(registry, tmp_path, iterations=7, seed=2, sets=["runner.save_interval=5"])
+    (first.run_dir / "model_7.pt").unlink()  # as if the run died after iteration 7's row
+    run_training(registry, TrainRequest(resume=str(first.run_dir), iterations=7, progress=False))
+    _, rows = read_csv_rows(first.run_dir / "train.csv")
+    assert [r["iteration"] for r in rows] == [str(i) for i in range(1, 8)]
+
+
+def test_resume_refuses_changed_settings(registry, tmp_path):
+    from primebot.pipeline.errors import ConfigError
+
+    first = _train(registry, tmp_path, iterations=1)
+    with pytest.raises(ConfigError, match="cannot change --set"):
+        run_training(registry, TrainRequest(resume=str(first.run_dir), sets=["ppo.gamma=0.5"]))
+
+
+def test_nan_in_observations_stops_training_naming_it_and_writes_no_bad_checkpoint(registry, tmp_path):
+    # 16 steps per iteration: step 100 is in iteration 7, after model_5.pt was written.
+    with pytest.raises(NonFiniteError, match=r"non-finite observations at iteration 7, step 3 \(env 0, column 1\)"):
+        _train(registry, tmp_path, iterations=10, run_name="nan", sets=["task.nan_at_step=100"])
+    run_dir = next((tmp_path / "nan").iterdir())
+    assert [it for it, _ in numbered_checkpoints(run_dir)] == [5]
+    _, rows = read_csv_rows(run_dir / "train.csv")
+    assert [r["iteration"] for r in rows] == [str(i) for i in range(1, 7)]
+
+
+def test_non_finite_parameters_stop_the_update(registry, tmp_path, monkeypatch):
+    from primebot.pipeline.ppo.algorithm import PPO
+
+    original = PPO.update
+
+    def poisoned(self):
+        metrics = original(self)
+        with torch.no_grad():
+            self.actor_critic.log_std.fill_(float("inf"))
+        self.nonfinite = [*self.nonfinite, "parameter log_std"]
+        return metrics
+
+    monkeypatch.setattr(PPO, "update", poisoned)
+    with pytest.raises(NonFiniteError, match="parameter log_std in the PPO update of iteration 1"):
+        _train(registry, tmp_path, iterations=3, run_name="inf")
+    run_dir = next((tmp_path / "inf").iterdir())
+    assert numbered_checkpoints(run_dir) == []
+
+
+def test_logging_never_blocks_the_loop(tmp_path, monkeypatch):
+    train_log = TrainingLog(tmp_path, plot_interval_s=1e9)
+    original = TrainingLog._write
+
+    def slow_write(self, row):
+        time.sleep(0.05)
+        original(self, row)
+
+    monkeypatch.setattr(TrainingLog, "_write", slow_write)
+    start = time.perf_counter()
+    for i in range(1, 21):
+        train_log.log({"iteration": i, "reward_mean": float(i)})
+    queued = time.perf_counter() - start
+    train_log.close()
+    assert queued < 0.05  # 20 rows would take ≥ 1 s if log() waited for the writer
+    _, rows = read_csv_rows(tmp_path / "train.csv")
+    assert len(rows) == 20
+
+
+def test_csv_is_flushed_each_row_and_grows_columns_for_new_terms(tmp_path):
+    train_log = TrainingLog(tmp_path, plot_interval_s=1e9)
+    train_log.log({"iteration": 1, "reward_mean": 0.5})
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        if len(read_csv_rows(tmp_path / "train.csv")[1]) == 1:
+            break
+        time.sleep(0.01)
+    assert read_csv_rows(tmp_path / "train.csv")[1][0]["reward_mean"] == "0.5"  # readable while running
+    train_log.log({"iteration": 2, "reward_mean": 0.25, "episode/reach": 3.0})
+    train_log.close()
+    header, rows = read_csv_rows(tmp_path / "train.csv")
+    assert header == ["iteration", "reward_mean", "episode/reach"]
+    assert rows[0]["episode/reach"] == "" and rows[1]["episode/reach"] == "3.0"
