@@ -1,0 +1,357 @@
+"""The tracking environment: N humanoids imitating a reference motion on ``BatchSim``.
+
+One ``step``: write joint targets (default + scale·action) to ``ctrl``, apply
+due pushes, step the physics ``decimation`` substeps on C threads, advance
+each env's reference step, refresh the ``TrackingState``, then terminations,
+rewards and the adaptive sampler, reset finished envs from the reference (with
+noise), and build observations. Everything after the physics is vectorised
+numpy over all envs.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from primebot.pipeline.env import StepResult, VecEnv
+from primebot.pipeline.motion import Motion
+from primebot.pipeline.registry import Registry
+from primebot.pipeline.rewards import RewardManager
+from primebot.pipeline.robot import RobotSpec
+from primebot.pipeline.rotations import quat_apply_inverse, quat_from_euler_xyz, quat_mul
+from primebot.pipeline.sim import BatchSim
+
+from .model import build_tracking_model
+from .observations import ObservationBuilder
+from .randomization import AXES_ANGULAR, AXES_LINEAR, Pusher, randomize_physics, uniform_ranges
+from .reference import MotionReference
+from .sampler import StartFrameSampler
+from .state import TrackingState
+from .terminations import failures
+
+log = logging.getLogger(__name__)
+
+STAGES = ("actions", "physics", "state", "terminations", "rewards", "reset", "observations")
+"""Parts of ``step`` timed in ``TrackingEnv.timings`` (seconds, cumulative)."""
+
+_RNG_STREAMS = ("physics", "reset", "sampler", "noise", "push")
+
+
+def _encode_rng(rng: np.random.Generator) -> np.ndarray:
+    """A PCG64 generator's state as six uint64 (checkpoints hold arrays, not 128-bit ints)."""
+    s = rng.bit_generator.state
+    mask = (1 << 64) - 1
+    state, inc = s["state"]["state"], s["state"]["inc"]
+    return np.array(
+        [state >> 64, state & mask, inc >> 64, inc & mask, s["has_uint32"], s["uinteger"]],
+        np.uint64,
+    )
+
+
+def _decode_rng(rng: np.random.Generator, code: np.ndarray) -> None:
+    v = [int(x) for x in np.asarray(code, dtype=np.uint64)]
+    rng.bit_generator.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": (v[0] << 64) | v[1], "inc": (v[2] << 64) | v[3]},
+        "has_uint32": v[4],
+        "uinteger": v[5],
+    }
+
+
+class _EpisodeWindow:
+    """Per-term sums of the last ``size`` finished episodes, for smooth ``episode/*`` logs."""
+
+    def __init__(self, names: list[str], size: int) -> None:
+        self.values = {name: np.zeros(size) for name in names}
+        self.size, self.count, self.head = size, 0, 0
+
+    def add(self, finished: Mapping[str, np.ndarray]) -> None:
+        n = len(next(iter(finished.values()))) if finished else 0
+        if n == 0:
+            return
+        slots = (self.head + np.arange(n)) % self.size
+        for name, values in finished.items():
+            self.values[name][slots] = values
+        self.head = int((self.head + n) % self.size)
+        self.count = min(self.size, self.count + n)
+
+    def means(self) -> dict[str, float]:
+        if self.count == 0:
+            return {f"episode/{name}": 0.0 for name in self.values}
+        return {f"episode/{name}": float(v[: self.count].mean()) for name, v in self.values.items()}
+
+
+class TrackingEnv(VecEnv):
+    """The ``tracking`` task (DESIGN §5). Build it with ``TaskSpec.make_env``; see docs/tasks.md."""
+
+    def __init__(
+        self,
+        robot: RobotSpec,
+        motion: Motion,
+        num_envs: int,
+        config: Mapping[str, Any],
+        *,
+        registry: Registry,
+        seed: int = 0,
+        num_threads: int | None = None,
+    ) -> None:
+        cfg = config
+        self.robot, self.config, self.seed = robot, config, int(seed)
+        self.model_info = tm = build_tracking_model(robot, float(cfg["soft_joint_limit_factor"]))
+        self.sim = BatchSim(
+            tm.model, num_envs, num_threads=num_threads, decimation=int(cfg["decimation"])
+        )
+        self.num_envs = int(num_envs)
+        self.step_dt = self.sim.control_dt
+        self.reference = MotionReference(motion, robot, tm, self.step_dt)
+        streams = np.random.SeedSequence(self.seed).spawn(len(_RNG_STREAMS))
+        self.rngs = {
+            name: np.random.Generator(np.random.PCG64(s))
+            for name, s in zip(_RNG_STREAMS, streams, strict=True)
+        }
+
+        rand = cfg["randomization"]
+        self.randomize = bool(rand["enabled"])
+        if self.randomize:
+            randomize_physics(self.sim, tm, rand, self.rngs["physics"])
+        self.pusher = (
+            Pusher(self.sim, tm, rand["push"], self.rngs["push"])
+            if self.randomize and rand.get("push")
+            else None
+        )
+
+        self.state = TrackingState(self.sim, tm, self.reference)
+        self.rewards = RewardManager.from_config(
+            cfg["rewards"], registry, self.step_dt, self.num_envs
+        )
+        obs_cfg = cfg["observations"]
+        noise = obs_cfg["noise_scale"] if obs_cfg["noise"] else None
+        self.observations = ObservationBuilder(
+            self.state, robot.default_joint_pos, noise, self.rngs["noise"]
+        )
+        self.sampler = StartFrameSampler(
+            self.reference.num_steps, self.step_dt, cfg["sampling"], self.rngs["sampler"]
+        )
+        self.termination_thresholds = dict(cfg["terminations"])
+
+        self.num_actions = robot.num_joints
+        self.num_obs = self.observations.policy.size
+        self.num_critic_obs = self.observations.critic.size
+        self.observation_names = self.observations.policy.names
+        """Policy observation terms in order (ONNX metadata)."""
+        self.max_episode_length = int(round(float(cfg["episode_length_s"]) / self.step_dt))
+        self.episode_length = np.zeros(self.num_envs, np.int64)
+        self.time_steps = self.state.time_steps
+        """[N] reference step each env is at (the ONNX ``time_step`` input)."""
+
+        self._default_joint_pos = np.asarray(robot.default_joint_pos, dtype=np.float64)
+        self._action_scale = np.asarray(robot.action_scale, dtype=np.float64)
+        act = tm.indices.actuator_ids
+        self._ctrl_cols = (
+            slice(int(act[0]), int(act[0]) + len(act))
+            if np.array_equal(act, np.arange(act[0], act[0] + len(act)))
+            else act
+        )
+        self._qpos_template = np.array(tm.model.qpos0, dtype=np.float64)
+        self._window = _EpisodeWindow([*self.rewards.names, "length"], self.num_envs)
+        self.timings = dict.fromkeys(STAGES, 0.0)
+        self.steps_taken = 0
+        self._restored = False
+        if cfg.get("log_reward_terms", True):
+            log.info(self.rewards.table())
+
+    # -- VecEnv -------------------------------------------------------------------
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        """Start a new episode in every env; return (obs [N, O], critic_obs [N, P]) float32.
+
+        Right after ``load_state_dict`` this returns the restored episodes'
+        observations instead, so that ``load_state_dict(s); reset()`` resumes
+        a run bit for bit.
+        """
+        if self._restored:
+            self._restored = False
+            return self.observations.obs.copy(), self.observations.critic_obs.copy()
+        self._reset_envs(np.arange(self.num_envs))
+        self.state.update()
+        obs, critic = self.observations.compute()
+        return obs.copy(), critic.copy()
+
+    def step(self, actions: np.ndarray) -> StepResult:
+        """Apply ``actions`` [N, J] (policy order, unscaled) for one control period (``step_dt`` s).
+
+        Returns a ``StepResult`` with obs [N, 5J+9] and critic_obs [N, P]
+        float32 (already the next episode's for envs that finished), reward [N]
+        float32 (weights·dt applied), terminated [N] bool (failure or physics
+        fault: no bootstrap), truncated [N] bool (time-out or end of the
+        motion: bootstrap), and ``info`` scalars: ``episode/<term>`` and
+        ``episode/length`` (means over the last N finished episodes),
+        ``episode/finished``, ``terminations/<reason>`` (counts this step),
+        ``physics_faults`` and ``sampler/*``.
+        """
+        clock = time.perf_counter
+        t0 = clock()
+        timings, state = self.timings, self.state
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs, self.num_actions):
+            raise ValueError(
+                f"actions must have shape ({self.num_envs}, {self.num_actions}), got {actions.shape}"
+            )
+        state.prev_action[:] = state.action
+        state.action[:] = actions
+        np.nan_to_num(
+            state.action, copy=False, nan=0.0, posinf=0.0, neginf=0.0
+        )  # never NaN into ctrl
+        self.sim.ctrl[:, self._ctrl_cols] = (
+            self._default_joint_pos + self._action_scale * state.action
+        )
+        if self.pusher is not None:
+            self.pusher.step()
+        t1 = clock()
+        faults = self.sim.step()
+        t2 = clock()
+
+        self.episode_length += 1
+        last = self.reference.num_steps - 1
+        np.minimum(self.time_steps + 1, last, out=self.time_steps)
+        state.update()
+        t3 = clock()
+
+        failed = failures(
+            state, self.reference, self.model_info.end_effector_index, self.termination_thresholds
+        )
+        terminated = faults.copy()
+        for mask in failed.values():
+            terminated |= mask
+        truncated = (
+            (self.episode_length >= self.max_episode_length) | (self.time_steps >= last)
+        ) & ~terminated
+        failed_any = terminated & ~faults
+        self.sampler.record_failures(self.time_steps[failed_any])
+        self.sampler.update()
+        t4 = clock()
+
+        reward = self.rewards.compute(state, valid=~faults if faults.any() else None).copy()
+        t5 = clock()
+
+        done = np.flatnonzero(terminated | truncated)
+        info: dict[str, Any] = {
+            "episode/finished": float(done.size),
+            "physics_faults": float(faults.sum()),
+        }
+        for name, mask in failed.items():
+            info[f"terminations/{name}"] = float(mask.sum())
+        info["terminations/time_out"] = float(truncated.sum())
+        if done.size:
+            finished = self.rewards.reset(done)
+            finished["length"] = self.episode_length[done].astype(np.float64)
+            self._window.add(finished)
+            self._reset_envs(done)
+            state.update(done)
+        info.update(self._window.means())
+        info.update(self.sampler.metrics())
+        t6 = clock()
+
+        obs, critic = self.observations.compute()
+        result = StepResult(obs.copy(), critic.copy(), reward, terminated, truncated, info)
+        t7 = clock()
+        for name, dt in zip(
+            STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6), strict=True
+        ):
+            timings[name] += dt
+        self.steps_taken += 1
+        return result
+
+    def close(self) -> None:
+        self.sim.close()
+
+    # -- resets -------------------------------------------------------------------
+    def _reset_envs(self, ids: np.ndarray) -> None:
+        """Reference-state initialisation of envs ``ids`` at sampled start steps (with noise if randomising)."""
+        n = ids.size
+        if n == 0:
+            return
+        ref, idx, rng = self.reference, self.model_info.indices, self.rngs["reset"]
+        t = self.sampler.sample(n)
+        self.time_steps[ids] = t
+        self.episode_length[ids] = 0
+
+        root_pos = ref.root_pos_w[t].copy()
+        root_quat = ref.root_quat_w[t].copy()
+        lin_vel = ref.root_lin_vel_w[t].copy()
+        ang_vel_w = ref.root_ang_vel_w[t].copy()
+        joint_pos = ref.joint_pos[t].copy()
+        if self.randomize:
+            rand = self.config["randomization"]
+            low, high = uniform_ranges(rand["reset_pose"], AXES_LINEAR + AXES_ANGULAR)
+            pose = rng.uniform(low, high, size=(n, 6))
+            root_pos += pose[:, :3]
+            root_quat = quat_mul(quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]), root_quat)
+            low, high = uniform_ranges(rand["reset_velocity"], AXES_LINEAR + AXES_ANGULAR)
+            vel = rng.uniform(low, high, size=(n, 6))
+            lin_vel += vel[:, :3]
+            ang_vel_w += vel[:, 3:]
+            joint_pos += rng.uniform(*rand["reset_joint_pos"], size=joint_pos.shape)
+            limits = self.model_info.soft_joint_pos_limits
+            np.clip(joint_pos, limits[:, 0], limits[:, 1], out=joint_pos)
+
+        qpos = np.repeat(self._qpos_template[None], n, axis=0)
+        qvel = np.zeros((n, self.sim.qvel.shape[1]))
+        r, d = idx.root_qpos_adr, idx.root_dof_adr
+        qpos[:, r : r + 3] = root_pos
+        qpos[:, r + 3 : r + 7] = root_quat
+        qpos[:, idx.qpos_adr] = joint_pos
+        qvel[:, d : d + 3] = lin_vel
+        qvel[:, d + 3 : d + 6] = quat_apply_inverse(
+            root_quat, ang_vel_w
+        )  # body-frame angular velocity
+        qvel[:, idx.dof_adr] = ref.joint_vel[t]
+        ctrl = np.zeros((n, self.sim.ctrl.shape[1]))
+        ctrl[:, self._ctrl_cols] = self._default_joint_pos
+        self.sim.reset(ids, qpos=qpos, qvel=qvel, ctrl=ctrl)
+        self.state.action[ids] = 0.0
+        self.state.prev_action[ids] = 0.0
+
+    # -- checkpoints ----------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """Everything needed to continue bit for bit (with the same seed and config): numpy arrays only."""
+        out: dict[str, Any] = {f"rng/{name}": _encode_rng(rng) for name, rng in self.rngs.items()}
+        out.update({f"sampler/{k}": v for k, v in self.sampler.state_dict().items()})
+        out.update({f"rewards/{k}": v.copy() for k, v in self.rewards.episode_sums.items()})
+        out["sim/state"] = self.sim.batch.state.copy()
+        out["env/time_steps"] = self.time_steps.copy()
+        out["env/episode_length"] = self.episode_length.copy()
+        out["env/action"] = self.state.action.copy()
+        out["env/prev_action"] = self.state.prev_action.copy()
+        if self.pusher is not None:
+            out["push/countdown"] = self.pusher.countdown.copy()
+        # the last observations returned (with their noise), for the first step after a resume
+        out["obs/policy"] = self.observations.obs.copy()
+        out["obs/critic"] = self.observations.critic_obs.copy()
+        return out
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Restore ``state_dict()``; the next ``reset()`` returns the restored episodes' observations."""
+        for name, rng in self.rngs.items():
+            _decode_rng(rng, state[f"rng/{name}"])
+        self.sampler.load_state_dict(
+            {k.split("/", 1)[1]: v for k, v in state.items() if k.startswith("sampler/")}
+        )
+        for name, sums in self.rewards.episode_sums.items():
+            if f"rewards/{name}" in state:
+                sums[:] = state[f"rewards/{name}"]
+        self.sim.batch.state[:] = state["sim/state"]
+        self.time_steps[:] = state["env/time_steps"]
+        self.episode_length[:] = state["env/episode_length"]
+        self.state.action[:] = state["env/action"]
+        self.state.prev_action[:] = state["env/prev_action"]
+        if self.pusher is not None and "push/countdown" in state:
+            self.pusher.countdown[:] = state["push/countdown"]
+        self.observations.obs[:] = state["obs/policy"]
+        self.observations.critic_obs[:] = state["obs/critic"]
+        self.sim.forward()
+        self.state.update()
+        self._restored = True

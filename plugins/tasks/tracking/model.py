@@ -1,0 +1,103 @@
+"""The robot model as the tracking task needs it: the MJCF plus self-collision sensors, and its indices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from primebot.pipeline.errors import RobotError
+from primebot.pipeline.robot import (
+    RobotIndices,
+    RobotSpec,
+    apply_spec_actuators,
+    check_robot_model,
+    compile_mjcf,
+    robot_indices,
+)
+
+SELF_COLLISION_SENSOR_PREFIX = "primebot_self_collision"
+_FOUND = 1  # contact sensor data bit: number of matching contacts
+
+
+@dataclass(frozen=True)
+class TrackingModel:
+    """A compiled robot model with everything the tracking task indexes."""
+
+    model: mujoco.MjModel
+    indices: RobotIndices
+    body_ids: np.ndarray
+    """[B'] MuJoCo body ids the task tracks: the spec's tracked bodies, then end effectors not among them."""
+    num_tracked: int
+    """The first ``num_tracked`` of ``body_ids`` are the tracked bodies the rewards average over."""
+    end_effector_index: np.ndarray
+    """Positions of the end-effector bodies within ``body_ids``."""
+    self_collision_adr: np.ndarray
+    """sensordata columns whose sum is the number of robot-robot contacts."""
+    soft_joint_pos_limits: np.ndarray
+    """[J, 2] joint range shrunk about its middle by the soft-limit factor."""
+
+
+def _add_self_collision_sensors(spec: mujoco.MjSpec, robot: RobotSpec, root_body: str) -> None:
+    """One contact sensor ('found') per self-collision geom pair, or one for the whole robot subtree."""
+    contact = mujoco.mjtSensor.mjSENS_CONTACT
+    if robot.self_collision_geoms:
+        for k, (a, b) in enumerate(robot.self_collision_geoms):
+            spec.add_sensor(
+                name=f"{SELF_COLLISION_SENSOR_PREFIX}_{k}",
+                type=contact,
+                objtype=mujoco.mjtObj.mjOBJ_GEOM,
+                objname=a,
+                reftype=mujoco.mjtObj.mjOBJ_GEOM,
+                refname=b,
+                intprm=[_FOUND, 0, 1],
+            )
+    else:  # any contact between two geoms of the robot's tree
+        spec.add_sensor(
+            name=f"{SELF_COLLISION_SENSOR_PREFIX}_0",
+            type=contact,
+            objtype=mujoco.mjtObj.mjOBJ_XBODY,
+            objname=root_body,
+            reftype=mujoco.mjtObj.mjOBJ_XBODY,
+            refname=root_body,
+            intprm=[_FOUND, 0, 1],
+        )
+
+
+def build_tracking_model(robot: RobotSpec, soft_limit_factor: float = 0.9) -> TrackingModel:
+    """Compile ``robot.mjcf`` with self-collision sensors added, check it and apply the spec's PD gains."""
+    plain = compile_mjcf(robot.mjcf)  # typed errors for a missing or broken file
+    check_robot_model(plain, robot)
+    root = robot.root_body or mujoco.mj_id2name(
+        plain, mujoco.mjtObj.mjOBJ_BODY, robot_indices(plain, robot).root_body_id
+    )
+    spec = mujoco.MjSpec.from_file(str(robot.mjcf))
+    _add_self_collision_sensors(spec, robot, root)
+    try:
+        model = spec.compile()
+    except ValueError as exc:
+        raise RobotError(
+            f"robot {robot.name!r}: adding self-collision sensors failed: {exc}"
+        ) from exc
+    indices = robot_indices(model, robot)
+    apply_spec_actuators(model, robot, indices)
+
+    tracked = [int(b) for b in indices.tracked_body_ids]
+    extra = [int(b) for b in indices.end_effector_body_ids if int(b) not in tracked]
+    body_ids = np.array(tracked + extra, dtype=np.int64)
+    ee_index = np.array(
+        [list(body_ids).index(int(b)) for b in indices.end_effector_body_ids], dtype=np.int64
+    )
+
+    sensors = [
+        s
+        for s in range(model.nsensor)
+        if (model.sensor(s).name or "").startswith(SELF_COLLISION_SENSOR_PREFIX)
+    ]
+    adr = np.array([model.sensor_adr[s] for s in sensors], dtype=np.int64)
+
+    lo, hi = indices.joint_range[:, 0], indices.joint_range[:, 1]
+    middle, half = 0.5 * (lo + hi), 0.5 * (hi - lo) * soft_limit_factor
+    soft = np.stack((middle - half, middle + half), axis=-1)
+    return TrackingModel(model, indices, body_ids, len(tracked), ee_index, adr, soft)

@@ -1,0 +1,99 @@
+"""Domain randomisation of the tracking task: friction, mass, centre of mass, pushes, reset noise.
+
+All of it hangs off ``randomization.enabled`` in the task config, so one
+switch gives the evaluator a deterministic task. Ranges are uniform
+``[low, high]``; the defaults follow mjlab's tracking task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from primebot.pipeline.rotations import quat_apply_inverse
+from primebot.pipeline.sim import BatchSim
+
+from .model import TrackingModel
+
+AXES_LINEAR = ("x", "y", "z")
+AXES_ANGULAR = ("roll", "pitch", "yaw")
+
+
+def uniform_ranges(
+    ranges: Mapping[str, Any], axes: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) arrays over ``axes`` from ``{axis: [low, high]}``; missing axes are (0, 0)."""
+    low = np.array([float(ranges.get(a, (0.0, 0.0))[0]) for a in axes])
+    high = np.array([float(ranges.get(a, (0.0, 0.0))[1]) for a in axes])
+    return low, high
+
+
+def randomize_physics(
+    sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator
+) -> None:
+    """Per-env friction, body masses and anchor centre of mass, drawn once at start-up."""
+    n, model = sim.num_envs, tm.model
+    friction_range = config.get("friction")
+    if friction_range is not None:
+        # Contacts take the larger friction of the two geoms, so every geom of an
+        # env (floor included) gets the same sliding friction: that is the
+        # friction every contact of that env then sees.
+        friction = sim.expand("geom_friction")
+        friction[:, :, 0] = rng.uniform(*friction_range, size=(n, 1))
+    mass_range = config.get("mass_scale")
+    com_ranges = config.get("anchor_com_offset")
+    if mass_range is None and com_ranges is None:
+        return
+    if mass_range is not None:
+        robot_bodies = np.flatnonzero(model.body_rootid == tm.indices.root_body_id)
+        scale = rng.uniform(*mass_range, size=(n, robot_bodies.size))
+        mass, inertia = sim.expand("body_mass"), sim.expand("body_inertia")
+        mass[:, robot_bodies] = model.body_mass[robot_bodies] * scale
+        inertia[:, robot_bodies] = model.body_inertia[robot_bodies] * scale[..., None]
+    if com_ranges is not None:
+        low, high = uniform_ranges(com_ranges, AXES_LINEAR)
+        ipos = sim.expand("body_ipos")
+        anchor = tm.indices.anchor_body_id
+        ipos[:, anchor] = model.body_ipos[anchor] + rng.uniform(low, high, size=(n, 3))
+    sim.set_const()
+
+
+class Pusher:
+    """Adds a random root velocity to each env every ``interval_s`` (drawn per push)."""
+
+    def __init__(
+        self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator
+    ) -> None:
+        self.sim, self.rng = sim, rng
+        self.interval_steps = np.array(config["interval_s"], dtype=np.float64) / sim.control_dt
+        velocity = config.get("velocity", {})
+        self.lin_low, self.lin_high = uniform_ranges(velocity, AXES_LINEAR)
+        self.ang_low, self.ang_high = uniform_ranges(velocity, AXES_ANGULAR)
+        idx = tm.indices
+        self._quat = slice(idx.root_qpos_adr + 3, idx.root_qpos_adr + 7)
+        self._lin = slice(idx.root_dof_adr, idx.root_dof_adr + 3)
+        self._ang = slice(idx.root_dof_adr + 3, idx.root_dof_adr + 6)
+        self.countdown = self._draw_interval(sim.num_envs)
+        """Control steps until each env's next push."""
+        self.total = 0
+
+    def _draw_interval(self, count: int) -> np.ndarray:
+        return np.round(self.rng.uniform(*self.interval_steps, size=count)).astype(np.int64)
+
+    def step(self) -> int:
+        """Push the envs whose countdown ran out; return how many."""
+        self.countdown -= 1
+        due = np.flatnonzero(self.countdown <= 0)
+        if due.size == 0:
+            return 0
+        qpos, qvel = self.sim.qpos, self.sim.qvel
+        d_lin = self.rng.uniform(self.lin_low, self.lin_high, size=(due.size, 3))
+        d_ang_w = self.rng.uniform(self.ang_low, self.ang_high, size=(due.size, 3))
+        qvel[due, self._lin] += d_lin
+        # the free joint's angular velocity is in the body frame
+        qvel[due, self._ang] += quat_apply_inverse(qpos[due, self._quat], d_ang_w)
+        self.countdown[due] = self._draw_interval(due.size)
+        self.total += int(due.size)
+        return int(due.size)

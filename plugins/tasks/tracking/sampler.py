@@ -1,0 +1,102 @@
+"""Start-frame sampling for the tracking task: adaptive by per-bin failure rate (mjlab's scheme).
+
+The motion is cut into bins of ``bin_s`` seconds. Each failure is counted in
+the bin where the env *was* when it failed; the counts decay as an
+exponential moving average (``alpha`` per env step). Start bins are drawn with
+probability proportional to the smoothed failure rate plus a uniform floor
+(``uniform_ratio``); the smoothing kernel λ⁰, λ¹, … spreads a bin's weight to
+the bins before it, so envs start a little ahead of where they tend to fall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from primebot.pipeline.errors import ConfigError
+
+MODES = ("adaptive", "uniform", "start")
+
+
+class StartFrameSampler:
+    """Draws start steps in [0, num_steps - 1) for resetting envs, and learns where they fail."""
+
+    def __init__(
+        self, num_steps: int, step_dt: float, config: Mapping[str, Any], rng: np.random.Generator
+    ) -> None:
+        self.mode = str(config.get("mode", "adaptive"))
+        if self.mode not in MODES:
+            raise ConfigError(f"sampling.mode {self.mode!r} is not one of {', '.join(MODES)}")
+        self.num_steps = int(num_steps)
+        self.rng = rng
+        bin_steps = max(1, round(float(config.get("bin_s", 1.0)) / step_dt))
+        self.num_bins = self.num_steps // bin_steps + 1
+        self.kernel_size = int(config.get("kernel_size", 1))
+        self.kernel_lambda = float(config.get("lambda", 0.8))
+        self.uniform_ratio = float(config.get("uniform_ratio", 0.1))
+        self.alpha = float(config.get("alpha", 0.001))
+        kernel = self.kernel_lambda ** np.arange(self.kernel_size)
+        self._kernel = kernel / kernel.sum()
+        self.failed_count = np.zeros(self.num_bins)
+        """Decaying count of failures per bin."""
+        self._current_failed = np.zeros(self.num_bins)
+
+    def bin_of(self, time_steps: np.ndarray) -> np.ndarray:
+        bins = (np.asarray(time_steps) * self.num_bins) // max(self.num_steps, 1)
+        return np.clip(bins, 0, self.num_bins - 1)
+
+    def record_failures(self, time_steps: np.ndarray) -> None:
+        """Count failures of envs that were at ``time_steps`` when they failed."""
+        if len(time_steps):
+            self._current_failed += np.bincount(self.bin_of(time_steps), minlength=self.num_bins)
+
+    def update(self) -> None:
+        """Fold this step's failures into the moving average (call once per env step)."""
+        self.failed_count *= 1.0 - self.alpha
+        self.failed_count += self.alpha * self._current_failed
+        self._current_failed[:] = 0.0
+
+    def probabilities(self) -> np.ndarray:
+        """Sampling probability of each bin."""
+        weights = self.failed_count + self.uniform_ratio / self.num_bins
+        padded = np.concatenate((weights, np.full(self.kernel_size - 1, weights[-1])))
+        smoothed = np.convolve(padded, self._kernel[::-1], mode="valid")
+        return smoothed / smoothed.sum()
+
+    def sample(self, count: int) -> np.ndarray:
+        """Start steps for ``count`` envs (int64)."""
+        if self.mode == "start" or count == 0:
+            return np.zeros(count, np.int64)
+        last = max(self.num_steps - 1, 1)
+        if self.mode == "uniform":
+            return self.rng.integers(0, last, size=count)
+        bins = self.rng.choice(self.num_bins, size=count, p=self.probabilities())
+        steps = (bins + self.rng.random(count)) / self.num_bins * last
+        return np.minimum(steps.astype(np.int64), last - 1)
+
+    def metrics(self) -> dict[str, float]:
+        """Entropy of the bin distribution (1 = uniform) and its most likely bin, for logging."""
+        p = self.probabilities()
+        entropy = (
+            float(-(p * np.log(p + 1e-12)).sum() / np.log(self.num_bins))
+            if self.num_bins > 1
+            else 1.0
+        )
+        top = int(np.argmax(p))
+        return {
+            "sampler/entropy": entropy,
+            "sampler/top1_prob": float(p[top]),
+            "sampler/top1_bin": float(top),
+        }
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {
+            "failed_count": self.failed_count.copy(),
+            "current_failed": self._current_failed.copy(),
+        }
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        self.failed_count[:] = state["failed_count"]
+        self._current_failed[:] = state["current_failed"]

@@ -1,0 +1,88 @@
+"""Registers the ``tracking`` task: its default config (config.yaml) and how to build its env."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from primebot.pipeline.errors import ConfigError
+from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.motion import Motion
+from primebot.pipeline.registry import Registry
+from primebot.pipeline.robot import RobotSpec
+from primebot.pipeline.tasks import TaskSpec
+
+from .env import TrackingEnv
+
+CONFIG_PATH = Path(__file__).with_name("config.yaml")
+OPEN_SECTIONS = ("rewards",)
+"""Sections whose keys are not fixed by the defaults (any registered reward term may be named)."""
+
+
+def default_config() -> dict[str, Any]:
+    """The task's defaults as a plain nested dict (a fresh copy each call)."""
+    with open(CONFIG_PATH, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def merge_config(
+    defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None, path: str = ""
+) -> dict[str, Any]:
+    """``defaults`` updated by ``overrides`` recursively; unknown keys are a ``ConfigError`` naming them."""
+    merged = copy.deepcopy(dict(defaults))
+    for key, value in (overrides or {}).items():
+        where = f"{path}{key}"
+        if key not in merged:
+            if path.rstrip(".") in OPEN_SECTIONS:
+                merged[key] = copy.deepcopy(value)
+                continue
+            raise ConfigError(
+                f"tracking task: unknown config key {where!r}",
+                fix=f"known keys here: {', '.join(sorted(merged))} (see docs/tasks.md)",
+            )
+        if isinstance(merged[key], Mapping) and isinstance(value, Mapping):
+            merged[key] = merge_config(merged[key], value, f"{where}.")
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def make_tracking_env(
+    *,
+    robot: RobotSpec,
+    motion: Motion | None,
+    num_envs: int,
+    seed: int = 0,
+    config: Mapping[str, Any] | None = None,
+    registry: Registry,
+    num_threads: int | None = None,
+) -> TrackingEnv:
+    """Build the tracking env; ``config`` is merged over the defaults (so a full or partial config works)."""
+    if motion is None:
+        raise ConfigError(
+            "the tracking task needs a reference motion",
+            fix="pass a motion: primebot train MOTION.npz",
+        )
+    cfg = merge_config(default_config(), config)
+    return TrackingEnv(
+        robot, motion, num_envs, cfg, registry=registry, seed=seed, num_threads=num_threads
+    )
+
+
+TRACKING = TaskSpec(
+    name="tracking",
+    make_env=make_tracking_env,
+    default_config=default_config(),
+    description="Track a reference motion (mjlab BeyondMimic): 9 reward terms, adaptive start frames",
+    needs_motion=True,
+    default_robot="q1",
+)
+
+
+@hookimpl
+def register_tasks(register) -> None:
+    register(TRACKING)

@@ -1,0 +1,246 @@
+"""The tracking task on q1 and motions/wave.npz: layout, resets, terminations, determinism, plugins."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.motion import load_motion
+from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.rewards import RewardTerm
+from primebot.pipeline.rotations import quat_error_magnitude
+
+WAVE = Path(__file__).resolve().parents[1] / "motions" / "wave.npz"
+EXACT = {
+    "randomization": {"enabled": False},
+    "observations": {"noise": False},
+    "log_reward_terms": False,
+}
+
+
+@pytest.fixture(scope="module")
+def host():
+    return load_plugins()
+
+
+@pytest.fixture(scope="module")
+def motion():
+    return load_motion(WAVE)
+
+
+def make_env(host, motion, num_envs=4, seed=0, config=None, registry=None):
+    spec = host.registry.get("tasks", "tracking")
+    return spec.make_env(
+        robot=host.registry.get("robots", "q1"),
+        motion=motion,
+        num_envs=num_envs,
+        seed=seed,
+        config={"log_reward_terms": False, **(config or {})},
+        registry=registry or host.registry,
+        num_threads=2,
+    )
+
+
+def test_observation_layout_and_dimensions_for_q1(host, motion):
+    env = make_env(host, motion, config={**EXACT, "sampling": {"mode": "uniform"}})
+    obs, critic = env.reset()
+    j = 22
+    assert env.num_obs == 5 * j + 9 == 119 and obs.shape == (4, 119) and obs.dtype == np.float32
+    assert (
+        env.num_actions == j
+        and env.step_dt == pytest.approx(0.02)
+        and env.max_episode_length == 500
+    )
+    # critic: command 2J, anchor pos 3, anchor ori 6, 14 bodies x (3 + 6), lin vel 3, ang vel 3, 3J
+    assert env.num_critic_obs == 2 * j + 3 + 6 + 14 * 9 + 3 + 3 + 3 * j and critic.shape == (
+        4,
+        env.num_critic_obs,
+    )
+    assert env.observation_names == (
+        "command",
+        "motion_anchor_ori_b",
+        "base_ang_vel",
+        "joint_pos",
+        "joint_vel",
+        "actions",
+    )
+
+    actions = np.random.default_rng(1).uniform(-1, 1, (4, j)).astype(np.float32)
+    result = env.step(actions)
+    alive = ~(result.terminated | result.truncated)
+    assert alive.any()
+    t = env.time_steps
+    obs = result.obs
+    np.testing.assert_allclose(obs[:, :j], motion.joint_pos[t], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(obs[:, j : 2 * j], motion.joint_vel[t], rtol=1e-6, atol=1e-5)
+    joint_pos = env.sim.qpos[:, env.model_info.indices.qpos_adr]
+    np.testing.assert_allclose(
+        obs[alive, 2 * j + 9 : 3 * j + 9],
+        (joint_pos - env.robot.default_joint_pos)[alive],
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(obs[alive, 4 * j + 9 :], actions[alive])
+    # base angular velocity = the free joint's body-frame angular velocity
+    np.testing.assert_allclose(obs[:, 2 * j + 6 : 2 * j + 9], env.sim.qvel[:, 3:6], atol=1e-5)
+    # anchor orientation columns: identity when the robot anchor matches the reference
+    assert np.all(np.abs(obs[:, 2 * j : 2 * j + 6]) <= 1.0 + 1e-6)
+
+
+def test_reset_lands_on_the_sampled_frames_reference_pose(host, motion):
+    env = make_env(host, motion, num_envs=6, config={**EXACT, "sampling": {"mode": "uniform"}})
+    env.reset()
+    t = env.time_steps.copy()
+    assert len(set(t.tolist())) > 1, "uniform sampling should spread start frames"
+    xpos, xquat = env.sim.bind("xpos"), env.sim.bind("xquat")
+    np.testing.assert_allclose(xpos[:, 1:], motion.body_pos_w[t], atol=1e-5)
+    np.testing.assert_allclose(
+        quat_error_magnitude(xquat[:, 1:], motion.body_quat_w[t]), 0.0, atol=1e-4
+    )
+    idx = env.model_info.indices
+    np.testing.assert_allclose(env.sim.qvel[:, idx.dof_adr], motion.joint_vel[t], atol=1e-9)
+
+
+def test_reset_noise_moves_the_start_pose_when_randomising(host, motion):
+    env = make_env(host, motion, num_envs=6, config={"sampling": {"mode": "uniform"}})
+    env.reset()
+    xpos = env.sim.bind("xpos")
+    offsets = np.linalg.norm(xpos[:, 1] - motion.body_pos_w[env.time_steps, 0], axis=-1)
+    assert np.all(offsets > 0) and np.all(offsets < 0.1)
+
+
+def test_falling_anchor_terminates_and_time_out_truncates(host, motion):
+    env = make_env(
+        host,
+        motion,
+        num_envs=3,
+        config={**EXACT, "sampling": {"mode": "start"}, "episode_length_s": 0.1},
+    )
+    env.reset()
+    env.sim.qpos[1, 2] += 0.3  # env 1 lifted: its anchor is 0.3 m above the reference
+    env.sim.forward()
+    zero = np.zeros((3, 22), np.float32)
+    result = env.step(zero)
+    assert result.terminated.tolist() == [False, True, False]
+    assert not result.truncated.any()
+    assert result.info["terminations/anchor_height"] == 1.0
+    assert env.episode_length[1] == 0 and env.time_steps[1] == 0  # already reset
+    for _ in range(4):
+        result = env.step(zero)
+    # 0.1 s = 5 control steps: a time-out is a truncation, not a failure
+    assert result.truncated.tolist() == [True, False, True] and not result.terminated.any()
+    assert result.info["terminations/time_out"] == 2.0
+    assert env.step(zero).truncated.tolist() == [False, True, False]  # env 1 restarted a step later
+
+
+def test_end_of_motion_truncates(host, motion):
+    env = make_env(host, motion, num_envs=2, config={**EXACT, "sampling": {"mode": "start"}})
+    env.reset()
+    env.time_steps[:] = motion.num_frames - 3
+    zero = np.zeros((2, 22), np.float32)
+    assert not env.step(zero).truncated.any()
+    result = env.step(zero)
+    assert result.truncated.all() and not result.terminated.any()
+
+
+def _rollout(env, steps=15, seed=3):
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset()
+    trace = [obs]
+    for _ in range(steps):
+        result = env.step(rng.uniform(-1, 1, (env.num_envs, env.num_actions)).astype(np.float32))
+        trace += [result.obs, result.reward, result.terminated]
+    return trace
+
+
+def test_same_seed_gives_identical_rollouts_and_other_seeds_differ(host, motion):
+    a = _rollout(make_env(host, motion, num_envs=5, seed=11))
+    b = _rollout(make_env(host, motion, num_envs=5, seed=11))
+    c = _rollout(make_env(host, motion, num_envs=5, seed=12))
+    for x, y in zip(a, b, strict=True):
+        np.testing.assert_array_equal(x, y)
+    assert any(not np.array_equal(x, y) for x, y in zip(a, c, strict=True))
+
+
+def test_state_dict_resumes_bit_for_bit(host, motion):
+    rng = np.random.default_rng(0)
+    actions = rng.uniform(-1, 1, (20, 4, 22)).astype(np.float32)
+    env = make_env(host, motion, seed=5)
+    env.reset()
+    for k in range(10):
+        env.step(actions[k])
+    saved = env.state_dict()
+    assert all(isinstance(v, np.ndarray) for v in saved.values())
+    expected = [env.step(actions[k]) for k in range(10, 20)]
+
+    resumed = make_env(host, motion, seed=5)
+    resumed.load_state_dict(saved)
+    resumed.reset()  # after a load: the restored episodes, not new ones
+    for k, want in zip(range(10, 20), expected, strict=True):
+        got = resumed.step(actions[k])
+        np.testing.assert_array_equal(got.obs, want.obs)
+        np.testing.assert_array_equal(got.reward, want.reward)
+    np.testing.assert_array_equal(resumed.sampler.failed_count, env.sampler.failed_count)
+
+
+def test_physics_fault_resets_the_env_and_is_counted(host, motion, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # MuJoCo logs the warning to ./MUJOCO_LOG.TXT
+    env = make_env(host, motion, num_envs=3, config=EXACT)
+    env.reset()
+    env.sim.qvel[2, 0] = np.nan
+    result = env.step(np.zeros((3, 22), np.float32))
+    assert result.terminated[2] and result.info["physics_faults"] == 1.0
+    assert (
+        np.isfinite(result.obs).all()
+        and np.isfinite(result.critic_obs).all()
+        and np.isfinite(result.reward).all()
+    )
+    assert np.isfinite(env.sim.qpos).all()
+
+
+class _BonusPlugin:
+    """A user's plugin: one reward term, registered through the real hook."""
+
+    @staticmethod
+    def constant_bonus(state, value: float = 1.0) -> np.ndarray:
+        return np.full(state.num_envs, value)
+
+    @hookimpl
+    def register_reward_terms(self, register) -> None:
+        register(
+            RewardTerm("test_constant_bonus", self.constant_bonus, "always value", {"value": 1.0})
+        )
+
+
+def test_a_user_reward_term_from_a_plugin_changes_the_reward(motion, caplog):
+    host = load_plugins(extra=[("test_bonus", _BonusPlugin())])
+    assert host.registry.registration("reward_terms", "test_constant_bonus").plugin == "test_bonus"
+    zero = np.zeros((2, 22), np.float32)
+    base = make_env(host, motion, num_envs=2, config=EXACT)
+    base.reset()
+    with caplog.at_level(logging.INFO):
+        bonus = make_env(
+            host,
+            motion,
+            num_envs=2,
+            config={
+                **EXACT,
+                "log_reward_terms": True,
+                "rewards": {"test_constant_bonus": {"weight": 2.0, "params": {"value": 0.5}}},
+            },
+        )
+    assert "test_constant_bonus" in caplog.text and "test_bonus" in caplog.text
+    bonus.reset()
+    a, b = base.step(zero), bonus.step(zero)
+    np.testing.assert_allclose(b.reward - a.reward, 2.0 * 0.5 * 0.02, rtol=1e-5)
+    assert "episode/test_constant_bonus" in b.info
+
+
+def test_unknown_config_keys_are_refused(host, motion):
+    from primebot.pipeline.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="randomisation"):
+        make_env(host, motion, config={"randomisation": {"enabled": False}})

@@ -1,0 +1,78 @@
+"""Adaptive start-frame sampling: bins where envs fail are drawn more often."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from primebot.pipeline.errors import ConfigError
+from primebot.plugins.tasks.tracking.sampler import StartFrameSampler
+
+CONFIG = {
+    "mode": "adaptive",
+    "bin_s": 1.0,
+    "kernel_size": 1,
+    "lambda": 0.8,
+    "uniform_ratio": 0.1,
+    "alpha": 0.001,
+}
+
+
+def _sampler(**overrides) -> StartFrameSampler:
+    # 500 steps of 0.02 s: 10 s, one bin per second → 11 bins (mjlab counts T // 50 + 1)
+    return StartFrameSampler(500, 0.02, {**CONFIG, **overrides}, np.random.default_rng(0))
+
+
+def test_without_failures_every_bin_is_equally_likely():
+    sampler = _sampler()
+    assert sampler.num_bins == 11
+    np.testing.assert_allclose(sampler.probabilities(), np.full(11, 1 / 11))
+
+
+def test_failing_bin_is_favoured_in_probabilities_and_samples():
+    sampler = _sampler()
+    for _ in range(200):
+        sampler.record_failures(
+            np.array([160, 170, 199])
+        )  # steps 150..199 are bin 3 (500·3/11 = 136..181)
+        sampler.update()
+    p = sampler.probabilities()
+    assert int(np.argmax(p)) == sampler.bin_of(np.array([170]))[0] == 3
+    assert p[3] > 5 * p[0]
+    starts = sampler.sample(4000)
+    assert starts.min() >= 0 and starts.max() < 499
+    in_bin = np.mean(sampler.bin_of(starts) == 3)
+    assert in_bin == pytest.approx(p[3], abs=0.03)
+
+
+def test_moving_average_uses_alpha_per_step():
+    sampler = _sampler(alpha=0.5)
+    sampler.record_failures(np.array([0, 0]))
+    sampler.update()
+    assert sampler.failed_count[0] == pytest.approx(1.0)  # 0.5·2 + 0.5·0
+    sampler.update()
+    assert sampler.failed_count[0] == pytest.approx(0.5)
+
+
+def test_kernel_spreads_weight_to_the_bins_before_a_failure():
+    sampler = _sampler(kernel_size=3, uniform_ratio=0.0, alpha=1.0)
+    sampler.record_failures(np.array([250]))  # bin 5
+    sampler.update()
+    p = sampler.probabilities()
+    # kernel 1, λ, λ² normalised: bin 5 gets 1, bin 4 gets λ, bin 3 gets λ²
+    expected = np.array([1.0, 0.8, 0.64])[::-1] / (1 + 0.8 + 0.64)
+    np.testing.assert_allclose(p[3:6], expected / expected.sum())
+    assert p[6:].sum() == 0 and p[:3].sum() == 0
+
+
+def test_state_round_trips_and_other_modes():
+    sampler = _sampler()
+    sampler.record_failures(np.array([10]))
+    sampler.update()
+    other = _sampler()
+    other.load_state_dict(sampler.state_dict())
+    np.testing.assert_array_equal(other.probabilities(), sampler.probabilities())
+    assert _sampler(mode="start").sample(3).tolist() == [0, 0, 0]
+    assert _sampler(mode="uniform").sample(100).max() < 499
+    with pytest.raises(ConfigError):
+        _sampler(mode="sometimes")
