@@ -37,6 +37,8 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "commands.robots": "primebot.pipeline.commands.robots",
     "commands.motion": "primebot.pipeline.commands.motion",
     "robots.q1": "primebot.plugins.robots.q1.spec",
+    "rewards.tracking": "primebot.plugins.rewards.tracking",
+    "tasks.tracking": "primebot.plugins.tasks.tracking.task",
 }
 
 REGISTER_HOOKS: dict[str, str] = {
