@@ -100,6 +100,7 @@ def deploy_metadata(env: Any, policy: TrainedPolicy, num_motion_steps: int, moti
         "control_dt": float(env.step_dt),
         "training_physics_dt": float(env.sim.physics_dt),
         "motion_num_steps": int(num_motion_steps),
+        "max_episode_steps": int(env.max_episode_length),
         "motion_sha256": motion_sha256,
         "termination_anchor_height": _threshold(thresholds.get("anchor_height")),
         "termination_anchor_orientation": _threshold(thresholds.get("anchor_orientation")),

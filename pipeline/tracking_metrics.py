@@ -115,6 +115,16 @@ def failure_checks(s: TrackingSnapshot, thresholds: FailureThresholds) -> dict[s
     }
 
 
+def first_failure(checks: dict[str, np.ndarray]) -> list[str | None]:
+    """Per episode, the first failed check in ``FAILURE_KINDS`` order (None when none failed)."""
+    n = len(next(iter(checks.values())))
+    out: list[str | None] = [None] * n
+    for kind in reversed(FAILURE_KINDS):
+        for i in np.flatnonzero(checks.get(kind, np.zeros(n, bool))):
+            out[i] = kind
+    return out
+
+
 @dataclass
 class EpisodeMetrics:
     """Accumulates N parallel episodes' errors step by step, then summarises finished episodes.
