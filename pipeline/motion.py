@@ -61,20 +61,34 @@ def file_sha256(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def _motion_error(message: str, key: str | None = None, fix: str | None = None) -> MotionError:
+    """A ``MotionError`` that also records which key it is about (``.key``, for validation reports)."""
+    error = MotionError(message, fix=fix)
+    error.key = key
+    return error
+
+
 def load_motion(path: str | Path) -> Motion:
     """Load a motion without pickle; structural problems raise ``MotionError`` naming file and key.
 
     Only the format is checked here; ``primebot motion validate`` checks content.
+    The error's ``key`` attribute names the offending key when there is one.
     """
     path = Path(path)
     if not path.is_file():
-        raise MotionError(f"motion file {path} does not exist", fix="check the path")
+        raise _motion_error(f"motion file {path} does not exist", fix="check the path")
     try:
         with np.load(path, allow_pickle=False) as data:
+            if not hasattr(data, "files"):
+                raise _motion_error(
+                    f"{path}: holds a single array, not an .npz archive of keys",
+                    fix="save with np.savez",
+                )
             missing = [key for key in REQUIRED_KEYS if key not in data.files]
             if missing:
-                raise MotionError(
+                raise _motion_error(
                     f"{path}: missing key(s) {', '.join(missing)}",
+                    key=",".join(missing),
                     fix="write every key of DESIGN §4 (see docs/motions.md); "
                     "`primebot motion convert` builds them from a CSV",
                 )
@@ -84,24 +98,37 @@ def load_motion(path: str | Path) -> Motion:
                     continue
                 try:
                     arrays[key] = data[key]
-                except ValueError as exc:  # object arrays need pickle, which we refuse
-                    raise MotionError(
-                        f"{path}: key {key!r} holds Python objects (a pickled array); refusing to unpickle",
-                        fix="save names as a unicode array, e.g. np.array(names, dtype=str)",
+                except ValueError as exc:
+                    if "allow_pickle" in str(exc):  # object arrays need pickle, which we refuse
+                        raise _motion_error(
+                            f"{path}: key {key!r} holds Python objects (a pickled array); refusing to unpickle",
+                            key=key,
+                            fix="save names as a unicode array, e.g. np.array(names, dtype=str)",
+                        ) from exc
+                    raise _motion_error(
+                        f"{path}: key {key!r} is unreadable ({exc})",
+                        key=key,
+                        fix="the file is truncated or corrupt; regenerate it",
                     ) from exc
     except MotionError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-        raise MotionError(
+        raise _motion_error(
             f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})",
             fix="the file is truncated or not an npz; regenerate it",
         ) from exc
 
     fps = np.asarray(arrays["fps"]).reshape(-1)
     if fps.size != 1 or not np.issubdtype(fps.dtype, np.number):
-        raise MotionError(
-            f"{path}: key 'fps' must be one number, got shape {np.shape(arrays['fps'])}"
+        raise _motion_error(
+            f"{path}: key 'fps' must be one number, got shape {np.shape(arrays['fps'])}", key="fps"
         )
+    for key in ARRAY_KEYS:
+        dtype = arrays[key].dtype
+        if not (np.issubdtype(dtype, np.floating) or np.issubdtype(dtype, np.integer)):
+            raise _motion_error(
+                f"{path}: key {key!r} has dtype {dtype}, expected floating point", key=key
+            )
     names = {
         key: tuple(str(n) for n in arrays[key]) if key in arrays else None for key in NAME_KEYS
     }

@@ -142,3 +142,13 @@ def quat_slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
     wa = np.where(near, 1.0 - t, np.sin((1.0 - t) * theta) / safe)
     wb = np.where(near, t, np.sin(t * theta) / safe)
     return quat_normalize(wa * a + wb * b)
+
+
+def quat_to_rotvec(q: np.ndarray) -> np.ndarray:
+    """Rotation vector (axis·angle, angle in [0, π]) of ``q``; q and −q give the same vector."""
+    q = np.where(q[..., :1] < 0.0, -q, q)
+    sin_half = np.linalg.norm(q[..., 1:], axis=-1, keepdims=True)
+    angle = 2.0 * np.arctan2(sin_half, q[..., :1])
+    # angle / sin(angle/2) → 2 as the angle → 0
+    scale = np.where(sin_half > 1e-12, angle / np.where(sin_half > 1e-12, sin_half, 1.0), 2.0)
+    return q[..., 1:] * scale

@@ -69,6 +69,43 @@ def author_command(
     )
 
 
+@motion_group.command("validate")
+@click.argument("file", type=click.Path(dir_okay=False))
+@robot_option
+@robot_xml_option
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_host
+def validate_command(
+    host: PluginHost, file: str, robot: str | None, robot_xml: str | None, as_json: bool
+) -> None:
+    """Check a motion file against a robot; exit 0 only when it is valid.
+
+    Checks: keys and shapes, fps = 50, finite values, unit quaternions, joint
+    limits, joint/body names and counts, velocities against finite
+    differences (jump frames listed), body poses against forward kinematics,
+    nothing below the floor. Each problem names the key, frame and column and
+    how to fix it. Warnings do not fail the file.
+    """
+    import json
+
+    from ..errors import MotionError
+    from ..motion_validate import validate_motion_file
+
+    spec = get_robot(host.registry, robot or "q1", robot_xml)
+    report = validate_motion_file(file, spec)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        for problem in report.problems:
+            click.echo(f"  {problem}")
+        click.echo(report.summary())
+    if not report.ok:
+        # a typed error, so the exit code survives click's non-standalone mode
+        raise MotionError(
+            f"{file} is not a valid motion for {spec.name} ({len(report.errors)} error(s) above)"
+        )
+
+
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     cli.add_command(motion_group)
