@@ -1,0 +1,211 @@
+"""``primebot eval``: the deterministic policy in the run's own task, scored with the tracking metrics.
+
+Two groups of episodes, both with the mean action, no exploration noise, no
+observation noise and no randomisation: one from the motion's first frame
+(``from_start``) and ``episodes`` from start frames drawn uniformly
+(``sampled``, seeded). Each environment slot plays exactly one episode; an
+episode ends as in training (a failed termination check, the time-out, or
+the motion's last frame). Errors are taken after every policy step,
+including the step that ends the episode, with ``tracking_metrics`` (the
+code sim2sim uses too), and written to eval.json with the configuration
+they came from.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .atomic import atomic_write_text
+from .errors import ConfigError
+from .registry import Registry
+from .tracking_metrics import (
+    EpisodeMetrics,
+    FailureThresholds,
+    TrackingSnapshot,
+    failure_checks,
+    first_failure,
+    step_errors,
+    summarise,
+)
+from .trained_policy import EVAL_TASK_OVERRIDES, TrainedPolicy, load_trained_policy, make_run_env
+
+EVAL_FILE = "eval.json"
+
+
+def thresholds_of(env: Any) -> FailureThresholds:
+    """The env's termination thresholds in the shared metrics' terms (a disabled check never fails)."""
+    given = getattr(env, "termination_thresholds", {}) or {}
+
+    def value(key: str, default: float) -> float:
+        if key not in given:
+            return default
+        return float("inf") if given[key] is None else float(given[key])
+
+    return FailureThresholds(
+        anchor_height=value("anchor_height", FailureThresholds.anchor_height),
+        anchor_ori=value("anchor_orientation", FailureThresholds.anchor_ori),
+        ee_height=value("end_effector_height", FailureThresholds.ee_height),
+    )
+
+
+def env_snapshot(env: Any, rows: np.ndarray) -> TrackingSnapshot:
+    """Robot and reference of envs ``rows`` from the tracking env's state (copies)."""
+    s, tm, ref = env.state, env.model_info, env.reference
+    k, ee = tm.num_tracked, tm.end_effector_index
+    root = slice(tm.indices.root_qpos_adr, tm.indices.root_qpos_adr + 3)
+    t = s.time_steps[rows]
+    return TrackingSnapshot(
+        joint_pos=s.joint_pos[rows].copy(), joint_vel=s.joint_vel[rows].copy(),
+        body_pos_w=s.all_body_pos_w[rows, :k].copy(), root_pos_w=env.sim.qpos[rows, root].copy(),
+        ee_pos_w=s.all_body_pos_w[rows][:, ee].copy(), anchor_pos_w=s.anchor_pos_w[rows].copy(),
+        anchor_quat_w=s.anchor_quat_w[rows].copy(),
+        ref_joint_pos=s.ref_joint_pos[rows].copy(), ref_joint_vel=s.ref_joint_vel[rows].copy(),
+        ref_body_pos_w=s.all_ref_body_pos_w[rows, :k].copy(), ref_root_pos_w=ref.root_pos_w[t].copy(),
+        ref_ee_pos_w=s.all_ref_body_pos_w[rows][:, ee].copy(), ref_anchor_pos_w=s.ref_anchor_pos_w[rows].copy(),
+        ref_anchor_quat_w=s.ref_anchor_quat_w[rows].copy(),
+    )
+
+
+class _FinalStateTap:
+    """Keeps the state of the envs the task is about to reset, taken before the reset.
+
+    The task resets finished envs inside ``step``, so the state an episode
+    ended in is gone by the time ``step`` returns. This wraps the env's reset
+    of finished envs (``_reset_envs``) to look first: a snapshot for the
+    metrics, and qpos and reference step for the video.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.snapshots: dict[int, TrackingSnapshot] = {}
+        self.final: dict[int, tuple[np.ndarray, int]] = {}
+        self._original = env._reset_envs
+        env._reset_envs = self._reset_envs
+
+    def _reset_envs(self, ids: np.ndarray) -> None:
+        ids = np.asarray(ids)
+        if ids.size and self.env.episode_length[ids].max() > 0:  # not the initial reset
+            snap = env_snapshot(self.env, ids)
+            for row, i in enumerate(ids):
+                self.snapshots[int(i)] = _row(snap, row)
+                self.final[int(i)] = (self.env.sim.qpos[i].copy(), int(self.env.time_steps[i]))
+        self._original(ids)
+
+    def clear(self) -> None:
+        self.snapshots.clear()
+        self.final.clear()
+
+    def close(self) -> None:
+        self.env._reset_envs = self._original
+
+
+def _row(snap: TrackingSnapshot, row: int) -> TrackingSnapshot:
+    return TrackingSnapshot(**{k: v[row:row + 1] for k, v in vars(snap).items()})
+
+
+def _stack(snaps: list[TrackingSnapshot]) -> TrackingSnapshot:
+    return TrackingSnapshot(**{k: np.concatenate([vars(s)[k] for s in snaps]) for k in vars(snaps[0])})
+
+
+@dataclass
+class EpisodeTrace:
+    """Per-step robot qpos and reference step of one env slot (for videos)."""
+
+    qpos: list
+    time_steps: list
+
+
+def play_episodes(env: Any, policy: TrainedPolicy, trace_slot: int | None = None) -> tuple[EpisodeMetrics, EpisodeTrace]:
+    """One episode per env slot with the deterministic policy; returns their metrics (and one slot's trace)."""
+    n = env.num_envs
+    thresholds = thresholds_of(env)
+    metrics = EpisodeMetrics(n, env.step_dt)
+    tap = _FinalStateTap(env)
+    trace = EpisodeTrace([], [])
+    try:
+        obs, _ = env.reset()
+        starts = np.asarray(env.time_steps).copy()
+        running = np.ones(n, bool)
+        if trace_slot is not None:
+            trace.qpos.append(env.sim.qpos[trace_slot].copy())
+            trace.time_steps.append(int(env.time_steps[trace_slot]))
+        while running.any():
+            tap.clear()
+            result = env.step(policy.act(obs))
+            obs = result.obs
+            done = result.terminated | result.truncated
+            ids = np.arange(n)
+            snap = env_snapshot(env, ids)
+            if tap.snapshots:  # the finished envs' final state, not their fresh episode
+                snap = _stack([tap.snapshots.get(int(i), _row(snap, int(i))) for i in ids])
+            if trace_slot is not None and running[trace_slot]:
+                qpos, step = tap.final.get(trace_slot, (env.sim.qpos[trace_slot].copy(), int(env.time_steps[trace_slot])))
+                trace.qpos.append(qpos)
+                trace.time_steps.append(step)
+            metrics.add_step(step_errors(snap), running)
+            finished = np.flatnonzero(done & running)
+            if finished.size:
+                reasons = first_failure(failure_checks(snap, thresholds))
+                for i in finished:
+                    why = (reasons[i] or "physics_fault") if result.terminated[i] else None
+                    metrics.finish([i], why, [starts[i]])
+                running[finished] = False
+    finally:
+        tap.close()
+    return metrics, trace
+
+
+def evaluate_run(
+    registry: Registry,
+    run_dir: str | Path,
+    checkpoint: str | Path | None = None,
+    *,
+    episodes: int = 16,
+    seed: int = 0,
+    video: bool = False,
+) -> dict[str, Any]:
+    """Evaluate a run's policy and write ``eval.json`` in the run directory; returns its content."""
+    if episodes < 0:
+        raise ConfigError(f"--episodes must be ≥ 0, got {episodes}")
+    t0 = time.perf_counter()
+    run_dir = Path(run_dir)
+    policy = load_trained_policy(run_dir, checkpoint)
+    report: dict[str, Any] = {
+        "run_dir": str(run_dir), "checkpoint": str(policy.checkpoint), "iteration": policy.iteration,
+        "settings": {"policy": "deterministic (mean action)", "episodes_sampled": episodes, "seed": seed,
+                     "task_overrides": EVAL_TASK_OVERRIDES},
+        "config": policy.config.to_dict(),
+    }
+    all_records: list[dict] = []
+    groups = (("from_start", 1, "start"), ("sampled", episodes, "uniform"))
+    for name, count, mode in groups:
+        if count == 0:
+            continue
+        env = make_run_env(registry, policy, count, seed=seed, overrides={"sampling": {"mode": mode}})
+        try:
+            trace_slot = 0 if (video and name == "from_start") else None
+            metrics, trace = play_episodes(env, policy, trace_slot)
+            report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)
+            if trace_slot is not None:
+                report["video"] = str(_render(env, trace, run_dir / "videos" / "eval.mp4"))
+        finally:
+            env.close()
+        report[name] = {**metrics.summary(), "episode_records": metrics.episodes}
+        all_records += metrics.episodes
+    report["overall"] = summarise(all_records, report["settings"].get("control_dt", 0.02))
+    report["wall_s"] = time.perf_counter() - t0
+    atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
+    return report
+
+
+def _render(env: Any, trace: EpisodeTrace, path: Path) -> Path:
+    from .ghost_video import render_policy_with_ghost
+
+    return render_policy_with_ghost(env.model_info.model, env.model_info.indices, trace.qpos, env.reference,
+                                    trace.time_steps, path, env.step_dt)
