@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     debug = _wants_debug(argv)
     try:
         cli = build_cli(get_host())
-        cli.main(args=argv, prog_name="primebot", standalone_mode=False)
+        # Without standalone mode click returns ctx.exit(code)'s code instead of exiting.
+        code = cli.main(args=argv, prog_name="primebot", standalone_mode=False)
     except PrimebotError as exc:
         if debug:
             traceback.print_exc()
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("Interrupted.", err=True)
         return 130
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover
