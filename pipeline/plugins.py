@@ -39,6 +39,9 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "robots.q1": "primebot.plugins.robots.q1.spec",
     "rewards.tracking": "primebot.plugins.rewards.tracking",
     "tasks.tracking": "primebot.plugins.tasks.tracking.task",
+    "commands.eval": "primebot.pipeline.commands.evaluate",
+    "commands.export": "primebot.pipeline.commands.export",
+    "commands.sim2sim": "primebot.pipeline.commands.sim2sim",
 }
 
 REGISTER_HOOKS: dict[str, str] = {

@@ -37,6 +37,7 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
+from .errors import ExportError
 from .tracking_metrics import (
     EpisodeMetrics,
     FailureThresholds,
@@ -56,7 +57,7 @@ FLOAT_LIST_KEYS = ("joint_stiffness", "joint_damping", "joint_effort_limit", "de
 INT_LIST_KEYS = ("observation_sizes", "observation_offsets")
 
 
-class Sim2SimError(Exception):
+class Sim2SimError(ExportError):
     """The ONNX file and the MJCF do not fit together; the message names what and how to fix it."""
 
 
@@ -461,6 +462,71 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
         **groups, "wall_s": time.perf_counter() - t0,
         **({"_frames": frames} if record_frames else {}),
     }
+
+
+GAP_THRESHOLDS = {
+    "success_rate": 0.2,
+    "fall_rate": 0.2,
+    "mpkpe_m": 0.05,
+    "mpkpe_root_relative_m": 0.05,
+    "joint_pos_error_rad": 0.1,
+    "anchor_ori_error_rad": 0.2,
+}
+"""|sim2sim − eval| beyond these is flagged: the policy leans on something training had and the robot lacks."""
+SIM2SIM_FILE = "sim2sim.json"
+
+
+def gap_flags(gaps: dict[str, float], thresholds: dict[str, float] | None = None) -> list[str]:
+    """One line per metric whose sim2sim − eval difference is beyond its threshold."""
+    thresholds = GAP_THRESHOLDS if thresholds is None else thresholds
+    return [f"{key}: sim2sim − eval = {gaps[key]:+.4g} (threshold ±{limit:g})"
+            for key, limit in thresholds.items() if key in gaps and not abs(gaps[key]) <= limit]
+
+
+def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False) -> dict:
+    """sim2sim for a run: its export/policy.onnx on ``mjcf``, from eval.json's start frames when present.
+
+    Writes ``sim2sim.json`` (metrics, checks, differences from eval and flags)
+    and returns it. ``video`` renders the from-start episode with the
+    reference as a ghost into ``videos/sim2sim.mp4``.
+    """
+    from .atomic import atomic_write_text
+    from .tracking_metrics import metric_gaps
+
+    run_dir = Path(run_dir)
+    onnx_path = run_dir / "export" / "policy.onnx"
+    if not onnx_path.is_file():
+        raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
+    eval_path = run_dir / "eval.json"
+    evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
+    starts = [0]
+    if evaluation:
+        for group in ("from_start", "sampled"):
+            starts += [int(e["start_step"]) for e in evaluation.get(group, {}).get("episode_records", [])
+                       if e.get("start_step") is not None]
+        starts = starts[1:] or [0]
+    report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video)
+    frames = report.pop("_frames", {})
+    report["eval"] = str(eval_path) if evaluation else None
+    flags: list[str] = []
+    if evaluation:
+        report["gap_vs_eval"] = {}
+        for group in ("from_start", "sampled"):
+            if group in report and group in evaluation:
+                gaps = metric_gaps(evaluation[group], report[group])
+                report["gap_vs_eval"][group] = gaps
+                flags += [f"{group} {line}" for line in gap_flags(gaps)]
+    report["gap_thresholds"] = GAP_THRESHOLDS
+    report["gap_flags"] = flags
+    report["gap_flagged"] = bool(flags)
+    if video and frames:
+        from .ghost_video import render_sim2sim
+
+        setup = prepare(onnx_path, mjcf)
+        first = next(iter(frames))
+        report["video"] = str(render_sim2sim(setup, frames[first], run_dir / "videos" / "sim2sim.mp4"))
+    atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
+    return report
 
 
 def main(argv: list[str] | None = None) -> int:

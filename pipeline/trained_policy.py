@@ -30,7 +30,11 @@ from .rundir import BEST_CHECKPOINT, read_args
 
 log = logging.getLogger(__name__)
 
-EVAL_TASK_OVERRIDES: dict[str, Any] = {"randomization": {"enabled": False}, "observations": {"noise": False}}
+EVAL_TASK_OVERRIDES: dict[str, Any] = {
+    "randomization": {"enabled": False},
+    "observations": {"noise": False},
+    "log_reward_terms": False,
+}
 """Task settings evaluation forces where the task has them: no randomisation, no observation noise."""
 
 

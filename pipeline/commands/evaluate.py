@@ -1,0 +1,56 @@
+"""``primebot eval RUN_DIR``: score the trained policy on its motion (eval.json)."""
+
+from __future__ import annotations
+
+import click
+
+from ..cli import pass_host
+from ..hookspecs import hookimpl
+from ..plugins import PluginHost
+
+SHOWN = ("success_rate", "fall_rate", "mean_episode_length_s", "mpkpe_m", "mpkpe_root_relative_m",
+         "joint_pos_error_rad", "joint_vel_error_rad_s", "ee_pos_error_m", "anchor_pos_error_m", "anchor_ori_error_rad")
+
+
+def metrics_table(groups: dict[str, dict]) -> str:
+    """Metrics side by side, one column per episode group."""
+    names = [g for g in groups if groups[g]]
+    lines = [f"{'metric':<24}" + "".join(f"{g:>14}" for g in names)]
+    for key in ("episodes", *SHOWN):
+        cells = []
+        for g in names:
+            value = groups[g].get(key)
+            cells.append(f"{value:>14.4g}" if isinstance(value, (int, float)) else f"{'-':>14}")
+        lines.append(f"{key:<24}" + "".join(cells))
+    return "\n".join(lines)
+
+
+@click.command("eval")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--checkpoint", default=None,
+              help="model_<it>.pt name or path, an iteration number, or 'best'. [default: the newest model_<it>.pt]")
+@click.option("--episodes", type=int, default=16, show_default=True,
+              help="Episodes from uniformly sampled start frames (plus one from the motion's start).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled start frames.")
+@click.option("--video", is_flag=True, help="Render the from-start episode with the reference as a ghost (videos/eval.mp4).")
+@pass_host
+def eval_command(host: PluginHost, run_dir: str, checkpoint: str | None, episodes: int, seed: int, video: bool) -> None:
+    """Run the deterministic policy of RUN_DIR (mean action, no noise, no randomisation).
+
+    One episode starts at the motion's first frame, --episodes more at
+    sampled frames; success rate, fall rate, MPKPE (world and root-relative),
+    joint, end-effector and anchor errors go to RUN_DIR/eval.json.
+    """
+    from ..evaluate import EVAL_FILE, evaluate_run
+
+    report = evaluate_run(host.registry, run_dir, checkpoint, episodes=episodes, seed=seed, video=video)
+    click.echo(f"checkpoint {report['checkpoint']} (iteration {report['iteration']})")
+    click.echo(metrics_table({g: report.get(g, {}) for g in ("from_start", "sampled", "overall")}))
+    if "video" in report:
+        click.echo(f"video: {report['video']}")
+    click.echo(f"[DONE] eval: {run_dir}/{EVAL_FILE}")
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    cli.add_command(eval_command)

@@ -1,0 +1,56 @@
+"""``primebot sim2sim RUN_DIR``: the exported ONNX in the torch-free deploy loop (sim2sim.json)."""
+
+from __future__ import annotations
+
+import click
+
+from ..cli import pass_host
+from ..errors import ExportError
+from ..hookspecs import hookimpl
+from ..plugins import PluginHost
+
+
+@click.command("sim2sim")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--mjcf", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Robot model to run on. [default: the run's robot as registered (Q1_XML applies)]")
+@click.option("--video", is_flag=True, help="Render the from-start episode with the reference ghost (videos/sim2sim.mp4).")
+@click.option("--strict", is_flag=True, help="Exit non-zero when a metric's gap to eval is beyond its threshold.")
+@pass_host
+def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: bool, strict: bool) -> None:
+    """Replay RUN_DIR/export/policy.onnx with numpy + mujoco + onnxruntime only.
+
+    Physics at 1 kHz with PD torques from the ONNX metadata, policy at 50 Hz,
+    no randomisation or noise, observations from sensed quantities. Starts
+    from eval.json's start frames; writes sim2sim.json with the metrics, their
+    difference from eval and a flag when a gap exceeds its threshold.
+    """
+    from ..commands.evaluate import metrics_table
+    from ..rundir import read_args
+    from ..sim2sim import SIM2SIM_FILE, sim2sim_run_dir
+
+    if mjcf is None:
+        robot = read_args(run_dir).get("config", {}).get("robot")
+        mjcf = str(host.registry.get("robots", robot).mjcf)
+    report = sim2sim_run_dir(run_dir, mjcf, video=video)
+    click.echo(f"loop: physics {report['loop']['physics_hz']:.0f} Hz, policy {report['loop']['policy_hz']:.0f} Hz, "
+               f"torque PD from ONNX metadata; model {mjcf}")
+    click.echo(metrics_table({g: report.get(g, {}) for g in ("from_start", "sampled")}))
+    for check in report["checks"]:
+        click.echo(f"check {check['name']}: {'ok' if check['ok'] else 'FAILED'} - {check['detail']}")
+    for line in report["gap_flags"]:
+        click.secho(f"GAP: {line}", fg="yellow")
+    if "video" in report:
+        click.echo(f"video: {report['video']}")
+    if not report["checks_passed"]:
+        failed = [c["name"] for c in report["checks"] if not c["ok"]]
+        raise ExportError(f"sim2sim checks failed: {', '.join(failed)} (see {run_dir}/{SIM2SIM_FILE})",
+                          fix="re-export the policy; check the metadata against the robot (docs/deploy.md)")
+    if strict and report["gap_flagged"]:
+        raise ExportError(f"sim2sim differs from eval beyond the thresholds: {'; '.join(report['gap_flags'])}")
+    click.echo(f"[DONE] sim2sim: {run_dir}/{SIM2SIM_FILE}" + (" (gap flagged)" if report["gap_flagged"] else ""))
+
+
+@hookimpl
+def register_commands(cli: click.Group) -> None:
+    cli.add_command(sim2sim_command)
