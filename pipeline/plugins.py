@@ -42,6 +42,8 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "commands.eval": "primebot.pipeline.commands.evaluate",
     "commands.export": "primebot.pipeline.commands.export",
     "commands.sim2sim": "primebot.pipeline.commands.sim2sim",
+    "commands.pipeline": "primebot.pipeline.commands.pipeline",
+    "stages.builtin": "primebot.plugins.stages.builtin",
 }
 
 REGISTER_HOOKS: dict[str, str] = {

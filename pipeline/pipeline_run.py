@@ -1,0 +1,487 @@
+"""Running the stages of one pipeline run, recording each in pipeline.json.
+
+``pipeline.json`` is rewritten atomically after every change, so whatever
+stops the process (a failure, Ctrl-C, SIGKILL, a power cut) leaves a record
+that says which stages finished. ``--resume`` reads it, keeps the finished
+stages and runs the rest; a stage that was running when the process died is
+run again (the train stage continues from its newest checkpoint).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .atomic import atomic_write_text
+from .errors import ConfigError, PrimebotError, UnknownNameError
+from .presets import PipelineSettings
+from .registry import Registry
+from .stages import (
+    Stage,
+    StageContext,
+    StageInterrupted,
+    StageSkipped,
+    normalize_result,
+    order_stages,
+)
+
+log = logging.getLogger(__name__)
+
+PIPELINE_FILE = "pipeline.json"
+LOG_FILE = "pipeline.log"
+LOCK_FILE = ".pipeline.lock"
+SCHEMA_VERSION = 1
+
+STATUSES = ("pending", "running", "done", "failed", "skipped", "interrupted")
+"""A stage's status. ``interrupted``: stopped by a signal, resumable."""
+
+INTERRUPTED_EXIT_CODE = 130
+
+
+def _now() -> str:
+    return dt.datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+@dataclass
+class StageRecord:
+    """One stage's line in pipeline.json."""
+
+    name: str
+    plugin: str = ""
+    description: str = ""
+    status: str = "pending"
+    reason: str = ""
+    """Why it was skipped, or why it did not run."""
+    started: str | None = None
+    finished: str | None = None
+    duration_s: float | None = None
+    """Seconds of the latest attempt."""
+    total_s: float = 0.0
+    """Seconds over every attempt (a resumed train stage adds up)."""
+    attempts: int = 0
+    outputs: dict[str, str] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    message: str = ""
+    warnings: list[str] = field(default_factory=list)
+    error: dict[str, Any] | None = None
+    """``{"type", "message", "fix", "exit_code"}`` of a failed stage."""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StageRecord:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+
+class PipelineRecord:
+    """pipeline.json of one run directory: settings, overall status and the stage records."""
+
+    def __init__(self, run_dir: Path, settings: PipelineSettings, stages: list[StageRecord]) -> None:
+        self.run_dir = run_dir
+        self.path = run_dir / PIPELINE_FILE
+        self.settings = settings
+        self.stages = stages
+        self.status = "pending"
+        self.created = _now()
+        self.history: list[dict[str, Any]] = []
+        self.report_error: str | None = None
+
+    def stage(self, name: str) -> StageRecord:
+        return next(record for record in self.stages if record.name == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_VERSION,
+            "primebot_version": __version__,
+            "status": self.status,
+            "created": self.created,
+            "updated": _now(),
+            "settings": self.settings.to_dict(),
+            "stages": [asdict(record) for record in self.stages],
+            "history": self.history,
+            "report_error": self.report_error,
+        }
+
+    def save(self) -> None:
+        """Rewrite pipeline.json atomically (a reader never sees half a file)."""
+        atomic_write_text(self.path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+
+    @classmethod
+    def load(cls, run_dir: Path) -> PipelineRecord:
+        """Read a run's pipeline.json; a missing or broken file names the run directory."""
+        path = run_dir / PIPELINE_FILE
+        if not path.is_file():
+            raise ConfigError(
+                f"{run_dir} has no {PIPELINE_FILE}: not a pipeline run directory",
+                fix="pass the directory printed by 'primebot pipeline run' (logs/<run-name>/<timestamp>)",
+            )
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{path} is unreadable: {exc}", fix="start a new run") from None
+        record = cls(run_dir, PipelineSettings.from_dict(data.get("settings", {})),
+                     [StageRecord.from_dict(item) for item in data.get("stages", [])])
+        record.status = data.get("status", "pending")
+        record.created = data.get("created", record.created)
+        record.history = list(data.get("history", []))
+        return record
+
+
+@dataclass
+class Selection:
+    """Which stages to run, from ``--from``/``--only``/``--skip``."""
+
+    from_stage: str | None = None
+    only: Sequence[str] = ()
+    skip: Sequence[str] = ()
+
+    def check(self, names: list[str]) -> None:
+        """Refuse unknown stage names and contradictory options."""
+        if self.from_stage and self.only:
+            raise ConfigError("--from and --only cannot be combined", fix="use one of them")
+        for option, values in (("--from", [self.from_stage] if self.from_stage else []),
+                               ("--only", self.only), ("--skip", self.skip)):
+            for value in values:
+                if value not in names:
+                    raise UnknownNameError(f"{option} {value!r}: no such stage; stages: {', '.join(names)}")
+
+    def why_not(self, name: str, names: list[str]) -> str:
+        """Empty when ``name`` is selected, else the reason it is not."""
+        if name in self.skip:
+            return "--skip"
+        if self.only and name not in self.only:
+            return "not in --only"
+        if self.from_stage and names.index(name) < names.index(self.from_stage):
+            return f"before --from {self.from_stage}"
+        return ""
+
+    def named(self, name: str, names: list[str]) -> bool:
+        """Whether the user asked for ``name`` explicitly (so it reruns even when done)."""
+        if name in self.only:
+            return True
+        return bool(self.from_stage) and names.index(name) >= names.index(self.from_stage)
+
+
+@dataclass
+class PipelineOutcome:
+    """How a pipeline run ended."""
+
+    run_dir: Path
+    status: str
+    """``done``, ``failed`` or ``interrupted``."""
+    exit_code: int
+    failed_stage: str | None = None
+    report: Path | None = None
+
+
+def ordered_stages(registry: Registry) -> list[tuple[Stage, str]]:
+    """The registered stages in run order, each with the plugin that registered it."""
+    owners = {reg.name: reg.plugin for reg in registry.registrations("stages")}
+    return [(stage, owners[stage.name]) for stage in order_stages(registry.items("stages").values(), owners)]
+
+
+class PipelineRunner:
+    """Runs the selected stages of one run directory in order, recording each step."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        record: PipelineRecord,
+        stages: list[tuple[Stage, str]],
+        *,
+        selection: Selection | None = None,
+        resume: bool = False,
+        echo: Callable[[str], None] = print,
+        write_report: Callable[[Path], Path] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.record = record
+        self.stages = stages
+        self.selection = selection or Selection()
+        self.resume = resume
+        self._echo = echo
+        self.write_report = write_report
+        self.names = [stage.name for stage, _ in stages]
+        self.selection.check(self.names)
+        self._log_fh = None
+
+    # -- output ----------------------------------------------------------------------
+    def echo(self, line: str) -> None:
+        """Print a progress line and keep it in pipeline.log."""
+        self._echo(line)
+        if self._log_fh is not None:
+            self._log_fh.write(line + "\n")
+            self._log_fh.flush()
+
+    # -- the run ---------------------------------------------------------------------
+    def run(self) -> PipelineOutcome:
+        """Run, record and report; never raises for a stage's failure (see the outcome)."""
+        record = self.record
+        with _run_lock(record.run_dir), self._log_file(), _sigterm_as_interrupt():
+            record.status = "running"
+            attempt = {"started": _now(), "argv": sys.argv[1:], "resume": self.resume}
+            record.history.append(attempt)
+            record.save()
+            self.echo(f"primebot pipeline: {record.run_dir}")
+            self.echo(self._plan_line())
+            status, exit_code, failed = "running", 0, None
+            try:
+                for position, (stage, plugin) in enumerate(self.stages, start=1):
+                    outcome = self._one_stage(position, stage, plugin)
+                    if outcome == "failed":
+                        status, failed = "failed", stage.name
+                        exit_code = record.stage(stage.name).error.get("exit_code", 1)
+                        break
+                    if outcome == "interrupted":
+                        status, exit_code, failed = "interrupted", INTERRUPTED_EXIT_CODE, stage.name
+                        break
+                else:
+                    status = "done"
+            except KeyboardInterrupt:  # between stages: nothing is half-done
+                status, exit_code = "interrupted", INTERRUPTED_EXIT_CODE
+            finally:
+                # "running" here means an unexpected error escaped: never leave the run looking alive.
+                record.status = "failed" if status == "running" else status
+                attempt["finished"] = _now()
+                attempt["status"] = record.status
+                record.save()
+            report = self._report()
+            self._summary(status, failed, report)
+        return PipelineOutcome(record.run_dir, status, exit_code, failed, report)
+
+    def _plan_line(self) -> str:
+        s = self.record.settings
+        device = s.device or "auto"
+        return (f"  motion {s.motion} | robot {s.robot or 'task default'} | task {s.task} | device {device} | "
+                f"preset {s.preset}: {s.num_envs} envs x {s.iterations} iterations, {s.eval_episodes} eval episodes, "
+                f"video {'on' if s.video else 'off'}")
+
+    def _context(self, stage: Stage, previous_status: str | None) -> StageContext:
+        done = [r for r in self.record.stages if r.status == "done"]
+        return StageContext(
+            run_dir=self.record.run_dir,
+            settings=self.record.settings,
+            registry=self.registry,
+            stage=stage.name,
+            outputs={r.name: dict(r.outputs) for r in done},
+            summaries={r.name: dict(r.summary) for r in done},
+            previous_status=previous_status,
+            echo=self.echo,
+        )
+
+    def _one_stage(self, position: int, stage: Stage, plugin: str) -> str:
+        record = self.record.stage(stage.name)
+        record.plugin, record.description = plugin, stage.description
+        head = f"[{position}/{len(self.stages)}] {stage.name}"
+        why_not = self.selection.why_not(stage.name, self.names)
+        if why_not:
+            if record.status != "done":
+                record.status, record.reason = "skipped", why_not
+            self.record.save()
+            self.echo(f"{head}: {'kept from the earlier run' if record.status == 'done' else 'skipped'} ({why_not})")
+            return record.status
+        if self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
+            self.echo(f"{head}: done earlier ({_seconds(record.duration_s)}), kept")
+            return "done"
+
+        previous = record.status if record.attempts else None
+        record.status, record.reason, record.error = "running", "", None
+        record.started, record.finished = _now(), None
+        record.outputs, record.summary, record.message, record.warnings = {}, {}, "", []
+        record.attempts += 1
+        self.record.save()
+        self.echo(f"{head}: {stage.description}" if stage.description else head)
+        ctx = self._context(stage, previous)
+        start = time.perf_counter()
+        try:
+            result = normalize_result(stage.run(ctx), stage.name)
+        except StageSkipped as exc:
+            self._finish(record, start, "skipped")
+            record.reason = str(exc)
+            record.warnings = [str(exc)]
+            self.record.save()
+            self.echo(f"      skipped: {exc}")
+            return "skipped"
+        except (KeyboardInterrupt, StageInterrupted) as exc:
+            self._finish(record, start, "interrupted")
+            record.reason = str(exc) or "interrupted (Ctrl-C / SIGTERM)"
+            self.record.save()
+            self.echo(f"      interrupted after {_seconds(record.duration_s)}; "
+                      f"resume with: primebot pipeline run --resume {self.record.run_dir}")
+            return "interrupted"
+        except Exception as exc:  # noqa: BLE001 - any stage failure is recorded, then reported
+            self._finish(record, start, "failed")
+            record.error = _error_dict(exc)
+            self.record.save()
+            self.echo(f"      FAILED after {_seconds(record.duration_s)}: {record.error['type']}: {record.error['message']}")
+            if record.error.get("fix"):
+                self.echo(f"      fix: {record.error['fix']}")
+            log.debug("stage %s failed", stage.name, exc_info=True)
+            return "failed"
+        self._finish(record, start, "done")
+        record.outputs, record.summary = dict(result.outputs), dict(result.summary)
+        record.message, record.warnings = result.message, list(result.warnings)
+        self.record.save()
+        for warning in result.warnings:
+            self.echo(f"      warning: {warning}")
+        self.echo(f"      done in {_seconds(record.duration_s)}" + (f": {result.message}" if result.message else ""))
+        return "done"
+
+    @staticmethod
+    def _finish(record: StageRecord, start: float, status: str) -> None:
+        record.status = status
+        record.finished = _now()
+        record.duration_s = round(time.perf_counter() - start, 3)
+        record.total_s = round(record.total_s + record.duration_s, 3)
+
+    def _report(self) -> Path | None:
+        if self.write_report is None:
+            return None
+        try:
+            path = self.write_report(self.record.run_dir)
+            self.record.report_error = None
+        except Exception as exc:  # noqa: BLE001 - a broken report must not hide the run's outcome
+            self.record.report_error = f"{type(exc).__name__}: {exc}"
+            self.echo(f"warning: report.html could not be written: {self.record.report_error}")
+            log.debug("report failed", exc_info=True)
+            path = None
+        self.record.save()
+        return path
+
+    def _summary(self, status: str, failed: str | None, report: Path | None) -> None:
+        self.echo("")
+        self.echo(f"{'stage':<12} {'status':<12} {'time':>9}  detail")
+        for r in self.record.stages:
+            detail = r.message or r.reason or (r.error or {}).get("message", "")
+            self.echo(f"{r.name:<12} {r.status:<12} {_seconds(r.duration_s):>9}  {detail.splitlines()[0] if detail else ''}")
+        self.echo(f"run directory: {self.record.run_dir}")
+        if report is not None:
+            self.echo(f"report:        {report}")
+        if status == "done":
+            self.echo("[DONE] pipeline")
+        elif status == "interrupted":
+            self.echo(f"[STOPPED] at {failed}; resume with: primebot pipeline run --resume {self.record.run_dir}")
+        else:
+            self.echo(f"[FAILED] at {failed}; after fixing, rerun with: "
+                      f"primebot pipeline run --resume {self.record.run_dir}")
+
+    @contextlib.contextmanager
+    def _log_file(self) -> Iterator[None]:
+        """Keep the progress lines and every log record of the run in pipeline.log."""
+        handler = logging.FileHandler(self.record.run_dir / LOG_FILE, encoding="utf-8")
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root = logging.getLogger()
+        root.addHandler(handler)
+        self._log_fh = handler.stream
+        try:
+            yield
+        finally:
+            self._log_fh = None
+            root.removeHandler(handler)
+            handler.close()
+
+
+def _error_dict(exc: BaseException) -> dict[str, Any]:
+    message = str(exc.args[0]) if isinstance(exc, PrimebotError) and exc.args else str(exc)
+    if isinstance(exc, PrimebotError) and exc.fix:
+        message = message.split("\n  fix: ")[0]
+    return {
+        "type": type(exc).__name__,
+        "message": message or repr(exc),
+        "fix": getattr(exc, "fix", None),
+        "exit_code": exc.exit_code if isinstance(exc, PrimebotError) else 1,
+        "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]),
+    }
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value < 60:
+        return f"{value:.1f}s"
+    minutes, seconds = divmod(int(round(value)), 60)
+    return f"{minutes}m{seconds:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
+
+
+@contextlib.contextmanager
+def _run_lock(run_dir: Path) -> Iterator[None]:
+    """One pipeline process per run directory; a lock left by a killed process is taken over."""
+    path = run_dir / LOCK_FILE
+    if path.is_file():
+        try:
+            pid = int(path.read_text().strip() or 0)
+        except (OSError, ValueError):
+            pid = 0
+        if pid and pid != os.getpid() and _alive(pid):
+            raise ConfigError(
+                f"{run_dir} is in use by another primebot pipeline (pid {pid})",
+                fix=f"wait for it, or stop it (kill -INT {pid}) and resume",
+            )
+    path.write_text(str(os.getpid()))
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops a stage like Ctrl-C does (recorded as interrupted, resumable)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt("SIGTERM")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def new_record(run_dir: Path, settings: PipelineSettings, stages: list[tuple[Stage, str]]) -> PipelineRecord:
+    """A fresh pipeline.json for ``run_dir`` with every stage pending."""
+    return PipelineRecord(run_dir, settings, [
+        StageRecord(stage.name, plugin, stage.description) for stage, plugin in stages
+    ])
+
+
+def resumed_record(run_dir: Path, stages: list[tuple[Stage, str]]) -> PipelineRecord:
+    """The run's pipeline.json with its stages matched to the ones registered now.
+
+    A stage a newly installed plugin adds starts pending; a stage whose
+    plugin is gone is dropped from the record (with a warning).
+    """
+    record = PipelineRecord.load(run_dir)
+    old = {r.name: r for r in record.stages}
+    merged = []
+    for stage, plugin in stages:
+        merged.append(old.pop(stage.name, None) or StageRecord(stage.name, plugin, stage.description))
+    for name in old:
+        log.warning("stage %r of %s is no longer registered; dropped from pipeline.json", name, run_dir)
+    record.stages = merged
+    return record

@@ -1,0 +1,386 @@
+"""report.html: one self-contained page per run (stages, metrics, curves, videos).
+
+Everything the page shows is a file of the run directory, linked by a
+relative path: the training curves are PNGs rendered here with matplotlib
+from train.csv into ``report/``, the videos are the ``videos/`` files the
+stages wrote. No script, font or style is fetched from the network, so the
+page opens from a copied or archived run directory as it does in place.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import json
+import logging
+import math
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from . import __version__
+from .atomic import atomic_path, atomic_write_text
+from .rundir import CSV_FILE
+from .training_log import read_csv_rows
+
+log = logging.getLogger(__name__)
+
+REPORT_FILE = "report.html"
+PLOT_DIR = "report"
+VIDEO_SUFFIXES = (".mp4", ".webm", ".ogv", ".mov")
+
+TARGETS = {"success_rate": (">=", 0.9), "mpkpe": ("<=", 0.08)}
+"""The out-of-box goal for a tracked motion (issue 7): sim2sim success ≥ 0.9, MPKPE ≤ 0.08 m."""
+
+CARD_METRICS = (
+    ("success_rate", "success rate", "{:.0%}", ""),
+    ("mpkpe", "MPKPE", "{:.3f}", "m, mean body position error"),
+    ("mpkpe_root_relative", "MPKPE root-relative", "{:.3f}", "m"),
+    ("joint_pos_error", "joint position error", "{:.3f}", "rad"),
+    ("ee_pos_error", "end-effector error", "{:.3f}", "m"),
+    ("fall_rate", "fall rate", "{:.0%}", ""),
+)
+"""(key suffix, label, format, unit note) of the metric cards, looked up in sim2sim then eval."""
+
+NON_TERM_EPISODE_KEYS = {"episode/finished", "episode/length", "episode/return"}
+
+
+# -- reading the run directory ------------------------------------------------------
+def _read_json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        log.warning("report: %s is unreadable (%s)", path, exc)
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def flatten_metrics(data: Any, prefix: str = "") -> dict[str, float]:
+    """Numeric leaves of a JSON document as ``{"a/b": value}`` (booleans and strings dropped)."""
+    out: dict[str, float] = {}
+    if isinstance(data, dict):
+        for key, value in data.items():
+            out.update(flatten_metrics(value, f"{prefix}{key}/"))
+    elif isinstance(data, (int, float)) and not isinstance(data, bool):
+        out[prefix.rstrip("/")] = float(data)
+    return out
+
+
+def _find_metric(metrics: dict[str, float], suffix: str) -> float | None:
+    """The metric named ``suffix``, preferring the shortest path (``metrics/mpkpe`` over ``per_body/…/mpkpe``)."""
+    hits = [k for k in metrics if k == suffix or k.endswith("/" + suffix)]
+    if not hits:
+        return None
+    return metrics[min(hits, key=lambda k: (k.count("/"), len(k)))]
+
+
+def _csv_series(rows: list[dict[str, str]], key: str) -> tuple[list[float], list[float]]:
+    xs, ys = [], []
+    for i, row in enumerate(rows):
+        value = row.get(key)
+        if value in (None, ""):
+            continue
+        try:
+            y = float(value)
+        except ValueError:
+            continue
+        if not math.isfinite(y):
+            continue
+        xs.append(float(row.get("iteration") or i + 1))
+        ys.append(y)
+    return xs, ys
+
+
+# -- training curves ----------------------------------------------------------------
+def curve_specs(header: list[str]) -> list[tuple[str, str, list[str], str]]:
+    """(file stem, title, columns, y label) of each curve train.csv can give."""
+    terms = [k for k in header if k.startswith("episode/") and k not in NON_TERM_EPISODE_KEYS]
+    terminations = [k for k in header if k.startswith("terminations/")]
+    specs = [
+        ("reward", "Reward", ["reward_mean", "episode_return"], "reward"),
+        ("reward_terms", "Reward terms (per-episode sums)", terms, "sum over episode"),
+        ("episode_length", "Episode length", ["episode_length"], "steps"),
+        ("losses", "Losses", ["loss_surrogate", "loss_value", "entropy"], "loss"),
+        ("optimizer", "Learning rate, action std, KL", ["learning_rate", "action_std", "approx_kl"], ""),
+        ("terminations", "Terminations per iteration", terminations, "envs"),
+        ("throughput", "Throughput", ["sps"], "env steps / s"),
+    ]
+    return [(stem, title, [c for c in cols if c in header], ylabel) for stem, title, cols, ylabel in specs
+            if any(c in header for c in cols)]
+
+
+def render_curves(run_dir: Path) -> list[tuple[str, str]]:
+    """Draw one PNG per curve group into ``report/``; returns (relative path, title) pairs."""
+    csv_path = run_dir / CSV_FILE
+    if not csv_path.is_file():
+        return []
+    header, rows = read_csv_rows(csv_path)
+    if not rows:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    out = []
+    for stem, title, columns, ylabel in curve_specs(header):
+        fig, ax = plt.subplots(figsize=(6.4, 3.4), dpi=100, constrained_layout=True)
+        drawn = False
+        log_scale = stem == "optimizer"
+        for column in columns:
+            xs, ys = _csv_series(rows, column)
+            if not xs:
+                continue
+            label = column.removeprefix("episode/").removeprefix("terminations/")
+            ax.plot(xs, ys, label=label, linewidth=1.4, marker="o" if len(xs) < 8 else None, markersize=3)
+            drawn = True
+            log_scale = log_scale and min(ys) > 0
+        if not drawn:
+            plt.close(fig)
+            continue
+        if log_scale:
+            ax.set_yscale("log")
+        ax.set_title(title, fontsize=11, loc="left")
+        ax.set_xlabel("iteration", fontsize=9)
+        if ylabel:
+            ax.set_ylabel(ylabel, fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.25)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        ax.legend(fontsize=7, frameon=False, ncol=2 if len(columns) > 4 else 1)
+        relative = f"{PLOT_DIR}/{stem}.png"
+        with atomic_path(run_dir / relative) as tmp:
+            fig.savefig(tmp, format="png")
+        plt.close(fig)
+        out.append((relative, title))
+    return out
+
+
+# -- HTML pieces --------------------------------------------------------------------
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _href(relative: str) -> str:
+    """A relative URL for a run-directory path (percent-encodes spaces and non-ASCII names)."""
+    from urllib.parse import quote
+
+    return quote(relative.replace("\\", "/"))
+
+
+def _seconds(value: float | None) -> str:
+    if value is None:
+        return "–"
+    if value < 60:
+        return f"{value:.1f} s"
+    minutes, seconds = divmod(int(round(value)), 60)
+    return f"{minutes} min {seconds:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def _format_value(value: float) -> str:
+    if value == int(value) and abs(value) < 1e6:
+        return str(int(value))
+    return f"{value:.4g}"
+
+
+def _facts(pipeline: dict[str, Any]) -> str:
+    s = pipeline.get("settings", {})
+    total = sum((r.get("total_s") or 0.0) for r in pipeline.get("stages", []))
+    device = next((r.get("summary", {}).get("device") for r in pipeline.get("stages", [])
+                   if r.get("summary", {}).get("device")), None) or s.get("device") or "auto"
+    items = [
+        ("motion", s.get("motion", "?")), ("robot", s.get("robot") or "task default"), ("task", s.get("task", "?")),
+        ("device", device), ("preset", s.get("preset", "?")),
+        ("training", f"{s.get('num_envs', '?')} envs × {s.get('iterations', '?')} it × {s.get('steps_per_env', '?')} steps"),
+        ("stage time", _seconds(total)), ("started", pipeline.get("created", "?")),
+    ]
+    return "".join(f"<div>{_e(k)} <b>{_e(v)}</b></div>" for k, v in items)
+
+
+def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float]) -> str:
+    cards = []
+    for key, label, fmt, note in CARD_METRICS:
+        for source, metrics in (("sim2sim", sim_metrics), ("evaluate", eval_metrics)):
+            value = _find_metric(metrics, key)
+            if value is None:
+                continue
+            css = ""
+            target = TARGETS.get(key)
+            if target is not None:
+                op, bound = target
+                ok = value >= bound if op == ">=" else value <= bound
+                css = " pass" if ok else " fail"
+                note_text = f"{note + ', ' if note else ''}target {op.replace('>=', '≥').replace('<=', '≤')} {bound:g}"
+            else:
+                note_text = note
+            cards.append(
+                f'<div class="card{css}"><div class="label">{_e(label)} · {source}</div>'
+                f'<div class="value">{_e(fmt.format(value))}</div><div class="note">{_e(note_text)}</div></div>'
+            )
+    if not cards:
+        return '<p class="empty">No evaluation yet: eval.json and sim2sim.json appear after the evaluate and sim2sim stages.</p>'
+    return '<div class="cards">' + "".join(cards) + "</div>"
+
+
+def _stage_rows(pipeline: dict[str, Any]) -> str:
+    rows = []
+    for i, r in enumerate(pipeline.get("stages", []), start=1):
+        status = r.get("status", "pending")
+        outputs = " ".join(
+            f'<a href="{_href(path)}"><code>{_e(label)}</code></a>' for label, path in (r.get("outputs") or {}).items()
+        )
+        detail = [f"<div>{_e(r['message'])}</div>"] if r.get("message") else []
+        if r.get("summary"):
+            facts = ", ".join(f"{k} {v}" for k, v in r["summary"].items() if not isinstance(v, (dict, list)))
+            if facts:
+                detail.append(f'<div class="detail">{_e(facts)}</div>')
+        if r.get("reason") and status != "done":
+            detail.append(f'<div class="detail">{_e(r["reason"])}</div>')
+        for warning in r.get("warnings") or []:
+            if warning != r.get("reason"):
+                detail.append(f'<div class="detail">⚠ {_e(warning)}</div>')
+        error = r.get("error")
+        if error:
+            detail.append(f'<div class="error"><b>{_e(error.get("type", "error"))}</b>: <pre>{_e(error.get("message", ""))}</pre></div>')
+            if error.get("fix"):
+                detail.append(f'<div class="fix">fix: {_e(error["fix"])}</div>')
+        attempts = r.get("attempts") or 0
+        time_cell = _seconds(r.get("duration_s"))
+        if attempts > 1:
+            time_cell += f"<br><span class='detail'>{attempts} attempts, {_seconds(r.get('total_s'))}</span>"
+        rows.append(
+            f"      <tr><td>{i}</td><td><b>{_e(r.get('name'))}</b><br><span class='detail'>{_e(r.get('description', ''))}</span></td>"
+            f'<td><span class="pill {_e(status)}">{_e(status)}</span></td><td class="num">{time_cell}</td>'
+            f"<td>{outputs}</td><td>{''.join(detail)}</td></tr>"
+        )
+    return "\n".join(rows)
+
+
+def _train_facts(run_dir: Path) -> str:
+    csv_path = run_dir / CSV_FILE
+    if not csv_path.is_file():
+        return ""
+    _, rows = read_csv_rows(csv_path)
+    if not rows:
+        return ""
+    last = rows[-1]
+    parts = [f"{len(rows)} iterations logged"]
+    for key, label in (("episode_return", "last episode return"), ("episode_length", "episode length"),
+                       ("sps", "env steps/s"), ("elapsed_s", "training time")):
+        value = last.get(key)
+        if value not in (None, ""):
+            number = float(value)
+            parts.append(f"{label} {_seconds(number) if key == 'elapsed_s' else f'{number:,.1f}'}")
+    return f'<p class="detail">{_e(" · ".join(parts))}</p>'
+
+
+def _plots(curves: list[tuple[str, str]]) -> str:
+    if not curves:
+        return '    <p class="empty">No training curves yet: train.csv appears when the train stage runs.</p>'
+    return "\n".join(
+        f'    <figure><img src="{_href(path)}" alt="{_e(title)}"></figure>' for path, title in curves
+    )
+
+
+def find_videos(run_dir: Path, pipeline: dict[str, Any]) -> list[tuple[str, str]]:
+    """(relative path, caption) of every video: those stages recorded first, then others in videos/."""
+    found: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for r in pipeline.get("stages", []):
+        for label, path in (r.get("outputs") or {}).items():
+            if Path(path).suffix.lower() in VIDEO_SUFFIXES and (run_dir / path).is_file() and path not in seen:
+                seen.add(path)
+                found.append((path, f"{r.get('name')}: {label}"))
+    videos_dir = run_dir / "videos"
+    if videos_dir.is_dir():
+        for file in sorted(videos_dir.rglob("*")):
+            relative = file.relative_to(run_dir).as_posix()
+            if file.suffix.lower() in VIDEO_SUFFIXES and relative not in seen:
+                seen.add(relative)
+                found.append((relative, file.stem))
+    return found
+
+
+def _videos(videos: list[tuple[str, str]]) -> str:
+    if not videos:
+        return '    <p class="empty">No videos: they are rendered when the preset enables video and OpenGL (EGL/OSMesa) is available.</p>'
+    mime = {".mp4": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg", ".mov": "video/quicktime"}
+    return "\n".join(
+        f'    <figure><video controls muted loop preload="metadata" src="{_href(path)}" '
+        f'type="{mime.get(Path(path).suffix.lower(), "video/mp4")}"></video><figcaption>{_e(caption)} · '
+        f'<a href="{_href(path)}"><code>{_e(path)}</code></a></figcaption></figure>'
+        for path, caption in videos
+    )
+
+
+def _metric_tables(eval_metrics: dict[str, float], sim_metrics: dict[str, float]) -> str:
+    keys = list(dict.fromkeys([*eval_metrics, *sim_metrics]))
+    if not keys:
+        return '  <p class="empty">No metrics yet.</p>'
+    rows = []
+    for key in keys:
+        a, b = eval_metrics.get(key), sim_metrics.get(key)
+        gap = _format_value(b - a) if a is not None and b is not None else ""
+        rows.append(
+            f"    <tr><td><code>{_e(key)}</code></td><td class='num'>{'' if a is None else _format_value(a)}</td>"
+            f"<td class='num'>{'' if b is None else _format_value(b)}</td><td class='num'>{gap}</td></tr>"
+        )
+    return ("  <table><thead><tr><th>metric</th><th class='num'>evaluate (eval.json)</th>"
+            "<th class='num'>sim2sim (sim2sim.json)</th><th class='num'>sim2sim − evaluate</th></tr></thead>"
+            "<tbody>\n" + "\n".join(rows) + "\n  </tbody></table>")
+
+
+def _files(run_dir: Path) -> str:
+    names = ["pipeline.json", "pipeline.log", "args.yaml", CSV_FILE, "model_best.pt", "eval.json", "sim2sim.json",
+             "export/policy.onnx", "export/deploy.yaml"]
+    checkpoints = sorted(run_dir.glob("model_*.pt"), key=lambda p: p.stat().st_mtime)
+    if checkpoints and checkpoints[-1].name != "model_best.pt":
+        names.insert(5, checkpoints[-1].name)
+    present = [name for name in names if (run_dir / name).is_file()]
+    if not present:
+        return '<p class="empty">No files yet.</p>'
+    return " · ".join(f'<a href="{_href(name)}"><code>{_e(name)}</code></a>' for name in present)
+
+
+def _template() -> Template:
+    text = resources.files("primebot.pipeline").joinpath("templates/report.html").read_text(encoding="utf-8")
+    return Template(text)
+
+
+def write_report(run_dir: str | Path) -> Path:
+    """Render ``report.html`` (and its curve PNGs) for ``run_dir`` from the files there; returns its path."""
+    run_dir = Path(run_dir)
+    pipeline = _read_json(run_dir / "pipeline.json") or {"stages": [], "settings": {}}
+    eval_metrics = flatten_metrics(_read_json(run_dir / "eval.json") or {})
+    sim_metrics = flatten_metrics(_read_json(run_dir / "sim2sim.json") or {})
+    curves = render_curves(run_dir)
+    status = pipeline.get("status", "pending")
+    failed = next((r for r in pipeline.get("stages", []) if r.get("status") in ("failed", "interrupted")), None)
+    note = ""
+    if failed is not None:
+        note = f'<span class="detail">stopped at <b>{_e(failed.get("name"))}</b>: resume with ' \
+               f'<code>primebot pipeline run --resume {_e(run_dir)}</code></span>'
+    motion = Path(pipeline.get("settings", {}).get("motion", "") or "run").stem
+    page = _template().substitute(
+        title=_e(f"primebot · {motion}"),
+        version=_e(__version__),
+        run_dir=_e(run_dir),
+        status=_e(status),
+        status_note=note,
+        facts=_facts(pipeline),
+        cards=_cards(eval_metrics, sim_metrics),
+        stage_rows=_stage_rows(pipeline),
+        train_facts=_train_facts(run_dir),
+        plots=_plots(curves),
+        videos=_videos(find_videos(run_dir, pipeline)),
+        metric_tables=_metric_tables(eval_metrics, sim_metrics),
+        files=_files(run_dir),
+        generated=_e(dt.datetime.now().astimezone().isoformat(timespec="seconds")),
+    )
+    path = run_dir / REPORT_FILE
+    atomic_write_text(path, page)
+    return path

@@ -1,0 +1,1 @@
+"""Built-in pipeline stages, registered through ``register_stages`` like any plugin's."""

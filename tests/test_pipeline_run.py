@@ -1,0 +1,341 @@
+"""The pipeline framework: pipeline.json, exit codes, selection, plugin stages, resume after a kill.
+
+The built-in stages are disabled here and replaced, through the same
+``register_stages`` hook, by a test plugin whose stages write a file, fail
+or skip on request (``FAKE_FAIL=<stage>``, ``FAKE_SKIP=<stage>``) and whose
+``train`` loops with a checkpoint file, so the framework is tested without
+waiting for real training. The subprocess tests install the plugin as a real
+entry-point distribution and kill a real ``primebot pipeline run``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from primebot.pipeline.cli import build_cli
+from primebot.pipeline.plugins import load_plugins
+
+STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
+DISABLE_BUILTINS = {"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}
+
+FAKE_STAGES = '''
+import os, time
+from primebot.pipeline.errors import DeviceUnavailableError, ExportError, MotionError, NonFiniteError
+from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.stages import Stage, StageInterrupted, StageResult, StageSkipped
+
+NAMES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
+ERRORS = {
+    "validate": lambda: MotionError("motion.npz: key 'joint_pos' frame 12 column 3 is NaN", fix="re-export the motion"),
+    "smoke": lambda: DeviceUnavailableError("device 'cuda' is not available", fix="pip install torch with CUDA"),
+    "train": lambda: NonFiniteError("non-finite loss at iteration 3", fix="lower the learning rate"),
+    "export": lambda: ExportError("onnxruntime differs from PyTorch by 3e-3"),
+}
+
+def _train(ctx):
+    ckpt = ctx.path("ckpt.txt")
+    start = int(ckpt.read_text()) if ctx.resuming and ckpt.exists() else 0
+    with open(ctx.path("train_starts.txt"), "a") as fh:
+        fh.write(f"{start}\\n")
+    total = int(os.environ.get("FAKE_TRAIN_ITERS", "3"))
+    try:
+        for it in range(start + 1, total + 1):
+            time.sleep(float(os.environ.get("FAKE_TRAIN_SLEEP", "0")))
+            ckpt.write_text(str(it))
+    except KeyboardInterrupt:
+        raise StageInterrupted(f"SIGINT at iteration {ckpt.read_text()}") from None
+    return StageResult(outputs={"checkpoint": "ckpt.txt"}, summary={"iterations": total, "device": "cpu"})
+
+def _make(name):
+    def run(ctx):
+        with open(ctx.path("calls.txt"), "a") as fh:
+            fh.write(name + "\\n")
+        if os.environ.get("FAKE_FAIL") == name:
+            raise ERRORS.get(name, lambda: RuntimeError(f"{name} broke"))()
+        if os.environ.get("FAKE_SKIP") == name:
+            raise StageSkipped("no OpenGL for the video", fix="apt-get install libegl1")
+        if name == "train":
+            return _train(ctx)
+        ctx.path(f"{name}.txt").write_text(name)
+        return StageResult(outputs={name: f"{name}.txt"}, summary={"seen": sorted(ctx.outputs)}, message=f"{name} ok")
+    return run
+
+@hookimpl
+def register_stages(register):
+    previous = ()
+    for name in NAMES:
+        register(Stage(name, _make(name), after=previous, description=f"fake {name}"))
+        previous = (name,)
+'''
+
+
+@pytest.fixture
+def fake_site(make_distribution):
+    """The fake stages installed as the entry-point plugin ``fake-stages``."""
+    return make_distribution("fake-stages", "fake_pipeline_stages", FAKE_STAGES)
+
+
+@pytest.fixture
+def run_cli(fake_site, clean_env, tmp_path):
+    """Invoke ``primebot pipeline …`` in-process with the fake stages (built-in stages disabled)."""
+
+    def invoke(*args: str, env: dict[str, str] | None = None, extra=()):
+        for key, value in (env or {}).items():
+            clean_env.setenv(key, value)
+        host = load_plugins(environ=DISABLE_BUILTINS, extra=extra)
+        result = CliRunner().invoke(build_cli(host), ["pipeline", *args], catch_exceptions=False)
+        return result
+
+    return invoke
+
+
+def only_run_dir(log_dir: Path) -> Path:
+    dirs = [p.parent for p in log_dir.rglob("pipeline.json")]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def read_pipeline(run_dir: Path) -> dict:
+    return json.loads((run_dir / "pipeline.json").read_text(encoding="utf-8"))
+
+
+def statuses(doc: dict) -> dict[str, str]:
+    return {stage["name"]: stage["status"] for stage in doc["stages"]}
+
+
+def calls(run_dir: Path) -> list[str]:
+    path = run_dir / "calls.txt"
+    return path.read_text().split() if path.exists() else []
+
+
+def test_a_successful_run_records_every_stage_done_with_outputs_and_exits_zero(run_cli, tmp_path):
+    result = run_cli("run", "motions/wave.npz", "--preset", "quick", "--log-dir", str(tmp_path / "logs"))
+    assert result.exit_code == 0, result.output
+    run_dir = only_run_dir(tmp_path / "logs")
+    assert run_dir.parent.name == "wave"  # logs/<motion stem>/<timestamp>/
+    doc = read_pipeline(run_dir)
+    assert doc["status"] == "done"
+    assert statuses(doc) == dict.fromkeys(STAGES, "done")
+    assert calls(run_dir) == STAGES
+    export = next(s for s in doc["stages"] if s["name"] == "export")
+    assert export["outputs"] == {"export": "export.txt"}
+    assert export["summary"]["seen"] == sorted(set(STAGES) - {"export", "sim2sim"})
+    assert export["duration_s"] >= 0 and export["attempts"] == 1 and export["plugin"] == "fake-stages"
+    assert doc["settings"]["preset"] == "quick" and doc["settings"]["iterations"] == 20
+    assert "[7/7] sim2sim: fake sim2sim" in result.output and "[DONE] pipeline" in result.output
+    assert (run_dir / "report.html").is_file()
+    assert "[7/7] sim2sim" in (run_dir / "pipeline.log").read_text(encoding="utf-8")
+    assert not (run_dir / ".pipeline.lock").exists()
+
+
+EXPECTED_FAILURES = {
+    "validate": ("MotionError", 5),
+    "replay": ("RuntimeError", 1),
+    "smoke": ("DeviceUnavailableError", 4),
+    "train": ("NonFiniteError", 7),
+    "evaluate": ("RuntimeError", 1),
+    "export": ("ExportError", 8),
+    "sim2sim": ("RuntimeError", 1),
+}
+
+
+@pytest.mark.parametrize("failing", STAGES)
+def test_a_failing_stage_stops_the_run_with_its_error_and_exit_code(run_cli, tmp_path, failing):
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"), env={"FAKE_FAIL": failing})
+    error_type, exit_code = EXPECTED_FAILURES[failing]
+    assert result.exit_code == exit_code, result.output
+    run_dir = only_run_dir(tmp_path / "logs")
+    doc = read_pipeline(run_dir)
+    k = STAGES.index(failing)
+    assert doc["status"] == "failed"
+    assert statuses(doc) == {**dict.fromkeys(STAGES[:k], "done"), failing: "failed",
+                             **dict.fromkeys(STAGES[k + 1:], "pending")}
+    error = doc["stages"][k]["error"]
+    assert error["type"] == error_type and error["exit_code"] == exit_code
+    assert calls(run_dir) == STAGES[: k + 1]
+    assert f"[FAILED] at {failing}" in result.output
+    if failing == "validate":
+        assert "frame 12 column 3" in error["message"] and error["fix"] == "re-export the motion"
+        assert "fix: re-export the motion" in result.output
+
+
+def test_a_skipped_stage_records_its_reason_and_later_stages_still_run(run_cli, tmp_path):
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"), env={"FAKE_SKIP": "replay"})
+    assert result.exit_code == 0, result.output
+    doc = read_pipeline(only_run_dir(tmp_path / "logs"))
+    replay = doc["stages"][1]
+    assert replay["status"] == "skipped"
+    assert "no OpenGL" in replay["reason"] and "libegl1" in replay["reason"]
+    assert statuses(doc) == {**dict.fromkeys(STAGES, "done"), "replay": "skipped"}
+    assert doc["status"] == "done"
+
+
+def test_only_and_skip_and_from_select_stages(run_cli, tmp_path):
+    logs = tmp_path / "a"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--only", "smoke", "--only", "export").exit_code == 0
+    run_dir = only_run_dir(logs)
+    assert calls(run_dir) == ["smoke", "export"]
+    doc = read_pipeline(run_dir)
+    assert doc["stages"][0]["status"] == "skipped" and doc["stages"][0]["reason"] == "not in --only"
+
+    logs = tmp_path / "b"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--skip", "replay", "--skip", "sim2sim").exit_code == 0
+    assert calls(only_run_dir(logs)) == ["validate", "smoke", "train", "evaluate", "export"]
+
+    logs = tmp_path / "c"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--from", "evaluate").exit_code == 0
+    run_dir = only_run_dir(logs)
+    assert calls(run_dir) == ["evaluate", "export", "sim2sim"]
+    assert read_pipeline(run_dir)["stages"][3]["reason"] == "before --from evaluate"
+
+
+def test_unknown_stage_names_and_contradictory_options_are_refused(run_cli, tmp_path):
+    from primebot.pipeline.errors import ConfigError, UnknownNameError
+    from primebot.pipeline.pipeline_run import Selection
+
+    with pytest.raises(UnknownNameError, match=r"--skip 'trian': no such stage; stages: validate, train"):
+        Selection(skip=("trian",)).check(["validate", "train"])
+    with pytest.raises(ConfigError, match="--from and --only cannot be combined"):
+        Selection(from_stage="train", only=("train",)).check(["validate", "train"])
+    with pytest.raises(UnknownNameError):
+        run_cli("run", "m.npz", "--log-dir", str(tmp_path), "--only", "tensorrt")
+    assert not list(tmp_path.rglob("pipeline.json"))  # refused before anything ran
+
+
+def test_resume_after_a_failure_keeps_finished_stages_and_retries_the_failed_one(run_cli, tmp_path):
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs), env={"FAKE_FAIL": "evaluate"}).exit_code == 1
+    run_dir = only_run_dir(logs)
+    result = run_cli("run", "--resume", str(run_dir), env={"FAKE_FAIL": ""})
+    assert result.exit_code == 0, result.output
+    doc = read_pipeline(run_dir)
+    assert statuses(doc) == dict.fromkeys(STAGES, "done")
+    assert calls(run_dir) == [*STAGES[:5], "evaluate", "export", "sim2sim"]
+    evaluate = doc["stages"][4]
+    assert evaluate["attempts"] == 2 and evaluate["error"] is None
+    assert [h["status"] for h in doc["history"]] == ["failed", "done"]
+    assert "done earlier" in result.output
+
+
+def test_resume_refuses_to_change_the_run_settings(run_cli, tmp_path):
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--only", "validate").exit_code == 0
+    run_dir = only_run_dir(logs)
+    from primebot.pipeline.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="cannot change --num-envs"):
+        run_cli("run", "--resume", str(run_dir), "--num-envs", "8")
+    result = run_cli("run", "--resume", str(run_dir), "--iterations", "50", "--only", "train")
+    assert result.exit_code == 0, result.output
+    assert read_pipeline(run_dir)["settings"]["iterations"] == 50
+
+
+class _TensorRTPlugin:
+    """A third-party stage after export, and one squeezed in before train."""
+
+    def __init__(self):
+        from primebot.pipeline.hookspecs import hookimpl
+        from primebot.pipeline.stages import Stage, StageResult
+
+        def tensorrt(ctx):
+            onnx = ctx.output("export", "export")
+            assert onnx is not None and onnx.read_text() == "export"
+            (ctx.run_dir / "policy.engine").write_text("engine")
+            return StageResult(outputs={"engine": "policy.engine"}, message="converted")
+
+        def lint(ctx):
+            assert "validate" in ctx.outputs and "train" not in ctx.outputs
+
+        class Hooks:
+            @hookimpl
+            def register_stages(self, register):
+                register(Stage("tensorrt", tensorrt, after=("export",), description="ONNX → TensorRT"))
+                register(Stage("lint", lint, after=("validate",), before=("train",)))
+
+        self.hooks = Hooks()
+
+
+def test_a_stage_added_by_a_plugin_runs_in_its_place(run_cli, tmp_path):
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path), extra=[("acme-trt", _TensorRTPlugin().hooks)])
+    assert result.exit_code == 0, result.output
+    run_dir = only_run_dir(tmp_path)
+    doc = read_pipeline(run_dir)
+    order = [s["name"] for s in doc["stages"]]
+    assert order == ["validate", "replay", "smoke", "lint", "train", "evaluate", "export", "sim2sim", "tensorrt"]
+    trt = doc["stages"][-1]
+    assert trt["status"] == "done" and trt["plugin"] == "acme-trt" and trt["outputs"] == {"engine": "policy.engine"}
+    assert (run_dir / "policy.engine").read_text() == "engine"
+
+
+def test_pipeline_stages_lists_the_order_and_plugins(run_cli):
+    result = run_cli("stages", extra=[("acme-trt", _TensorRTPlugin().hooks)])
+    assert result.exit_code == 0, result.output
+    lines = [line.split() for line in result.output.splitlines()[1:]]
+    assert [cols[1] for cols in lines] == ["validate", "replay", "smoke", "lint", "train", "evaluate", "export",
+                                          "sim2sim", "tensorrt"]
+    assert lines[-1][2] == "acme-trt" and lines[0][2] == "fake-stages"
+
+
+# -- a real process, really killed ----------------------------------------------------
+def _start(site: Path, args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
+    environ = {k: v for k, v in os.environ.items() if k not in ("PRIMEBOT_DEVICE", "FAKE_FAIL", "FAKE_SKIP")}
+    environ.update(PYTHONPATH=str(site), **DISABLE_BUILTINS, **env)
+    return subprocess.Popen([sys.executable, "-m", "primebot.pipeline", "pipeline", "run", *args], cwd=cwd, env=environ,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for_training(log_dir: Path, proc: subprocess.Popen, at_least: int = 3) -> Path:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ckpts = list(log_dir.rglob("ckpt.txt"))
+        if ckpts and ckpts[0].read_text().strip().isdigit() and int(ckpts[0].read_text()) >= at_least:
+            return ckpts[0].parent
+        assert proc.poll() is None, proc.communicate()[0]
+        time.sleep(0.05)
+    proc.kill()
+    raise AssertionError("training never started: " + proc.communicate()[0])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
+def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(fake_site, tmp_path, sig):
+    logs = tmp_path / "logs"
+    proc = _start(fake_site, ["m.npz", "--log-dir", str(logs)], tmp_path, FAKE_TRAIN_ITERS="100000",
+                  FAKE_TRAIN_SLEEP="0.02")
+    run_dir = _wait_for_training(logs, proc)
+    proc.send_signal(sig)
+    output, _ = proc.communicate(timeout=60)
+    doc = read_pipeline(run_dir)
+    done_before = STAGES[:3]
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, output
+        assert doc["status"] == "interrupted"
+        assert doc["stages"][3]["status"] == "interrupted" and "SIGINT" in doc["stages"][3]["reason"]
+        assert "resume with: primebot pipeline run --resume" in output
+        assert (run_dir / "report.html").is_file()
+    else:
+        assert proc.returncode == -signal.SIGKILL
+        assert doc["status"] == "running" and doc["stages"][3]["status"] == "running"
+        assert (run_dir / ".pipeline.lock").exists()  # left behind; the resume takes it over
+    assert statuses(doc) == {**dict.fromkeys(done_before, "done"), "train": doc["stages"][3]["status"],
+                             **dict.fromkeys(STAGES[4:], "pending")}
+    stopped_at = int((run_dir / "ckpt.txt").read_text())
+
+    proc = _start(fake_site, ["--resume", str(run_dir)], tmp_path, FAKE_TRAIN_ITERS=str(stopped_at + 5))
+    output, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, output
+    doc = read_pipeline(run_dir)
+    assert statuses(doc) == dict.fromkeys(STAGES, "done")
+    assert calls(run_dir) == [*STAGES[:4], "train", *STAGES[4:]]  # validate, replay, smoke ran once
+    starts = [int(x) for x in (run_dir / "train_starts.txt").read_text().split()]
+    assert starts == [0, stopped_at]  # the second train continued from its checkpoint
+    assert doc["stages"][3]["attempts"] == 2
+    assert "done earlier" in output
