@@ -73,6 +73,10 @@ class BatchSim:
             decimation: physics substeps per ``step`` (control period = decimation · timestep).
             observe_stage: forward stage computed at the new state after each step
                 (``STAGE_VEL``: kinematics, com velocities, contacts, pos/vel sensors).
+                ``STAGE_NONE`` skips it: derived fields are then those mj_step
+                computed at the start of its last substep (one substep old), as
+                with plain MuJoCo, and the step is cheaper (no extra pass, and
+                a non-persistent batch keeps its working data in cache).
             persistent: keep one MjData per env. With ``observe_stage`` above
                 none, the next step then continues from those stages instead of
                 recomputing them, so fresh observations cost nothing extra.
@@ -146,8 +150,14 @@ class BatchSim:
         return faults
 
     def forward(self, ids: np.ndarray | None = None, stage: int | None = None) -> None:
-        """Recompute derived fields of ``ids`` (all when ``None``) from their state."""
-        self._call(self.batch.forward, ids, stage=self.observe_stage if stage is None else stage)
+        """Recompute derived fields of ``ids`` (all when ``None``) from their state.
+
+        ``stage`` defaults to ``observe_stage``, but at least ``STAGE_VEL`` so
+        that poses, velocities and position sensors describe the current state.
+        """
+        if stage is None:
+            stage = max(self.observe_stage, STAGE_VEL)
+        self._call(self.batch.forward, ids, stage=stage)
 
     def reset(
         self,

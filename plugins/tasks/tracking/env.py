@@ -23,7 +23,7 @@ from primebot.pipeline.registry import Registry
 from primebot.pipeline.rewards import RewardManager
 from primebot.pipeline.robot import RobotSpec
 from primebot.pipeline.rotations import quat_apply_inverse, quat_from_euler_xyz, quat_mul
-from primebot.pipeline.sim import BatchSim
+from primebot.pipeline.sim import STAGE_NONE, STAGE_VEL, BatchSim
 
 from .model import build_tracking_model
 from .observations import ObservationBuilder
@@ -102,8 +102,14 @@ class TrackingEnv(VecEnv):
         cfg = config
         self.robot, self.config, self.seed = robot, config, int(seed)
         self.model_info = tm = build_tracking_model(robot, float(cfg["soft_joint_limit_factor"]))
+        fresh = bool(cfg["fresh_kinematics"])
         self.sim = BatchSim(
-            tm.model, num_envs, num_threads=num_threads, decimation=int(cfg["decimation"])
+            tm.model,
+            num_envs,
+            num_threads=num_threads,
+            decimation=int(cfg["decimation"]),
+            observe_stage=STAGE_VEL if fresh else STAGE_NONE,
+            persistent=fresh,  # fresh kinematics are free in a persistent batch; otherwise cache wins
         )
         self.num_envs = int(num_envs)
         self.step_dt = self.sim.control_dt

@@ -1,0 +1,268 @@
+"""Benchmark the tracking environment against the physics limit (issue 4).
+
+For each number of envs, in one process per size and interleaved repeats:
+
+  (a) physics limit: ``mujoco.batch.Batch.step(nstep=decimation)`` alone on the
+      same model (self-collision sensors included), default batch settings,
+      from reference start states under random actions, restarted from the
+      reference every 40 steps (untimed) so the states resemble (b)'s;
+  (b) the full ``TrackingEnv.step`` (physics, state, terminations, rewards,
+      resets, observations) under random actions;
+  (c) (b) plus a CPU policy forward (512-256-128 ELU MLP, torch) and host-side
+      Gaussian exploration noise, as a trainer collects.
+
+Prints env-steps/s (medians over repeats), the ratios b/a and c/a, peak RSS
+and the time split per stage of (b)/(c). Usage::
+
+    python tools/bench_sim.py                    # 256 and 1024 envs, threads = cores
+    python tools/bench_sim.py --num-envs 1024 --steps 60 --repeats 5 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def run_one(
+    num_envs: int, steps: int, repeats: int, threads: int, torch_threads: int, motion_path: str
+) -> dict:
+    """Measure (a), (b), (c) for one env count in this process; return the figures."""
+    import numpy as np
+    import torch
+    from mujoco.batch import Batch
+
+    from primebot.pipeline.motion import load_motion
+    from primebot.pipeline.plugins import load_plugins
+
+    torch.set_num_threads(torch_threads)
+    host = load_plugins()
+    spec = host.registry.get("tasks", "tracking")
+    robot = host.registry.get("robots", "q1")
+    motion = load_motion(motion_path)
+    env = spec.make_env(
+        robot=robot,
+        motion=motion,
+        num_envs=num_envs,
+        seed=0,
+        config={"log_reward_terms": False},
+        registry=host.registry,
+        num_threads=threads,
+    )
+    rss_env = _peak_rss_mb()
+    rng = np.random.default_rng(0)
+    n, j = env.num_envs, env.num_actions
+
+    # (a) the same model on a plain batch
+    model = env.model_info.model
+    idx = env.model_info.indices
+    batch = Batch(model, n, threads)
+    qpos, qvel, ctrl = batch.bind("qpos"), batch.bind("qvel"), batch.bind("ctrl")
+    ref = env.reference
+
+    def restart_physics() -> None:
+        t = rng.integers(0, ref.num_steps - 1, size=n)
+        batch.reset(stage=0)
+        qpos[:] = model.qpos0
+        qpos[:, idx.root_qpos_adr : idx.root_qpos_adr + 3] = ref.root_pos_w[t]
+        qpos[:, idx.root_qpos_adr + 3 : idx.root_qpos_adr + 7] = ref.root_quat_w[t]
+        qpos[:, idx.qpos_adr] = ref.joint_pos[t]
+        qvel[:, idx.dof_adr] = ref.joint_vel[t]
+        batch.forward()
+
+    default, scale = robot.default_joint_pos, robot.action_scale
+
+    def physics(count: int) -> float:
+        elapsed = 0.0
+        for k in range(count):
+            if k % 40 == 0:
+                restart_physics()
+            ctrl[:, idx.actuator_ids] = default + scale * rng.uniform(-1, 1, (n, j))
+            start = time.perf_counter()
+            batch.step(nstep=env.sim.decimation)
+            elapsed += time.perf_counter() - start
+        return count * n / elapsed
+
+    # (b) the env alone
+    def env_steps(count: int) -> tuple[float, dict]:
+        before = dict(env.timings)
+        start = time.perf_counter()
+        for _ in range(count):
+            env.step(rng.uniform(-1, 1, (n, j)).astype(np.float32))
+        wall = time.perf_counter() - start
+        split = {k: (env.timings[k] - before[k]) / count for k in env.timings}
+        return count * n / wall, split
+
+    # (c) the env with a policy forward on the CPU
+    policy = torch.nn.Sequential(
+        torch.nn.Linear(env.num_obs, 512),
+        torch.nn.ELU(),
+        torch.nn.Linear(512, 256),
+        torch.nn.ELU(),
+        torch.nn.Linear(256, 128),
+        torch.nn.ELU(),
+        torch.nn.Linear(128, j),
+    )
+    std = np.full(j, 0.5, np.float32)
+
+    def with_policy(count: int) -> tuple[float, dict, float]:
+        obs, _ = env.reset()
+        before = dict(env.timings)
+        infer = 0.0
+        start = time.perf_counter()
+        with torch.inference_mode():
+            for _ in range(count):
+                t0 = time.perf_counter()
+                mean = policy(torch.from_numpy(obs)).numpy()
+                actions = mean + std * rng.standard_normal(mean.shape, dtype=np.float32)
+                infer += time.perf_counter() - t0
+                obs = env.step(actions).obs
+        wall = time.perf_counter() - start
+        split = {k: (env.timings[k] - before[k]) / count for k in env.timings}
+        return count * n / wall, split, infer / count
+
+    env.reset()
+    physics(5)
+    env_steps(5)
+    with_policy(5)
+    a_runs, b_runs, c_runs, b_splits, c_splits, policy_ms = [], [], [], [], [], []
+    for _ in range(repeats):
+        a_runs.append(physics(steps))
+        rate, split = env_steps(steps)
+        b_runs.append(rate)
+        b_splits.append(split)
+        rate, split, infer = with_policy(steps)
+        c_runs.append(rate)
+        c_splits.append(split)
+        policy_ms.append(infer)
+
+    def median_split(splits: list[dict]) -> dict:
+        return {k: statistics.median(s[k] for s in splits) * 1e3 for k in splits[0]}
+
+    a, b, c = (statistics.median(r) for r in (a_runs, b_runs, c_runs))
+    return {
+        "num_envs": n,
+        "threads": threads,
+        "torch_threads": torch_threads,
+        "steps": steps,
+        "repeats": repeats,
+        "a_physics_sps": a,
+        "b_env_sps": b,
+        "c_env_policy_sps": c,
+        "b_over_a": b / a,
+        "c_over_a": c / a,
+        "ratios_per_repeat": {
+            "b/a": [x / y for x, y in zip(b_runs, a_runs, strict=True)],
+            "c/a": [x / y for x, y in zip(c_runs, a_runs, strict=True)],
+        },
+        "b_split_ms": median_split(b_splits),
+        "c_split_ms": {**median_split(c_splits), "policy": statistics.median(policy_ms) * 1e3},
+        "peak_rss_mb": _peak_rss_mb(),
+        "rss_after_env_mb": rss_env,
+    }
+
+
+def _print(result: dict) -> None:
+    n = result["num_envs"]
+    print(
+        f"\n== {n} envs, {result['threads']} MuJoCo threads, {result['torch_threads']} torch thread(s), {result['steps']} steps x {result['repeats']} repeats (medians)"
+    )
+    print(f"  (a) Batch.step alone        {result['a_physics_sps']:10.0f} env-steps/s")
+    print(
+        f"  (b) env.step                {result['b_env_sps']:10.0f} env-steps/s   b/a = {result['b_over_a']:.3f}"
+    )
+    print(
+        f"  (c) env.step + policy (CPU) {result['c_env_policy_sps']:10.0f} env-steps/s   c/a = {result['c_over_a']:.3f}"
+    )
+    per_b = " ".join(f"{x:.3f}" for x in result["ratios_per_repeat"]["b/a"])
+    per_c = " ".join(f"{x:.3f}" for x in result["ratios_per_repeat"]["c/a"])
+    print(f"  per repeat: b/a {per_b}   c/a {per_c}")
+    share = result["b_split_ms"]["physics"] / sum(result["b_split_ms"].values())
+    print(f"  physics share of (b)'s step time: {share:.3f} (contention-proof view of b/a)")
+    print(
+        f"  peak RSS {result['peak_rss_mb']:.0f} MB (after building the env: {result['rss_after_env_mb']:.0f} MB)"
+    )
+    for label, split in (("(b)", result["b_split_ms"]), ("(c)", result["c_split_ms"])):
+        total = sum(split.values())
+        parts = "  ".join(f"{k} {v:.2f} ({100 * v / total:.0f}%)" for k, v in split.items())
+        print(f"  {label} ms/step: {parts}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[256, 1024])
+    parser.add_argument("--steps", type=int, default=50, help="control steps per measurement")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--threads", type=int, default=None, help="MuJoCo threads (default: available cores)"
+    )
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=1,
+        help="torch threads for the policy (1 keeps MuJoCo's cores free)",
+    )
+    parser.add_argument("--motion", default=str(REPO / "motions" / "wave.npz"))
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    from primebot.pipeline.sim import available_cores
+
+    threads = args.threads or available_cores()
+    if args.child:  # one size, in its own process so peak memory is its own
+        result = run_one(
+            args.num_envs[0], args.steps, args.repeats, threads, args.torch_threads, args.motion
+        )
+        print(json.dumps(result))
+        return 0
+
+    print(
+        f"bench_sim: q1 tracking on {args.motion}; load {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+    )
+    results = []
+    for n in args.num_envs:
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            "--num-envs",
+            str(n),
+            "--steps",
+            str(args.steps),
+        ]
+        cmd += [
+            "--repeats",
+            str(args.repeats),
+            "--threads",
+            str(threads),
+            "--torch-threads",
+            str(args.torch_threads),
+        ]
+        cmd += ["--motion", args.motion]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        result = json.loads(out.strip().splitlines()[-1])
+        results.append(result)
+        _print(result)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
