@@ -76,3 +76,9 @@ class ExportError(PrimebotError):
     """An ONNX export failed its checks (graph, metadata, onnxruntime parity)."""
 
     exit_code = 8
+
+
+class RenderError(PrimebotError):
+    """Offscreen rendering is unavailable (no EGL/OSMesa) or a video could not be written."""
+
+    exit_code = 9

@@ -1,0 +1,83 @@
+"""Replay video: a playable H.264 file of the right size and length, and a clear error without OpenGL."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import replace
+
+import imageio_ffmpeg
+import numpy as np
+import pytest
+
+from primebot.pipeline.errors import RenderError
+from primebot.pipeline.motion import load_motion
+from primebot.pipeline.motion_replay import replay_or_skip, replay_video
+from primebot.plugins.robots.q1.spec import Q1_MJCF, q1_spec
+
+FRAMES = 12
+
+
+@pytest.fixture(scope="module")
+def short_wave():
+    from pathlib import Path
+
+    motion = load_motion(Path(__file__).resolve().parents[1] / "motions" / "wave.npz")
+    cut = {key: value[80 : 80 + FRAMES] for key, value in motion.arrays().items()}
+    return replace(motion, **cut)
+
+
+def probe(path) -> dict:
+    """Codec, size and fps from ffmpeg's stream line; frame count by decoding."""
+    result = subprocess.run(
+        [imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-i", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    stream = next(line for line in result.stderr.splitlines() if "Video:" in line)
+    codec = re.search(r"Video: (\w+)", stream).group(1)
+    width, height = map(int, re.search(r", (\d+)x(\d+)", stream).groups())
+    fps = float(re.search(r"([\d.]+) fps", stream).group(1))
+    frames, _ = imageio_ffmpeg.count_frames_and_secs(str(path))
+    return {
+        "codec": codec,
+        "size": (width, height),
+        "fps": fps,
+        "frames": frames,
+        "pix_fmt": "yuv420p" in stream,
+    }
+
+
+def test_replay_writes_a_playable_h264_video(tmp_path, short_wave):
+    out = tmp_path / "运动" / "挥手.mp4"
+    replay_video(short_wave, q1_spec(Q1_MJCF), out)
+    assert probe(out) == {
+        "codec": "h264",
+        "size": (640, 480),
+        "fps": 50.0,
+        "frames": FRAMES,
+        "pix_fmt": True,
+    }
+    frames = list(imageio_ffmpeg.read_frames(str(out)))[1:]  # decodes: the first item is metadata
+    image = np.frombuffer(frames[0], dtype=np.uint8).reshape(480, 640, 3)
+    assert image.std() > 10  # a rendered scene, not a blank frame
+    assert not list(out.parent.glob(".*.tmp"))  # written atomically
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # glfw warns about the missing display
+def test_without_opengl_the_error_names_the_packages_and_the_pipeline_can_skip(
+    tmp_path, short_wave, monkeypatch
+):
+    monkeypatch.setenv("MUJOCO_GL", "glfw")  # needs a display, which tests do not have
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    with pytest.raises(RenderError) as err:
+        replay_video(short_wave, q1_spec(Q1_MJCF), tmp_path / "v.mp4")
+    assert (
+        "libegl1" in str(err.value)
+        and "libosmesa6" in str(err.value)
+        and "MUJOCO_GL=egl" in str(err.value)
+    )
+    assert err.value.exit_code == 9
+    assert replay_or_skip(short_wave, q1_spec(Q1_MJCF), tmp_path / "v.mp4") is None
+    assert not (tmp_path / "v.mp4").exists()
