@@ -22,3 +22,6 @@ class TaskSpec:
     needs_motion: bool = True
     """Whether the task tracks a reference motion (``primebot train MOTION``)."""
     default_robot: str | None = None
+    open_config_sections: tuple[str, ...] = ()
+    """Config sections whose keys are not fixed by ``default_config`` (e.g. ``rewards``:
+    any registered reward term may be added as ``task.rewards.<term>={weight: ..}``)."""

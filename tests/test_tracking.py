@@ -244,3 +244,32 @@ def test_unknown_config_keys_are_refused(host, motion):
 
     with pytest.raises(ConfigError, match="randomisation"):
         make_env(host, motion, config={"randomisation": {"enabled": False}})
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_body_poses_are_current_with_fresh_kinematics_and_one_substep_old_without(
+    host, motion, fresh
+):
+    import mujoco
+
+    env = make_env(host, motion, num_envs=2, config={**EXACT, "fresh_kinematics": fresh})
+    env.reset()
+    env.step(np.full((2, 22), 0.3, np.float32))
+    model = env.model_info.model
+    data = mujoco.MjData(model)
+    data.qpos[:] = env.sim.qpos[0]
+    mujoco.mj_kinematics(model, data)
+    anchor = env.model_info.indices.anchor_body_id
+    gap = np.abs(env.state.anchor_pos_w[0] - data.xpos[anchor]).max()
+    if fresh:
+        assert gap < 1e-12
+    else:
+        assert 0 < gap < 0.02  # 5 ms of motion
+
+
+def test_default_config_is_plain_yaml_with_every_documented_switch(host):
+    spec = host.registry.get("tasks", "tracking")
+    cfg = spec.default_config
+    assert cfg["randomization"]["enabled"] is True and cfg["observations"]["noise"] is True
+    assert cfg["rewards"]["body_pos_error_exp"] == {"weight": 1.0, "params": {"std": 0.3}}
+    assert len(cfg["rewards"]) == 9 and "rewards" in spec.open_config_sections

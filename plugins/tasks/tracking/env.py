@@ -200,6 +200,7 @@ class TrackingEnv(VecEnv):
         """
         clock = time.perf_counter
         t0 = clock()
+        self._restored = False
         timings, state = self.timings, self.state
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs, self.num_actions):

@@ -80,6 +80,7 @@ TRACKING = TaskSpec(
     description="Track a reference motion (mjlab BeyondMimic): 9 reward terms, adaptive start frames",
     needs_motion=True,
     default_robot="q1",
+    open_config_sections=OPEN_SECTIONS,
 )
 
 
