@@ -151,6 +151,112 @@ def replay_command(
     )
 
 
+@motion_group.command("convert")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--input-fps", type=float, default=None, help="Frame rate of a CSV input (required for CSV)."
+)
+@click.option(
+    "--output-fps",
+    type=float,
+    default=50.0,
+    show_default=True,
+    help="Frame rate of the .npz written.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output file (default: FILE with .npz / .csv).",
+)
+@robot_option
+@robot_xml_option
+@pass_host
+def convert_command(
+    host: PluginHost, file: str, input_fps: float | None, output_fps: float, output: str | None,
+    robot: str | None, robot_xml: str | None,
+) -> None:  # fmt: skip
+    """Convert a mjlab/BeyondMimic CSV to a motion .npz, or a .npz back to CSV.
+
+    CSV rows: root x y z, root quaternion x y z w, joint angles in the robot's
+    order. CSV → npz resamples to --output-fps (lerp positions, slerp the root
+    rotation) and computes bodies and velocities by forward kinematics.
+    npz → CSV writes the stored frames as they are.
+    """
+    from pathlib import Path
+
+    from ..errors import MotionError
+    from ..motion import load_motion, save_motion
+    from ..motion_convert import convert_csv, write_csv
+
+    spec = get_robot(host.registry, robot or "q1", robot_xml)
+    source = Path(file)
+    if source.suffix.lower() == ".csv":
+        if input_fps is None:
+            raise MotionError(
+                f"{file}: a CSV does not record its frame rate",
+                fix="pass --input-fps (e.g. 30 for LAFAN1 retargets)",
+            )
+        out = Path(output) if output else source.with_suffix(".npz")
+        motion = convert_csv(source, spec, input_fps, output_fps)
+        save_motion(motion, out)
+        click.echo(
+            f"wrote {out}: {motion.num_frames} frames at {motion.fps:g} fps (from {input_fps:g} fps)"
+        )
+    elif source.suffix.lower() == ".npz":
+        out = Path(output) if output else source.with_suffix(".csv")
+        motion = load_motion(source)
+        write_csv(motion, spec, out)
+        click.echo(f"wrote {out}: {motion.num_frames} rows at {motion.fps:g} fps")
+    else:
+        raise MotionError(
+            f"{file}: convert reads .csv or .npz, not {source.suffix or 'no extension'!r}"
+        )
+
+
+@motion_group.command("resample")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--fps", type=float, default=50.0, show_default=True, help="Target frame rate.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Output .npz (default: FILE_<fps>fps.npz).",
+)
+@robot_option
+@robot_xml_option
+@pass_host
+def resample_command(
+    host: PluginHost,
+    file: str,
+    fps: float,
+    output: str | None,
+    robot: str | None,
+    robot_xml: str | None,
+) -> None:
+    """Resample a motion .npz to another frame rate (lerp positions, slerp the root rotation).
+
+    Bodies and velocities are recomputed by forward kinematics of the
+    resampled root and joints.
+    """
+    from pathlib import Path
+
+    from ..motion import load_motion, save_motion
+    from ..motion_convert import resample_motion
+
+    spec = get_robot(host.registry, robot or "q1", robot_xml)
+    source = Path(file)
+    out = Path(output) if output else source.with_name(f"{source.stem}_{fps:g}fps.npz")
+    motion = load_motion(source)
+    resampled = resample_motion(motion, spec, fps)
+    save_motion(resampled, out)
+    click.echo(
+        f"wrote {out}: {resampled.num_frames} frames at {fps:g} fps (from {motion.num_frames} at {motion.fps:g})"
+    )
+
+
 @hookimpl
 def register_commands(cli: click.Group) -> None:
     cli.add_command(motion_group)
