@@ -276,7 +276,7 @@ class DeployObservation:
                 mujoco.mju_quat2Mat(self._mat, self._rel)
                 parts.append(self._mat.reshape(3, 3)[:, :2].reshape(6))
             elif name == "base_ang_vel":
-                mujoco.mj_objectVelocity(r.model, data, mujoco.mjtObj.mjOBJ_BODY, r.root_body, self._vel, 1)
+                mujoco.mj_objectVelocity(r.model, data, mujoco.mjtObj.mjOBJ_XBODY, r.root_body, self._vel, 1)
                 parts.append(self._vel[:3])
             elif name == "joint_pos":
                 parts.append(data.qpos[r.qpos_adr] - self.default)

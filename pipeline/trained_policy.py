@@ -34,8 +34,11 @@ EVAL_TASK_OVERRIDES: dict[str, Any] = {
     "randomization": {"enabled": False},
     "observations": {"noise": False},
     "log_reward_terms": False,
+    "fresh_kinematics": True,
 }
-"""Task settings evaluation forces where the task has them: no randomisation, no observation noise."""
+"""Task settings evaluation forces where the task has them: no randomisation, no observation noise, and
+body poses at the current state (not the 5 ms old ones of the last substep) so metrics and observations
+describe the state the robot is in, as on hardware and in sim2sim."""
 
 
 @dataclass

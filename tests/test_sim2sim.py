@@ -1,0 +1,179 @@
+"""sim2sim: torch-free, refuses ONNX files that do not fit the robot, catches wrong metadata,
+and builds the same observation as the tracking task from sensed quantities."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import mujoco
+import numpy as np
+import onnx
+import pytest
+from torch import nn
+from tracking_run import REPO, tracking_host, train_tiny_run
+
+from primebot.pipeline.evaluate import evaluate_run
+from primebot.pipeline.export import export_run
+from primebot.pipeline.onnx_export import (
+    DeployPolicy,
+    motion_at_control_rate,
+    read_metadata,
+    write_onnx,
+)
+from primebot.pipeline.sim2sim import (
+    Sim2SimError,
+    gap_flags,
+    main,
+    prepare,
+    run_sim2sim,
+    sim2sim_run_dir,
+)
+from primebot.pipeline.trained_policy import load_trained_policy, make_run_env
+
+Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    host = tracking_host()
+    run_dir = train_tiny_run(tmp_path_factory.mktemp("logs"), host)
+    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
+    return host, run_dir, run_dir / "export" / "policy.onnx"
+
+
+def _with_metadata(src, dst, **changes) -> str:
+    model = onnx.load(str(src))
+    for prop in model.metadata_props:
+        if prop.key in changes:
+            prop.value = changes[prop.key]
+    onnx.save(model, str(dst))
+    return str(dst)
+
+
+def _swap(names: str, a: str, b: str) -> str:
+    items = names.split(",")
+    i, j = items.index(a), items.index(b)
+    items[i], items[j] = items[j], items[i]
+    return ",".join(items)
+
+
+def test_sim2sim_runs_where_importing_torch_fails(exported, tmp_path):
+    _, _, onnx_path = exported
+    out = tmp_path / "report.json"
+    script = textwrap.dedent(f"""
+        import sys
+
+        class NoTorch:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    raise ImportError("torch must not be imported by the deploy loop")
+
+        sys.meta_path.insert(0, NoTorch())
+        from primebot.pipeline.sim2sim import main
+        code = main([{str(onnx_path)!r}, {str(Q1_XML)!r}, "--start", "0", "--output", {str(out)!r}])
+        leaked = sorted(m for m in sys.modules if m.split(".")[0] == "torch" or m.startswith("primebot.plugins"))
+        print("LEAKED", leaked)
+        sys.exit(code)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "LEAKED []" in done.stdout
+    report = json.loads(out.read_text())
+    assert report["checks_passed"] and report["loop"]["physics_hz"] == 1000.0 and report["loop"]["policy_hz"] == 50.0
+    assert report["from_start"]["episodes"] == 1
+
+
+def test_refuses_an_onnx_whose_observation_size_does_not_fit(exported, tmp_path):
+    _, run_dir, onnx_path = exported
+    policy = load_trained_policy(run_dir)
+    arrays = motion_at_control_rate(policy.motion(), 0.02)
+    narrow = DeployPolicy(nn.Linear(100, 22), nn.Identity(), arrays)
+    bad = write_onnx(narrow, tmp_path / "narrow.onnx", 100, read_metadata(onnx_path))
+    with pytest.raises(Sim2SimError, match="observation size: the graph takes 100 values, observation_sizes add up to 119"):
+        prepare(bad, Q1_XML)
+    sizes = _with_metadata(onnx_path, tmp_path / "sizes.onnx", observation_sizes="44,6,3,21,23,22")
+    with pytest.raises(Sim2SimError, match="observation term 'joint_pos' has size 21; with 22 joints it must be 22"):
+        prepare(sizes, Q1_XML)
+
+
+def test_refuses_an_onnx_whose_joints_are_not_the_robots_by_name(exported, tmp_path):
+    _, _, onnx_path = exported
+    names = read_metadata(onnx_path)["joint_names"].replace("left_knee_joint", "left_knee")
+    bad = _with_metadata(onnx_path, tmp_path / "renamed.onnx", joint_names=names)
+    with pytest.raises(Sim2SimError) as info:
+        prepare(bad, Q1_XML)
+    message = str(info.value)
+    assert "joint 'left_knee' (metadata joint_names) is not in the MJCF" in message
+    assert "MJCF hinge joint(s) the policy does not drive: left_knee_joint" in message
+    assert main([bad, str(Q1_XML)]) == 2
+
+
+def test_swapped_joint_order_in_the_metadata_fails_the_checks(exported, tmp_path):
+    _, _, onnx_path = exported
+    names = read_metadata(onnx_path)["joint_names"]
+    # same gains, mirrored defaults (+0.15 / -0.15): only the kinematics check can see it
+    mirrored = _with_metadata(onnx_path, tmp_path / "mirrored.onnx",
+                              joint_names=_swap(names, "left_shoulder_roll_joint", "right_shoulder_roll_joint"))
+    report = run_sim2sim(mirrored, Q1_XML, [0], max_steps=5)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert not report["checks_passed"]
+    assert not checks["reference_pose_matches_kinematics"]["ok"]
+    assert "joint order does not match the motion" in checks["reference_pose_matches_kinematics"]["detail"]
+    assert main([mirrored, str(Q1_XML), "--start", "0"]) == 1
+
+    # hip pitch <-> knee: different gains too
+    crossed = _with_metadata(onnx_path, tmp_path / "crossed.onnx",
+                             joint_names=_swap(names, "left_hip_pitch_joint", "left_knee_joint"))
+    checks = {c["name"]: c for c in run_sim2sim(crossed, Q1_XML, [0], max_steps=5)["checks"]}
+    assert not checks["pd_gains_match_mjcf"]["ok"] and "left_knee_joint" in checks["pd_gains_match_mjcf"]["detail"]
+    assert not checks["reference_pose_matches_kinematics"]["ok"]
+
+
+def test_deploy_observation_equals_the_tracking_task_observation(exported):
+    """Two independent implementations of DESIGN §5's policy observation, on the same states."""
+    host, run_dir, onnx_path = exported
+    setup = prepare(onnx_path, Q1_XML)
+    policy = load_trained_policy(run_dir)
+    env = make_run_env(host.registry, policy, 4, seed=2, overrides={"sampling": {"mode": "uniform"}})
+    assert env.config["fresh_kinematics"]  # body poses of the state the observation describes
+    data = mujoco.MjData(setup.robot.model)
+    compared = 0
+    try:
+        obs, _ = env.reset()
+        done = np.zeros(4, bool)
+        for _ in range(3):
+            for i in np.flatnonzero(~done):
+                data.qpos[:] = env.sim.qpos[i]
+                data.qvel[:] = env.sim.qvel[i]
+                mujoco.mj_forward(setup.robot.model, data)
+                mine = setup.observation.build(data, setup.reference, int(env.time_steps[i]), env.state.action[i])
+                np.testing.assert_allclose(mine, obs[i], atol=2e-5, rtol=0)
+                compared += 1
+            result = env.step(policy.act(obs))
+            obs, done = result.obs, result.terminated | result.truncated
+    finally:
+        env.close()
+    assert compared >= 8
+
+
+def test_sim2sim_of_a_run_starts_where_eval_did_and_reports_the_gap(exported):
+    host, run_dir, _ = exported
+    evaluation = evaluate_run(host.registry, run_dir, episodes=2, seed=1)
+    report = sim2sim_run_dir(run_dir, Q1_XML)
+    saved = json.loads((run_dir / "sim2sim.json").read_text())
+    assert saved["checks_passed"] and saved == json.loads(json.dumps(report))
+    starts = [e["start_step"] for e in saved["from_start"]["episode_records"] + saved["sampled"]["episode_records"]]
+    assert starts == [0] + [e["start_step"] for e in evaluation["sampled"]["episode_records"]]
+    for group in ("from_start", "sampled"):
+        gap = saved["gap_vs_eval"][group]
+        assert gap["mpkpe_m"] == pytest.approx(saved[group]["mpkpe_m"] - evaluation[group]["mpkpe_m"])
+    assert isinstance(saved["gap_flags"], list) and saved["gap_flagged"] == bool(saved["gap_flags"])
+
+
+def test_gap_flags_name_the_metrics_beyond_their_threshold():
+    flags = gap_flags({"mpkpe_m": 0.06, "success_rate": -0.1, "fall_rate": 0.5})
+    assert flags == ["fall_rate: sim2sim − eval = +0.5 (threshold ±0.2)",
+                     "mpkpe_m: sim2sim − eval = +0.06 (threshold ±0.05)"]
