@@ -68,7 +68,7 @@ def test_gains_follow_the_mjlab_rule_and_action_scale_is_a_quarter_effort_over_k
     np.testing.assert_allclose(spec.damping, 2 * 2.0 * armature * omega)
     np.testing.assert_allclose(spec.action_scale, 0.25 * spec.effort_limit / spec.stiffness)
     knee = spec.joint_names.index("left_knee_joint")
-    assert spec.stiffness[knee] == pytest.approx(0.022 * 3947.8417604, rel=1e-6)
+    assert spec.stiffness[knee] == pytest.approx(0.033 * 3947.8417604, rel=1e-6)
 
 
 def test_size_and_mass_are_q1_class(model):
