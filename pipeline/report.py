@@ -9,11 +9,13 @@ page opens from a copied or archived run directory as it does in place.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import html
 import json
 import logging
 import math
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -30,18 +32,18 @@ REPORT_FILE = "report.html"
 PLOT_DIR = "report"
 VIDEO_SUFFIXES = (".mp4", ".webm", ".ogv", ".mov")
 
-TARGETS = {"success_rate": (">=", 0.9), "mpkpe": ("<=", 0.08)}
+TARGETS = {"success_rate": (">=", 0.9), "mpkpe_m": ("<=", 0.08)}
 """The out-of-box goal for a tracked motion (issue 7): sim2sim success ≥ 0.9, MPKPE ≤ 0.08 m."""
 
 CARD_METRICS = (
     ("success_rate", "success rate", "{:.0%}", ""),
-    ("mpkpe", "MPKPE", "{:.3f}", "m, mean body position error"),
-    ("mpkpe_root_relative", "MPKPE root-relative", "{:.3f}", "m"),
-    ("joint_pos_error", "joint position error", "{:.3f}", "rad"),
-    ("ee_pos_error", "end-effector error", "{:.3f}", "m"),
+    ("mpkpe_m", "MPKPE", "{:.3f} m", "mean body position error"),
+    ("mpkpe_root_relative_m", "MPKPE root-relative", "{:.3f} m", ""),
+    ("joint_pos_error_rad", "joint position error", "{:.3f} rad", ""),
+    ("ee_pos_error_m", "end-effector error", "{:.3f} m", ""),
     ("fall_rate", "fall rate", "{:.0%}", ""),
 )
-"""(key suffix, label, format, unit note) of the metric cards, looked up in sim2sim then eval."""
+"""(metric, label, format, note) of the metric cards, shown for sim2sim and for evaluate."""
 
 NON_TERM_EPISODE_KEYS = {"episode/finished", "episode/length", "episode/return"}
 
@@ -58,23 +60,39 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def flatten_metrics(data: Any, prefix: str = "") -> dict[str, float]:
-    """Numeric leaves of a JSON document as ``{"a/b": value}`` (booleans and strings dropped)."""
-    out: dict[str, float] = {}
-    if isinstance(data, dict):
-        for key, value in data.items():
-            out.update(flatten_metrics(value, f"{prefix}{key}/"))
-    elif isinstance(data, (int, float)) and not isinstance(data, bool):
-        out[prefix.rstrip("/")] = float(data)
+def headline_metrics(doc: dict[str, Any] | None) -> dict[str, Any]:
+    """The summary metrics of an eval.json / sim2sim.json: every episode counted once.
+
+    eval.json carries them as ``overall``; sim2sim.json has one group per
+    kind of start (``from_start``, ``sampled``), pooled here from their
+    episode records with the same ``summarise`` evaluation uses.
+    """
+    if not doc:
+        return {}
+    if isinstance(doc.get("overall"), dict):
+        return doc["overall"]
+    groups = [doc[g] for g in ("from_start", "sampled") if isinstance(doc.get(g), dict)]
+    records = [r for g in groups for r in g.get("episode_records", [])]
+    if not records:
+        return groups[0] if groups else {}
+    from .tracking_metrics import summarise
+
+    policy_hz = (doc.get("loop") or {}).get("policy_hz")
+    control_dt = 1.0 / policy_hz if policy_hz else (doc.get("settings") or {}).get("control_dt", 0.02)
+    return summarise(records, control_dt)
+
+
+def _scalars(metrics: dict[str, Any]) -> dict[str, float]:
+    """Numeric top-level entries of a metrics dict (failure counts flattened as ``failures/<kind>``)."""
+    out = {}
+    for key, value in metrics.items():
+        if key == "episode_records":
+            continue
+        if isinstance(value, dict):
+            out.update({f"{key}/{k}": float(v) for k, v in value.items() if isinstance(v, (int, float))})
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = float(value)
     return out
-
-
-def _find_metric(metrics: dict[str, float], suffix: str) -> float | None:
-    """The metric named ``suffix``, preferring the shortest path (``metrics/mpkpe`` over ``per_body/…/mpkpe``)."""
-    hits = [k for k in metrics if k == suffix or k.endswith("/" + suffix)]
-    if not hits:
-        return None
-    return metrics[min(hits, key=lambda k: (k.count("/"), len(k)))]
 
 
 def _csv_series(rows: list[dict[str, str]], key: str) -> tuple[list[float], list[float]]:
@@ -95,25 +113,66 @@ def _csv_series(rows: list[dict[str, str]], key: str) -> tuple[list[float], list
 
 
 # -- training curves ----------------------------------------------------------------
-def curve_specs(header: list[str]) -> list[tuple[str, str, list[str], str]]:
-    """(file stem, title, columns, y label) of each curve train.csv can give."""
-    terms = [k for k in header if k.startswith("episode/") and k not in NON_TERM_EPISODE_KEYS]
-    terminations = [k for k in header if k.startswith("terminations/")]
+@dataclass(frozen=True)
+class Curve:
+    """One training-curve PNG: columns on the left axis, optionally others on a right axis."""
+
+    stem: str
+    title: str
+    left: tuple[str, ...]
+    right: tuple[str, ...] = ()
+    left_label: str = ""
+    right_label: str = ""
+    log: bool = False
+    legend_below: bool = False
+
+
+def curve_specs(header: list[str]) -> list[Curve]:
+    """The curves train.csv can give, restricted to the columns it has."""
+    terms = tuple(k for k in header if k.startswith("episode/") and k not in NON_TERM_EPISODE_KEYS)
+    terminations = tuple(k for k in header if k.startswith("terminations/"))
     specs = [
-        ("reward", "Reward", ["reward_mean", "episode_return"], "reward"),
-        ("reward_terms", "Reward terms (per-episode sums)", terms, "sum over episode"),
-        ("episode_length", "Episode length", ["episode_length"], "steps"),
-        ("losses", "Losses", ["loss_surrogate", "loss_value", "entropy"], "loss"),
-        ("optimizer", "Learning rate, action std, KL", ["learning_rate", "action_std", "approx_kl"], ""),
-        ("terminations", "Terminations per iteration", terminations, "envs"),
-        ("throughput", "Throughput", ["sps"], "env steps / s"),
+        Curve("reward", "Reward", ("episode_return",), ("reward_mean",), "episode return", "mean reward per step"),
+        Curve("reward_terms", "Reward terms (per-episode sums)", terms, left_label="sum over episode",
+              legend_below=True),
+        Curve("episode_length", "Episode length", ("episode_length",), left_label="steps"),
+        Curve("losses", "Losses", ("loss_surrogate",), ("loss_value",), "surrogate", "value"),
+        Curve("exploration", "Exploration", ("action_std",), ("entropy",), "action std", "entropy"),
+        Curve("optimizer", "Learning rate and KL", ("learning_rate", "approx_kl"), log=True),
+        Curve("terminations", "Terminations per iteration", terminations, left_label="envs", legend_below=True),
+        Curve("throughput", "Throughput", ("sps",), left_label="env steps / s"),
     ]
-    return [(stem, title, [c for c in cols if c in header], ylabel) for stem, title, cols, ylabel in specs
-            if any(c in header for c in cols)]
+    out = []
+    for spec in specs:
+        left = tuple(c for c in spec.left if c in header)
+        right = tuple(c for c in spec.right if c in header)
+        if left or right:
+            out.append(dataclasses.replace(spec, left=left or right, right=right if left else ()))
+    return out
+
+
+_COLORS = ("#2d5fa8", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f", "#30343f", "#e07a5f", "#81b29a")
+
+
+def _draw(ax, rows: list[dict[str, str]], columns: tuple[str, ...], colors, log: bool) -> list:
+    lines = []
+    for column, color in zip(columns, colors, strict=False):
+        xs, ys = _csv_series(rows, column)
+        if not xs:
+            continue
+        label = column.removeprefix("episode/").removeprefix("terminations/")
+        (line,) = ax.plot(xs, ys, label=label, color=color, linewidth=1.4,
+                          marker="o" if len(xs) < 8 else None, markersize=3)
+        lines.append(line)
+        if log and min(ys) <= 0:
+            log = False
+    if log and lines:
+        ax.set_yscale("log")
+    return lines
 
 
 def render_curves(run_dir: Path) -> list[tuple[str, str]]:
-    """Draw one PNG per curve group into ``report/``; returns (relative path, title) pairs."""
+    """Draw one PNG per curve into ``report/``; returns (relative path, title) pairs."""
     csv_path = run_dir / CSV_FILE
     if not csv_path.is_file():
         return []
@@ -126,37 +185,37 @@ def render_curves(run_dir: Path) -> list[tuple[str, str]]:
     from matplotlib import pyplot as plt
 
     out = []
-    for stem, title, columns, ylabel in curve_specs(header):
-        fig, ax = plt.subplots(figsize=(6.4, 3.4), dpi=100, constrained_layout=True)
-        drawn = False
-        log_scale = stem == "optimizer"
-        for column in columns:
-            xs, ys = _csv_series(rows, column)
-            if not xs:
-                continue
-            label = column.removeprefix("episode/").removeprefix("terminations/")
-            ax.plot(xs, ys, label=label, linewidth=1.4, marker="o" if len(xs) < 8 else None, markersize=3)
-            drawn = True
-            log_scale = log_scale and min(ys) > 0
-        if not drawn:
+    for spec in curve_specs(header):
+        tall = spec.legend_below and len(spec.left) > 3
+        fig, ax = plt.subplots(figsize=(6.4, 4.0 if tall else 3.4), dpi=100, constrained_layout=True)
+        lines = _draw(ax, rows, spec.left, _COLORS, spec.log)
+        if spec.right:
+            twin = ax.twinx()
+            lines += _draw(twin, rows, spec.right, _COLORS[len(spec.left):], spec.log)
+            twin.set_ylabel(spec.right_label, fontsize=9)
+            twin.tick_params(labelsize=8)
+            twin.spines["top"].set_visible(False)
+        if not lines:
             plt.close(fig)
             continue
-        if log_scale:
-            ax.set_yscale("log")
-        ax.set_title(title, fontsize=11, loc="left")
+        ax.set_title(spec.title, fontsize=11, loc="left")
         ax.set_xlabel("iteration", fontsize=9)
-        if ylabel:
-            ax.set_ylabel(ylabel, fontsize=9)
+        ax.set_ylabel(spec.left_label, fontsize=9)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.25)
-        for side in ("top", "right"):
-            ax.spines[side].set_visible(False)
-        ax.legend(fontsize=7, frameon=False, ncol=2 if len(columns) > 4 else 1)
-        relative = f"{PLOT_DIR}/{stem}.png"
+        ax.spines["top"].set_visible(False)
+        if not spec.right:
+            ax.spines["right"].set_visible(False)
+        labels = [line.get_label() for line in lines]
+        if spec.legend_below:
+            fig.legend(lines, labels, loc="outside lower center", ncol=3, fontsize=7, frameon=False)
+        else:
+            ax.legend(lines, labels, fontsize=7, frameon=False, loc="best")
+        relative = f"{PLOT_DIR}/{spec.stem}.png"
         with atomic_path(run_dir / relative) as tmp:
             fig.savefig(tmp, format="png")
         plt.close(fig)
-        out.append((relative, title))
+        out.append((relative, spec.title))
     return out
 
 
@@ -187,13 +246,27 @@ def _format_value(value: float) -> str:
     return f"{value:.4g}"
 
 
-def _facts(pipeline: dict[str, Any]) -> str:
+def _read_args_config(run_dir: Path) -> dict[str, Any]:
+    """The ``config`` section of the run's args.yaml (written by the train stage), or {}."""
+    import yaml
+
+    path = run_dir / "args.yaml"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, yaml.YAMLError):
+        return {}
+    config = data.get("config") if isinstance(data, dict) else None
+    return config if isinstance(config, dict) else {}
+
+
+def _facts(pipeline: dict[str, Any], run_dir: Path) -> str:
     s = pipeline.get("settings", {})
     total = sum((r.get("total_s") or 0.0) for r in pipeline.get("stages", []))
     device = next((r.get("summary", {}).get("device") for r in pipeline.get("stages", [])
                    if r.get("summary", {}).get("device")), None) or s.get("device") or "auto"
+    robot = s.get("robot") or (_read_args_config(run_dir).get("robot")) or "task default"
     items = [
-        ("motion", s.get("motion", "?")), ("robot", s.get("robot") or "task default"), ("task", s.get("task", "?")),
+        ("motion", s.get("motion", "?")), ("robot", robot), ("task", s.get("task", "?")),
         ("device", device), ("preset", s.get("preset", "?")),
         ("training", f"{s.get('num_envs', '?')} envs × {s.get('iterations', '?')} it × {s.get('steps_per_env', '?')} steps"),
         ("stage time", _seconds(total)), ("started", pipeline.get("created", "?")),
@@ -205,7 +278,7 @@ def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float]) -> str
     cards = []
     for key, label, fmt, note in CARD_METRICS:
         for source, metrics in (("sim2sim", sim_metrics), ("evaluate", eval_metrics)):
-            value = _find_metric(metrics, key)
+            value = metrics.get(key)
             if value is None:
                 continue
             css = ""
@@ -308,11 +381,9 @@ def find_videos(run_dir: Path, pipeline: dict[str, Any]) -> list[tuple[str, str]
 def _videos(videos: list[tuple[str, str]]) -> str:
     if not videos:
         return '    <p class="empty">No videos: they are rendered when the preset enables video and OpenGL (EGL/OSMesa) is available.</p>'
-    mime = {".mp4": "video/mp4", ".webm": "video/webm", ".ogv": "video/ogg", ".mov": "video/quicktime"}
     return "\n".join(
-        f'    <figure><video controls muted loop preload="metadata" src="{_href(path)}" '
-        f'type="{mime.get(Path(path).suffix.lower(), "video/mp4")}"></video><figcaption>{_e(caption)} · '
-        f'<a href="{_href(path)}"><code>{_e(path)}</code></a></figcaption></figure>'
+        f'    <figure><video controls muted loop preload="metadata" src="{_href(path)}"></video>'
+        f'<figcaption>{_e(caption)} · <a href="{_href(path)}"><code>{_e(path)}</code></a></figcaption></figure>'
         for path, caption in videos
     )
 
@@ -355,8 +426,8 @@ def write_report(run_dir: str | Path) -> Path:
     """Render ``report.html`` (and its curve PNGs) for ``run_dir`` from the files there; returns its path."""
     run_dir = Path(run_dir)
     pipeline = _read_json(run_dir / "pipeline.json") or {"stages": [], "settings": {}}
-    eval_metrics = flatten_metrics(_read_json(run_dir / "eval.json") or {})
-    sim_metrics = flatten_metrics(_read_json(run_dir / "sim2sim.json") or {})
+    eval_metrics = _scalars(headline_metrics(_read_json(run_dir / "eval.json")))
+    sim_metrics = _scalars(headline_metrics(_read_json(run_dir / "sim2sim.json")))
     curves = render_curves(run_dir)
     status = pipeline.get("status", "pending")
     failed = next((r for r in pipeline.get("stages", []) if r.get("status") in ("failed", "interrupted")), None)
@@ -371,7 +442,7 @@ def write_report(run_dir: str | Path) -> Path:
         run_dir=_e(run_dir),
         status=_e(status),
         status_note=note,
-        facts=_facts(pipeline),
+        facts=_facts(pipeline, run_dir),
         cards=_cards(eval_metrics, sim_metrics),
         stage_rows=_stage_rows(pipeline),
         train_facts=_train_facts(run_dir),

@@ -1,33 +1,73 @@
 """The ``validate`` and ``replay`` stages: the motion file before any training.
 
 ``validate`` stops the pipeline on an invalid motion with the validator's
-report (every problem with its key, frame and column). ``replay`` renders
-the reference motion kinematically to ``videos/replay.mp4``; without
-OpenGL it is skipped with the reason and the fix, and the pipeline goes on
-(a missing video must not block training).
+report (every problem with its key, frame and column; the full report is
+kept as motion_validation.json). ``replay`` renders the reference motion
+kinematically to ``videos/replay.mp4``; without OpenGL it is skipped with
+the reason and the fix, and the pipeline goes on (a missing video must not
+block training).
 """
 
 from __future__ import annotations
 
-from primebot.pipeline.errors import PluginError
+import json
+
+from primebot.pipeline.atomic import atomic_write_text
+from primebot.pipeline.errors import MotionError
 from primebot.pipeline.stages import StageContext, StageResult, StageSkipped
 
+VALIDATION_FILE = "motion_validation.json"
 REPLAY_VIDEO = "videos/replay.mp4"
+
+
+def _robot(ctx: StageContext):
+    from primebot.pipeline.robot import get_robot
+
+    return get_robot(ctx.registry, ctx.robot_name())
+
+
+def _needs_motion(ctx: StageContext) -> None:
+    if not ctx.registry.get("tasks", ctx.settings.task).needs_motion:
+        raise StageSkipped(f"task {ctx.settings.task!r} tracks no reference motion")
 
 
 def validate(ctx: StageContext) -> StageResult:
     """Check the motion against the robot; raise ``MotionError`` with the report when invalid."""
-    raise PluginError(
-        "the validate stage is not wired yet (primebot.pipeline.motion_validate has not landed)",
-        fix="skip it for now: --skip validate",
+    from primebot.pipeline.motion_validate import validate_motion_file
+
+    _needs_motion(ctx)
+    path = ctx.settings.motion
+    report = validate_motion_file(path, _robot(ctx))
+    atomic_write_text(ctx.path(VALIDATION_FILE), json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    for problem in report.problems:
+        ctx.echo(f"      {problem}")
+    if not report.ok:
+        raise MotionError(
+            report.summary() + "\n    " + "\n    ".join(str(p) for p in report.errors),
+            fix=f"fix the motion (details: primebot motion validate {path}; {VALIDATION_FILE} in the run directory)",
+        )
+    duration = (report.num_frames - 1) / report.fps if report.fps else 0.0
+    return StageResult(
+        outputs={"report": VALIDATION_FILE},
+        summary={"frames": report.num_frames, "fps": report.fps, "warnings": len(report.warnings)},
+        message=f"valid for robot {report.robot}: {report.num_frames} frames, {duration:.2f} s"
+                + (f", {len(report.warnings)} warning(s)" if report.warnings else ""),
+        warnings=[str(p).split("\n")[0] for p in report.warnings],
     )
 
 
 def replay(ctx: StageContext) -> StageResult:
     """Render the reference motion to videos/replay.mp4 (skipped without OpenGL or with video off)."""
+    from primebot.pipeline.errors import RenderError
+    from primebot.pipeline.motion import load_motion
+    from primebot.pipeline.motion_replay import replay_video
+
+    _needs_motion(ctx)
     if not ctx.settings.video:
         raise StageSkipped("video is off (--no-video or the preset)")
-    raise PluginError(
-        "the replay stage is not wired yet (primebot.pipeline.motion_replay has not landed)",
-        fix="skip it for now: --skip replay",
-    )
+    try:
+        replay_video(load_motion(ctx.settings.motion), _robot(ctx), ctx.path(REPLAY_VIDEO))
+    except RenderError as exc:
+        # No OpenGL (or no encoder) must not block training: skipped, with the fix.
+        raise StageSkipped(str(exc).split("\n  fix: ")[0], fix=exc.fix) from None
+    return StageResult(outputs={"video": REPLAY_VIDEO}, message=f"wrote {REPLAY_VIDEO}")

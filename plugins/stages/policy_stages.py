@@ -11,6 +11,7 @@ import importlib
 from typing import Any
 
 from primebot.pipeline.errors import PluginError
+from primebot.pipeline.report import headline_metrics
 from primebot.pipeline.stages import StageContext, StageResult
 
 
@@ -61,17 +62,65 @@ def export(ctx: StageContext) -> StageResult:
     )
 
 
+def _with_video(ctx: StageContext, run, what: str):
+    """Run ``run(video)`` with the preset's video; without OpenGL, warn and run again without it."""
+    from primebot.pipeline.errors import RenderError
+
+    try:
+        return run(ctx.settings.video), []
+    except RenderError as exc:
+        warning = f"no {what} video: {str(exc).splitlines()[0]}"
+        ctx.echo(f"      warning: {warning}; running again without the video")
+        return run(False), [warning]
+
+
+def _headline(metrics: dict[str, Any]) -> str:
+    parts = []
+    if "success_rate" in metrics:
+        parts.append(f"success {metrics['success_rate']:.2f}")
+    if "mpkpe_m" in metrics:
+        parts.append(f"MPKPE {metrics['mpkpe_m']:.3f} m")
+    if "episodes" in metrics:
+        parts.append(f"{metrics['episodes']} episodes")
+    return ", ".join(parts)
+
+
+def _summary(metrics: dict[str, Any]) -> dict[str, Any]:
+    keys = ("success_rate", "fall_rate", "mpkpe_m", "joint_pos_error_rad", "episodes")
+    return {key: round(float(metrics[key]), 4) for key in keys if metrics.get(key) is not None}
+
+
 def evaluate(ctx: StageContext) -> StageResult:
     """Run the deterministic policy in the training simulator and write eval.json."""
-    raise PluginError(
-        "the evaluate stage is not wired yet (primebot.pipeline.evaluate has not landed)",
-        fix="skip it for now: --skip evaluate",
-    )
+    evaluation = _require("primebot.pipeline.evaluate", "evaluate")
+    s = ctx.settings
+    report, warnings = _with_video(
+        ctx, lambda video: evaluation.evaluate_run(ctx.registry, ctx.run_dir, episodes=s.eval_episodes,
+                                                   seed=s.seed, video=video), "evaluation")
+    outputs = {"eval.json": evaluation.EVAL_FILE}
+    if report.get("video"):
+        outputs["video"] = _relative(ctx, report["video"])
+    overall = headline_metrics(report)
+    return StageResult(outputs=outputs, summary=_summary(overall), message=_headline(overall), warnings=warnings)
 
 
 def sim2sim(ctx: StageContext) -> StageResult:
     """Replay the exported ONNX in the deploy-style loop and write sim2sim.json."""
-    raise PluginError(
-        "the sim2sim stage is not wired yet (primebot.pipeline.sim2sim has not landed)",
-        fix="skip it for now: --skip sim2sim",
-    )
+    from primebot.pipeline.errors import ExportError
+    from primebot.pipeline.rundir import read_args
+
+    deploy = _require("primebot.pipeline.sim2sim", "sim2sim")
+    robot = read_args(ctx.run_dir).get("config", {}).get("robot") or ctx.robot_name()
+    mjcf = str(ctx.registry.get("robots", robot).mjcf)
+    report, warnings = _with_video(
+        ctx, lambda video: deploy.sim2sim_run_dir(ctx.run_dir, mjcf, video=video), "sim2sim")
+    if not report.get("checks_passed", True):
+        failed = [c["name"] for c in report.get("checks", []) if not c.get("ok")]
+        raise ExportError(f"sim2sim checks failed: {', '.join(failed)} (see {deploy.SIM2SIM_FILE})",
+                          fix="re-export the policy; check the metadata against the robot (docs/deploy.md)")
+    warnings += [f"sim2sim gap: {line}" for line in report.get("gap_flags", [])]
+    outputs = {"sim2sim.json": deploy.SIM2SIM_FILE}
+    if report.get("video"):
+        outputs["video"] = _relative(ctx, report["video"])
+    overall = headline_metrics(report)
+    return StageResult(outputs=outputs, summary=_summary(overall), message=_headline(overall), warnings=warnings)
