@@ -193,7 +193,9 @@ def evaluate_run(
             metrics, trace = play_episodes(env, policy, trace_slot)
             report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)
             if trace_slot is not None:
-                report["video"] = str(_render(env, trace, run_dir / "videos" / "eval.mp4"))
+                video_path = _render(env, trace, run_dir / "videos" / "eval.mp4")
+                if video_path is not None:
+                    report["video"] = str(video_path)
         finally:
             env.close()
         report[name] = {**metrics.summary(), "episode_records": metrics.episodes}
@@ -204,8 +206,15 @@ def evaluate_run(
     return report
 
 
-def _render(env: Any, trace: EpisodeTrace, path: Path) -> Path:
-    from .ghost_video import render_policy_with_ghost
+def _render(env: Any, trace: EpisodeTrace, path: Path) -> Path | None:
+    from .ghost_video import render_ghost_video
+    from .kinematics import set_qpos
 
-    return render_policy_with_ghost(env.model_info.model, env.model_info.indices, trace.qpos, env.reference,
-                                    trace.time_steps, path, env.step_dt)
+    ref, idx = env.reference, env.model_info.indices
+    ghosts = []
+    for qpos, t in zip(trace.qpos, trace.time_steps, strict=True):
+        ghost = qpos.copy()
+        set_qpos(ghost, idx, ref.root_pos_w[t], ref.root_quat_w[t], ref.joint_pos[t])
+        ghosts.append(ghost)
+    return render_ghost_video(env.model_info.model, trace.qpos, ghosts, idx.root_body_id, path,
+                              1.0 / env.step_dt, title="eval")

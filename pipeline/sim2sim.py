@@ -405,6 +405,8 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     last_action = np.zeros(len(kp))
     failure, length = None, 0
     time_step = np.zeros((1, 1), np.float32)
+    if frames is not None:
+        frames.append((data.qpos.copy(), t))
     while True:
         obs = setup.observation.build(data, setup.reference, t, last_action)
         time_step[0, 0] = t
@@ -520,13 +522,28 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
     if video and frames:
-        from .ghost_video import render_sim2sim
-
-        setup = prepare(onnx_path, mjcf)
-        first = next(iter(frames))
-        report["video"] = str(render_sim2sim(setup, frames[first], run_dir / "videos" / "sim2sim.mp4"))
+        path = render_episode(prepare(onnx_path, mjcf), frames[starts[0]], run_dir / "videos" / "sim2sim.mp4")
+        if path is not None:
+            report["video"] = str(path)
     atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
     return report
+
+
+def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | None:
+    """The episode's robot with the reference as a ghost (``ghost_video``); None without OpenGL."""
+    from .ghost_video import render_ghost_video
+
+    r, ref = setup.robot, setup.reference
+    root = int(setup.index["root"][0])
+    ghosts = []
+    for qpos, t in frames:
+        ghost = qpos.copy()
+        ghost[r.root_qpos_adr:r.root_qpos_adr + 3] = ref["body_pos_w"][t, root]
+        ghost[r.root_qpos_adr + 3:r.root_qpos_adr + 7] = ref["body_quat_w"][t, root]
+        ghost[r.qpos_adr] = ref["joint_pos"][t]
+        ghosts.append(ghost)
+    fps = 1.0 / float(setup.meta.get("control_dt") or 1.0 / setup.meta["fps"])
+    return render_ghost_video(r.model, [q for q, _ in frames], ghosts, r.root_body, output, fps, title="sim2sim")
 
 
 def main(argv: list[str] | None = None) -> int:

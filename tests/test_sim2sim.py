@@ -162,8 +162,13 @@ def test_deploy_observation_equals_the_tracking_task_observation(exported):
 def test_sim2sim_of_a_run_starts_where_eval_did_and_reports_the_gap(exported):
     host, run_dir, _ = exported
     evaluation = evaluate_run(host.registry, run_dir, episodes=2, seed=1)
-    report = sim2sim_run_dir(run_dir, Q1_XML)
+    report = sim2sim_run_dir(run_dir, Q1_XML, video=True)
     saved = json.loads((run_dir / "sim2sim.json").read_text())
+    if "video" in saved:  # rendered when headless OpenGL is available
+        import imageio
+
+        frames = imageio.get_reader(saved["video"]).count_frames()
+        assert frames == saved["from_start"]["episode_records"][0]["length"] + 1  # the start and every step
     assert saved["checks_passed"] and saved == json.loads(json.dumps(report))
     starts = [e["start_step"] for e in saved["from_start"]["episode_records"] + saved["sampled"]["episode_records"]]
     assert starts == [0] + [e["start_step"] for e in evaluation["sampled"]["episode_records"]]
