@@ -86,3 +86,12 @@ def test_subtract_frame_transforms_expresses_b_in_a():
     pos, quat = rot.subtract_frame_transforms(pos_a, quat_a, pos_b, quat_b)
     np.testing.assert_allclose(pos, [2.0, 0.0, 0.5], atol=1e-12)
     np.testing.assert_allclose(quat, [1, 0, 0, 0], atol=1e-12)
+
+
+def test_rotations_about_z_match_the_general_quaternion_forms():
+    q, v = _random_quats(8), RNG.normal(size=(8, 3))
+    yaw = rot.yaw_angle(q)
+    turn = rot.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw)
+    np.testing.assert_allclose(turn, rot.yaw_quat(q), atol=1e-12)
+    np.testing.assert_allclose(rot.rotate_about_z(yaw, v), rot.quat_apply(turn, v), atol=1e-12)
+    np.testing.assert_allclose(rot.quat_mul_about_z(yaw, q), rot.quat_mul(turn, q), atol=1e-12)

@@ -273,3 +273,42 @@ def test_default_config_is_plain_yaml_with_every_documented_switch(host):
     assert cfg["randomization"]["enabled"] is True and cfg["observations"]["noise"] is True
     assert cfg["rewards"]["body_pos_error_exp"] == {"weight": 1.0, "params": {"std": 0.3}}
     assert len(cfg["rewards"]) == 9 and "rewards" in spec.open_config_sections
+
+
+def test_critic_body_terms_are_tracked_bodies_in_the_anchor_frame(host, motion):
+    from primebot.pipeline import rotations as rot
+
+    env = make_env(host, motion, num_envs=3, config={**EXACT, "sampling": {"mode": "uniform"}})
+    env.reset()
+    result = env.step(np.random.default_rng(2).uniform(-1, 1, (3, 22)).astype(np.float32))
+    s, layout = env.state, env.observations.critic
+    anchor_q = s.anchor_quat_w[:, None]
+    pos_b = rot.quat_apply_inverse(anchor_q, s.body_pos_w - s.anchor_pos_w[:, None])
+    ori_b = rot.matrix_first_two_columns(rot.quat_mul(rot.quat_conjugate(anchor_q), s.body_quat_w))
+    np.testing.assert_allclose(
+        result.critic_obs[:, layout.slice("body_pos")], pos_b.reshape(3, -1), atol=1e-6
+    )
+    np.testing.assert_allclose(
+        result.critic_obs[:, layout.slice("body_ori")], ori_b.reshape(3, -1), atol=1e-6
+    )
+    anchor_b = rot.quat_apply_inverse(s.anchor_quat_w, s.ref_anchor_pos_w - s.anchor_pos_w)
+    np.testing.assert_allclose(
+        result.critic_obs[:, layout.slice("motion_anchor_pos_b")], anchor_b, atol=1e-6
+    )
+
+
+def test_body_velocities_match_mujocos_object_velocity(host, motion):
+    import mujoco
+
+    env = make_env(host, motion, num_envs=2, config={**EXACT, "fresh_kinematics": True})
+    env.reset()
+    env.step(np.random.default_rng(4).uniform(-1, 1, (2, 22)).astype(np.float32))
+    model = env.model_info.model
+    data = mujoco.MjData(model)
+    data.qpos[:], data.qvel[:] = env.sim.qpos[1], env.sim.qvel[1]
+    mujoco.mj_forward(model, data)
+    for k, body in enumerate(env.model_info.body_ids):
+        vel = np.zeros(6)  # (angular, linear) at the body origin, world frame
+        mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_XBODY, int(body), vel, 0)
+        np.testing.assert_allclose(env.state.all_body_ang_vel_w[1, k], vel[:3], atol=1e-9)
+        np.testing.assert_allclose(env.state.all_body_lin_vel_w[1, k], vel[3:], atol=1e-9)

@@ -25,9 +25,9 @@ import numpy as np
 
 from primebot.pipeline.rotations import (
     matrix_first_two_columns,
-    quat_apply_inverse,
     quat_conjugate,
     quat_mul,
+    quat_to_matrix,
 )
 
 from .state import TrackingState
@@ -129,8 +129,9 @@ class ObservationBuilder:
         obs, critic = self.obs, self.critic_obs
         n = obs.shape[0]
         j = s.joint_pos.shape[1]
-        inv_anchor = quat_conjugate(s.anchor_quat_w)
-        anchor_ori = matrix_first_two_columns(quat_mul(inv_anchor, s.ref_anchor_quat_w))
+        anchor_ori = matrix_first_two_columns(
+            quat_mul(quat_conjugate(s.anchor_quat_w), s.ref_anchor_quat_w)
+        )
         joint_pos = s.joint_pos - self.default_joint_pos
 
         command = p.slice("command")
@@ -143,19 +144,17 @@ class ObservationBuilder:
         obs[:, p.slice("actions")] = s.action
 
         critic[:, c.slice("command")] = obs[:, command]
-        critic[:, c.slice("motion_anchor_pos_b")] = quat_apply_inverse(
-            s.anchor_quat_w, s.ref_anchor_pos_w - s.anchor_pos_w
-        )
+        # Frame changes as matrix products against the anchor rotation R_a:
+        # v_b = R_aᵀ v is the row vector v·R_a, and body rotations come from
+        # MuJoCo's xmat, so no per-body quaternion algebra is needed.
+        rot_anchor = quat_to_matrix(s.anchor_quat_w)
+        anchor_offset = (s.ref_anchor_pos_w - s.anchor_pos_w)[:, None]
+        critic[:, c.slice("motion_anchor_pos_b")] = np.matmul(anchor_offset, rot_anchor)[:, 0]
         critic[:, c.slice("motion_anchor_ori_b")] = anchor_ori
-        # tracked bodies in the robot anchor frame
-        inv = inv_anchor[:, None]
-        body_pos_b = quat_apply_inverse(
-            s.anchor_quat_w[:, None], s.body_pos_w - s.anchor_pos_w[:, None]
-        )
-        critic[:, c.slice("body_pos")] = body_pos_b.reshape(n, -1)
-        critic[:, c.slice("body_ori")] = matrix_first_two_columns(
-            quat_mul(inv, s.body_quat_w)
-        ).reshape(n, -1)
+        body_offsets = s.body_pos_w - s.anchor_pos_w[:, None]
+        critic[:, c.slice("body_pos")] = np.matmul(body_offsets, rot_anchor).reshape(n, -1)
+        body_ori = np.matmul(rot_anchor.transpose(0, 2, 1)[:, None], s.body_mat_w[..., :2])
+        critic[:, c.slice("body_ori")] = body_ori.reshape(n, -1)
         critic[:, c.slice("base_lin_vel")] = s.base_lin_vel_b
         critic[:, c.slice("base_ang_vel")] = s.base_ang_vel_b
         critic[:, c.slice("joint_pos")] = joint_pos

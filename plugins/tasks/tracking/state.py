@@ -15,6 +15,7 @@ ref_joint_pos, ref_joint_vel[N, J]      reference joints at the env's step
 anchor_pos_w, anchor_quat_w [N, 3|4]    robot anchor body pose
 ref_anchor_pos_w, ..._quat_w[N, 3|4]    reference anchor pose
 body_pos_w, body_quat_w     [N, K, 3|4] robot tracked-body poses
+body_mat_w                  [N, K, 3, 3] the same orientations as rotation matrices
 body_lin_vel_w, ..ang_vel_w [N, K, 3]   robot tracked-body velocities (at the body origin)
 ref_body_*_w                [N, K, ...] the same for the reference
 ref_body_pos_relative_w     [N, K, 3]   reference bodies moved so that the reference anchor
@@ -32,27 +33,47 @@ from __future__ import annotations
 import numpy as np
 
 from primebot.pipeline.rotations import (
-    quat_apply,
     quat_apply_inverse,
     quat_conjugate,
     quat_mul,
-    yaw_quat,
+    quat_mul_about_z,
+    rotate_about_z,
+    yaw_angle,
 )
 from primebot.pipeline.sim import BatchSim
 
 from .model import TrackingModel
 from .reference import MotionReference
 
+# Reference quantities packed side by side per step, so that one gather by
+# time step fetches them all: (name, array attribute of MotionReference).
+_PACKED_REFERENCE = (
+    ("ref_joint_pos", "joint_pos"),
+    ("ref_joint_vel", "joint_vel"),
+    ("ref_anchor_pos_w", "anchor_pos_w"),
+    ("ref_anchor_quat_w", "anchor_quat_w"),
+    ("all_ref_body_pos_w", "body_pos_w"),
+    ("all_ref_body_quat_w", "body_quat_w"),
+    ("all_ref_body_lin_vel_w", "body_lin_vel_w"),
+    ("all_ref_body_ang_vel_w", "body_ang_vel_w"),
+)
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.stack(
-        (
-            a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-            a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-            a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0],
-        ),
-        axis=-1,
-    )
+
+def _cross(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
+    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
+    np.subtract(ay * bz, az * by, out=out[..., 0])
+    np.subtract(az * bx, ax * bz, out=out[..., 1])
+    np.subtract(ax * by, ay * bx, out=out[..., 2])
+    return out
+
+
+def _gather(src: np.ndarray, index, axis: int, rows, out: np.ndarray) -> None:
+    """``out[rows] = take(src[rows], index, axis)``, without temporaries when ``rows`` is all."""
+    if isinstance(rows, slice):
+        np.take(src, index, axis=axis, out=out)
+    else:
+        out[rows] = np.take(src[rows], index, axis=axis)
 
 
 class TrackingState:
@@ -64,44 +85,56 @@ class TrackingState:
         self.num_envs = n
         self._sim, self._tm, self._ref = sim, tm, reference
         self._xpos, self._xquat = sim.bind("xpos"), sim.bind("xquat")
+        self._xmat = sim.bind("xmat").reshape(n, -1, 3, 3)
         self._cvel, self._subtree_com = sim.bind("cvel"), sim.bind("subtree_com")
         self._sensordata = sim.bind("sensordata") if tm.self_collision_adr.size else None
-        self._tree_root = tm.model.body_rootid[tm.body_ids]
-        self._uniform_tree = bool((self._tree_root == self._tree_root[0]).all())
+        tree_root = tm.model.body_rootid[tm.body_ids]
+        self._tree_root = tree_root[:1] if (tree_root == tree_root[0]).all() else tree_root
         idx = tm.indices
         self._root_quat = slice(idx.root_qpos_adr + 3, idx.root_qpos_adr + 7)
         self._root_lin = slice(idx.root_dof_adr, idx.root_dof_adr + 3)
         self._root_ang = slice(idx.root_dof_adr + 3, idx.root_dof_adr + 6)
+        self._anchor = np.array([idx.anchor_body_id])
 
         z = np.zeros
         self.time_steps = z(n, np.int64)
         self.joint_pos, self.joint_vel = z((n, j)), z((n, j))
-        self.ref_joint_pos, self.ref_joint_vel = z((n, j)), z((n, j))
         self.anchor_pos_w, self.anchor_quat_w = z((n, 3)), z((n, 4))
-        self.ref_anchor_pos_w, self.ref_anchor_quat_w = z((n, 3)), z((n, 4))
         self.all_body_pos_w, self.all_body_quat_w = z((n, b, 3)), z((n, b, 4))
+        self.all_body_mat_w = z((n, b, 3, 3))
         self.all_body_lin_vel_w, self.all_body_ang_vel_w = z((n, b, 3)), z((n, b, 3))
-        self.all_ref_body_pos_w, self.all_ref_body_quat_w = z((n, b, 3)), z((n, b, 4))
-        self.all_ref_body_lin_vel_w, self.all_ref_body_ang_vel_w = z((n, b, 3)), z((n, b, 3))
-        self.all_ref_body_pos_relative_w, self.all_ref_body_quat_relative_w = (
-            z((n, b, 3)),
-            z((n, b, 4)),
-        )
+        self.all_ref_body_pos_relative_w = z((n, b, 3))
+        self.all_ref_body_quat_relative_w = z((n, b, 4))
         self.base_lin_vel_b, self.base_ang_vel_b = z((n, 3)), z((n, 3))
         self.self_contacts = z(n)
         self.action, self.prev_action = z((n, j)), z((n, j))
         self.soft_joint_pos_limits = tm.soft_joint_pos_limits
+        self._body_vel = z((n, b, 6))
+        self._lever = z((n, b, 3))
+
+        # The reference, packed: [T, F] rows, and an [N, F] buffer whose column
+        # blocks are the ref_* attributes (views).
+        arrays = [getattr(reference, attr) for _, attr in _PACKED_REFERENCE]
+        steps = arrays[0].shape[0]
+        self._ref_packed = np.ascontiguousarray(
+            np.concatenate([a.reshape(steps, -1) for a in arrays], axis=1)
+        )
+        self._ref_buffer = z((n, self._ref_packed.shape[1]))
+        start = 0
+        for (name, _), array in zip(_PACKED_REFERENCE, arrays, strict=True):
+            width = int(np.prod(array.shape[1:]))
+            view = self._ref_buffer[:, start : start + width].reshape(n, *array.shape[1:])
+            setattr(self, name, view)
+            start += width
 
         # the tracked bodies: views of the first K of every body axis
-        self.body_pos_w, self.body_quat_w = self.all_body_pos_w[:, :k], self.all_body_quat_w[:, :k]
-        self.body_lin_vel_w, self.body_ang_vel_w = (
-            self.all_body_lin_vel_w[:, :k],
-            self.all_body_ang_vel_w[:, :k],
-        )
-        self.ref_body_pos_w, self.ref_body_quat_w = (
-            self.all_ref_body_pos_w[:, :k],
-            self.all_ref_body_quat_w[:, :k],
-        )
+        self.body_pos_w = self.all_body_pos_w[:, :k]
+        self.body_quat_w = self.all_body_quat_w[:, :k]
+        self.body_mat_w = self.all_body_mat_w[:, :k]
+        self.body_lin_vel_w = self.all_body_lin_vel_w[:, :k]
+        self.body_ang_vel_w = self.all_body_ang_vel_w[:, :k]
+        self.ref_body_pos_w = self.all_ref_body_pos_w[:, :k]
+        self.ref_body_quat_w = self.all_ref_body_quat_w[:, :k]
         self.ref_body_lin_vel_w = self.all_ref_body_lin_vel_w[:, :k]
         self.ref_body_ang_vel_w = self.all_ref_body_ang_vel_w[:, :k]
         self.ref_body_pos_relative_w = self.all_ref_body_pos_relative_w[:, :k]
@@ -116,54 +149,53 @@ class TrackingState:
     def _update_robot(self, rows) -> None:
         sim, tm, idx = self._sim, self._tm, self._tm.indices
         qpos, qvel = sim.qpos[rows], sim.qvel[rows]
-        self.joint_pos[rows] = qpos[:, idx.qpos_adr]
-        self.joint_vel[rows] = qvel[:, idx.dof_adr]
-        root_quat = qpos[:, self._root_quat]
-        self.base_lin_vel_b[rows] = quat_apply_inverse(root_quat, qvel[:, self._root_lin])
+        _gather(sim.qpos, idx.qpos_adr, 1, rows, self.joint_pos)
+        _gather(sim.qvel, idx.dof_adr, 1, rows, self.joint_vel)
+        self.base_lin_vel_b[rows] = quat_apply_inverse(
+            qpos[:, self._root_quat], qvel[:, self._root_lin]
+        )
         self.base_ang_vel_b[rows] = qvel[
             :, self._root_ang
         ]  # a free joint's angular qvel is in its body frame
 
-        xpos, xquat, cvel = self._xpos[rows], self._xquat[rows], self._cvel[rows]
-        pos = xpos[:, tm.body_ids]
-        self.all_body_pos_w[rows] = pos
-        self.all_body_quat_w[rows] = xquat[:, tm.body_ids]
-        self.anchor_pos_w[rows] = xpos[:, idx.anchor_body_id]
-        self.anchor_quat_w[rows] = xquat[:, idx.anchor_body_id]
+        _gather(self._xpos, tm.body_ids, 1, rows, self.all_body_pos_w)
+        _gather(self._xquat, tm.body_ids, 1, rows, self.all_body_quat_w)
+        _gather(self._xmat, tm.body_ids, 1, rows, self.all_body_mat_w)
+        _gather(self._xpos, self._anchor, 1, rows, self.anchor_pos_w[:, None])
+        _gather(self._xquat, self._anchor, 1, rows, self.anchor_quat_w[:, None])
         # cvel is (angular, linear) about the subtree centre of mass of the body's
         # tree root; move the linear part to each body's origin: v + w x (p - c)
-        body_vel = cvel[:, tm.body_ids]
-        com = self._subtree_com[rows]
-        com = com[:, self._tree_root[:1]] if self._uniform_tree else com[:, self._tree_root]
+        _gather(self._cvel, tm.body_ids, 1, rows, self._body_vel)
+        body_vel, pos = self._body_vel[rows], self.all_body_pos_w[rows]
+        lever = np.subtract(
+            pos,
+            self._subtree_com[rows][:, self._tree_root],
+            out=self._lever[rows] if isinstance(rows, slice) else None,
+        )
         ang = body_vel[..., :3]
         self.all_body_ang_vel_w[rows] = ang
-        self.all_body_lin_vel_w[rows] = body_vel[..., 3:] + _cross(ang, pos - com)
+        lin = self.all_body_lin_vel_w[rows]
+        _cross(ang, lever, out=lin)
+        lin += body_vel[..., 3:]
+        self.all_body_lin_vel_w[rows] = lin
         if self._sensordata is not None:
             self.self_contacts[rows] = self._sensordata[rows][:, tm.self_collision_adr].sum(axis=1)
 
     def _update_reference(self, rows) -> None:
-        ref = self._ref
-        t = self.time_steps[rows]
-        self.ref_joint_pos[rows] = ref.joint_pos[t]
-        self.ref_joint_vel[rows] = ref.joint_vel[t]
-        ref_anchor_pos, ref_anchor_quat = ref.anchor_pos_w[t], ref.anchor_quat_w[t]
-        self.ref_anchor_pos_w[rows] = ref_anchor_pos
-        self.ref_anchor_quat_w[rows] = ref_anchor_quat
-        ref_pos, ref_quat = ref.body_pos_w[t], ref.body_quat_w[t]
-        self.all_ref_body_pos_w[rows] = ref_pos
-        self.all_ref_body_quat_w[rows] = ref_quat
-        self.all_ref_body_lin_vel_w[rows] = ref.body_lin_vel_w[t]
-        self.all_ref_body_ang_vel_w[rows] = ref.body_ang_vel_w[t]
-
+        if isinstance(rows, slice):
+            np.take(self._ref_packed, self.time_steps, axis=0, out=self._ref_buffer)
+        else:
+            self._ref_buffer[rows] = self._ref_packed[self.time_steps[rows]]
+        ref_anchor_pos, ref_anchor_quat = self.ref_anchor_pos_w[rows], self.ref_anchor_quat_w[rows]
         # Re-anchor the reference at the robot: keep its height, take the robot
         # anchor's xy and heading, so body terms score the pose, not the drift.
-        anchor_pos = self.anchor_pos_w[rows]
-        delta_pos = anchor_pos.copy()
+        delta_pos = self.anchor_pos_w[rows].copy()
         delta_pos[:, 2] = ref_anchor_pos[:, 2]
-        delta_yaw = yaw_quat(quat_mul(self.anchor_quat_w[rows], quat_conjugate(ref_anchor_quat)))[
+        yaw = yaw_angle(quat_mul(self.anchor_quat_w[rows], quat_conjugate(ref_anchor_quat)))[
             :, None
         ]
-        self.all_ref_body_quat_relative_w[rows] = quat_mul(delta_yaw, ref_quat)
-        self.all_ref_body_pos_relative_w[rows] = delta_pos[:, None] + quat_apply(
-            delta_yaw, ref_pos - ref_anchor_pos[:, None]
+        offsets = self.all_ref_body_pos_w[rows] - ref_anchor_pos[:, None]
+        self.all_ref_body_quat_relative_w[rows] = quat_mul_about_z(
+            yaw, self.all_ref_body_quat_w[rows]
         )
+        self.all_ref_body_pos_relative_w[rows] = delta_pos[:, None] + rotate_about_z(yaw, offsets)
