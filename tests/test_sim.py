@@ -45,9 +45,10 @@ def _controls(num_envs: int, steps: int) -> np.ndarray:
     return np.random.default_rng(0).uniform(-0.5, 0.5, size=(steps, num_envs, 2))
 
 
-def test_step_matches_a_loop_of_mj_step_per_env(model):
+@pytest.mark.parametrize("persistent", [True, False])
+def test_step_matches_a_loop_of_mj_step_per_env(model, persistent):
     num_envs, steps, decimation = 3, 5, 4
-    sim = BatchSim(model, num_envs, num_threads=2, decimation=decimation)
+    sim = BatchSim(model, num_envs, num_threads=2, decimation=decimation, persistent=persistent)
     sim.reset()
     xpos = sim.bind("xpos")
     controls = _controls(num_envs, steps)
@@ -80,8 +81,9 @@ def test_rollouts_are_identical_for_any_thread_count(model, num_envs):
     np.testing.assert_array_equal(finals[0], finals[1])
 
 
-def test_reset_of_a_subset_sets_state_and_derived_fields(model):
-    sim = BatchSim(model, 4, num_threads=2, decimation=4)
+@pytest.mark.parametrize("persistent", [True, False])
+def test_reset_of_a_subset_sets_state_and_derived_fields(model, persistent):
+    sim = BatchSim(model, 4, num_threads=2, decimation=4, persistent=persistent)
     sim.reset()
     xpos = sim.bind("xpos")
     sim.ctrl[:] = 0.3
@@ -95,6 +97,15 @@ def test_reset_of_a_subset_sets_state_and_derived_fields(model):
     np.testing.assert_array_equal(sim.qpos[[0, 2]], before[[0, 2]])
     np.testing.assert_allclose(xpos[1, 1], [1.0, 2.0, 0.7])
     np.testing.assert_array_equal(sim.ctrl[1], 0.0)
+    np.testing.assert_array_equal(sim.bind("qacc_warmstart")[1], 0.0)
+    # the reset env then steps exactly like a fresh MjData from that state
+    data = mujoco.MjData(model)
+    data.qpos[:] = target
+    data.time = sim.time[1]
+    sim.step()
+    for _ in range(4):
+        mujoco.mj_step(model, data)
+    np.testing.assert_array_equal(sim.qpos[1], data.qpos)
 
 
 def test_non_finite_state_is_flagged_for_that_env_only(model, tmp_path, monkeypatch):
