@@ -65,6 +65,8 @@ def _gl_candidates() -> list[str]:
 def open_gl_context(width: int, height: int):
     """A current offscreen GL context, or ``RenderError`` naming what to install."""
     failures = []
+    # PyOpenGL logs at INFO that its optional C accelerator is absent; that is not news to a user
+    logging.getLogger("OpenGL.acceleratesupport").setLevel(logging.WARNING)
     for backend in _gl_candidates():
         try:
             module = importlib.import_module(f"mujoco.{backend}")
