@@ -7,6 +7,8 @@ same code path.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import mujoco
 import numpy as np
 
@@ -66,38 +68,29 @@ def set_qpos(qpos: np.ndarray, indices: RobotIndices, root_pos, root_quat, joint
     qpos[indices.qpos_adr] = joint_pos
 
 
-def body_poses(
-    model: mujoco.MjModel,
-    indices: RobotIndices,
-    root_pos: np.ndarray,
-    root_quat: np.ndarray,
-    joint_pos: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """World positions [T, B, 3] and w-x-y-z quaternions [T, B, 4] of every body but the world."""
+def posed_frames(
+    model: mujoco.MjModel, indices: RobotIndices, root_pos, root_quat, joint_pos
+) -> Iterator[tuple[int, mujoco.MjData]]:
+    """Yield (frame, data) with ``mj_kinematics`` done for each frame's root pose and joints.
+
+    The one loop every per-frame geometry check shares (floor contact, feet,
+    stored-vs-computed poses). ``data`` is reused: read it before the next step.
+    """
     data = mujoco.MjData(model)
-    frames = len(joint_pos)
-    pos = np.empty((frames, model.nbody - 1, 3))
-    quat = np.empty((frames, model.nbody - 1, 4))
-    for t in range(frames):
+    for t in range(len(joint_pos)):
         set_qpos(data.qpos, indices, root_pos[t], root_quat[t], joint_pos[t])
         mujoco.mj_kinematics(model, data)
-        pos[t] = data.xpos[1:]
-        quat[t] = data.xquat[1:]
-    return pos, quat
+        yield t, data
 
 
 def lowest_point(
     model: mujoco.MjModel, indices: RobotIndices, root_pos, root_quat, joint_pos
 ) -> np.ndarray:
     """[T] lowest world z over the robot's geoms at each frame."""
-    data = mujoco.MjData(model)
     mask = robot_geoms(model)
     out = np.empty(len(joint_pos))
-    for t in range(len(joint_pos)):
-        set_qpos(data.qpos, indices, root_pos[t], root_quat[t], joint_pos[t])
-        mujoco.mj_kinematics(model, data)
-        low, _ = geom_vertical_extent(model, data)
-        out[t] = low[mask].min()
+    for t, data in posed_frames(model, indices, root_pos, root_quat, joint_pos):
+        out[t] = geom_vertical_extent(model, data)[0][mask].min()
     return out
 
 

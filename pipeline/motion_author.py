@@ -28,7 +28,7 @@ import numpy as np
 import yaml
 
 from .errors import MotionError
-from .kinematics import geom_vertical_extent, motion_from_trajectory, robot_geoms, set_qpos
+from .kinematics import geom_vertical_extent, motion_from_trajectory, posed_frames, robot_geoms
 from .motion import Motion
 from .robot import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from .rotations import quat_from_euler_xyz, quat_slerp
@@ -260,15 +260,11 @@ def author_motion(
 
 def _floor_and_feet(model, indices: RobotIndices, root_pos, root_quat, joint_pos):
     """Per frame: the robot's lowest z, and the mean xy of its feet bodies."""
-    data = mujoco.MjData(model)
     mask = robot_geoms(model)
     lowest = np.empty(len(joint_pos))
     feet = np.empty((len(joint_pos), 2))
-    for t in range(len(joint_pos)):
-        set_qpos(data.qpos, indices, root_pos[t], root_quat[t], joint_pos[t])
-        mujoco.mj_kinematics(model, data)
-        low, _ = geom_vertical_extent(model, data)
-        lowest[t] = low[mask].min()
+    for t, data in posed_frames(model, indices, root_pos, root_quat, joint_pos):
+        lowest[t] = geom_vertical_extent(model, data)[0][mask].min()
         feet[t] = data.xpos[indices.feet_body_ids, :2].mean(axis=0)
     return lowest, feet
 

@@ -15,7 +15,7 @@ import mujoco
 import numpy as np
 
 from .errors import MotionError
-from .kinematics import geom_vertical_extent, robot_geoms, set_qpos
+from .kinematics import geom_vertical_extent, posed_frames, robot_geoms
 from .motion import ARRAY_KEYS, Motion, load_motion
 from .robot import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from .rotations import quat_conjugate, quat_error_magnitude, quat_mul, quat_to_rotvec
@@ -374,7 +374,6 @@ def _check_kinematics(
 ) -> None:
     """Stored body poses equal forward kinematics of root + joints; nothing below the floor."""
     root = indices.root_body_id - 1
-    data = mujoco.MjData(model)
     mask = robot_geoms(model)
     frames = motion.num_frames
     pos_err = np.empty((frames, model.nbody - 1))
@@ -384,13 +383,12 @@ def _check_kinematics(
     root_quat = motion.body_quat_w[:, root] / np.linalg.norm(
         motion.body_quat_w[:, root], axis=-1, keepdims=True
     )
-    for t in range(frames):
-        set_qpos(data.qpos, indices, motion.body_pos_w[t, root], root_quat[t], motion.joint_pos[t])
-        mujoco.mj_kinematics(model, data)
+    for t, data in posed_frames(
+        model, indices, motion.body_pos_w[:, root], root_quat, motion.joint_pos
+    ):
         pos_err[t] = np.linalg.norm(data.xpos[1:] - motion.body_pos_w[t], axis=-1)
         rot_err[t] = quat_error_magnitude(data.xquat[1:], motion.body_quat_w[t])
-        low, _ = geom_vertical_extent(model, data)
-        low = np.where(mask, low, np.inf)
+        low = np.where(mask, geom_vertical_extent(model, data)[0], np.inf)
         lowest_geom[t] = int(np.argmin(low))
         lowest[t] = low[lowest_geom[t]]
     for col in np.flatnonzero((pos_err > FK_POS_TOL).any(axis=0)):
