@@ -246,7 +246,7 @@ def author_motion(
     planted = np.array([k.plant_feet for k in source.keyframes])
     anchor = None
     for t in range(frames):
-        if planted[seg[t]] and times[t] <= key_times[seg[t] + 1]:
+        if planted[seg[t]]:
             if anchor is None:
                 anchor = feet_xy[t] + shift
             shift = anchor - feet_xy[t]
