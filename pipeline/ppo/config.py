@@ -258,6 +258,9 @@ def apply_task_defaults(cfg: TrainConfig, task_defaults: dict[str, Any]) -> None
     import copy
 
     defaults = copy.deepcopy(dict(task_defaults))
+    # A ``train`` section sets top-level fields (a task's preferred num_envs, iterations).
+    for key, value in (defaults.pop("train", None) or {}).items():
+        set_value(cfg, key, value)
     for section in TrainConfig.SECTIONS:
         for key, value in (defaults.pop(section, None) or {}).items():
             set_value(cfg, f"{section}.{key}", value)
