@@ -275,25 +275,25 @@ def _facts(pipeline: dict[str, Any], run_dir: Path) -> str:
 
 
 def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float]) -> str:
+    """One card per metric: the sim2sim value (what the robot would do) large, evaluate's beside it."""
     cards = []
     for key, label, fmt, note in CARD_METRICS:
-        for source, metrics in (("sim2sim", sim_metrics), ("evaluate", eval_metrics)):
-            value = metrics.get(key)
-            if value is None:
-                continue
-            css = ""
-            target = TARGETS.get(key)
-            if target is not None:
-                op, bound = target
-                ok = value >= bound if op == ">=" else value <= bound
-                css = " pass" if ok else " fail"
-                note_text = f"{note + ', ' if note else ''}target {op.replace('>=', '≥').replace('<=', '≤')} {bound:g}"
-            else:
-                note_text = note
-            cards.append(
-                f'<div class="card{css}"><div class="label">{_e(label)} · {source}</div>'
-                f'<div class="value">{_e(fmt.format(value))}</div><div class="note">{_e(note_text)}</div></div>'
-            )
+        sim, ev = sim_metrics.get(key), eval_metrics.get(key)
+        if sim is None and ev is None:
+            continue
+        value, source = (sim, "sim2sim") if sim is not None else (ev, "evaluate")
+        notes = [note] if note else []
+        if sim is not None and ev is not None:
+            notes.append(f"evaluate {fmt.format(ev)}")
+        css = ""
+        if key in TARGETS:
+            op, bound = TARGETS[key]
+            css = " pass" if (value >= bound if op == ">=" else value <= bound) else " fail"
+            notes.append(f"target {'≥' if op == '>=' else '≤'} {fmt.format(bound)}")
+        cards.append(
+            f'<div class="card{css}"><div class="label">{_e(label)} <span class="src">{source}</span></div>'
+            f'<div class="value">{_e(fmt.format(value))}</div><div class="note">{_e(" · ".join(notes))}</div></div>'
+        )
     if not cards:
         return '<p class="empty">No evaluation yet: eval.json and sim2sim.json appear after the evaluate and sim2sim stages.</p>'
     return '<div class="cards">' + "".join(cards) + "</div>"

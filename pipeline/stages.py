@@ -108,6 +108,15 @@ class StageContext:
             return self.settings.robot
         return self.registry.get("tasks", self.settings.task).default_robot
 
+    def motion_path(self) -> str:
+        """The motion the stages use: validate's copy in the run directory when it made one.
+
+        Training, evaluation and export then read a file that cannot change
+        under a run being resumed (the original may be regenerated meanwhile).
+        """
+        copy = self.output("validate", "motion")
+        return str(copy) if copy is not None else self.settings.motion
+
     def resolve_device(self) -> ResolvedDevice:
         """The device of this run per DESIGN §8; raises ``DeviceUnavailableError`` with the fix."""
         if self._device is None:

@@ -66,7 +66,7 @@ def smoke(ctx: StageContext) -> StageResult:
              f"MLP train step {timings['mlp_train_step_ms']:.2f} ms")
     with tempfile.TemporaryDirectory(prefix="primebot-smoke-") as scratch:
         request = TrainRequest(
-            motion=s.motion, task=s.task, robot=s.robot, device=resolved.torch_device,
+            motion=ctx.motion_path(), task=s.task, robot=s.robot, device=resolved.torch_device,
             num_envs=s.smoke_num_envs, iterations=s.smoke_iterations, seed=s.seed,
             sets=[*s.train_sets, f"ppo.num_steps_per_env={s.steps_per_env}", "ppo.num_mini_batches=1",
                   *_QUIET_TASK_SETS.get(s.task, ())],

@@ -2,7 +2,8 @@
 
 ``validate`` stops the pipeline on an invalid motion with the validator's
 report (every problem with its key, frame and column; the full report is
-kept as motion_validation.json). ``replay`` renders the reference motion
+kept as motion_validation.json) and copies the valid file into the run
+directory, which every later stage reads. ``replay`` renders the reference motion
 kinematically to ``videos/replay.mp4``; without OpenGL it is skipped with
 the reason and the fix, and the pipeline goes on (a missing video must not
 block training).
@@ -11,8 +12,10 @@ block training).
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
-from primebot.pipeline.atomic import atomic_write_text
+from primebot.pipeline.atomic import atomic_path, atomic_write_text
 from primebot.pipeline.errors import MotionError
 from primebot.pipeline.stages import StageContext, StageResult, StageSkipped
 
@@ -47,8 +50,11 @@ def validate(ctx: StageContext) -> StageResult:
             fix=f"fix the motion (details: primebot motion validate {path}; {VALIDATION_FILE} in the run directory)",
         )
     duration = (report.num_frames - 1) / report.fps if report.fps else 0.0
+    snapshot = Path(path).name
+    with atomic_path(ctx.path(snapshot)) as tmp:
+        shutil.copyfile(path, tmp)
     return StageResult(
-        outputs={"report": VALIDATION_FILE},
+        outputs={"report": VALIDATION_FILE, "motion": snapshot},
         summary={"frames": report.num_frames, "fps": report.fps, "warnings": len(report.warnings)},
         message=f"valid for robot {report.robot}: {report.num_frames} frames, {duration:.2f} s"
                 + (f", {len(report.warnings)} warning(s)" if report.warnings else ""),
@@ -66,7 +72,7 @@ def replay(ctx: StageContext) -> StageResult:
     if not ctx.settings.video:
         raise StageSkipped("video is off (--no-video or the preset)")
     try:
-        replay_video(load_motion(ctx.settings.motion), _robot(ctx), ctx.path(REPLAY_VIDEO))
+        replay_video(load_motion(ctx.motion_path()), _robot(ctx), ctx.path(REPLAY_VIDEO))
     except RenderError as exc:
         # No OpenGL (or no encoder) must not block training: skipped, with the fix.
         raise StageSkipped(str(exc).split("\n  fix: ")[0], fix=exc.fix) from None

@@ -87,7 +87,8 @@ def _headline(metrics: dict[str, Any]) -> str:
 
 def _summary(metrics: dict[str, Any]) -> dict[str, Any]:
     keys = ("success_rate", "fall_rate", "mpkpe_m", "joint_pos_error_rad", "episodes")
-    return {key: round(float(metrics[key]), 4) for key in keys if metrics.get(key) is not None}
+    return {key: metrics[key] if isinstance(metrics[key], int) else round(float(metrics[key]), 4)
+            for key in keys if metrics.get(key) is not None}
 
 
 def evaluate(ctx: StageContext) -> StageResult:

@@ -31,7 +31,7 @@ def train_request(ctx: StageContext):
         # Only the iteration budget and the device may change on a resume (the trainer checks the rest).
         return TrainRequest(resume=str(ctx.run_dir), iterations=s.iterations, device=s.device, progress=True)
     request = TrainRequest(
-        motion=s.motion, task=s.task, robot=s.robot, device=s.device, num_envs=s.num_envs,
+        motion=ctx.motion_path(), task=s.task, robot=s.robot, device=s.device, num_envs=s.num_envs,
         iterations=s.iterations, seed=s.seed, sets=[f"ppo.num_steps_per_env={s.steps_per_env}", *s.train_sets],
         progress=True,
     )
