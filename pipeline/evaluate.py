@@ -54,6 +54,20 @@ def thresholds_of(env: Any) -> FailureThresholds:
     )
 
 
+TRACKING_ENV_ATTRIBUTES = ("state", "reference", "model_info", "observations", "time_steps")
+
+
+def require_tracking_env(env: Any, task: str) -> None:
+    """Raise ``ConfigError`` unless ``env`` exposes what motion-tracking evaluation and export read."""
+    missing = [name for name in TRACKING_ENV_ATTRIBUTES if not hasattr(env, name)]
+    if missing:
+        raise ConfigError(
+            f"task {task!r} is not a motion-tracking task (its environment has no {', '.join(missing)}); "
+            "eval, export and sim2sim measure and ship reference tracking",
+            fix="train with --task tracking (the default) to get a deployable tracking policy",
+        )
+
+
 def env_snapshot(env: Any, rows: np.ndarray) -> TrackingSnapshot:
     """Robot and reference of envs ``rows`` from the tracking env's state (copies)."""
     s, tm, ref = env.state, env.model_info, env.reference
@@ -189,6 +203,7 @@ def evaluate_run(
             continue
         env = make_run_env(registry, policy, count, seed=seed, overrides={"sampling": {"mode": mode}})
         try:
+            require_tracking_env(env, policy.config.task)
             trace_slot = 0 if (video and name == "from_start") else None
             metrics, trace = play_episodes(env, policy, trace_slot)
             report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)

@@ -22,6 +22,7 @@ import yaml
 from . import __version__
 from .atomic import atomic_path, atomic_write_text
 from .errors import ExportError
+from .evaluate import require_tracking_env
 from .motion import file_sha256
 from .onnx_export import (
     PARITY_ATOL,
@@ -173,13 +174,13 @@ def export_run(
     run_dir = Path(run_dir)
     out_dir = run_dir / EXPORT_DIR
     policy = load_trained_policy(run_dir, checkpoint)
-    motion = policy.motion()
     # Uniform start frames spread the recorded observations over the whole motion.
     env = make_run_env(registry, policy, num_envs, seed=policy.config.seed, overrides={"sampling": {"mode": "uniform"}})
     try:
+        require_tracking_env(env, policy.config.task)
+        motion = policy.motion()
         arrays = motion_at_control_rate(motion, env.step_dt)
-        reference = getattr(env, "reference", None)
-        if reference is not None and not np.allclose(reference.joint_pos, arrays["joint_pos"], atol=1e-6):
+        if not np.allclose(env.reference.joint_pos, arrays["joint_pos"], atol=1e-6):
             raise ExportError("the motion inside the ONNX differs from the one the task tracks (resampling mismatch)")
         metadata = deploy_metadata(env, policy, len(arrays["joint_pos"]), motion.sha256)
         obs, steps = record_observations(env, policy, rollout_steps)

@@ -126,3 +126,19 @@ def test_eval_writes_eval_json_with_both_groups_and_its_config(run):
     # deterministic: the same seed gives the same episodes
     again = evaluate_run(host.registry, run_dir, episodes=3, seed=5)
     assert again["sampled"]["episode_records"] == report["sampled"]["episode_records"]
+
+
+def test_eval_and_export_refuse_a_task_that_tracks_no_motion(tmp_path):
+    import pointmass_task
+
+    from primebot.pipeline.errors import ConfigError
+    from primebot.pipeline.export import export_run
+    from primebot.pipeline.plugins import load_plugins
+    from primebot.pipeline.training import TrainRequest, run_training
+
+    host = load_plugins(environ={"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}, extra=[("pointmass", pointmass_task)])
+    run_dir = run_training(host.registry, TrainRequest(task="pointmass", num_envs=4, iterations=1,
+                                                       log_dir=str(tmp_path), progress=False)).run_dir
+    for command in (evaluate_run, export_run):
+        with pytest.raises(ConfigError, match="task 'pointmass' is not a motion-tracking task"):
+            command(host.registry, run_dir)
