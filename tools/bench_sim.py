@@ -5,7 +5,8 @@ For each number of envs, in one process per size and interleaved repeats:
   (a) physics limit: ``mujoco.batch.Batch.step(nstep=decimation)`` alone on the
       same model (self-collision sensors included), default batch settings,
       from reference start states under random actions, restarted from the
-      reference every 40 steps (untimed) so the states resemble (b)'s;
+      reference (untimed) as often as (b)'s episodes end, so that both step
+      robots in similar states;
   (b) the full ``TrackingEnv.step`` (physics, state, terminations, rewards,
       resets, observations) under random actions;
   (c) (b) plus a CPU policy forward (512-256-128 ELU MLP, torch) and host-side
@@ -84,17 +85,21 @@ def run_one(
         batch.forward()
 
     default, scale = robot.default_joint_pos, robot.action_scale
+    physics_steps = 0
+    restart_every = 40
 
-    def physics(count: int) -> float:
+    def physics(count: int) -> tuple[float, dict]:
+        nonlocal physics_steps
         elapsed = 0.0
-        for k in range(count):
-            if k % 40 == 0:
+        for _ in range(count):
+            if physics_steps % restart_every == 0:
                 restart_physics()
+            physics_steps += 1
             ctrl[:, idx.actuator_ids] = default + scale * rng.uniform(-1, 1, (n, j))
             start = time.perf_counter()
             batch.step(nstep=env.sim.decimation)
             elapsed += time.perf_counter() - start
-        return count * n / elapsed
+        return elapsed, {}
 
     # (b) the env alone
     def env_steps(count: int) -> tuple[float, dict]:
@@ -102,9 +107,7 @@ def run_one(
         start = time.perf_counter()
         for _ in range(count):
             env.step(rng.uniform(-1, 1, (n, j)).astype(np.float32))
-        wall = time.perf_counter() - start
-        split = {k: (env.timings[k] - before[k]) / count for k in env.timings}
-        return count * n / wall, split
+        return time.perf_counter() - start, {k: env.timings[k] - before[k] for k in env.timings}
 
     # (c) the env with a policy forward on the CPU
     policy = torch.nn.Sequential(
@@ -117,9 +120,10 @@ def run_one(
         torch.nn.Linear(128, j),
     )
     std = np.full(j, 0.5, np.float32)
+    obs = env.reset()[0]
 
-    def with_policy(count: int) -> tuple[float, dict, float]:
-        obs, _ = env.reset()
+    def with_policy(count: int) -> tuple[float, dict]:
+        nonlocal obs
         before = dict(env.timings)
         infer = 0.0
         start = time.perf_counter()
@@ -130,24 +134,38 @@ def run_one(
                 actions = mean + std * rng.standard_normal(mean.shape, dtype=np.float32)
                 infer += time.perf_counter() - t0
                 obs = env.step(actions).obs
-        wall = time.perf_counter() - start
-        split = {k: (env.timings[k] - before[k]) / count for k in env.timings}
-        return count * n / wall, split, infer / count
+        split = {k: env.timings[k] - before[k] for k in env.timings}
+        return time.perf_counter() - start, {**split, "policy": infer}
 
-    env.reset()
-    physics(5)
-    env_steps(5)
-    with_policy(5)
-    a_runs, b_runs, c_runs, b_splits, c_splits, policy_ms = [], [], [], [], [], []
+    # Interleave the three in blocks of 10 steps so that a busy machine
+    # slows them alike; a repeat's figure sums its blocks.
+    modes = {"a": physics, "b": env_steps, "c": with_policy}
+    # Warm-up; (a) then restarts from the reference as often as (b)'s episodes
+    # end, so both step robots in similar states (fallen robots cost more).
+    env_steps(30)
+    restart_every = max(1, round(env.episode_stats()["episode/length"]))
+    for fn in modes.values():
+        fn(5)
+    runs: dict[str, list[float]] = {m: [] for m in modes}
+    splits: dict[str, list[dict]] = {m: [] for m in modes}
+    block = 10
     for _ in range(repeats):
-        a_runs.append(physics(steps))
-        rate, split = env_steps(steps)
-        b_runs.append(rate)
-        b_splits.append(split)
-        rate, split, infer = with_policy(steps)
-        c_runs.append(rate)
-        c_splits.append(split)
-        policy_ms.append(infer)
+        seconds = dict.fromkeys(modes, 0.0)
+        split_sum: dict[str, dict] = {m: {} for m in modes}
+        done = 0
+        while done < steps:
+            count = min(block, steps - done)
+            for m, fn in modes.items():
+                elapsed, split = fn(count)
+                seconds[m] += elapsed
+                for k, v in split.items():
+                    split_sum[m][k] = split_sum[m].get(k, 0.0) + v
+            done += count
+        for m in modes:
+            runs[m].append(steps * n / seconds[m])
+            splits[m].append({k: v / steps for k, v in split_sum[m].items()})
+    a_runs, b_runs, c_runs = runs["a"], runs["b"], runs["c"]
+    b_splits, c_splits = splits["b"], splits["c"]
 
     def median_split(splits: list[dict]) -> dict:
         return {k: statistics.median(s[k] for s in splits) * 1e3 for k in splits[0]}
@@ -163,13 +181,14 @@ def run_one(
         "b_env_sps": b,
         "c_env_policy_sps": c,
         "b_over_a": b / a,
+        "a_restart_every": restart_every,
         "c_over_a": c / a,
         "ratios_per_repeat": {
             "b/a": [x / y for x, y in zip(b_runs, a_runs, strict=True)],
             "c/a": [x / y for x, y in zip(c_runs, a_runs, strict=True)],
         },
         "b_split_ms": median_split(b_splits),
-        "c_split_ms": {**median_split(c_splits), "policy": statistics.median(policy_ms) * 1e3},
+        "c_split_ms": median_split(c_splits),
         "peak_rss_mb": _peak_rss_mb(),
         "rss_after_env_mb": rss_env,
     }

@@ -209,9 +209,8 @@ class TrackingEnv(VecEnv):
             )
         state.prev_action[:] = state.action
         state.action[:] = actions
-        np.nan_to_num(
-            state.action, copy=False, nan=0.0, posinf=0.0, neginf=0.0
-        )  # never NaN into ctrl
+        # a non-finite action must never reach ctrl (MuJoCo would zero it silently)
+        np.nan_to_num(state.action, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         self.sim.ctrl[:, self._ctrl_cols] = (
             self._default_joint_pos + self._action_scale * state.action
         )
@@ -271,6 +270,10 @@ class TrackingEnv(VecEnv):
             timings[name] += dt
         self.steps_taken += 1
         return result
+
+    def episode_stats(self) -> dict[str, float]:
+        """``episode/<term>`` and ``episode/length`` means over the last N finished episodes."""
+        return self._window.means()
 
     def close(self) -> None:
         self.sim.close()
