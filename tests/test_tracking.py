@@ -312,3 +312,18 @@ def test_body_velocities_match_mujocos_object_velocity(host, motion):
         mujoco.mj_objectVelocity(model, data, mujoco.mjtObj.mjOBJ_XBODY, int(body), vel, 0)
         np.testing.assert_allclose(env.state.all_body_ang_vel_w[1, k], vel[:3], atol=1e-9)
         np.testing.assert_allclose(env.state.all_body_lin_vel_w[1, k], vel[3:], atol=1e-9)
+
+
+def test_non_finite_actions_never_reach_the_controls_and_info_has_every_log_key(host, motion):
+    env = make_env(host, motion, num_envs=2, config=EXACT)
+    env.reset()
+    actions = np.full((2, 22), np.nan, np.float32)
+    result = env.step(actions)
+    assert np.isfinite(env.sim.ctrl).all() and np.isfinite(result.obs).all()
+    np.testing.assert_array_equal(
+        result.obs[:, -22:], 0.0
+    )  # the recorded last action is the 0 used
+    keys = set(result.info)
+    assert {f"episode/{name}" for name in env.rewards.names} <= keys
+    assert {"episode/length", "episode/finished", "physics_faults", "terminations/time_out"} <= keys
+    assert all(isinstance(v, float) for v in result.info.values())
