@@ -274,7 +274,9 @@ def main(argv: list[str] | None = None) -> int:
             str(args.torch_threads),
         ]
         cmd += ["--motion", args.motion]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        # idle OpenMP threads must sleep, not spin on the cores MuJoCo's threads need
+        child_env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=child_env).stdout
         result = json.loads(out.strip().splitlines()[-1])
         results.append(result)
         _print(result)
