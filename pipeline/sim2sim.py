@@ -19,8 +19,8 @@ from training on purpose:
 
 Before running, ``check_policy_robot`` refuses an ONNX whose observation size,
 joints or bodies do not fit the MJCF (naming them), and two checks catch
-wrong metadata: the reference pose at the first step must reproduce the
-reference body positions through the MJCF's kinematics (a permuted
+wrong metadata: the reference joints must reproduce the reference body
+positions through the MJCF's kinematics at every step (a permuted
 ``joint_names`` fails it), and the metadata's kp/kd must be the MJCF's.
 """
 
@@ -289,8 +289,11 @@ class DeployObservation:
 
 # -- episodes -------------------------------------------------------------------------------------
 def set_reference_state(robot: DeployRobot, data: mujoco.MjData, ref: dict[str, np.ndarray], t: int,
-                        root_index: int) -> None:
-    """Put the robot exactly in the reference state of step ``t`` (root pose and velocity, joints)."""
+                        root_index: int, stage: str = "forward") -> None:
+    """Put the robot exactly in the reference state of step ``t`` (root pose and velocity, joints).
+
+    ``stage="kinematics"`` computes only body poses (enough for the pose check).
+    """
     m = robot.model
     mujoco.mj_resetData(m, data)
     a, d = robot.root_qpos_adr, robot.root_dof_adr
@@ -304,21 +307,31 @@ def set_reference_state(robot: DeployRobot, data: mujoco.MjData, ref: dict[str, 
     mujoco.mju_rotVecQuat(local, ref["body_ang_vel_w"][t, root_index], inverse)
     data.qvel[d + 3:d + 6] = local  # a free joint's angular velocity is in its body frame
     data.qvel[robot.dof_adr] = ref["joint_vel"][t]
-    mujoco.mj_forward(m, data)
+    (mujoco.mj_kinematics if stage == "kinematics" else mujoco.mj_forward)(m, data)
 
 
-def reference_pose_check(robot: DeployRobot, ref: dict[str, np.ndarray], root_index: int, t: int = 0) -> dict:
-    """The reference joints through the MJCF's kinematics must land the bodies where the reference says."""
+def reference_pose_check(robot: DeployRobot, ref: dict[str, np.ndarray], root_index: int,
+                         max_frames: int = 500) -> dict:
+    """The reference joints through the MJCF's kinematics must land the bodies where the reference says.
+
+    Checked over the whole motion (up to ``max_frames`` evenly spread steps):
+    two swapped joints that agree at the first frame differ somewhere later.
+    """
     data = mujoco.MjData(robot.model)
-    set_reference_state(robot, data, ref, t, root_index)
-    error = np.linalg.norm(data.xpos[robot.motion_body_ids] - ref["body_pos_w"][t], axis=-1)
-    worst = int(np.argmax(error))
-    ok = bool(error[worst] <= REFERENCE_POSE_TOLERANCE_M)
-    name = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY, int(robot.motion_body_ids[worst]))
-    detail = (f"reference joints reproduce the reference bodies (worst {name}: {error[worst]:.2e} m)" if ok else
-              f"body {name} is {error[worst]:.3f} m from the reference when the reference joints are applied in "
-              "joint_names order: the metadata's joint order does not match the motion")
-    return {"name": "reference_pose_matches_kinematics", "ok": ok, "detail": detail, "max_error_m": float(error[worst])}
+    steps = ref["joint_pos"].shape[0]
+    worst_error, worst_body, worst_step = -1.0, 0, 0
+    for t in np.unique(np.linspace(0, steps - 1, min(steps, max_frames)).astype(int)):
+        set_reference_state(robot, data, ref, int(t), root_index, stage="kinematics")
+        error = np.linalg.norm(data.xpos[robot.motion_body_ids] - ref["body_pos_w"][t], axis=-1)
+        if error.max() > worst_error:
+            worst_error, worst_body, worst_step = float(error.max()), int(np.argmax(error)), int(t)
+    ok = worst_error <= REFERENCE_POSE_TOLERANCE_M
+    name = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY, int(robot.motion_body_ids[worst_body]))
+    detail = (f"reference joints reproduce the reference bodies at every step (worst {name}: {worst_error:.2e} m)"
+              if ok else
+              f"at step {worst_step} body {name} is {worst_error:.3f} m from the reference when the reference joints "
+              "are applied in joint_names order: the metadata's joint order does not match the motion")
+    return {"name": "reference_pose_matches_kinematics", "ok": ok, "detail": detail, "max_error_m": worst_error}
 
 
 @dataclass

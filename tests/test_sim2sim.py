@@ -182,3 +182,24 @@ def test_gap_flags_name_the_metrics_beyond_their_threshold():
     flags = gap_flags({"mpkpe_m": 0.06, "success_rate": -0.1, "fall_rate": 0.5})
     assert flags == ["fall_rate: sim2sim − eval = +0.5 (threshold ±0.2)",
                      "mpkpe_m: sim2sim − eval = +0.06 (threshold ±0.05)"]
+
+
+def test_cli_eval_then_sim2sim_and_a_bad_export_exits_non_zero(exported, monkeypatch, capsys, tmp_path):
+    from primebot.pipeline import plugins
+    from primebot.pipeline.cli import main as cli
+
+    host, run_dir, onnx_path = exported
+    monkeypatch.setattr(plugins, "_HOST", host)
+    assert cli(["eval", str(run_dir), "--episodes", "1"]) == 0
+    assert cli(["sim2sim", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "[DONE] eval" in out and "[DONE] sim2sim" in out and "check reference_pose_matches_kinematics: ok" in out
+
+    good = onnx_path.read_bytes()
+    names = read_metadata(onnx_path)["joint_names"]
+    try:
+        _with_metadata(onnx_path, onnx_path, joint_names=_swap(names, "left_elbow_joint", "right_elbow_joint"))
+        assert cli(["sim2sim", str(run_dir)]) == 8
+        assert "sim2sim checks failed: reference_pose_matches_kinematics" in capsys.readouterr().err
+    finally:
+        onnx_path.write_bytes(good)
