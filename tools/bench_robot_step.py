@@ -42,17 +42,25 @@ def main(argv: list[str] | None = None) -> None:
     ctrl = batch.bind("ctrl")
     ctrl[:, indices.actuator_ids] = spec.default_joint_pos
     batch.step(nstep=args.nstep)  # warm up threads and contacts
-    rates = []
+    rates, cpu_rates = [], []
     for _ in range(args.repeats):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(args.calls):
             batch.step(nstep=args.nstep)
         rates.append(args.sims * args.calls / (time.perf_counter() - start))
+        cpu_rates.append(args.sims * args.calls / (time.process_time() - cpu_start))
     env_steps = statistics.median(rates)
+    per_cpu = statistics.median(cpu_rates)
     print(
         f"{spec.name}: {args.sims} sims, {args.threads} threads, nstep {args.nstep}: "
         f"{env_steps:,.0f} env-steps/s, {env_steps * args.nstep:,.0f} physics steps/s "
         f"(median of {args.repeats}; range {min(rates):,.0f}-{max(rates):,.0f} env-steps/s)"
+    )
+    # CPU time counts only this process's threads, so it is far less sensitive to
+    # other jobs on the machine: threads x this is the rate on otherwise idle cores.
+    print(
+        f"  per CPU-second: {per_cpu:,.0f} env-steps, {per_cpu * args.nstep:,.0f} physics steps "
+        f"(x{args.threads} threads = {per_cpu * args.nstep * args.threads:,.0f} physics steps/s if the cores were free)"
     )
 
 
