@@ -110,6 +110,12 @@ class _Collector:
     def add(self, severity: str, check: str, message: str, **where) -> None:
         self.problems.append(Problem(severity, check, message, **where))
 
+    def error(self, check: str, message: str, **where) -> None:
+        self.add("error", check, message, **where)
+
+    def warning(self, check: str, message: str, **where) -> None:
+        self.add("warning", check, message, **where)
+
     def frames(
         self, severity: str, check: str, message: str, bad_frames: np.ndarray, **where
     ) -> None:
@@ -136,16 +142,20 @@ class _Collector:
 def _check_shapes(motion: Motion, out: _Collector) -> bool:
     """Shapes agree across keys; returns False when later checks cannot run."""
     expected = {
-        "joint_pos": 2, "joint_vel": 2, "body_pos_w": 3, "body_quat_w": 3, "body_lin_vel_w": 3, "body_ang_vel_w": 3,
-    }  # fmt: skip
+        "joint_pos": 2,
+        "joint_vel": 2,
+        "body_pos_w": 3,
+        "body_quat_w": 3,
+        "body_lin_vel_w": 3,
+        "body_ang_vel_w": 3,
+    }
     last = {"body_pos_w": 3, "body_quat_w": 4, "body_lin_vel_w": 3, "body_ang_vel_w": 3}
     fine = True
     for key, ndim in expected.items():
         shape = getattr(motion, key).shape
         if len(shape) != ndim or (key in last and shape[-1] != last[key]):
             want = "(T, J)" if ndim == 2 else f"(T, B, {last[key]})"
-            out.add(
-                "error",
+            out.error(
                 "shape",
                 f"shape {shape}, expected {want}",
                 key=key,
@@ -156,8 +166,7 @@ def _check_shapes(motion: Motion, out: _Collector) -> bool:
         return False
     frames = {key: getattr(motion, key).shape[0] for key in ARRAY_KEYS}
     if len(set(frames.values())) > 1:
-        out.add(
-            "error",
+        out.error(
             "shape",
             f"frame counts differ across keys: {frames}",
             key=",".join(frames),
@@ -165,8 +174,7 @@ def _check_shapes(motion: Motion, out: _Collector) -> bool:
         )
         return False
     if motion.joint_vel.shape != motion.joint_pos.shape:
-        out.add(
-            "error",
+        out.error(
             "shape",
             f"shape {motion.joint_vel.shape} differs from joint_pos {motion.joint_pos.shape}",
             key="joint_vel",
@@ -174,11 +182,10 @@ def _check_shapes(motion: Motion, out: _Collector) -> bool:
         fine = False
     bodies = {key: getattr(motion, key).shape[1] for key in ARRAY_KEYS if key.startswith("body_")}
     if len(set(bodies.values())) > 1:
-        out.add("error", "shape", f"body counts differ across keys: {bodies}", key=",".join(bodies))
+        out.error("shape", f"body counts differ across keys: {bodies}", key=",".join(bodies))
         fine = False
     if motion.num_frames < 2:
-        out.add(
-            "error",
+        out.error(
             "shape",
             f"{motion.num_frames} frame(s); a motion needs at least 2",
             key="joint_pos",
@@ -190,25 +197,26 @@ def _check_shapes(motion: Motion, out: _Collector) -> bool:
     ):
         names = getattr(motion, key)
         if names is not None and len(names) != axis_len:
-            out.add("error", "names", f"{len(names)} names for {axis_len} columns", key=key)
+            out.error("names", f"{len(names)} names for {axis_len} columns", key=key)
             fine = False
     return fine
 
 
 def _check_fps(motion: Motion, path: str, out: _Collector) -> None:
     if not np.isfinite(motion.fps) or motion.fps <= 0:
-        out.add(
-            "error",
+        out.error(
             "fps",
             f"fps is {motion.fps}",
             key="fps",
             fix="store the frame rate the motion was sampled at",
         )
     elif abs(motion.fps - TRAINING_FPS) > 1e-6:
-        out.add(
-            "error", "fps", f"fps is {motion.fps:g}; the pipeline trains at {TRAINING_FPS:g}",
-            key="fps", fix=RESAMPLE_FIX.format(path=path),
-        )  # fmt: skip
+        out.error(
+            "fps",
+            f"fps is {motion.fps:g}; the pipeline trains at {TRAINING_FPS:g}",
+            key="fps",
+            fix=RESAMPLE_FIX.format(path=path),
+        )
 
 
 def _check_finite(motion: Motion, columns: dict[str, list[str]], out: _Collector) -> bool:
@@ -222,9 +230,14 @@ def _check_finite(motion: Motion, columns: dict[str, list[str]], out: _Collector
         per_column = bad.reshape(bad.shape[0], bad.shape[1], -1).any(axis=2)
         for col in np.flatnonzero(per_column.any(axis=0)):
             out.frames(
-                "error", "finite", "NaN or infinite values", per_column[:, col],
-                key=key, column=_column(columns, key, col), fix="regenerate the file; NaN usually comes from a failed retarget or a 0/0",
-            )  # fmt: skip
+                "error",
+                "finite",
+                "NaN or infinite values",
+                per_column[:, col],
+                key=key,
+                column=_column(columns, key, col),
+                fix="regenerate the file; NaN usually comes from a failed retarget or a 0/0",
+            )
     return fine
 
 
@@ -234,9 +247,14 @@ def _check_quaternions(motion: Motion, columns: dict[str, list[str]], out: _Coll
     for col in np.flatnonzero(bad.any(axis=0)):
         worst = norm[:, col][np.argmax(np.abs(norm[:, col] - 1.0))]
         out.frames(
-            "error", "quaternion", f"quaternion norm {worst:.4f}, expected 1 (w x y z)", bad[:, col],
-            key="body_quat_w", column=_column(columns, "body_quat_w", col), fix="normalise the quaternions (q / |q|) when writing",
-        )  # fmt: skip
+            "error",
+            "quaternion",
+            f"quaternion norm {worst:.4f}, expected 1 (w x y z)",
+            bad[:, col],
+            key="body_quat_w",
+            column=_column(columns, "body_quat_w", col),
+            fix="normalise the quaternions (q / |q|) when writing",
+        )
 
 
 def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _Collector) -> bool:
@@ -244,16 +262,17 @@ def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _C
     fine = True
     joints = motion.joint_pos.shape[1]
     if joints != spec.num_joints:
-        out.add(
-            "error", "joint_count", f"{joints} joint columns, robot {spec.name!r} has {spec.num_joints}",
-            key="joint_pos", fix=f"retarget to {spec.name}'s joints (`primebot robots show {spec.name}`), or pass --robot",
-        )  # fmt: skip
+        out.error(
+            "joint_count",
+            f"{joints} joint columns, robot {spec.name!r} has {spec.num_joints}",
+            key="joint_pos",
+            fix=f"retarget to {spec.name}'s joints (`primebot robots show {spec.name}`), or pass --robot",
+        )
         fine = False
     elif motion.joint_names is not None and tuple(motion.joint_names) != spec.joint_names:
         for col, (have, want) in enumerate(zip(motion.joint_names, spec.joint_names, strict=True)):
             if have != want:
-                out.add(
-                    "error",
+                out.error(
                     "joint_names",
                     f"column holds {have!r}, robot order expects {want!r}",
                     key="joint_names",
@@ -263,16 +282,17 @@ def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _C
         fine = False
     bodies = motion.body_pos_w.shape[1]
     if bodies != len(indices.body_names):
-        out.add(
-            "error", "body_count", f"{bodies} bodies, robot {spec.name!r} has {len(indices.body_names)} (all bodies but the world)",
-            key="body_pos_w", fix="store every robot body in MuJoCo order",
-        )  # fmt: skip
+        out.error(
+            "body_count",
+            f"{bodies} bodies, robot {spec.name!r} has {len(indices.body_names)} (all bodies but the world)",
+            key="body_pos_w",
+            fix="store every robot body in MuJoCo order",
+        )
         fine = False
     elif motion.body_names is not None and tuple(motion.body_names) != indices.body_names:
         for col, (have, want) in enumerate(zip(motion.body_names, indices.body_names, strict=True)):
             if have != want:
-                out.add(
-                    "error",
+                out.error(
                     "body_names",
                     f"column holds {have!r}, robot order expects {want!r}",
                     key="body_names",
@@ -281,8 +301,7 @@ def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _C
                 )
         fine = False
     if motion.joint_names is None or motion.body_names is None:
-        out.add(
-            "warning",
+        out.warning(
             "names",
             "no joint_names/body_names stored; assuming the robot's order",
             key="joint_names,body_names",
@@ -303,10 +322,14 @@ def _check_joint_limits(
         values = motion.joint_pos[:, col]
         worst = values[np.argmax(np.maximum(lo[col] - values, values - hi[col]))]
         out.frames(
-            "error", "joint_limit", f"angle {worst:.3f} rad outside the range [{lo[col]:.3f}, {hi[col]:.3f}]",
-            below[:, col] | above[:, col], key="joint_pos", column=spec.joint_names[col],
+            "error",
+            "joint_limit",
+            f"angle {worst:.3f} rad outside the range [{lo[col]:.3f}, {hi[col]:.3f}]",
+            below[:, col] | above[:, col],
+            key="joint_pos",
+            column=spec.joint_names[col],
             fix="clamp or re-retarget this joint into its range",
-        )  # fmt: skip
+        )
 
 
 def _angular_velocity_fd(quat: np.ndarray, dt: float) -> np.ndarray:
@@ -326,17 +349,25 @@ def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: _Colle
     step = np.abs(np.diff(motion.joint_pos, axis=0))
     for col in np.flatnonzero((step > JUMP_JOINT).any(axis=0)):
         out.frames(
-            "error", "jump", f"joint jumps up to {step[:, col].max():.3f} rad between frames (discontinuous frames listed)",
-            np.flatnonzero(step[:, col] > JUMP_JOINT) + 1, key="joint_pos", column=_column(columns, "joint_pos", col),
+            "error",
+            "jump",
+            f"joint jumps up to {step[:, col].max():.3f} rad between frames (discontinuous frames listed)",
+            np.flatnonzero(step[:, col] > JUMP_JOINT) + 1,
+            key="joint_pos",
+            column=_column(columns, "joint_pos", col),
             fix="remove the cut or glitch at these frames and re-interpolate",
-        )  # fmt: skip
+        )
     body_step = np.linalg.norm(np.diff(motion.body_pos_w, axis=0), axis=-1)
     for col in np.flatnonzero((body_step > JUMP_BODY).any(axis=0)):
         out.frames(
-            "error", "jump", f"body moves up to {body_step[:, col].max():.3f} m between frames (discontinuous frames listed)",
-            np.flatnonzero(body_step[:, col] > JUMP_BODY) + 1, key="body_pos_w", column=_column(columns, "body_pos_w", col),
+            "error",
+            "jump",
+            f"body moves up to {body_step[:, col].max():.3f} m between frames (discontinuous frames listed)",
+            np.flatnonzero(body_step[:, col] > JUMP_BODY) + 1,
+            key="body_pos_w",
+            column=_column(columns, "body_pos_w", col),
             fix="remove the cut or glitch at these frames and re-interpolate",
-        )  # fmt: skip
+        )
 
     fd = {
         "joint_vel": np.gradient(motion.joint_pos, dt, axis=0),
@@ -363,10 +394,14 @@ def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: _Colle
         for col in np.flatnonzero(bad.any(axis=0)):
             worst = err[:, col].max()
             out.frames(
-                "error", "velocity", f"differs from the finite difference of {source} by up to {worst:.3f}",
-                bad[:, col], key=key, column=_column(columns, key, col),
+                "error",
+                "velocity",
+                f"differs from the finite difference of {source} by up to {worst:.3f}",
+                bad[:, col],
+                key=key,
+                column=_column(columns, key, col),
                 fix=f"recompute {key} from {source} (e.g. np.gradient at the file's fps), or fix the jump frames",
-            )  # fmt: skip
+            )
 
 
 def _check_kinematics(
@@ -393,18 +428,24 @@ def _check_kinematics(
         lowest[t] = low[lowest_geom[t]]
     for col in np.flatnonzero((pos_err > FK_POS_TOL).any(axis=0)):
         out.frames(
-            "error", "forward_kinematics",
+            "error",
+            "forward_kinematics",
             f"stored position is up to {pos_err[:, col].max():.3f} m from forward kinematics of the root and joint_pos",
-            pos_err[:, col] > FK_POS_TOL, key="body_pos_w", column=indices.body_names[col],
+            pos_err[:, col] > FK_POS_TOL,
+            key="body_pos_w",
+            column=indices.body_names[col],
             fix="regenerate body_pos_w/body_quat_w from joint_pos with this robot (primebot motion convert), or check the robot model",
-        )  # fmt: skip
+        )
     for col in np.flatnonzero((rot_err > FK_ROT_TOL).any(axis=0)):
         out.frames(
-            "error", "forward_kinematics",
+            "error",
+            "forward_kinematics",
             f"stored orientation is up to {rot_err[:, col].max():.3f} rad from forward kinematics",
-            rot_err[:, col] > FK_ROT_TOL, key="body_quat_w", column=indices.body_names[col],
+            rot_err[:, col] > FK_ROT_TOL,
+            key="body_quat_w",
+            column=indices.body_names[col],
             fix="regenerate body_quat_w from joint_pos with this robot; quaternions are w x y z",
-        )  # fmt: skip
+        )
     for severity, threshold in (("error", FLOOR_ERROR), ("warning", FLOOR_WARNING)):
         bad = lowest < threshold
         if severity == "warning":
@@ -415,9 +456,14 @@ def _check_kinematics(
                 model, mujoco.mjtObj.mjOBJ_BODY, int(model.geom_bodyid[lowest_geom[first]])
             )
             out.frames(
-                severity, "floor", f"robot reaches {lowest[bad].min():.3f} m below the floor ({body} at frame {first})",
-                bad, key="body_pos_w", column=body, fix="raise the root so the lowest point rests on z = 0",
-            )  # fmt: skip
+                severity,
+                "floor",
+                f"robot reaches {lowest[bad].min():.3f} m below the floor ({body} at frame {first})",
+                bad,
+                key="body_pos_w",
+                column=body,
+                fix="raise the root so the lowest point rests on z = 0",
+            )
 
 
 def _column(columns: dict[str, list[str]], key: str, index: int) -> str:

@@ -254,3 +254,27 @@ def test_cli_json_and_exit_codes(tmp_path, repo_root, capsys, clean_env, wave):
         in captured.out
     )
     assert "INVALID" in captured.out and "not a valid motion" in captured.err
+
+
+def test_joint_names_in_another_order_are_named_column_by_column(tmp_path, spec, model, wave):
+    arrays = load_motion_arrays(wave)
+    names = list(arrays["joint_names"])
+    names[3], names[9] = names[9], names[3]
+    arrays["joint_names"] = np.array(names)
+    report = validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model)
+    found = [(p.column, p.message) for p in report.problems if p.check == "joint_names"]
+    assert found == [
+        ("3", "column holds 'right_knee_joint', robot order expects 'left_knee_joint'"),
+        ("9", "column holds 'left_knee_joint', robot order expects 'right_knee_joint'"),
+    ]
+
+
+def test_body_count_mismatch(tmp_path, spec, model, wave):
+    arrays = load_motion_arrays(wave)
+    for key in ("body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w"):
+        arrays[key] = arrays[key][:, :24]
+    arrays["body_names"] = arrays["body_names"][:24]
+    problem = only(
+        validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model), "body_count"
+    )
+    assert problem.key == "body_pos_w" and "24 bodies, robot 'q1' has 25" in problem.message
