@@ -25,6 +25,10 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     )
     os.close(fd)
     tmp = Path(tmp_name)
+    # mkstemp makes the file owner-only; give it the mode a plain open() would.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         yield tmp
         with open(tmp, "rb+") as fh:
