@@ -6,8 +6,12 @@ real run directory (args.yaml, model_1.pt) written by the real trainer.
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from pathlib import Path
 
+from primebot.pipeline.motion import file_sha256
 from primebot.pipeline.plugins import PluginHost, load_plugins
 from primebot.pipeline.training import TrainRequest, run_training
 
@@ -27,11 +31,26 @@ def tracking_host() -> PluginHost:
     return load_plugins(environ={"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"})
 
 
+_TRAINED: dict[str, Path] = {}
+"""The run trained once per test session (per motion digest), copied for every caller."""
+
+
 def train_tiny_run(log_dir: Path, host: PluginHost | None = None) -> Path:
-    """Train one iteration on wave.npz and return the run directory."""
-    host = host or tracking_host()
-    request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=1, seed=3, run_name="wave",
-                           sets=list(TINY), log_dir=str(log_dir), progress=False)
-    outcome = run_training(host.registry, request)
-    assert outcome.run_dir is not None
-    return outcome.run_dir
+    """A fresh copy, under ``log_dir``, of a run trained for one iteration on wave.npz.
+
+    Training happens once per session; each caller gets its own copy, so tests
+    that write eval.json or export/ never see each other's files.
+    """
+    key = file_sha256(WAVE)
+    if key not in _TRAINED:
+        host = host or tracking_host()
+        root = tempfile.mkdtemp(prefix="primebot-tiny-run-")
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
+        request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=1, seed=3, run_name="wave",
+                               sets=list(TINY), log_dir=root, progress=False)
+        outcome = run_training(host.registry, request)
+        assert outcome.run_dir is not None
+        _TRAINED[key] = outcome.run_dir
+    copy = Path(log_dir) / "wave" / _TRAINED[key].name
+    shutil.copytree(_TRAINED[key], copy)
+    return copy
