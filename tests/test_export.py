@@ -11,11 +11,11 @@ from tracking_run import tracking_host, train_tiny_run
 
 from primebot.pipeline import export as export_module
 from primebot.pipeline.cli import main
+from primebot.pipeline.deploy_policy import parse_metadata
 from primebot.pipeline.errors import ExportError
 from primebot.pipeline.export import export_run
 from primebot.pipeline.motion import load_motion
 from primebot.pipeline.onnx_export import OUTPUT_NAMES, format_value, parity_failures, read_metadata
-from primebot.pipeline.sim2sim import parse_metadata
 
 
 @pytest.fixture(scope="module")

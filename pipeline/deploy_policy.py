@@ -1,0 +1,261 @@
+"""The robot-side view of an exported policy: metadata, fit checks, reference table and observation.
+
+Everything a deploy loop needs besides the physics, written against numpy,
+mujoco and onnxruntime only (never torch): ``load_policy`` parses the ONNX
+metadata (lists split on commas, floats exact); ``check_policy_robot``
+matches the policy to an MJCF by name and refuses, listing every mismatch,
+an ONNX whose observation size, joints or bodies do not fit;
+``reference_table`` reads the whole reference motion out of the graph in one
+batched call; ``DeployObservation`` builds the DESIGN §5 policy observation
+from sensed quantities (encoders, root IMU, forward kinematics) with MuJoCo's
+own quaternion routines, in the order the metadata's ``observation_names``
+gives. ``sim2sim`` drives a simulated robot with these; a robot-side port
+replaces the simulator with the real sensors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import onnxruntime as ort
+
+from .errors import ExportError
+
+GAIN_RTOL = 1e-3
+"""MJCF files carry gains rounded to a few digits; a swapped joint is off by far more."""
+LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names", "end_effector_body_names")
+FLOAT_LIST_KEYS = ("joint_stiffness", "joint_damping", "joint_effort_limit", "default_joint_pos", "action_scale")
+INT_LIST_KEYS = ("observation_sizes", "observation_offsets")
+
+
+class Sim2SimError(ExportError):
+    """The ONNX file and the MJCF do not fit together; the message names what and how to fix it."""
+
+
+# -- metadata -----------------------------------------------------------------------------------
+def parse_metadata(raw: dict[str, str]) -> dict:
+    """Typed metadata: lists split on commas, floats parsed exactly (they were written with repr)."""
+    meta: dict = dict(raw)
+    for key in LIST_KEYS:
+        if key in raw:
+            meta[key] = [s for s in raw[key].split(",") if s]
+    for key in FLOAT_LIST_KEYS:
+        if key in raw:
+            meta[key] = np.array([float(s) for s in raw[key].split(",")], dtype=np.float64)
+    for key in INT_LIST_KEYS:
+        if key in raw:
+            meta[key] = [int(s) for s in raw[key].split(",")]
+    for key in ("fps", "control_dt"):
+        if key in raw:
+            meta[key] = float(raw[key])
+    for key in ("motion_num_steps", "num_observations", "max_episode_steps"):
+        if key in raw:
+            meta[key] = int(raw[key])
+    return meta
+
+
+def load_policy(path: str | Path) -> tuple[ort.InferenceSession, dict]:
+    """An onnxruntime CPU session and the parsed metadata of ``path``."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return session, parse_metadata(dict(session.get_modelmeta().custom_metadata_map))
+
+
+# -- the robot as the loop drives it ------------------------------------------------------------
+@dataclass
+class DeployRobot:
+    """MJCF indices of everything the metadata names, in the metadata's order."""
+
+    model: mujoco.MjModel
+    qpos_adr: np.ndarray
+    dof_adr: np.ndarray
+    actuator_ids: np.ndarray
+    root_body: int
+    root_qpos_adr: int
+    root_dof_adr: int
+    anchor_body: int
+    motion_body_ids: np.ndarray
+    """MJCF body id of each entry of the ONNX body axis (``body_names``)."""
+    checks: list[dict] = field(default_factory=list)
+
+
+def _body(model: mujoco.MjModel, name: str) -> int:
+    return mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)
+
+
+def check_policy_robot(session: ort.InferenceSession, meta: dict, model: mujoco.MjModel) -> DeployRobot:
+    """Match the ONNX to the MJCF by name; raise ``Sim2SimError`` listing every mismatch."""
+    problems: list[str] = []
+    required = ("joint_names", "joint_stiffness", "joint_damping", "default_joint_pos", "action_scale",
+                "observation_names", "observation_sizes", "anchor_body_name", "body_names", "fps")
+    missing = [k for k in required if k not in meta]
+    if missing:
+        raise Sim2SimError(f"ONNX metadata lacks {', '.join(missing)}: not a primebot policy export "
+                           "(re-export with `primebot export RUN_DIR`)")
+    joints = meta["joint_names"]
+    n = len(joints)
+    for key in FLOAT_LIST_KEYS:
+        if key in meta and len(meta[key]) != n:
+            problems.append(f"metadata {key} has {len(meta[key])} values for {n} joints")
+    obs_input = session.get_inputs()[0].shape[1]
+    declared = sum(meta["observation_sizes"])
+    if len(meta["observation_sizes"]) != len(meta["observation_names"]):
+        problems.append("metadata observation_names and observation_sizes differ in length")
+    if obs_input != declared:
+        problems.append(f"observation size: the graph takes {obs_input} values, observation_sizes add up to {declared}")
+    for name, size in zip(meta["observation_names"], meta["observation_sizes"], strict=False):
+        expected = _expected_size(name, n)
+        if expected is None:
+            problems.append(f"observation term {name!r} is unknown to this deploy loop")
+        elif size != expected:
+            problems.append(f"observation term {name!r} has size {size}; with {n} joints it must be {expected}")
+    actions = session.get_outputs()[0].shape[1]
+    if actions != n:
+        problems.append(f"the graph outputs {actions} actions for {n} joint_names")
+
+    joint_ids, actuators = [], {}
+    for act in range(model.nu):
+        if model.actuator_trntype[act] == mujoco.mjtTrn.mjTRN_JOINT:
+            actuators.setdefault(int(model.actuator_trnid[act, 0]), act)
+    for name in joints:
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if j < 0:
+            problems.append(f"joint {name!r} (metadata joint_names) is not in the MJCF")
+        elif model.jnt_type[j] != mujoco.mjtJoint.mjJNT_HINGE:
+            problems.append(f"joint {name!r} is not a hinge in the MJCF")
+        elif j not in actuators:
+            problems.append(f"joint {name!r} has no actuator in the MJCF")
+        joint_ids.append(j)
+    named = {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(model.njnt)
+             if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE}
+    extra = sorted(named - set(joints))
+    if extra:
+        problems.append(f"MJCF hinge joint(s) the policy does not drive: {', '.join(extra)}")
+    body_ids = [_body(model, b) for b in meta["body_names"]]
+    unknown = [b for b, i in zip(meta["body_names"], body_ids, strict=True) if i < 0]
+    if unknown:
+        problems.append(f"body/bodies {', '.join(unknown)} (metadata body_names) not in the MJCF")
+    for key in ("anchor_body_name", "root_body_name"):
+        if key in meta and _body(model, meta[key]) < 0:
+            problems.append(f"{key} {meta[key]!r} is not a body of the MJCF")
+    free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+    if len(free) != 1:
+        problems.append(f"the MJCF must have exactly one free joint (the floating base), it has {len(free)}")
+    if problems:
+        raise Sim2SimError("the ONNX policy does not fit the robot model:\n    " + "\n    ".join(problems)
+                           + "\n  fix: export the policy for this robot, or pass the MJCF it was trained with")
+
+    ids = np.array(joint_ids)
+    root_body = int(model.jnt_bodyid[free[0]])
+    robot = DeployRobot(
+        model=model, qpos_adr=model.jnt_qposadr[ids].astype(np.int64), dof_adr=model.jnt_dofadr[ids].astype(np.int64),
+        actuator_ids=np.array([actuators[j] for j in joint_ids], dtype=np.int64), root_body=root_body,
+        root_qpos_adr=int(model.jnt_qposadr[free[0]]), root_dof_adr=int(model.jnt_dofadr[free[0]]),
+        anchor_body=_body(model, meta["anchor_body_name"]), motion_body_ids=np.array(body_ids, dtype=np.int64),
+    )
+    robot.checks.append(_gain_check(model, robot, meta))
+    return robot
+
+
+def _expected_size(name: str, num_joints: int) -> int | None:
+    return {"command": 2 * num_joints, "motion_anchor_ori_b": 6, "base_ang_vel": 3, "joint_pos": num_joints,
+            "joint_vel": num_joints, "actions": num_joints}.get(name)
+
+
+def _gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
+    """The metadata's kp/kd must be the MJCF position servos' (kp = gainprm[0], kd = −biasprm[2])."""
+    bad = []
+    for j, (name, act) in enumerate(zip(meta["joint_names"], robot.actuator_ids, strict=True)):
+        if model.actuator_biastype[act] != mujoco.mjtBias.mjBIAS_AFFINE:
+            continue  # a motor in the MJCF: the gains live only in the metadata
+        kp, kd = float(model.actuator_gainprm[act, 0]), float(-model.actuator_biasprm[act, 2])
+        mkp, mkd = float(meta["joint_stiffness"][j]), float(meta["joint_damping"][j])
+        if not (np.isclose(kp, mkp, rtol=GAIN_RTOL) and np.isclose(kd, mkd, rtol=GAIN_RTOL)):
+            bad.append(f"{name}: metadata kp={mkp:.6g} kd={mkd:.6g}, MJCF kp={kp:.6g} kd={kd:.6g}")
+    return {"name": "pd_gains_match_mjcf", "ok": not bad,
+            "detail": "; ".join(bad[:6]) if bad else "metadata kp/kd equal the MJCF servo gains"}
+
+
+def to_torque_mode(robot: DeployRobot, effort: np.ndarray) -> None:
+    """Make every policy joint's actuator a plain motor: ctrl is torque, clipped to ±effort."""
+    m = robot.model
+    for act, limit in zip(robot.actuator_ids, effort, strict=True):
+        m.actuator_gaintype[act] = mujoco.mjtGain.mjGAIN_FIXED
+        m.actuator_biastype[act] = mujoco.mjtBias.mjBIAS_NONE
+        m.actuator_gainprm[act, :] = 0.0
+        m.actuator_gainprm[act, 0] = 1.0
+        m.actuator_biasprm[act, :] = 0.0
+        m.actuator_gear[act, :] = 0.0
+        m.actuator_gear[act, 0] = 1.0
+        m.actuator_ctrllimited[act] = 1
+        m.actuator_ctrlrange[act] = (-limit, limit)
+        m.actuator_forcelimited[act] = 1
+        m.actuator_forcerange[act] = (-limit, limit)
+
+
+# -- the reference and the observation ------------------------------------------------------------
+REFERENCE_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
+
+
+def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.ndarray]:
+    """The whole reference motion, [T, ...] per output, read from the graph in one batched call.
+
+    The motion outputs do not depend on ``obs``, so a batch of every step with
+    zero observations reads them all; the loop then builds each observation
+    from the reference at its own step before calling the policy.
+    """
+    steps = int(meta.get("motion_num_steps") or 0)
+    if steps < 1:
+        raise Sim2SimError("ONNX metadata lacks motion_num_steps; re-export with `primebot export RUN_DIR`")
+    obs = np.zeros((steps, session.get_inputs()[0].shape[1]), np.float32)
+    time_step = np.arange(steps, dtype=np.float32)[:, None]
+    values = session.run(list(REFERENCE_OUTPUTS), {"obs": obs, "time_step": time_step})
+    return {k: np.asarray(v, dtype=np.float64) for k, v in zip(REFERENCE_OUTPUTS, values, strict=True)}
+
+
+class DeployObservation:
+    """The policy observation from sensed quantities, in the metadata's term order.
+
+    Terms: ``command`` (reference joint pos then vel), ``motion_anchor_ori_b``
+    (reference anchor orientation in the robot anchor frame, first two columns
+    of its rotation matrix, row by row), ``base_ang_vel`` (root gyro, root
+    frame), ``joint_pos`` (minus the default pose), ``joint_vel``, ``actions``
+    (the previous policy output).
+    """
+
+    def __init__(self, robot: DeployRobot, meta: dict) -> None:
+        self.robot = robot
+        self.terms = list(zip(meta["observation_names"], meta["observation_sizes"], strict=True))
+        self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
+        self.anchor_index = meta["body_names"].index(meta["anchor_body_name"])
+        self.size = sum(size for _, size in self.terms)
+        self._vel = np.zeros(6)
+        self._quat = np.zeros(4)
+        self._rel = np.zeros(4)
+        self._mat = np.zeros(9)
+
+    def build(self, data: mujoco.MjData, ref: dict[str, np.ndarray], t: int, last_action: np.ndarray) -> np.ndarray:
+        r = self.robot
+        parts = []
+        for name, _ in self.terms:
+            if name == "command":
+                parts += [ref["joint_pos"][t], ref["joint_vel"][t]]
+            elif name == "motion_anchor_ori_b":
+                mujoco.mju_negQuat(self._quat, data.xquat[r.anchor_body])
+                mujoco.mju_mulQuat(self._rel, self._quat, ref["body_quat_w"][t, self.anchor_index])
+                mujoco.mju_quat2Mat(self._mat, self._rel)
+                parts.append(self._mat.reshape(3, 3)[:, :2].reshape(6))
+            elif name == "base_ang_vel":
+                mujoco.mj_objectVelocity(r.model, data, mujoco.mjtObj.mjOBJ_XBODY, r.root_body, self._vel, 1)
+                parts.append(self._vel[:3])
+            elif name == "joint_pos":
+                parts.append(data.qpos[r.qpos_adr] - self.default)
+            elif name == "joint_vel":
+                parts.append(data.qvel[r.dof_adr])
+            elif name == "actions":
+                parts.append(last_action)
+        return np.concatenate(parts).astype(np.float32)
