@@ -154,7 +154,7 @@ def deploy_document(metadata: dict[str, Any], motion_file: str, onnx_sha256: str
         "observation": {"size": int(metadata["num_observations"]), "layout": layout},
         "anchor_body": metadata["anchor_body_name"],
         "motion": {"file": motion_file, "steps": int(metadata["motion_num_steps"]),
-                   "duration_s": (int(metadata["motion_num_steps"]) - 1) * float(metadata["control_dt"]),
+                   "duration_s": round((int(metadata["motion_num_steps"]) - 1) * float(metadata["control_dt"]), 9),
                    "sha256": metadata["motion_sha256"]},
         "primebot_version": metadata["primebot_version"],
     }
