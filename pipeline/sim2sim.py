@@ -124,13 +124,16 @@ def _threshold(meta: dict, key: str, default: float) -> float:
     return float("inf") if value == "none" else float(value)
 
 
-def prepare(onnx_path: str | Path, mjcf_path: str | Path) -> Sim2SimSetup:
-    """Load both files, check that they fit, switch the actuators to torque mode and read the reference."""
+def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PHYSICS_HZ) -> Sim2SimSetup:
+    """Load both files, check that they fit, switch the actuators to torque mode and read the reference.
+
+    ``physics_hz`` is the rate of the physics and of the PD loop (a joint HAL runs at 500 Hz–1 kHz).
+    """
     session, meta = load_policy(onnx_path)
     model = mujoco.MjModel.from_xml_path(str(mjcf_path))
     robot = check_policy_robot(session, meta, model)
     control_dt = float(meta.get("control_dt") or 1.0 / meta["fps"])
-    substeps = max(1, int(round(control_dt * PHYSICS_HZ)))
+    substeps = max(1, int(round(control_dt * physics_hz)))
     model.opt.timestep = control_dt / substeps
     to_torque_mode(robot, meta.get("joint_effort_limit", np.full(len(meta["joint_names"]), np.inf)))
     ref = reference_table(session, meta)
@@ -219,10 +222,10 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
 
 
 def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), max_steps: int | None = None,
-                record_frames: bool = False) -> dict:
+                record_frames: bool = False, physics_hz: float = PHYSICS_HZ) -> dict:
     """Check the pair, run one episode per start step and return the sim2sim report (metrics and checks)."""
     t0 = time.perf_counter()
-    setup = prepare(onnx_path, mjcf_path)
+    setup = prepare(onnx_path, mjcf_path, physics_hz)
     meta = setup.meta
     control_dt = float(meta.get("control_dt") or 1.0 / meta["fps"])
     max_steps = int(max_steps or meta.get("max_episode_steps") or setup.reference["joint_pos"].shape[0])
@@ -269,7 +272,8 @@ def gap_flags(gaps: dict[str, float], thresholds: dict[str, float] | None = None
             for key, limit in thresholds.items() if key in gaps and not abs(gaps[key]) <= limit]
 
 
-def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False) -> dict:
+def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
+                    physics_hz: float = PHYSICS_HZ) -> dict:
     """sim2sim for a run: its export/policy.onnx on ``mjcf``, from eval.json's start frames when present.
 
     Writes ``sim2sim.json`` (metrics, checks, differences from eval and flags)
@@ -291,7 +295,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
             starts += [int(e["start_step"]) for e in evaluation.get(group, {}).get("episode_records", [])
                        if e.get("start_step") is not None]
         starts = starts[1:] or [0]
-    report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video)
+    report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz)
     frames = report.pop("_frames", {})
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []
@@ -306,7 +310,8 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
     if video and frames:
-        path = render_episode(prepare(onnx_path, mjcf), frames[starts[0]], run_dir / "videos" / "sim2sim.mp4")
+        setup = prepare(onnx_path, mjcf, physics_hz)
+        path = render_episode(setup, frames[starts[0]], run_dir / "videos" / "sim2sim.mp4")
         if path is not None:
             report["video"] = str(path)
     atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
@@ -337,9 +342,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("mjcf")
     parser.add_argument("--start", type=int, nargs="*", default=[0], help="start steps (the first is 'from_start')")
     parser.add_argument("--output", help="write the report here as JSON")
+    parser.add_argument("--physics-hz", type=float, default=PHYSICS_HZ, help="physics and PD rate (default 1000)")
     args = parser.parse_args(argv)
     try:
-        report = run_sim2sim(args.onnx, args.mjcf, args.start)
+        report = run_sim2sim(args.onnx, args.mjcf, args.start, physics_hz=args.physics_hz)
     except Sim2SimError as exc:
         print(f"sim2sim: error: {exc}", file=sys.stderr)
         return 2

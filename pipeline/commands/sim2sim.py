@@ -16,8 +16,11 @@ from ..plugins import PluginHost
               help="Robot model to run on. [default: the run's robot as registered (Q1_XML applies)]")
 @click.option("--video", is_flag=True, help="Render the from-start episode with the reference ghost (videos/sim2sim.mp4).")
 @click.option("--strict", is_flag=True, help="Exit non-zero when a metric's gap to eval is beyond its threshold.")
+@click.option("--physics-hz", type=click.FloatRange(min=50.0), default=1000.0, show_default=True,
+              help="Physics and PD-loop rate (the joint HAL runs at 500-1000 Hz).")
 @pass_host
-def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: bool, strict: bool) -> None:
+def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: bool, strict: bool,
+                    physics_hz: float) -> None:
     """Replay RUN_DIR/export/policy.onnx with numpy + mujoco + onnxruntime only.
 
     Physics at 1 kHz with PD torques from the ONNX metadata, policy at 50 Hz,
@@ -32,7 +35,7 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
     if mjcf is None:
         robot = read_args(run_dir).get("config", {}).get("robot")
         mjcf = str(host.registry.get("robots", robot).mjcf)
-    report = sim2sim_run_dir(run_dir, mjcf, video=video)
+    report = sim2sim_run_dir(run_dir, mjcf, video=video, physics_hz=physics_hz)
     click.echo(f"loop: physics {report['loop']['physics_hz']:.0f} Hz, policy {report['loop']['policy_hz']:.0f} Hz, "
                f"torque PD from ONNX metadata; model {mjcf}")
     click.echo(metrics_table({g: report.get(g, {}) for g in ("from_start", "sampled")}))
