@@ -244,6 +244,7 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
     checks = setup.robot.checks
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
+        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256")},
         "loop": {"physics_hz": 1.0 / setup.robot.model.opt.timestep, "policy_hz": 1.0 / control_dt,
                  "substeps": setup.substeps, "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
@@ -300,6 +301,11 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []
     if evaluation:
+        exported = (report["policy"].get("checkpoint"), str(report["policy"].get("iteration")))
+        evaluated = (Path(str(evaluation.get("checkpoint"))).name, str(evaluation.get("iteration")))
+        if exported != evaluated:
+            flags.append(f"eval.json scored {evaluated[0]} (iteration {evaluated[1]}) but the ONNX holds "
+                         f"{exported[0]} (iteration {exported[1]}): the gaps compare different policies")
         report["gap_vs_eval"] = {}
         for group in ("from_start", "sampled"):
             if group in report and group in evaluation:
