@@ -62,11 +62,12 @@ class TrainedPolicy:
 
     def motion(self) -> Motion:
         """The reference motion the run trained on, checked against the recorded SHA-256."""
-        path = Path(self.config.motion or "")
         if not self.config.motion:
             raise ConfigError(f"run {self.run_dir} has no motion in args.yaml (task {self.config.task!r})")
-        if not path.is_absolute() and not path.is_file():
-            path = self.run_dir / path
+        given = Path(self.config.motion)
+        # a path relative to where training ran, or the copies a run keeps of its motion
+        candidates = (given, self.run_dir / given, self.run_dir / given.name, self.run_dir / "export" / given.name)
+        path = next((c for c in candidates if c.is_file()), given)
         motion = load_motion(path)
         if self.config.motion_sha256 and motion.sha256 != self.config.motion_sha256:
             raise ConfigError(
