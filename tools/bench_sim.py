@@ -3,10 +3,10 @@
 For each number of envs, in one process per size and interleaved repeats:
 
   (a) physics limit: ``mujoco.batch.Batch.step(nstep=decimation)`` alone on the
-      same model (self-collision sensors included), default batch settings,
-      from reference start states under random actions, restarted from the
-      reference (untimed) as often as (b)'s episodes end, so that both step
-      robots in similar states;
+      same model (self-collision sensors and the env's per-env friction/mass
+      included), default batch settings, from exactly the states (b) steps
+      from (recorded in a pass of (b), copied in untimed), so both do the same
+      physics work;
   (b) the full ``TrackingEnv.step`` (physics, state, terminations, rewards,
       resets, observations) under random actions;
   (c) (b) plus a CPU policy forward (512-256-128 ELU MLP, torch) and host-side
@@ -67,35 +67,36 @@ def run_one(
     rng = np.random.default_rng(0)
     n, j = env.num_envs, env.num_actions
 
-    # (a) the same model on a plain batch
-    model = env.model_info.model
-    idx = env.model_info.indices
-    batch = Batch(model, n, threads)
-    qpos, qvel, ctrl = batch.bind("qpos"), batch.bind("qvel"), batch.bind("ctrl")
-    ref = env.reference
+    # (a) the same model, with the env's per-env friction/mass, on a plain batch,
+    # stepped from exactly the states (b) stepped from: the states (controls and
+    # pushes included) are recorded during a pass of (b) and replayed, so both
+    # do the same physics work.
+    batch = Batch(env.model_info.model, n, threads)
+    for name in ("geom_friction", "body_mass", "body_inertia", "body_ipos"):
+        values = env.sim.batch.expanded(name)
+        if values is not None:
+            batch.expand(name)[:] = values
+    batch.set_const()
+    recorded: list[np.ndarray] = []
+    env_batch_step = env.sim.batch.step
 
-    def restart_physics() -> None:
-        t = rng.integers(0, ref.num_steps - 1, size=n)
-        batch.reset(stage=0)
-        qpos[:] = model.qpos0
-        qpos[:, idx.root_qpos_adr : idx.root_qpos_adr + 3] = ref.root_pos_w[t]
-        qpos[:, idx.root_qpos_adr + 3 : idx.root_qpos_adr + 7] = ref.root_quat_w[t]
-        qpos[:, idx.qpos_adr] = ref.joint_pos[t]
-        qvel[:, idx.dof_adr] = ref.joint_vel[t]
-        batch.forward()
+    def recording_step(*args, **kwargs):
+        recorded.append(env.sim.batch.state.copy())
+        return env_batch_step(*args, **kwargs)
 
-    default, scale = robot.default_joint_pos, robot.action_scale
-    physics_steps = 0
-    restart_every = 40
+    env.reset()
+    env.sim.batch.step = recording_step  # an instance attribute shadows the method
+    for _ in range(min(steps, 40)):
+        env.step(rng.uniform(-1, 1, (n, j)).astype(np.float32))
+    del env.sim.batch.step
+    replayed = 0
 
     def physics(count: int) -> tuple[float, dict]:
-        nonlocal physics_steps
+        nonlocal replayed
         elapsed = 0.0
         for _ in range(count):
-            if physics_steps % restart_every == 0:
-                restart_physics()
-            physics_steps += 1
-            ctrl[:, idx.actuator_ids] = default + scale * rng.uniform(-1, 1, (n, j))
+            batch.state[:] = recorded[replayed % len(recorded)]
+            replayed += 1
             start = time.perf_counter()
             batch.step(nstep=env.sim.decimation)
             elapsed += time.perf_counter() - start
@@ -140,11 +141,7 @@ def run_one(
     # Interleave the three in blocks of 10 steps so that a busy machine
     # slows them alike; a repeat's figure sums its blocks.
     modes = {"a": physics, "b": env_steps, "c": with_policy}
-    # Warm-up; (a) then restarts from the reference as often as (b)'s episodes
-    # end, so both step robots in similar states (fallen robots cost more).
-    env_steps(30)
-    restart_every = max(1, round(env.episode_stats()["episode/length"]))
-    for fn in modes.values():
+    for fn in modes.values():  # warm-up
         fn(5)
     runs: dict[str, list[float]] = {m: [] for m in modes}
     splits: dict[str, list[dict]] = {m: [] for m in modes}
@@ -181,7 +178,6 @@ def run_one(
         "b_env_sps": b,
         "c_env_policy_sps": c,
         "b_over_a": b / a,
-        "a_restart_every": restart_every,
         "c_over_a": c / a,
         "ratios_per_repeat": {
             "b/a": [x / y for x, y in zip(b_runs, a_runs, strict=True)],
