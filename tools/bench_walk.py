@@ -13,7 +13,9 @@ the env-step count and wall-clock at which it finished. Reported per seed:
   steps_to_threshold_w100  the same with the trainer's own 100-episode
                        average (train.csv ``episode_return``), when reached;
   env_steps_per_s      env steps / wall-clock over the whole run (collection
-                       and PPO updates together, as seed 000 counts).
+                       and PPO updates together, as seed 000 counts);
+  env_steps_per_cpu_s  env steps / CPU seconds of this process: on a machine
+                       shared with other jobs, the rate one free core gives.
 
 then the median and range over seeds. Seed 000 reports ~160k env steps
 (GPU) / ~180k (NPU) and 2,600 / 2,200 env-steps/s. Usage::
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import statistics
 import sys
 import time
@@ -98,8 +101,6 @@ class EpisodeRecorder(VecEnv):
 
 def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: int) -> dict[str, Any]:
     """Train one seed until both averages reach the threshold (or ``max_steps``); return its figures."""
-    import torch
-
     from primebot.pipeline.devices import resolve_device
     from primebot.pipeline.plugins import load_plugins
     from primebot.pipeline.runner import EPISODE_WINDOW, OnPolicyRunner
@@ -121,18 +122,21 @@ def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: in
     runner = OnPolicyRunner(recorder, cfg, autocast_dtype=resolved.backend.autocast_dtype(), progress=False)
     recorder.runner = runner
     recorder.start = time.perf_counter()
+    cpu_start = time.process_time()
     try:
         runner.learn()
     finally:
         recorder.close()
     wall = time.perf_counter() - recorder.start
+    cpu = time.process_time() - cpu_start
     hit = recorder.hits.get(window)
     hit100 = recorder.hits.get(EPISODE_WINDOW)
     last = [r for _, _, r in recorder.episodes[-window:]]
     return {
         "seed": seed,
         "device": resolved.torch_device,
-        "torch_threads": torch.get_num_threads(),
+        "torch_threads": {"collect": cfg.runner.collect_threads, "update": cfg.runner.update_threads},
+        "physics_threads": env.sim.num_threads,
         "threshold": env.walking_threshold,
         "steps_to_threshold": hit[0] if hit else None,
         "seconds_to_threshold": round(hit[1], 2) if hit else None,
@@ -140,8 +144,14 @@ def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: in
         "env_steps": recorder.env_steps,
         "wall_s": round(wall, 2),
         "env_steps_per_s": round(recorder.env_steps / wall, 1),
+        # CPU seconds this process used (all its threads): a rate that other jobs on the machine barely move.
+        "cpu_s": round(cpu, 2),
+        "env_steps_per_cpu_s": round(recorder.env_steps / cpu, 1),
         "final_average_return": round(statistics.fmean(last), 2) if last else None,
         "episodes": len(recorder.episodes),
+        # Other processes on the machine slow every figure above; record how busy it was.
+        "load_average_1min": round(os.getloadavg()[0], 2),
+        "cpu_cores": os.cpu_count(),
     }
 
 
@@ -177,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds_to_threshold": _summary([r["seconds_to_threshold"] for r in rows]),
         w100: _summary([r[w100] for r in rows]),
         "env_steps_per_s": _summary([r["env_steps_per_s"] for r in rows]),
+        "env_steps_per_cpu_s": _summary([r["env_steps_per_cpu_s"] for r in rows]),
     }
     print(json.dumps({"summary": summary}, indent=2))
     if args.json:
