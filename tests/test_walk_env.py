@@ -26,7 +26,7 @@ def test_walk_task_is_registered_and_builds_through_the_registry():
 
 
 def test_observation_reads_pitch_joints_and_previous_action_from_the_simulation():
-    env = _env(num_envs=3, randomize=False)
+    env = _env(num_envs=3, randomization={"enabled": False})
     obs, critic = env.reset()
     assert obs.shape == (3, 14) and critic.shape == (3, 17) and obs.dtype == critic.dtype == np.float32
     np.testing.assert_array_equal(obs, 0.0)  # the standing pose, at rest, no previous action
@@ -43,7 +43,7 @@ def test_observation_reads_pitch_joints_and_previous_action_from_the_simulation(
 
 
 def test_standing_still_earns_the_alive_bonus_per_step():
-    env = _env(num_envs=2, randomize=False)
+    env = _env(num_envs=2, randomization={"enabled": False})
     env.reset()
     rewards = []
     for _ in range(100):
@@ -55,7 +55,7 @@ def test_standing_still_earns_the_alive_bonus_per_step():
 
 
 def test_moving_forward_is_rewarded_and_backward_penalised():
-    env = _env(num_envs=2, randomize=False)
+    env = _env(num_envs=2, randomization={"enabled": False})
     env.reset()
     env.sim.qvel[:, 0] = [1.0, -1.0]  # push the whole robot forward / backward
     result = env.step(np.zeros((2, 4), dtype=np.float32))
@@ -64,7 +64,7 @@ def test_moving_forward_is_rewarded_and_backward_penalised():
 
 
 def test_a_fall_terminates_and_the_env_restarts_standing():
-    env = _env(num_envs=2, randomize=False)
+    env = _env(num_envs=2, randomization={"enabled": False})
     env.reset()
     env.sim.qpos[1, 2] = 1.3  # tip env 1 over
     result = env.step(np.zeros((2, 4), dtype=np.float32))
@@ -98,13 +98,13 @@ def _rollout(env, steps=30):
     return obs, np.array(rewards), result.obs
 
 
-def test_same_seed_gives_the_same_rollout_and_randomize_off_gives_identical_envs():
+def test_same_seed_gives_the_same_rollout_and_randomization_off_gives_identical_envs():
     a, b = _rollout(_env(seed=3)), _rollout(_env(seed=3))
     for x, y in zip(a, b, strict=True):
         np.testing.assert_array_equal(x, y)
     first_obs, _, _ = _rollout(_env(seed=4))
     assert not np.array_equal(first_obs, a[0])
-    exact = _env(num_envs=3, randomize=False)
+    exact = _env(num_envs=3, randomization={"enabled": False})
     obs, _ = exact.reset()
     np.testing.assert_array_equal(obs, np.zeros_like(obs))
 

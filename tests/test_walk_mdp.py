@@ -103,4 +103,10 @@ def test_threshold_needs_ten_metres_walked_in_the_episode():
 def test_unknown_task_setting_is_a_config_error_naming_it():
     with pytest.raises(ConfigError, match="forward_wieght"):
         task_settings({"forward_wieght": 3.0})
+    with pytest.raises(ConfigError, match="randomization.joint_noise"):
+        task_settings({"randomization": {"joint_noise": 0.1}})
     assert task_settings({"ppo": {"gamma": 0.9}})["forward_weight"] == DEFAULT_CONFIG["forward_weight"]
+    # A partial section keeps the other defaults of that section.
+    assert task_settings({"randomization": {"enabled": False}})["randomization"] == {
+        "enabled": False, "joint_pos": 0.05, "velocity": 0.05,
+    }

@@ -107,9 +107,10 @@ class WalkEnv(VecEnv):
         n = len(ids)
         qpos = np.tile(self._init_qpos, (n, 1))
         qvel = np.zeros((n, self.sim.model.nv))
-        if self.cfg["randomize"]:
-            qpos[:, self._qpos_adr] += self._rng.uniform(-1, 1, (n, self.num_actions)) * self.cfg["reset_joint_noise"]
-            qvel += self._rng.uniform(-1, 1, qvel.shape) * self.cfg["reset_velocity_noise"]
+        noise = self.cfg["randomization"]
+        if noise["enabled"]:
+            qpos[:, self._qpos_adr] += self._rng.uniform(-1, 1, (n, self.num_actions)) * noise["joint_pos"]
+            qvel += self._rng.uniform(-1, 1, qvel.shape) * noise["velocity"]
         self.sim.reset(ids, qpos=qpos, qvel=qvel, ctrl=np.tile(self._init_ctrl, (n, 1)))
         self._last_action[ids] = 0.0
         self._episode_step[ids] = 0
@@ -118,7 +119,7 @@ class WalkEnv(VecEnv):
             sums[ids] = 0.0
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
-        """Reset every env to the standing pose (plus reset noise when ``randomize``)."""
+        """Reset every env to the standing pose (plus reset noise when ``randomization.enabled``)."""
         self._reset_envs(np.arange(self.num_envs))
         return self._observations()
 

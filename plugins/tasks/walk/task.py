@@ -8,6 +8,7 @@ replace the trainer's tracking-oriented defaults for this task.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,9 +43,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "posture_weight": 1.0,
     "min_height": 0.3,
     "max_pitch": 1.0,
-    "randomize": True,
-    "reset_joint_noise": 0.05,
-    "reset_velocity_noise": 0.05,
+    "randomization": {"enabled": True, "joint_pos": 0.05, "velocity": 0.05},
     "walking_speed": 0.5,
     "train": {"num_envs": NUM_ENVS, "iterations": 150},
     "ppo": {
@@ -77,8 +76,9 @@ sideways_weight: penalty per m/s of torso velocity across ``direction`` (0 for t
 alive_bonus: reward per second for not having fallen.
 posture_weight: penalty per rad² of torso pitch, per second.
 min_height, max_pitch: the fall: torso origin below min_height m or |pitch| above max_pitch rad.
-randomize: False resets every episode to exactly the standing pose (deterministic evaluation).
-reset_joint_noise, reset_velocity_noise: half-widths of the uniform reset noise (rad, rad/s or m/s).
+randomization: reset noise, uniform with these half-widths: joint_pos (rad) on the joints,
+    velocity (rad/s or m/s) on every velocity; enabled: false resets every episode to exactly the
+    standing pose (deterministic evaluation; ``primebot eval`` sets it, as for tracking).
 walking_speed: the speed the "walking" return threshold is defined by (m/s).
 train: 16 envs × 128 steps = seed 000's 2048-step rollout; 150 iterations ≈ 307k env steps.
 """
@@ -86,16 +86,29 @@ train: 16 envs × 128 steps = seed 000's 2048-step rollout; 150 iterations ≈ 3
 
 def task_settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
     """``DEFAULT_CONFIG``'s environment settings updated by ``config``; unknown keys are a ``ConfigError``."""
-    settings = {k: v for k, v in DEFAULT_CONFIG.items() if k not in TRAINER_SECTIONS}
+    settings = {k: copy.deepcopy(v) for k, v in DEFAULT_CONFIG.items() if k not in TRAINER_SECTIONS}
     given = {k: v for k, v in (config or {}).items() if k not in TRAINER_SECTIONS}
-    unknown = sorted(set(given) - set(settings))
+    _check_known(given, settings, "")
+    for key, value in given.items():
+        if isinstance(settings[key], dict):
+            settings[key].update(value)
+        else:
+            settings[key] = value
+    return settings
+
+
+def _check_known(given: Mapping[str, Any], known: Mapping[str, Any], prefix: str) -> None:
+    unknown = sorted(set(given) - set(known))
     if unknown:
         raise ConfigError(
-            f"unknown walk task setting(s): {', '.join(unknown)}",
-            fix=f"use one of: {', '.join(sorted(settings))}",
+            f"unknown walk task setting(s): {', '.join(prefix + k for k in unknown)}",
+            fix=f"use one of: {', '.join(prefix + k for k in sorted(known))}",
         )
-    settings.update(given)
-    return settings
+    for key, value in given.items():
+        if isinstance(known[key], dict):
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"walk task setting {prefix}{key} is a section, got {value!r}")
+            _check_known(value, known[key], f"{prefix}{key}.")
 
 
 def walking_threshold(config: Mapping[str, Any] | None = None, physics_dt: float = PHYSICS_DT) -> float:
