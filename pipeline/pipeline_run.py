@@ -49,6 +49,11 @@ STATUSES = ("pending", "running", "done", "failed", "skipped", "interrupted")
 """A stage's status. ``interrupted``: stopped by a signal, resumable."""
 
 INTERRUPTED_EXIT_CODE = 130
+"""Exit code after Ctrl-C (128 + SIGINT); SIGTERM gives 143 (128 + SIGTERM), as ``primebot train`` does."""
+
+
+def _interrupt_exit_code(reason: str) -> int:
+    return 128 + signal.SIGTERM if "SIGTERM" in reason else INTERRUPTED_EXIT_CODE
 
 
 def _now() -> str:
@@ -245,12 +250,13 @@ class PipelineRunner:
                         exit_code = record.stage(stage.name).error.get("exit_code", 1)
                         break
                     if outcome == "interrupted":
-                        status, exit_code, failed = "interrupted", INTERRUPTED_EXIT_CODE, stage.name
+                        status, failed = "interrupted", stage.name
+                        exit_code = _interrupt_exit_code(record.stage(stage.name).reason)
                         break
                 else:
                     status = "done"
-            except KeyboardInterrupt:  # between stages: nothing is half-done
-                status, exit_code = "interrupted", INTERRUPTED_EXIT_CODE
+            except KeyboardInterrupt as exc:  # between stages: nothing is half-done
+                status, exit_code = "interrupted", _interrupt_exit_code(str(exc))
             finally:
                 # "running" here means an unexpected error escaped: never leave the run looking alive.
                 record.status = "failed" if status == "running" else status
