@@ -25,6 +25,7 @@ from .atomic import atomic_write_text
 from .errors import ConfigError
 from .registry import Registry
 from .tracking_metrics import (
+    PHYSICS_FAULT,
     EpisodeMetrics,
     FailureThresholds,
     TrackingSnapshot,
@@ -96,6 +97,11 @@ class _FinalStateTap:
     """
 
     def __init__(self, env: Any) -> None:
+        if not callable(getattr(env, "_reset_envs", None)):
+            raise ConfigError(
+                f"{type(env).__name__} has no _reset_envs(ids): eval cannot see the state episodes end in",
+                fix="the tracking env must reset finished envs through _reset_envs (or offer a pre-reset hook)",
+            )
         self.env = env
         self.snapshots: dict[int, TrackingSnapshot] = {}
         self.final: dict[int, tuple[np.ndarray, int]] = {}
@@ -167,7 +173,7 @@ def play_episodes(env: Any, policy: TrainedPolicy, trace_slot: int | None = None
             if finished.size:
                 reasons = first_failure(failure_checks(snap, thresholds))
                 for i in finished:
-                    why = (reasons[i] or "physics_fault") if result.terminated[i] else None
+                    why = (reasons[i] or PHYSICS_FAULT) if result.terminated[i] else None
                     metrics.finish([i], why, [starts[i]])
                 running[finished] = False
     finally:

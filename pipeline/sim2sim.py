@@ -47,6 +47,7 @@ from .deploy_policy import (
     to_torque_mode,
 )
 from .tracking_metrics import (
+    PHYSICS_FAULT,
     EpisodeMetrics,
     FailureThresholds,
     TrackingSnapshot,
@@ -210,7 +211,7 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
         if frames is not None:
             frames.append((data.qpos.copy(), t))
         if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
-            failure = "physics_fault"
+            failure = PHYSICS_FAULT
             break
         snap = snapshot(setup, data, t)
         metrics.add_step(step_errors(snap))

@@ -41,6 +41,8 @@ ERROR_KEYS = (
 
 FAILURE_KINDS = ("anchor_height", "anchor_ori", "ee_height")
 FALL_KINDS = ("anchor_height", "anchor_ori")
+PHYSICS_FAULT = "physics_fault"
+"""An episode the simulator ended (NaN/Inf state, instability): a failure, not a fall."""
 
 _DOWN = np.array([0.0, 0.0, -1.0])
 
@@ -191,7 +193,7 @@ def summarise(episodes: list[dict], step_dt: float) -> dict:
     }
     for key in ERROR_KEYS:
         out[key] = float(np.mean([e[key] for e in episodes]))
-    out["failures"] = {kind: sum(f == kind for f in failures) for kind in FAILURE_KINDS}
+    out["failures"] = {kind: sum(f == kind for f in failures) for kind in (*FAILURE_KINDS, PHYSICS_FAULT)}
     return out
 
 

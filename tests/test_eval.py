@@ -82,7 +82,7 @@ def test_failures_are_classified_falls_first():
     summary = metrics.summary()
     assert summary["success_rate"] == 0.0
     assert summary["fall_rate"] == pytest.approx(2 / 3)
-    assert summary["failures"] == {"anchor_height": 1, "anchor_ori": 1, "ee_height": 1}
+    assert summary["failures"] == {"anchor_height": 1, "anchor_ori": 1, "ee_height": 1, "physics_fault": 0}
 
 
 def test_metric_gaps_are_other_minus_reference():
