@@ -10,8 +10,6 @@ run again (the train stage continues from its newest checkpoint).
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import json
 import logging
 import os
 import signal
@@ -20,14 +18,12 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .atomic import atomic_write_text
 from .errors import ConfigError, PrimebotError, UnknownNameError
-from .presets import PipelineSettings
+from .pipeline_record import PipelineRecord, StageRecord, format_duration, now_iso
 from .registry import Registry
 from .stages import (
     Stage,
@@ -40,13 +36,8 @@ from .stages import (
 
 log = logging.getLogger(__name__)
 
-PIPELINE_FILE = "pipeline.json"
 LOG_FILE = "pipeline.log"
 LOCK_FILE = ".pipeline.lock"
-SCHEMA_VERSION = 1
-
-STATUSES = ("pending", "running", "done", "failed", "skipped", "interrupted")
-"""A stage's status. ``interrupted``: stopped by a signal, resumable."""
 
 INTERRUPTED_EXIT_CODE = 130
 """Exit code after Ctrl-C (128 + SIGINT); SIGTERM gives 143 (128 + SIGTERM), as ``primebot train`` does."""
@@ -54,94 +45,6 @@ INTERRUPTED_EXIT_CODE = 130
 
 def _interrupt_exit_code(reason: str) -> int:
     return 128 + signal.SIGTERM if "SIGTERM" in reason else INTERRUPTED_EXIT_CODE
-
-
-def _now() -> str:
-    return dt.datetime.now().astimezone().isoformat(timespec="seconds")
-
-
-@dataclass
-class StageRecord:
-    """One stage's line in pipeline.json."""
-
-    name: str
-    plugin: str = ""
-    description: str = ""
-    status: str = "pending"
-    reason: str = ""
-    """Why it was skipped, or why it did not run."""
-    started: str | None = None
-    finished: str | None = None
-    duration_s: float | None = None
-    """Seconds of the latest attempt."""
-    total_s: float = 0.0
-    """Seconds over every attempt (a resumed train stage adds up)."""
-    attempts: int = 0
-    outputs: dict[str, str] = field(default_factory=dict)
-    summary: dict[str, Any] = field(default_factory=dict)
-    message: str = ""
-    warnings: list[str] = field(default_factory=list)
-    error: dict[str, Any] | None = None
-    """``{"type", "message", "fix", "exit_code"}`` of a failed stage."""
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StageRecord:
-        known = set(cls.__dataclass_fields__)
-        return cls(**{key: value for key, value in data.items() if key in known})
-
-
-class PipelineRecord:
-    """pipeline.json of one run directory: settings, overall status and the stage records."""
-
-    def __init__(self, run_dir: Path, settings: PipelineSettings, stages: list[StageRecord]) -> None:
-        self.run_dir = run_dir
-        self.path = run_dir / PIPELINE_FILE
-        self.settings = settings
-        self.stages = stages
-        self.status = "pending"
-        self.created = _now()
-        self.history: list[dict[str, Any]] = []
-        self.report_error: str | None = None
-
-    def stage(self, name: str) -> StageRecord:
-        return next(record for record in self.stages if record.name == name)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA_VERSION,
-            "primebot_version": __version__,
-            "status": self.status,
-            "created": self.created,
-            "updated": _now(),
-            "settings": self.settings.to_dict(),
-            "stages": [asdict(record) for record in self.stages],
-            "history": self.history,
-            "report_error": self.report_error,
-        }
-
-    def save(self) -> None:
-        """Rewrite pipeline.json atomically (a reader never sees half a file)."""
-        atomic_write_text(self.path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
-
-    @classmethod
-    def load(cls, run_dir: Path) -> PipelineRecord:
-        """Read a run's pipeline.json; a missing or broken file names the run directory."""
-        path = run_dir / PIPELINE_FILE
-        if not path.is_file():
-            raise ConfigError(
-                f"{run_dir} has no {PIPELINE_FILE}: not a pipeline run directory",
-                fix="pass the directory printed by 'primebot pipeline run' (logs/<run-name>/<timestamp>)",
-            )
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"{path} is unreadable: {exc}", fix="start a new run") from None
-        record = cls(run_dir, PipelineSettings.from_dict(data.get("settings", {})),
-                     [StageRecord.from_dict(item) for item in data.get("stages", [])])
-        record.status = data.get("status", "pending")
-        record.created = data.get("created", record.created)
-        record.history = list(data.get("history", []))
-        return record
 
 
 @dataclass
@@ -236,7 +139,7 @@ class PipelineRunner:
         record = self.record
         with _run_lock(record.run_dir), self._log_file(), _sigterm_as_interrupt():
             record.status = "running"
-            attempt = {"started": _now(), "argv": sys.argv[1:], "resume": self.resume}
+            attempt = {"started": now_iso(), "argv": sys.argv[1:], "resume": self.resume}
             record.history.append(attempt)
             record.save()
             self.echo(f"primebot pipeline: {record.run_dir}")
@@ -260,7 +163,7 @@ class PipelineRunner:
             finally:
                 # "running" here means an unexpected error escaped: never leave the run looking alive.
                 record.status = "failed" if status == "running" else status
-                attempt["finished"] = _now()
+                attempt["finished"] = now_iso()
                 attempt["status"] = record.status
                 record.save()
             report = self._report()
@@ -299,12 +202,12 @@ class PipelineRunner:
             self.echo(f"{head}: {'kept from the earlier run' if record.status == 'done' else 'skipped'} ({why_not})")
             return record.status
         if self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
-            self.echo(f"{head}: done earlier ({_seconds(record.duration_s)}), kept")
+            self.echo(f"{head}: done earlier ({format_duration(record.duration_s)}), kept")
             return "done"
 
         previous = record.status if record.attempts else None
         record.status, record.reason, record.error = "running", "", None
-        record.started, record.finished = _now(), None
+        record.started, record.finished = now_iso(), None
         record.outputs, record.summary, record.message, record.warnings = {}, {}, "", []
         record.attempts += 1
         self.record.save()
@@ -324,14 +227,14 @@ class PipelineRunner:
             self._finish(record, start, "interrupted")
             record.reason = str(exc) or "interrupted (Ctrl-C / SIGTERM)"
             self.record.save()
-            self.echo(f"      interrupted after {_seconds(record.duration_s)}; "
+            self.echo(f"      interrupted after {format_duration(record.duration_s)}; "
                       f"resume with: primebot pipeline run --resume {self.record.run_dir}")
             return "interrupted"
         except Exception as exc:  # noqa: BLE001 - any stage failure is recorded, then reported
             self._finish(record, start, "failed")
             record.error = _error_dict(exc)
             self.record.save()
-            self.echo(f"      FAILED after {_seconds(record.duration_s)}: {record.error['type']}: {record.error['message']}")
+            self.echo(f"      FAILED after {format_duration(record.duration_s)}: {record.error['type']}: {record.error['message']}")
             if record.error.get("fix"):
                 self.echo(f"      fix: {record.error['fix']}")
             log.debug("stage %s failed", stage.name, exc_info=True)
@@ -342,13 +245,13 @@ class PipelineRunner:
         self.record.save()
         for warning in result.warnings:
             self.echo(f"      warning: {warning}")
-        self.echo(f"      done in {_seconds(record.duration_s)}" + (f": {result.message}" if result.message else ""))
+        self.echo(f"      done in {format_duration(record.duration_s)}" + (f": {result.message}" if result.message else ""))
         return "done"
 
     @staticmethod
     def _finish(record: StageRecord, start: float, status: str) -> None:
         record.status = status
-        record.finished = _now()
+        record.finished = now_iso()
         record.duration_s = round(time.perf_counter() - start, 3)
         record.total_s = round(record.total_s + record.duration_s, 3)
 
@@ -371,7 +274,7 @@ class PipelineRunner:
         self.echo(f"{'stage':<12} {'status':<12} {'time':>9}  detail")
         for r in self.record.stages:
             detail = r.message or r.reason or (r.error or {}).get("message", "")
-            self.echo(f"{r.name:<12} {r.status:<12} {_seconds(r.duration_s):>9}  {detail.splitlines()[0] if detail else ''}")
+            self.echo(f"{r.name:<12} {r.status:<12} {format_duration(r.duration_s):>9}  {detail.splitlines()[0] if detail else ''}")
         self.echo(f"run directory: {self.record.run_dir}")
         if report is not None:
             self.echo(f"report:        {report}")
@@ -410,15 +313,6 @@ def _error_dict(exc: BaseException) -> dict[str, Any]:
         "exit_code": exc.exit_code if isinstance(exc, PrimebotError) else 1,
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]),
     }
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value < 60:
-        return f"{value:.1f}s"
-    minutes, seconds = divmod(int(round(value)), 60)
-    return f"{minutes}m{seconds:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
 @contextlib.contextmanager
@@ -469,25 +363,3 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def new_record(run_dir: Path, settings: PipelineSettings, stages: list[tuple[Stage, str]]) -> PipelineRecord:
-    """A fresh pipeline.json for ``run_dir`` with every stage pending."""
-    return PipelineRecord(run_dir, settings, [
-        StageRecord(stage.name, plugin, stage.description) for stage, plugin in stages
-    ])
-
-
-def resumed_record(run_dir: Path, stages: list[tuple[Stage, str]]) -> PipelineRecord:
-    """The run's pipeline.json with its stages matched to the ones registered now.
-
-    A stage a newly installed plugin adds starts pending; a stage whose
-    plugin is gone is dropped from the record (with a warning).
-    """
-    record = PipelineRecord.load(run_dir)
-    old = {r.name: r for r in record.stages}
-    merged = []
-    for stage, plugin in stages:
-        merged.append(old.pop(stage.name, None) or StageRecord(stage.name, plugin, stage.description))
-    for name in old:
-        log.warning("stage %r of %s is no longer registered; dropped from pipeline.json", name, run_dir)
-    record.stages = merged
-    return record

@@ -9,27 +9,25 @@ page opens from a copied or archived run directory as it does in place.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import html
 import json
 import logging
-import math
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
 from typing import Any
 
 from . import __version__
-from .atomic import atomic_path, atomic_write_text
+from .atomic import atomic_write_text
+from .pipeline_record import PIPELINE_FILE, format_duration
+from .report_curves import render_curves
 from .rundir import CSV_FILE
 from .training_log import read_csv_rows
 
 log = logging.getLogger(__name__)
 
 REPORT_FILE = "report.html"
-PLOT_DIR = "report"
 VIDEO_SUFFIXES = (".mp4", ".webm", ".ogv", ".mov")
 
 TARGETS = {"success_rate": (">=", 0.9), "mpkpe_m": ("<=", 0.08)}
@@ -45,7 +43,6 @@ CARD_METRICS = (
 )
 """(metric, label, format, note) of the metric cards, shown for sim2sim and for evaluate."""
 
-NON_TERM_EPISODE_KEYS = {"episode/finished", "episode/length", "episode/return"}
 
 
 # -- reading the run directory ------------------------------------------------------
@@ -95,130 +92,6 @@ def _scalars(metrics: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def _csv_series(rows: list[dict[str, str]], key: str) -> tuple[list[float], list[float]]:
-    xs, ys = [], []
-    for i, row in enumerate(rows):
-        value = row.get(key)
-        if value in (None, ""):
-            continue
-        try:
-            y = float(value)
-        except ValueError:
-            continue
-        if not math.isfinite(y):
-            continue
-        xs.append(float(row.get("iteration") or i + 1))
-        ys.append(y)
-    return xs, ys
-
-
-# -- training curves ----------------------------------------------------------------
-@dataclass(frozen=True)
-class Curve:
-    """One training-curve PNG: columns on the left axis, optionally others on a right axis."""
-
-    stem: str
-    title: str
-    left: tuple[str, ...]
-    right: tuple[str, ...] = ()
-    left_label: str = ""
-    right_label: str = ""
-    log: bool = False
-    legend_below: bool = False
-
-
-def curve_specs(header: list[str]) -> list[Curve]:
-    """The curves train.csv can give, restricted to the columns it has."""
-    terms = tuple(k for k in header if k.startswith("episode/") and k not in NON_TERM_EPISODE_KEYS)
-    terminations = tuple(k for k in header if k.startswith("terminations/"))
-    specs = [
-        Curve("reward", "Reward", ("episode_return",), ("reward_mean",), "episode return", "mean reward per step"),
-        Curve("reward_terms", "Reward terms (per-episode sums)", terms, left_label="sum over episode",
-              legend_below=True),
-        Curve("episode_length", "Episode length", ("episode_length",), left_label="steps"),
-        Curve("losses", "Losses", ("loss_surrogate",), ("loss_value",), "surrogate", "value"),
-        Curve("exploration", "Exploration", ("action_std",), ("entropy",), "action std", "entropy"),
-        Curve("optimizer", "Learning rate and KL", ("learning_rate", "approx_kl"), log=True),
-        Curve("terminations", "Terminations per iteration", terminations, left_label="envs", legend_below=True),
-        Curve("throughput", "Throughput", ("sps",), left_label="env steps / s"),
-    ]
-    out = []
-    for spec in specs:
-        left = tuple(c for c in spec.left if c in header)
-        right = tuple(c for c in spec.right if c in header)
-        if left or right:
-            out.append(dataclasses.replace(spec, left=left or right, right=right if left else ()))
-    return out
-
-
-_COLORS = ("#2d5fa8", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f", "#30343f", "#e07a5f", "#81b29a")
-
-
-def _draw(ax, rows: list[dict[str, str]], columns: tuple[str, ...], colors, log: bool) -> list:
-    lines = []
-    for column, color in zip(columns, colors, strict=False):
-        xs, ys = _csv_series(rows, column)
-        if not xs:
-            continue
-        label = column.removeprefix("episode/").removeprefix("terminations/")
-        (line,) = ax.plot(xs, ys, label=label, color=color, linewidth=1.4,
-                          marker="o" if len(xs) < 8 else None, markersize=3)
-        lines.append(line)
-        if log and min(ys) <= 0:
-            log = False
-    if log and lines:
-        ax.set_yscale("log")
-    return lines
-
-
-def render_curves(run_dir: Path) -> list[tuple[str, str]]:
-    """Draw one PNG per curve into ``report/``; returns (relative path, title) pairs."""
-    csv_path = run_dir / CSV_FILE
-    if not csv_path.is_file():
-        return []
-    header, rows = read_csv_rows(csv_path)
-    if not rows:
-        return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
-
-    out = []
-    for spec in curve_specs(header):
-        tall = spec.legend_below and len(spec.left) > 3
-        fig, ax = plt.subplots(figsize=(6.4, 4.0 if tall else 3.4), dpi=100, constrained_layout=True)
-        lines = _draw(ax, rows, spec.left, _COLORS, spec.log)
-        if spec.right:
-            twin = ax.twinx()
-            lines += _draw(twin, rows, spec.right, _COLORS[len(spec.left):], spec.log)
-            twin.set_ylabel(spec.right_label, fontsize=9)
-            twin.tick_params(labelsize=8)
-            twin.spines["top"].set_visible(False)
-        if not lines:
-            plt.close(fig)
-            continue
-        ax.set_title(spec.title, fontsize=11, loc="left")
-        ax.set_xlabel("iteration", fontsize=9)
-        ax.set_ylabel(spec.left_label, fontsize=9)
-        ax.tick_params(labelsize=8)
-        ax.grid(alpha=0.25)
-        ax.spines["top"].set_visible(False)
-        if not spec.right:
-            ax.spines["right"].set_visible(False)
-        labels = [line.get_label() for line in lines]
-        if spec.legend_below:
-            fig.legend(lines, labels, loc="outside lower center", ncol=3, fontsize=7, frameon=False)
-        else:
-            ax.legend(lines, labels, fontsize=7, frameon=False, loc="best")
-        relative = f"{PLOT_DIR}/{spec.stem}.png"
-        with atomic_path(run_dir / relative) as tmp:
-            fig.savefig(tmp, format="png")
-        plt.close(fig)
-        out.append((relative, spec.title))
-    return out
-
-
 # -- HTML pieces --------------------------------------------------------------------
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
@@ -229,15 +102,6 @@ def _href(relative: str) -> str:
     from urllib.parse import quote
 
     return quote(relative.replace("\\", "/"))
-
-
-def _seconds(value: float | None) -> str:
-    if value is None:
-        return "–"
-    if value < 60:
-        return f"{value:.1f} s"
-    minutes, seconds = divmod(int(round(value)), 60)
-    return f"{minutes} min {seconds:02d} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
 
 
 def _format_value(value: float) -> str:
@@ -269,7 +133,7 @@ def _facts(pipeline: dict[str, Any], run_dir: Path) -> str:
         ("motion", s.get("motion", "?")), ("robot", robot), ("task", s.get("task", "?")),
         ("device", device), ("preset", s.get("preset", "?")),
         ("training", f"{s.get('num_envs', '?')} envs × {s.get('iterations', '?')} it × {s.get('steps_per_env', '?')} steps"),
-        ("stage time", _seconds(total)), ("started", pipeline.get("created", "?")),
+        ("stage time", format_duration(total)), ("started", pipeline.get("created", "?")),
     ]
     return "".join(f"<div>{_e(k)} <b>{_e(v)}</b></div>" for k, v in items)
 
@@ -322,9 +186,9 @@ def _stage_rows(pipeline: dict[str, Any]) -> str:
             if error.get("fix"):
                 detail.append(f'<div class="fix">fix: {_e(error["fix"])}</div>')
         attempts = r.get("attempts") or 0
-        time_cell = _seconds(r.get("duration_s"))
+        time_cell = format_duration(r.get("duration_s"))
         if attempts > 1:
-            time_cell += f"<br><span class='detail'>{attempts} attempts, {_seconds(r.get('total_s'))}</span>"
+            time_cell += f"<br><span class='detail'>{attempts} attempts, {format_duration(r.get('total_s'))}</span>"
         rows.append(
             f"      <tr><td>{i}</td><td><b>{_e(r.get('name'))}</b><br><span class='detail'>{_e(r.get('description', ''))}</span></td>"
             f'<td><span class="pill {_e(status)}">{_e(status)}</span></td><td class="num">{time_cell}</td>'
@@ -347,7 +211,7 @@ def _train_facts(run_dir: Path) -> str:
         value = last.get(key)
         if value not in (None, ""):
             number = float(value)
-            parts.append(f"{label} {_seconds(number) if key == 'elapsed_s' else f'{number:,.1f}'}")
+            parts.append(f"{label} {format_duration(number) if key == 'elapsed_s' else f'{number:,.1f}'}")
     return f'<p class="detail">{_e(" · ".join(parts))}</p>'
 
 
@@ -425,7 +289,7 @@ def _template() -> Template:
 def write_report(run_dir: str | Path) -> Path:
     """Render ``report.html`` (and its curve PNGs) for ``run_dir`` from the files there; returns its path."""
     run_dir = Path(run_dir)
-    pipeline = _read_json(run_dir / "pipeline.json") or {"stages": [], "settings": {}}
+    pipeline = _read_json(run_dir / PIPELINE_FILE) or {"stages": [], "settings": {}}
     eval_metrics = _scalars(headline_metrics(_read_json(run_dir / "eval.json")))
     sim_metrics = _scalars(headline_metrics(_read_json(run_dir / "sim2sim.json")))
     curves = render_curves(run_dir)

@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from primebot.pipeline.pipeline_run import StageRecord, new_record
+from primebot.pipeline.pipeline_record import StageRecord, new_record
 from primebot.pipeline.presets import resolve_settings
-from primebot.pipeline.report import curve_specs, headline_metrics, write_report
+from primebot.pipeline.report import headline_metrics, write_report
+from primebot.pipeline.report_curves import curve_specs
 from primebot.pipeline.stages import Stage
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)

@@ -9,13 +9,8 @@ import click
 from ..cli import pass_host
 from ..errors import ConfigError
 from ..hookspecs import hookimpl
-from ..pipeline_run import (
-    PipelineRunner,
-    Selection,
-    new_record,
-    ordered_stages,
-    resumed_record,
-)
+from ..pipeline_record import new_record, resumed_record
+from ..pipeline_run import PipelineRunner, Selection, ordered_stages
 from ..plugins import PluginHost
 from ..presets import PRESETS, resolve_settings
 from ..report import write_report
