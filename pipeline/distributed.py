@@ -9,6 +9,7 @@ every rank holds the same parameters. Rank 0 alone writes files.
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,12 +49,16 @@ class DistContext:
                 dist.broadcast(tensor.data, src=0)
 
     def gather_objects(self, obj: Any) -> list[Any]:
-        """Every rank's ``obj`` (picklable, on the host), in rank order, on every rank."""
+        """Every rank's ``obj`` (tensors, numbers, strings, containers), in rank order, on every rank."""
         if not self.enabled:
             return [obj]
+        # Serialised with torch.save and read back with weights_only: tensors inside
+        # all_gather_object's own pickling fail to load in some torch releases.
+        buf = io.BytesIO()
+        torch.save(obj, buf)
         out: list[Any] = [None] * self.world_size
-        dist.all_gather_object(out, obj)
-        return out
+        dist.all_gather_object(out, buf.getvalue())
+        return [torch.load(io.BytesIO(data), weights_only=True) for data in out]
 
     def barrier(self) -> None:
         if self.enabled:

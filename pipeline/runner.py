@@ -253,18 +253,17 @@ class OnPolicyRunner:
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(sps=f"{row['sps']:.0f}", ret=row.get("episode_return"), refresh=False)
-                if writes:
-                    self._maybe_save(row)
+                self._maybe_save(row)
                 stop = self._agreed_stop()
                 if stop:
-                    path = self.save_numbered() if writes else None
+                    path = self.save_numbered()
                     self.dist.barrier()
                     log.warning(
                         "%s received: stopped after iteration %d%s", stop, self.iteration,
                         f"; resume with: primebot train --resume {self.run_dir}" if self.run_dir else "",
                     )
                     return RunResult(self.iteration, "interrupted", path, stop)
-            path = self.save_numbered() if writes else None
+            path = self.save_numbered()
             self.dist.barrier()
             return RunResult(self.iteration, "finished", path)
         finally:
@@ -297,9 +296,7 @@ class OnPolicyRunner:
         row: dict[str, Any] = {
             "iteration": self.iteration,
             "env_steps": self.iteration * steps,
-            "reward_mean": infos.pop("reward_mean"),
-            "episode_return": float(np.mean(self.episode_returns)) if self.episode_returns else None,
-            "episode_length": float(np.mean(self.episode_lengths)) if self.episode_lengths else None,
+            **self._episode_statistics(infos.pop("reward_mean")),
             "loss_surrogate": metrics["surrogate"],
             "loss_value": metrics["value"],
             "entropy": metrics["entropy"],
@@ -316,8 +313,29 @@ class OnPolicyRunner:
         row.update(infos)
         return row
 
+    def _episode_statistics(self, reward_mean: float) -> dict[str, float | None]:
+        """Mean step reward and recent episode return/length, over all ranks (identical on each)."""
+        returns, lengths = self.episode_returns, self.episode_lengths
+        if not self.dist.enabled:
+            return {
+                "reward_mean": reward_mean,
+                "episode_return": float(np.mean(returns)) if returns else None,
+                "episode_length": float(np.mean(lengths)) if lengths else None,
+            }
+        stats = torch.tensor([reward_mean, float(np.sum(returns)), float(np.sum(lengths)), float(len(returns))],
+                             dtype=torch.float64, device=self.device)
+        reward, ret, length, count = self.dist.all_reduce_sum(stats).tolist()
+        return {
+            "reward_mean": reward / self.dist.world_size,
+            "episode_return": ret / count if count else None,
+            "episode_length": length / count if count else None,
+        }
+
     # -- checkpoints ----------------------------------------------------------------
     def _maybe_save(self, row: dict[str, Any]) -> None:
+        """Numbered and best checkpoints; every rank takes part (their state is gathered)."""
+        if self.run_dir is None and not self.dist.enabled:
+            return
         if self.iteration % self.cfg.runner.save_interval == 0 and self.iteration < self.cfg.iterations:
             self.save_numbered()
         ret = row.get("episode_return")
@@ -325,10 +343,14 @@ class OnPolicyRunner:
         best_every = max(1, self.cfg.runner.save_interval // 10)
         if ret is not None and ret > self.best_return and self.iteration % best_every == 0:
             self.best_return = ret
-            self.save(self.run_dir / BEST_CHECKPOINT)
+            payload = self.checkpoint_payload()
+            if self.run_dir is not None and self.dist.is_main:
+                save_checkpoint(self.run_dir / BEST_CHECKPOINT, payload)
 
     def save_numbered(self) -> Path | None:
         """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather)."""
+        if self.run_dir is None and not self.dist.enabled:
+            return None
         payload = self.checkpoint_payload()
         if self.run_dir is None or not self.dist.is_main:
             return None
