@@ -16,7 +16,9 @@ rewards read a consistent snapshot. Arrays are live views bound once:
 Physics faults are never raised: an env whose state turned NaN/Inf, that
 MuJoCo reset itself after an instability warning (bad qpos/qvel/qacc), or in
 which MuJoCo raised an error is flagged in the returned mask, and the caller
-resets it. Results are bit-identical for any thread count (the batch runs each
+resets it. (The batch does not expose MuJoCo's warning counters, so warnings
+that leave the state alone, such as a full contact buffer, are not seen; the
+instability warnings are, through the reset MuJoCo makes after them.) Results are bit-identical for any thread count (the batch runs each
 simulation on its own data), so a seed fixes a rollout.
 """
 
