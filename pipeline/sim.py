@@ -2,10 +2,11 @@
 
 ``BatchSim`` wraps ``mujoco.batch.Batch`` for the tasks. One call to ``step``
 advances every environment by ``decimation`` physics substeps on the batch's
-C threads (the GIL is released), then makes the position- and
-velocity-dependent fields (``xpos``, ``xquat``, ``cvel``, ``subtree_com``,
-position/velocity sensors) describe the new state, so that observations and
-rewards read a consistent snapshot. Arrays are live views bound once:
+C threads (the GIL is released). With ``observe_stage=STAGE_VEL`` (the
+default) it then makes the position- and velocity-dependent fields (``xpos``,
+``xquat``, ``cvel``, ``subtree_com``, position/velocity sensors) describe the
+new state; with ``STAGE_NONE`` they are the ones ``mj_step`` computed at the
+start of its last substep, which is cheaper. Arrays are live views bound once:
 
     sim = BatchSim(model, num_envs=1024, decimation=4)
     qpos, ctrl, xpos = sim.qpos, sim.ctrl, sim.bind("xpos")
@@ -18,7 +19,9 @@ MuJoCo reset itself after an instability warning (bad qpos/qvel/qacc), or in
 which MuJoCo raised an error is flagged in the returned mask, and the caller
 resets it. (The batch does not expose MuJoCo's warning counters, so warnings
 that leave the state alone, such as a full contact buffer, are not seen; the
-instability warnings are, through the reset MuJoCo makes after them.) Results are bit-identical for any thread count (the batch runs each
+instability warnings are, through the reset MuJoCo makes after them.)
+
+Results are bit-identical for any thread count (the batch runs each
 simulation on its own data), so a seed fixes a rollout.
 """
 
