@@ -327,3 +327,26 @@ def test_non_finite_actions_never_reach_the_controls_and_info_has_every_log_key(
     assert {f"episode/{name}" for name in env.rewards.names} <= keys
     assert {"episode/length", "episode/finished", "physics_faults", "terminations/time_out"} <= keys
     assert all(isinstance(v, float) for v in result.info.values())
+
+
+def test_a_motion_at_another_frame_rate_is_resampled_to_the_control_rate(host, motion):
+    import dataclasses
+
+    from primebot.plugins.tasks.tracking.model import build_tracking_model
+    from primebot.plugins.tasks.tracking.reference import MotionReference
+
+    robot = host.registry.get("robots", "q1")
+    tm = build_tracking_model(robot)
+    slow = dataclasses.replace(motion, fps=25.0, **{k: v[::2] for k, v in motion.arrays().items()})
+    ref = MotionReference(slow, robot, tm, control_dt=0.02)
+    assert ref.num_steps == 2 * (slow.num_frames - 1) + 1
+    np.testing.assert_allclose(ref.joint_pos[::2], slow.joint_pos, atol=1e-12)
+    np.testing.assert_allclose(
+        ref.joint_pos[1::2], 0.5 * (slow.joint_pos[:-1] + slow.joint_pos[1:]), atol=1e-12
+    )
+    # the reference quaternion halfway between two frames is halfway in angle
+    from primebot.pipeline.rotations import quat_error_magnitude
+
+    half = quat_error_magnitude(ref.body_quat_w[1:-1:2], ref.body_quat_w[:-2:2])
+    full = quat_error_magnitude(ref.body_quat_w[2::2], ref.body_quat_w[:-2:2])
+    np.testing.assert_allclose(half, 0.5 * full, atol=1e-7)

@@ -7,7 +7,7 @@ import numpy as np
 from primebot.pipeline.errors import MotionError
 from primebot.pipeline.motion import Motion
 from primebot.pipeline.robot import RobotSpec
-from primebot.pipeline.rotations import quat_apply_inverse, quat_normalize
+from primebot.pipeline.rotations import quat_apply_inverse, quat_normalize, quat_slerp
 
 from .model import TrackingModel
 
@@ -15,7 +15,7 @@ GRAVITY_W = np.array([0.0, 0.0, -1.0])
 
 
 def _resample(motion: Motion, rate_hz: float) -> dict[str, np.ndarray]:
-    """The motion's arrays at ``rate_hz``: linear interpolation, normalised-lerp for quaternions.
+    """The motion's arrays at ``rate_hz``: linear interpolation, slerp for quaternions.
 
     A 50 fps motion at a 50 Hz control rate is returned unchanged.
     """
@@ -30,11 +30,7 @@ def _resample(motion: Motion, rate_hz: float) -> dict[str, np.ndarray]:
     for key, value in arrays.items():
         frac = (position - lo).reshape(-1, *([1] * (value.ndim - 1)))
         if key == "body_quat_w":
-            other = value[hi]
-            # take the shorter way round: q and -q are the same rotation
-            flip = np.sum(value[lo] * other, axis=-1, keepdims=True) < 0
-            other = np.where(flip, -other, other)
-            out[key] = quat_normalize(value[lo] * (1 - frac) + other * frac)
+            out[key] = quat_slerp(value[lo], value[hi], frac[..., 0])
         else:
             out[key] = value[lo] * (1 - frac) + value[hi] * frac
     return out
