@@ -138,14 +138,14 @@ def run_one(
         split = {k: env.timings[k] - before[k] for k in env.timings}
         return time.perf_counter() - start, {**split, "policy": infer}
 
-    # Interleave the three in blocks of 10 steps so that a busy machine
+    # Interleave the three in blocks of 5 steps so that a busy machine
     # slows them alike; a repeat's figure sums its blocks.
     modes = {"a": physics, "b": env_steps, "c": with_policy}
     for fn in modes.values():  # warm-up
         fn(5)
     runs: dict[str, list[float]] = {m: [] for m in modes}
     splits: dict[str, list[dict]] = {m: [] for m in modes}
-    block = 10
+    block = 5
     for _ in range(repeats):
         seconds = dict.fromkeys(modes, 0.0)
         split_sum: dict[str, dict] = {m: {} for m in modes}
