@@ -212,6 +212,8 @@ def _coerce(key: str, default: Any, value: Any) -> Any:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) for v in value):
             raise ValueError(f"{key} expects a list of integers such as [256, 256, 128], got {value!r}")
         return tuple(value)
+    if isinstance(default, str) and isinstance(value, bool):
+        return "on" if value else "off"  # YAML reads a bare on/off as a boolean
     if isinstance(default, str) and not isinstance(value, str):
         raise ValueError(f"{key} expects a string, got {value!r}")
     return value
