@@ -341,6 +341,9 @@ class TrackingEnv(VecEnv):
         # the last observations returned (with their noise), for the first step after a resume
         out["obs/policy"] = self.observations.obs.copy()
         out["obs/critic"] = self.observations.critic_obs.copy()
+        # the episode/* log window, so train.csv continues identically after a resume
+        out.update({f"window/{name}": v.copy() for name, v in self._window.values.items()})
+        out["window/count_head"] = np.array([self._window.count, self._window.head])
         return out
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
@@ -362,6 +365,10 @@ class TrackingEnv(VecEnv):
             self.pusher.countdown[:] = state["push/countdown"]
         self.observations.obs[:] = state["obs/policy"]
         self.observations.critic_obs[:] = state["obs/critic"]
+        if "window/count_head" in state:
+            for name, values in self._window.values.items():
+                values[:] = state[f"window/{name}"]
+            self._window.count, self._window.head = (int(x) for x in state["window/count_head"])
         self.sim.forward()
         self.state.update()
         self._restored = True
