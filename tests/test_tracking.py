@@ -350,3 +350,28 @@ def test_a_motion_at_another_frame_rate_is_resampled_to_the_control_rate(host, m
     half = quat_error_magnitude(ref.body_quat_w[1:-1:2], ref.body_quat_w[:-2:2])
     full = quat_error_magnitude(ref.body_quat_w[2::2], ref.body_quat_w[:-2:2])
     np.testing.assert_allclose(half, 0.5 * full, atol=1e-7)
+
+
+def test_randomisation_draws_per_env_physics_and_one_switch_turns_it_all_off(host, motion):
+    env = make_env(host, motion, num_envs=4)
+    friction = env.sim.batch.expanded("geom_friction")[:, :, 0]
+    assert np.all((friction >= 0.3) & (friction <= 1.2)) and len(set(friction[:, 0].tolist())) == 4
+    mass = env.sim.batch.expanded("body_mass")
+    ratio = mass[:, 1:] / env.model_info.model.body_mass[1:]
+    assert np.all((ratio >= 0.9) & (ratio <= 1.1)) and env.pusher is not None
+
+    exact = make_env(host, motion, num_envs=4, config=EXACT)
+    assert exact.sim.batch.expanded("geom_friction") is None and exact.pusher is None
+
+
+def test_a_push_adds_root_velocity_when_due(host, motion):
+    env = make_env(host, motion, num_envs=3, config={"observations": {"noise": False}})
+    env.reset()
+    env.pusher.countdown[:] = [1, 5, 5]  # env 0 is pushed at the next step
+    before = env.sim.qvel[:, :3].copy()
+    env.pusher.step()
+    assert env.pusher.total == 1
+    assert np.any(env.sim.qvel[0, :3] != before[0]) and np.array_equal(
+        env.sim.qvel[1:, :3], before[1:]
+    )
+    assert 1.0 / env.step_dt <= env.pusher.countdown[0] <= 3.0 / env.step_dt
