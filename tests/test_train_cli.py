@@ -129,3 +129,16 @@ def test_sigterm_mid_run_checkpoints_exits_cleanly_and_resumes(tmp_path):
     out = run_training(host.registry, TrainRequest(resume=str(run_dir), iterations=last + 2, progress=False))
     assert out.result.status == "finished" and out.result.iteration == last + 2
     assert [int(r["iteration"]) for r in read_csv_rows(csv_path)[1]] == list(range(1, last + 3))
+
+
+def test_tensorboard_writes_events_or_says_what_to_install(host, tmp_path, capsys):
+    code = main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "1", "--run-name", "tb",
+                 "--log-dir", str(tmp_path), "--no-progress", "--tensorboard"])
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        assert code == 2
+        assert "pip install 'primebot[tensorboard]'" in capsys.readouterr().err
+        return
+    assert code == 0
+    assert list((tmp_path / "tb").glob("*/tensorboard/events.out.tfevents.*"))

@@ -22,7 +22,7 @@ import torch
 from primebot.pipeline.devices import resolve_device
 from primebot.pipeline.motion import load_motion
 from primebot.pipeline.plugins import get_host
-from primebot.pipeline.runner import OnPolicyRunner
+from primebot.pipeline.runner import OnPolicyRunner, auto_update_threads
 from primebot.pipeline.training import TrainRequest, resolve_config
 
 
@@ -72,7 +72,7 @@ def main() -> None:
         "task": cfg.task, "device": device.torch_device, "num_envs": cfg.num_envs,
         "steps_per_env": cfg.ppo.num_steps_per_env, "actor_hidden": list(cfg.policy.actor_hidden),
         "iterations_timed": args.iterations, "cpus": os.cpu_count(),
-        "collect_threads": cfg.runner.collect_threads, "update_threads": cfg.runner.update_threads or default_threads,
+        "collect_threads": cfg.runner.collect_threads, "update_threads": cfg.runner.update_threads or auto_update_threads(),
         **{f"median_{k}": round(v, 4) for k, v in medians.items()},
         "env_steps_per_s": round(medians["sps"]),
         "collect_only_env_steps_per_s": round(steps / medians["collect_s"]),

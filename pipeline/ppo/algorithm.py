@@ -9,6 +9,7 @@ the paper and cleanrl (``ratio``, ``pg_loss1``, ``pg_loss2``, ``v_loss_clipped``
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,8 @@ from .config import PPOConfig
 from .networks import ActorCritic
 from .normalizer import EmpiricalNormalizer
 from .storage import RolloutStorage
+
+log = logging.getLogger(__name__)
 
 Reducer = Callable[[torch.Tensor], torch.Tensor]
 """Sums a tensor over ranks in place and returns it (identity in one process)."""
@@ -67,7 +70,7 @@ class PPO:
         self.device_rng = torch.Generator(device=device)
         self.device_rng.manual_seed(seed)
         self.autocast_dtype = autocast_dtype
-        self.scaler = torch.amp.GradScaler(torch.device(device).type) if autocast_dtype == torch.float16 else None
+        self.scaler = _grad_scaler(device) if autocast_dtype == torch.float16 else None
         self.reduce = reduce
         self.world_size = world_size
         self.nonfinite: list[str] = []
@@ -268,4 +271,16 @@ class PPO:
 
     def set_rng_state(self, state: dict[str, Any]) -> None:
         self.host_rng.bit_generator.state = state["host"]
-        self.device_rng.set_state(state["device"])
+        try:
+            self.device_rng.set_state(state["device"])
+        except (RuntimeError, TypeError):  # saved on another device type: its stream cannot continue here
+            log.warning("warning: the device RNG state comes from another device type; reseeding it")
+
+
+def _grad_scaler(device: str) -> torch.amp.GradScaler | None:
+    """A loss scaler for float16 autocast, or None where this torch has none for the device."""
+    try:
+        return torch.amp.GradScaler(torch.device(device).type)
+    except (RuntimeError, ValueError, AttributeError) as exc:
+        log.warning("warning: no gradient scaler for %s (%s); float16 updates run unscaled", device, exc)
+        return None

@@ -78,7 +78,7 @@ class RunnerConfig:
     collect_threads: int = 1
     """torch threads during collection (leave the cores to MuJoCo); 0 keeps torch's default."""
     update_threads: int = 0
-    """torch threads during the update; 0 means all cores."""
+    """torch threads during the update; 0 means all cores but one (1 on a 2-core machine)."""
     plot_interval_s: float = 30.0
     """Seconds between redraws of the training-curve PNG."""
 
