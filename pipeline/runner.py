@@ -259,8 +259,9 @@ class OnPolicyRunner:
                 if train_log is not None:
                     train_log.log(row)
                 if bar is not None:
+                    ret = row.get("episode_return")
+                    bar.set_postfix(sps=f"{row['sps']:.0f}", ret="-" if ret is None else f"{ret:.3f}", refresh=False)
                     bar.update(1)
-                    bar.set_postfix(sps=f"{row['sps']:.0f}", ret=row.get("episode_return"), refresh=False)
                 self._maybe_save(row)
                 stop = self._agreed_stop()
                 if stop:

@@ -78,3 +78,32 @@ def test_mixed_precision_when_on_is_confined_to_the_update():
     collect, update = _record_training_step(_runner("host", "on"))
     assert all(torch.bfloat16 not in dtypes for _, dtypes in collect.ops)
     assert any(torch.bfloat16 in dtypes for _, dtypes in update.ops)
+
+
+class CopyCounter(TorchDispatchMode):
+    """Counts copy_ ops that read the host staging buffer or write the host action buffer."""
+
+    def __init__(self, stage_ptr: int, actions_ptr: int) -> None:
+        super().__init__()
+        self.stage_ptr, self.actions_ptr = stage_ptr, actions_ptr
+        self.host_to_device = self.device_to_host = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.overloadpacket.__name__ == "copy_":
+            dst, src = args[0], args[1]
+            self.host_to_device += src.data_ptr() == self.stage_ptr
+            self.device_to_host += dst.data_ptr() == self.actions_ptr
+        return func(*args, **(kwargs or {}))
+
+
+def test_one_host_to_device_and_one_device_to_host_copy_per_step():
+    runner = _runner("host")
+    # Give the "device" its own buffer, as on cuda/npu, so that the copy is visible on cpu.
+    runner._stage_dev = runner._stage_host.clone()
+    runner._dev_views = runner._split(runner._stage_dev)
+    counter = CopyCounter(runner._stage_host.data_ptr(), runner._actions_host.data_ptr())
+    with counter:
+        runner.collect()
+    steps = runner.cfg.ppo.num_steps_per_env
+    assert counter.host_to_device == steps + 1  # + the last observations, for the bootstrap value
+    assert counter.device_to_host == steps
