@@ -38,24 +38,30 @@ def quat_normalize(q: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def cross(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``a × b`` over the last axis (faster than ``np.cross`` on small vectors); into ``out`` if given."""
     ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
     bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx), axis=-1)
+    if out is None:
+        return np.stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx), axis=-1)
+    np.subtract(ay * bz, az * by, out=out[..., 0])
+    np.subtract(az * bx, ax * bz, out=out[..., 1])
+    np.subtract(ax * by, ay * bx, out=out[..., 2])
+    return out
 
 
 def quat_apply(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vectors ``v`` by ``q`` (a frame's vector into the world: ``R(q) v``)."""
     u = q[..., 1:]
-    t = 2.0 * _cross(u, v)
-    return v + q[..., :1] * t + _cross(u, t)
+    t = 2.0 * cross(u, v)
+    return v + q[..., :1] * t + cross(u, t)
 
 
 def quat_apply_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vectors ``v`` by ``q⁻¹`` (a world vector into the frame: ``R(q)ᵀ v``)."""
     u = q[..., 1:]
-    t = 2.0 * _cross(u, v)
-    return v - q[..., :1] * t + _cross(u, t)
+    t = 2.0 * cross(u, v)
+    return v - q[..., :1] * t + cross(u, t)
 
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:

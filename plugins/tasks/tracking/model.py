@@ -41,26 +41,18 @@ class TrackingModel:
 
 def _add_self_collision_sensors(spec: mujoco.MjSpec, robot: RobotSpec, root_body: str) -> None:
     """One contact sensor ('found') per self-collision geom pair, or one for the whole robot subtree."""
-    contact = mujoco.mjtSensor.mjSENS_CONTACT
     if robot.self_collision_geoms:
-        for k, (a, b) in enumerate(robot.self_collision_geoms):
-            spec.add_sensor(
-                name=f"{SELF_COLLISION_SENSOR_PREFIX}_{k}",
-                type=contact,
-                objtype=mujoco.mjtObj.mjOBJ_GEOM,
-                objname=a,
-                reftype=mujoco.mjtObj.mjOBJ_GEOM,
-                refname=b,
-                intprm=[_FOUND, 0, 1],
-            )
+        pairs = [(mujoco.mjtObj.mjOBJ_GEOM, a, b) for a, b in robot.self_collision_geoms]
     else:  # any contact between two geoms of the robot's tree
+        pairs = [(mujoco.mjtObj.mjOBJ_XBODY, root_body, root_body)]
+    for k, (objtype, a, b) in enumerate(pairs):
         spec.add_sensor(
-            name=f"{SELF_COLLISION_SENSOR_PREFIX}_0",
-            type=contact,
-            objtype=mujoco.mjtObj.mjOBJ_XBODY,
-            objname=root_body,
-            reftype=mujoco.mjtObj.mjOBJ_XBODY,
-            refname=root_body,
+            name=f"{SELF_COLLISION_SENSOR_PREFIX}_{k}",
+            type=mujoco.mjtSensor.mjSENS_CONTACT,
+            objtype=objtype,
+            objname=a,
+            reftype=objtype,
+            refname=b,
             intprm=[_FOUND, 0, 1],
         )
 

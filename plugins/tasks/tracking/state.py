@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from primebot.pipeline.rotations import (
+    cross,
     quat_apply_inverse,
     quat_conjugate,
     quat_mul,
@@ -57,15 +58,6 @@ _PACKED_REFERENCE = (
     ("all_ref_body_lin_vel_w", "body_lin_vel_w"),
     ("all_ref_body_ang_vel_w", "body_ang_vel_w"),
 )
-
-
-def _cross(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
-    ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
-    bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
-    np.subtract(ay * bz, az * by, out=out[..., 0])
-    np.subtract(az * bx, ax * bz, out=out[..., 1])
-    np.subtract(ax * by, ay * bx, out=out[..., 2])
-    return out
 
 
 def _gather(src: np.ndarray, index, axis: int, rows, out: np.ndarray) -> None:
@@ -175,7 +167,7 @@ class TrackingState:
         ang = body_vel[..., :3]
         self.all_body_ang_vel_w[rows] = ang
         lin = self.all_body_lin_vel_w[rows]
-        _cross(ang, lever, out=lin)
+        cross(ang, lever, out=lin)
         lin += body_vel[..., 3:]
         self.all_body_lin_vel_w[rows] = lin
         if self._sensordata is not None:
