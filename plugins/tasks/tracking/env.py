@@ -165,7 +165,6 @@ class TrackingEnv(VecEnv):
         self._qpos_template = np.array(tm.model.qpos0, dtype=np.float64)
         self._window = _EpisodeWindow([*self.rewards.names, "length"], self.num_envs)
         self.timings = dict.fromkeys(STAGES, 0.0)
-        self.steps_taken = 0
         self._restored = False
         if cfg.get("log_reward_terms", True):
             log.info(self.rewards.table())
@@ -268,7 +267,6 @@ class TrackingEnv(VecEnv):
             STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6), strict=True
         ):
             timings[name] += dt
-        self.steps_taken += 1
         return result
 
     def episode_stats(self) -> dict[str, float]:

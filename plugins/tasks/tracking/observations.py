@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -168,6 +167,3 @@ class ObservationBuilder:
             noise += self._noise_offset
             obs[:, self._noise_cols] += noise
         return obs, critic
-
-    def describe(self) -> dict[str, Any]:
-        return {"policy": list(self.policy.terms), "critic": list(self.critic.terms)}

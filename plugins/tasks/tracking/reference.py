@@ -80,7 +80,6 @@ class MotionReference:
         check_motion_fits(motion, robot, tm)
         arrays = _resample(motion, 1.0 / control_dt)
         self.num_steps = int(arrays["joint_pos"].shape[0])
-        self.sha256 = motion.sha256
         # the motion's body axis is MuJoCo's, less the world body
         bodies = tm.body_ids - 1
         anchor, root = tm.indices.anchor_body_id - 1, tm.indices.root_body_id - 1
