@@ -38,16 +38,11 @@ def quat_normalize(q: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def cross(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``a × b`` over the last axis (faster than ``np.cross`` on small vectors); into ``out`` if given."""
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a × b`` over the last axis (faster than ``np.cross`` on small vectors)."""
     ax, ay, az = a[..., 0], a[..., 1], a[..., 2]
     bx, by, bz = b[..., 0], b[..., 1], b[..., 2]
-    if out is None:
-        return np.stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx), axis=-1)
-    np.subtract(ay * bz, az * by, out=out[..., 0])
-    np.subtract(az * bx, ax * bz, out=out[..., 1])
-    np.subtract(ax * by, ay * bx, out=out[..., 2])
-    return out
+    return np.stack((ay * bz - az * by, az * bx - ax * bz, ax * by - ay * bx), axis=-1)
 
 
 def quat_apply(q: np.ndarray, v: np.ndarray) -> np.ndarray:

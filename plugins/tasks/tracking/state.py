@@ -102,7 +102,6 @@ class TrackingState:
         self.action, self.prev_action = z((n, j)), z((n, j))
         self.soft_joint_pos_limits = tm.soft_joint_pos_limits
         self._body_vel = z((n, b, 6))
-        self._lever = z((n, b, 3))
 
         # The reference, packed: [T, F] rows, and an [N, F] buffer whose column
         # blocks are the ref_* attributes (views).
@@ -146,9 +145,8 @@ class TrackingState:
         self.base_lin_vel_b[rows] = quat_apply_inverse(
             qpos[:, self._root_quat], qvel[:, self._root_lin]
         )
-        self.base_ang_vel_b[rows] = qvel[
-            :, self._root_ang
-        ]  # a free joint's angular qvel is in its body frame
+        # a free joint's angular qvel is already in its body frame
+        self.base_ang_vel_b[rows] = qvel[:, self._root_ang]
 
         _gather(self._xpos, tm.body_ids, 1, rows, self.all_body_pos_w)
         _gather(self._xquat, tm.body_ids, 1, rows, self.all_body_quat_w)
@@ -158,18 +156,11 @@ class TrackingState:
         # cvel is (angular, linear) about the subtree centre of mass of the body's
         # tree root; move the linear part to each body's origin: v + w x (p - c)
         _gather(self._cvel, tm.body_ids, 1, rows, self._body_vel)
-        body_vel, pos = self._body_vel[rows], self.all_body_pos_w[rows]
-        lever = np.subtract(
-            pos,
-            self._subtree_com[rows][:, self._tree_root],
-            out=self._lever[rows] if isinstance(rows, slice) else None,
-        )
+        body_vel = self._body_vel[rows]
+        lever = self.all_body_pos_w[rows] - self._subtree_com[rows][:, self._tree_root]
         ang = body_vel[..., :3]
         self.all_body_ang_vel_w[rows] = ang
-        lin = self.all_body_lin_vel_w[rows]
-        cross(ang, lever, out=lin)
-        lin += body_vel[..., 3:]
-        self.all_body_lin_vel_w[rows] = lin
+        self.all_body_lin_vel_w[rows] = body_vel[..., 3:] + cross(ang, lever)
         if self._sensordata is not None:
             self.self_contacts[rows] = self._sensordata[rows][:, tm.self_collision_adr].sum(axis=1)
 
