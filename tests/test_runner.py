@@ -70,12 +70,17 @@ def test_resume_continues_bit_for_bit(registry, tmp_path):
     assert len(rows_a) == 8
 
 
-def test_resume_drops_csv_rows_written_after_the_checkpoint(registry, tmp_path):
+def test_resume_skips_a_corrupt_checkpoint_and_redoes_the_later_csv_rows(registry, tmp_path, caplog):
     first = _train(registry, tmp_path, iterations=7, seed=2, sets=["runner.save_interval=5"])
-    (first.run_dir / "model_7.pt").unlink()  # as if the run died after iteration 7's row
-    run_training(registry, TrainRequest(resume=str(first.run_dir), iterations=7, progress=False))
+    last = first.run_dir / "model_7.pt"
+    last.write_bytes(last.read_bytes()[:1000])  # as if the disk filled while writing it
+    with caplog.at_level("WARNING"):
+        out = run_training(registry, TrainRequest(resume=str(first.run_dir), iterations=7, progress=False))
+    assert "model_7.pt is truncated or corrupt" in caplog.text and "falling back" in caplog.text
+    assert out.result.iteration == 7
     _, rows = read_csv_rows(first.run_dir / "train.csv")
     assert [r["iteration"] for r in rows] == [str(i) for i in range(1, 8)]
+    assert load_checkpoint(last)["iteration"] == 7  # rewritten, good again
 
 
 def test_resume_refuses_changed_settings(registry, tmp_path):
