@@ -9,6 +9,7 @@ every rank holds the same parameters. Rank 0 alone writes files.
 
 from __future__ import annotations
 
+import datetime
 import io
 import os
 from collections.abc import Mapping
@@ -75,10 +76,17 @@ def context_from_env(environ: Mapping[str, str] | None = None) -> DistContext:
 
 
 def init_distributed(collective: str, environ: Mapping[str, str] | None = None) -> DistContext:
-    """Join the process group torchrun described (env:// rendezvous); no-op for one process."""
-    ctx = context_from_env(environ)
+    """Join the process group torchrun described (env:// rendezvous); no-op for one process.
+
+    ``PRIMEBOT_DIST_TIMEOUT_S`` (default 1800) bounds how long a collective waits for a lost rank.
+    """
+    env = os.environ if environ is None else environ
+    ctx = context_from_env(env)
     if ctx.enabled and not dist.is_initialized():
-        dist.init_process_group(backend=collective, init_method="env://", rank=ctx.rank, world_size=ctx.world_size)
+        # A rank that died leaves the others waiting in a collective; this bounds the wait.
+        timeout = datetime.timedelta(seconds=float(env.get("PRIMEBOT_DIST_TIMEOUT_S", "1800")))
+        dist.init_process_group(backend=collective, init_method="env://", rank=ctx.rank,
+                                world_size=ctx.world_size, timeout=timeout)
     return ctx
 
 

@@ -25,7 +25,7 @@ def _free_port() -> int:
 def _rank_main(rank: int, world: int, port: int, log_dir: str, out_dir: str) -> None:
     # What torchrun sets for each process it starts.
     os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
-                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), PRIMEBOT_DIST_TIMEOUT_S="120")
     torch.set_num_threads(1)
     host = load_plugins(extra=[("pointmass", pointmass_task)])
     out = run_training(host.registry, TrainRequest(task="pointmass", num_envs=8, iterations=3, device="cpu",
