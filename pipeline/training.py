@@ -188,7 +188,7 @@ def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
         result = runner.learn()
     finally:
         env.close()
-    return TrainOutcome(result, run_dir, runner)
+    return TrainOutcome(result, run_dir if ctx.is_main else None, runner)
 
 
 def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext) -> dict[str, Any]:
