@@ -27,11 +27,14 @@ WALL_CLOCK_COLUMNS = ("sps", "collect_s", "transfer_s", "update_s", "elapsed_s")
 """Columns that measure time, not learning; they differ between otherwise identical runs."""
 
 PLOTS = (
-    ("episode return", ("episode_return",)),
-    ("episode length", ("episode_length",)),
-    ("losses", ("loss_surrogate", "loss_value")),
-    ("lr / action std / KL", ("learning_rate", "action_std", "approx_kl")),
+    ("episode return", ("episode_return",), "linear"),
+    ("episode length", ("episode_length",), "linear"),
+    ("mean step reward", ("reward_mean",), "linear"),
+    ("value loss", ("loss_value",), "linear"),
+    ("surrogate loss", ("loss_surrogate",), "linear"),
+    ("lr / KL / action std", ("learning_rate", "approx_kl", "action_std"), "log"),
 )
+"""(title, CSV columns, y scale) of each panel of train.png."""
 
 
 def _format(value: Any) -> str:
@@ -159,12 +162,14 @@ class TrainingLog:
                     ys.append(float(value))
             return xs, ys
 
-        fig, axes = plt.subplots(2, 2, figsize=(11, 7), constrained_layout=True)
-        for ax, (title, keys) in zip(axes.flat, PLOTS, strict=True):
+        fig, axes = plt.subplots(2, 3, figsize=(14, 7), constrained_layout=True)
+        for ax, (title, keys, scale) in zip(axes.flat, PLOTS, strict=True):
             for key in keys:
                 xs, ys = series(key)
                 if xs:
                     ax.plot(xs, ys, label=key)
+            if ax.lines and scale == "log" and all(y > 0 for line in ax.lines for y in line.get_ydata()):
+                ax.set_yscale("log")
             ax.set_title(title)
             ax.set_xlabel("iteration")
             ax.grid(alpha=0.3)
