@@ -1,8 +1,8 @@
 """The on-policy training loop: collect, update, log, checkpoint (DESIGN §3, §6).
 
 Per environment step exactly one host→device copy (observations, critic
-observations and host-drawn noise packed in one pinned buffer) and one
-device→host copy (actions). Rewards and done flags stay on the host until
+observations and host-drawn noise packed in one pinned buffer, see
+``transfer``) and one device→host copy (actions). Rewards and done flags stay on the host until
 the rollout ends and cross in one copy. torch runs with ``collect_threads``
 while MuJoCo steps (its OpenMP threads would otherwise spin on MuJoCo's
 cores) and with ``update_threads`` during the update.
@@ -14,8 +14,6 @@ import hashlib
 import json
 import logging
 import random
-import signal
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -35,7 +33,9 @@ from .ppo.networks import ActorCritic
 from .ppo.normalizer import EmpiricalNormalizer
 from .rundir import BEST_CHECKPOINT
 from .sim import available_cores
+from .stop_signals import install_stop_handlers
 from .training_log import TrainingLog
+from .transfer import StepTransfer
 
 log = logging.getLogger(__name__)
 
@@ -48,16 +48,6 @@ def auto_update_threads() -> int:
     down sharply when any core is busy (MuJoCo's threads winding down, the log writer, the system);
     measured on 2 shared cores, 2 threads were 4.7× slower than 1."""
     return max(1, available_cores() - 1)
-
-
-def _host_buffer(numel: int, pinned: bool) -> torch.Tensor:
-    """A float32 host buffer, page-locked when an accelerator allows (faster, asynchronous copies)."""
-    if pinned:
-        try:
-            return torch.empty(numel, dtype=torch.float32, pin_memory=True)
-        except RuntimeError:  # no accelerator runtime to pin with
-            pass
-    return torch.empty(numel, dtype=torch.float32)
 
 
 def config_hash(cfg: TrainConfig) -> str:
@@ -101,7 +91,10 @@ class OnPolicyRunner:
         self._seed_everything(cfg.seed)
         self.ppo = self._build_learner(autocast_dtype)
         self.dist.broadcast_module(self.ppo.actor_critic)
-        self._allocate_staging()
+        self.transfer = StepTransfer(
+            env.num_envs, env.num_obs, env.num_critic_obs, env.num_actions, self.device,
+            host_noise=cfg.runner.noise == "host",
+        )
         self.iteration = 0
         self.best_return = -float("inf")
         self.episode_returns: deque[float] = deque(maxlen=EPISODE_WINDOW)
@@ -109,7 +102,7 @@ class OnPolicyRunner:
         self._ep_return = np.zeros(env.num_envs, dtype=np.float64)
         self._ep_length = np.zeros(env.num_envs, dtype=np.int64)
         obs, critic_obs = env.reset()
-        self._stage_observations(obs, critic_obs)
+        self.transfer.stage(obs, critic_obs)
         self._stop: str = ""
         self.timing: dict[str, float] = {}
 
@@ -138,40 +131,6 @@ class OnPolicyRunner:
             reduce=self.dist.all_reduce_sum if self.dist.enabled else None, world_size=self.dist.world_size,
         )
 
-    def _allocate_staging(self) -> None:
-        env = self.env
-        n, o, p, a = env.num_envs, env.num_obs, env.num_critic_obs, env.num_actions
-        self._sizes = (n * o, n * p, n * a if self.cfg.runner.noise == "host" else 0)
-        total = sum(self._sizes)
-        on_host = torch.device(self.device).type == "cpu"
-        # One flat buffer holds obs | critic obs | noise, each a contiguous view,
-        # so a single copy moves all three. On cpu it *is* the device buffer.
-        self._stage_host = _host_buffer(total, pinned=not on_host)
-        self._stage_dev = self._stage_host if on_host else torch.empty(total, dtype=torch.float32, device=self.device)
-        self._actions_host = _host_buffer(n * a, pinned=not on_host).view(n, a)
-        self._actions_np = self._actions_host.numpy()
-        views = self._split(self._stage_host)
-        self._obs_np, self._critic_np = views[0].numpy(), views[1].numpy()
-        self._noise_np = views[2].numpy() if views[2] is not None else None
-        self._dev_views = self._split(self._stage_dev)
-
-    def _split(self, flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        n, o, p, a = self.env.num_envs, self.env.num_obs, self.env.num_critic_obs, self.env.num_actions
-        s0, s1, s2 = self._sizes
-        obs = flat[:s0].view(n, o)
-        critic = flat[s0:s0 + s1].view(n, p)
-        noise = flat[s0 + s1:].view(n, a) if s2 else None
-        return obs, critic, noise
-
-    def _stage_observations(self, obs: np.ndarray, critic_obs: np.ndarray) -> None:
-        self._obs_np[...] = obs
-        self._critic_np[...] = critic_obs
-
-    def _to_device(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        if self._stage_dev is not self._stage_host:
-            self._stage_dev.copy_(self._stage_host, non_blocking=True)
-        return self._dev_views
-
     # -- collection -----------------------------------------------------------------
     def _check_finite(self, what: str, array: np.ndarray, step: int) -> None:
         if np.isfinite(array).all():
@@ -186,7 +145,7 @@ class OnPolicyRunner:
 
     def collect(self) -> dict[str, float]:
         """One rollout of ``num_steps_per_env`` steps into the learner's storage; returns info means."""
-        ppo, env = self.ppo, self.env
+        ppo, env, transfer = self.ppo, self.env, self.transfer
         info_sums: dict[str, float] = {}
         info_counts: dict[str, int] = {}
         reward_sum = 0.0
@@ -194,22 +153,22 @@ class OnPolicyRunner:
         with torch.inference_mode():
             for step in range(self.cfg.ppo.num_steps_per_env):
                 t0 = time.perf_counter()
-                if self._noise_np is not None:
-                    ppo.sample_noise(self._noise_np)
-                obs, critic_obs, noise = self._to_device()
+                if transfer.noise is not None:
+                    ppo.sample_noise(transfer.noise)
+                obs, critic_obs, noise = transfer.to_device()
                 t1 = time.perf_counter()
                 obs_n, critic_n = ppo.normalize(obs, critic_obs, update=True)
                 actions = ppo.act(obs_n, critic_n, noise)
-                self._actions_host.copy_(actions)
+                host_actions = transfer.actions_to_host(actions)
                 t2 = time.perf_counter()
                 t_policy += t2 - t1
-                result = env.step(self._actions_np)
+                result = env.step(host_actions)
                 t3 = time.perf_counter()
                 self._check_finite("observations", result.obs, step)
                 self._check_finite("critic observations", result.critic_obs, step)
                 self._check_finite("rewards", result.reward, step)
                 ppo.process_env_step(result.reward, result.terminated, result.truncated)
-                self._stage_observations(result.obs, result.critic_obs)
+                transfer.stage(result.obs, result.critic_obs)
                 reward_sum += float(result.reward.mean())
                 self._track_episodes(result.reward, result.terminated | result.truncated)
                 for key, value in result.info.items():
@@ -219,7 +178,7 @@ class OnPolicyRunner:
                 t4 = time.perf_counter()
                 t_transfer += t1 - t0 + (t4 - t3)
                 t_env += t3 - t2
-            obs, critic_obs, _ = self._to_device()
+            obs, critic_obs, _ = transfer.to_device()
             _, critic_n = ppo.normalize(obs, critic_obs, update=False)
             ppo.compute_returns(critic_n)
         self.timing["env_s"] = t_env
@@ -250,7 +209,7 @@ class OnPolicyRunner:
                 tensorboard=self.tensorboard,
             )
         bar = self._progress_bar() if self.dist.is_main and self.progress else None
-        restore = self._install_signal_handlers()
+        restore = install_stop_handlers(self.request_stop)
         default_threads = torch.get_num_threads()
         start = time.perf_counter()
         try:
@@ -372,8 +331,8 @@ class OnPolicyRunner:
     def _rank_state(self) -> dict[str, Any]:
         return {
             "env": to_storable(self.env.state_dict()),
-            "obs": torch.from_numpy(self._obs_np.copy()),
-            "critic_obs": torch.from_numpy(self._critic_np.copy()),
+            "obs": torch.from_numpy(self.transfer.obs.copy()),
+            "critic_obs": torch.from_numpy(self.transfer.critic_obs.copy()),
             "learner_rng": self.ppo.rng_state(),
             "torch_rng": torch.get_rng_state(),
             "numpy_rng": to_storable(np.random.get_state()),
@@ -413,7 +372,7 @@ class OnPolicyRunner:
         self.ppo.load_state_dict(payload["learner"])
         state = ranks[self.dist.rank]
         self.env.load_state_dict(from_storable(state["env"]))
-        self._stage_observations(state["obs"].numpy(), state["critic_obs"].numpy())
+        self.transfer.stage(state["obs"].numpy(), state["critic_obs"].numpy())
         self.ppo.set_rng_state(state["learner_rng"])
         torch.set_rng_state(state["torch_rng"])
         np.random.set_state(from_storable(state["numpy_rng"]))
@@ -427,30 +386,10 @@ class OnPolicyRunner:
         self.iteration = int(payload["iteration"])
 
     # -- signals and progress -------------------------------------------------------
-    def _install_signal_handlers(self):
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-        def handler(signum, frame):
-            self._stop = signal.Signals(signum).name
-            # A second signal interrupts at once (no checkpoint; the last one stays good).
-            signal.signal(signum, previous[signum] if signum != signal.SIGINT else signal.default_int_handler)
-            log.warning("%s: finishing iteration %d, then checkpoint and exit (again to abort)",
-                        self._stop, self.iteration + 1)
-
-        for sig in previous:
-            signal.signal(sig, handler)
-
-        def restore() -> None:
-            for sig, old in previous.items():
-                signal.signal(sig, old)
-
-        return restore
-
     def request_stop(self, reason: str = "stop") -> None:
-        """Ask the loop to checkpoint and return after the current iteration."""
+        """Ask the loop to checkpoint and return after the current iteration (signal handlers call this)."""
         self._stop = reason
+        log.warning("%s: finishing iteration %d, then checkpoint and exit (again to abort)", reason, self.iteration + 1)
 
     def _agreed_stop(self) -> str:
         if not self.dist.enabled:

@@ -38,7 +38,7 @@ def _rank_main(rank: int, world: int, port: int, log_dir: str, out_dir: str) -> 
         "params": gathered,
         "run_dir": str(out.run_dir) if out.run_dir else None,
         "obs_mean": runner.ppo.obs_normalizer.mean.clone(),
-        "obs": torch.from_numpy(runner._obs_np.copy()),
+        "obs": torch.from_numpy(runner.transfer.obs.copy()),
     }, os.path.join(out_dir, f"rank{rank}.pt"))
     shutdown_distributed()
 

@@ -9,6 +9,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from primebot.pipeline.ppo.config import TrainConfig, apply_task_defaults
 from primebot.pipeline.runner import OnPolicyRunner
+from primebot.pipeline.transfer import StepTransfer
 
 RANDOM_OPS = {
     "normal", "normal_", "randn", "randn_like", "rand", "rand_like", "uniform", "uniform_", "bernoulli",
@@ -98,10 +99,12 @@ class CopyCounter(TorchDispatchMode):
 
 def test_one_host_to_device_and_one_device_to_host_copy_per_step():
     runner = _runner("host")
+    env = runner.env
     # Give the "device" its own buffer, as on cuda/npu, so that the copy is visible on cpu.
-    runner._stage_dev = runner._stage_host.clone()
-    runner._dev_views = runner._split(runner._stage_dev)
-    counter = CopyCounter(runner._stage_host.data_ptr(), runner._actions_host.data_ptr())
+    runner.transfer = StepTransfer(env.num_envs, env.num_obs, env.num_critic_obs, env.num_actions, "cpu",
+                                   share_host_buffer=False)
+    runner.transfer.stage(*env.reset())
+    counter = CopyCounter(runner.transfer.host.data_ptr(), runner.transfer.actions_host.data_ptr())
     with counter:
         runner.collect()
     steps = runner.cfg.ppo.num_steps_per_env
