@@ -9,6 +9,11 @@ the motion's last frame). Errors are taken after every policy step,
 including the step that ends the episode, with ``tracking_metrics`` (the
 code sim2sim uses too), and written to eval.json with the configuration
 they came from.
+
+A task that tracks no motion scores its own episodes: when its ``TaskSpec``
+has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
+``episode_eval`` (same deterministic policy, same task overrides) and writes
+the task's metrics under ``episodes`` instead.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .atomic import atomic_write_text
+from .episode_eval import evaluate_episodes
 from .errors import ConfigError
 from .registry import Registry
 from .tracking_metrics import (
@@ -202,6 +208,16 @@ def evaluate_run(
                      "task_overrides": EVAL_TASK_OVERRIDES},
         "config": policy.config.to_dict(),
     }
+    spec = registry.get("tasks", policy.config.task)
+    if spec.episode_metrics is not None:
+        summary, settings = _evaluate_task_episodes(registry, policy, spec.episode_metrics, episodes, seed, video)
+        report["settings"].update(settings)
+        if "video" in summary:
+            report["video"] = summary.pop("video")
+        report["episodes"] = summary
+        report["wall_s"] = time.perf_counter() - t0
+        atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
+        return report
     all_records: list[dict] = []
     groups = (("from_start", 1, "start"), ("sampled", episodes, "uniform"))
     for name, count, mode in groups:
@@ -225,6 +241,21 @@ def evaluate_run(
     report["wall_s"] = time.perf_counter() - t0
     atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
     return report
+
+
+def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_metrics: Any, episodes: int,
+                            seed: int, video: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the task's metrics with ``episode_records``, settings) of ``episodes`` episodes, one per env slot."""
+    if episodes < 1:
+        raise ConfigError(f"--episodes must be ≥ 1 for task {policy.config.task!r}, got {episodes}")
+    env = make_run_env(registry, policy, episodes, seed=seed)
+    try:
+        video_path = policy.run_dir / "videos" / "eval.mp4" if video else None
+        summary = evaluate_episodes(env, policy.act, episode_metrics, video=video_path)
+        settings = {"control_dt": env.step_dt, "max_episode_steps": env.max_episode_length}
+    finally:
+        env.close()
+    return summary, settings
 
 
 def _render(env: Any, trace: EpisodeTrace, path: Path) -> Path | None:

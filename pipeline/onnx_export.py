@@ -14,8 +14,14 @@ TensorRT on JetPack read alike; the dynamo exporter takes ~3 s per export
 and emits GatherND for the same graph. It is used only if the TorchScript
 exporter is missing from the installed torch.
 
+A task that tracks no motion (``TaskSpec.export_kind == "policy"``, e.g.
+walk) exports ``ActionPolicy`` instead: input ``obs [B, O]``, output
+``actions [B, J]``, normaliser inside, nothing else.
+
 ``write_onnx`` adds the metadata, runs ``onnx.checker`` and writes the file
-atomically; ``parity`` compares onnxruntime (CPU provider) with PyTorch.
+atomically; ``parity`` compares onnxruntime (CPU provider) with PyTorch. Both
+read the graph's input and output names from the module (``input_names``,
+``output_names``).
 """
 
 from __future__ import annotations
@@ -44,8 +50,30 @@ PARITY_ATOL = 1e-5
 BATCH1_ROWS = 128
 
 
+EXAMPLE_INPUT_WIDTH = {"time_step": 1}
+"""Widths of the inputs other than ``obs`` (whose width is the observation size)."""
+
+
+class ActionPolicy(nn.Module):
+    """``actions = actor(normaliser(obs))``: the policy alone, for tasks that track no motion."""
+
+    input_names: tuple[str, ...] = ("obs",)
+    output_names: tuple[str, ...] = ("actions",)
+
+    def __init__(self, actor: nn.Module, obs_normalizer: nn.Module) -> None:
+        super().__init__()
+        self.actor = actor
+        self.obs_normalizer = obs_normalizer
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.actor(self.obs_normalizer(obs))
+
+
 class DeployPolicy(nn.Module):
     """``actions = actor(normaliser(obs))`` plus the reference motion gathered at ``time_step``."""
+
+    input_names: tuple[str, ...] = INPUT_NAMES
+    output_names: tuple[str, ...] = OUTPUT_NAMES
 
     def __init__(self, actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping[str, np.ndarray]) -> None:
         super().__init__()
@@ -111,30 +139,32 @@ def observation_layout(terms: Sequence[tuple[str, int]]) -> list[ObservationTerm
 
 
 # -- writing and checking --------------------------------------------------------------------
-def _export_graph(module: DeployPolicy, num_obs: int) -> onnx.ModelProto:
-    args = (torch.zeros(1, num_obs), torch.zeros(1, 1))
+def _export_graph(module: nn.Module, num_obs: int) -> onnx.ModelProto:
+    inputs, outputs = list(module.input_names), list(module.output_names)
+    args = tuple(torch.zeros(1, EXAMPLE_INPUT_WIDTH.get(name, num_obs)) for name in inputs)
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript exporter announces its deprecation
         try:
             torch.onnx.export(
-                module, args, buffer, input_names=list(INPUT_NAMES), output_names=list(OUTPUT_NAMES),
-                dynamic_axes={name: {0: "batch"} for name in (*INPUT_NAMES, *OUTPUT_NAMES)},
+                module, args, buffer, input_names=inputs, output_names=outputs,
+                dynamic_axes={name: {0: "batch"} for name in (*inputs, *outputs)},
                 opset_version=OPSET, dynamo=False,
             )
         except (TypeError, RuntimeError, NotImplementedError):  # a torch without the TorchScript exporter
             batch = torch.export.Dim("batch")
             program = torch.onnx.export(
-                module, args, input_names=list(INPUT_NAMES), output_names=list(OUTPUT_NAMES),
-                dynamic_shapes=({0: batch}, {0: batch}), opset_version=max(OPSET, 18), dynamo=True,
+                module, args, input_names=inputs, output_names=outputs,
+                dynamic_shapes=tuple({0: batch} for _ in inputs), opset_version=max(OPSET, 18), dynamo=True,
                 external_data=False, verbose=False,
             )
             return program.model_proto
     return onnx.load_from_string(buffer.getvalue())
 
 
-def write_onnx(module: DeployPolicy, path: str | Path, num_obs: int, metadata: Mapping[str, object]) -> Path:
-    """Export ``module`` to one self-contained ONNX file with ``metadata`` (checked by ``onnx.checker``)."""
+def write_onnx(module: nn.Module, path: str | Path, num_obs: int, metadata: Mapping[str, object]) -> Path:
+    """Export ``module`` (``DeployPolicy`` or ``ActionPolicy``) to one self-contained ONNX file with
+    ``metadata`` (checked by ``onnx.checker``)."""
     module = module.eval()
     with torch.no_grad():
         proto = _export_graph(module, num_obs)
@@ -168,28 +198,34 @@ def _session(path: str | Path):
 
 
 def parity(
-    module: DeployPolicy, path: str | Path, obs: np.ndarray, time_steps: np.ndarray, batch_sizes: Sequence[int] = (1, 64)
+    module: nn.Module, path: str | Path, obs: np.ndarray, time_steps: np.ndarray | None,
+    batch_sizes: Sequence[int] = (1, 64),
 ) -> dict[int, dict[str, float]]:
     """Largest |onnxruntime − PyTorch| of every output, per batch size, over ``obs`` rows [M, O].
+
+    ``time_steps`` [M] go with the rows to a module with a ``time_step`` input (else ``None``).
 
     Each batch size runs over consecutive chunks of the recorded rows (wrapping
     round when there are fewer rows than a batch), so every row is checked;
     batch 1 checks the first ``BATCH1_ROWS`` rows (one call per row).
     """
     session = _session(path)
-    obs = np.ascontiguousarray(obs, dtype=np.float32)
-    steps = np.asarray(time_steps, dtype=np.float32).reshape(-1, 1)
+    columns = {"obs": np.ascontiguousarray(obs, dtype=np.float32)}
+    if time_steps is not None:
+        columns["time_step"] = np.asarray(time_steps, dtype=np.float32).reshape(-1, 1)
+    inputs, outputs = list(module.input_names), list(module.output_names)
     out: dict[int, dict[str, float]] = {}
     for batch in batch_sizes:
-        worst = dict.fromkeys(OUTPUT_NAMES, 0.0)
+        worst = dict.fromkeys(outputs, 0.0)
         count = max(min(len(obs), BATCH1_ROWS) if batch == 1 else len(obs), batch)
         for start in range(0, count, batch):
             rows = np.arange(start, start + batch) % len(obs)
-            feed = {"obs": obs[rows], "time_step": steps[rows]}
-            got = session.run(list(OUTPUT_NAMES), feed)
+            feed = {name: columns[name][rows] for name in inputs}
+            got = session.run(outputs, feed)
             with torch.no_grad():
-                want = module(torch.from_numpy(feed["obs"]), torch.from_numpy(feed["time_step"]))
-            for name, a, b in zip(OUTPUT_NAMES, got, want, strict=True):
+                want = module(*(torch.from_numpy(feed[name]) for name in inputs))
+            want = want if isinstance(want, tuple) else (want,)
+            for name, a, b in zip(outputs, got, want, strict=True):
                 worst[name] = max(worst[name], float(np.max(np.abs(a - b.numpy()))))
         out[int(batch)] = worst
     return out
@@ -209,7 +245,8 @@ def onnx_latency(path: str | Path, num_obs: int, repeats: int = 300, warmup: int
     """Batch-1 onnxruntime latency (CPU provider, one thread): median and 90th percentile in ms."""
     session = _session(path)
     rng = np.random.default_rng(0)
-    feed = {"obs": rng.standard_normal((1, num_obs)).astype(np.float32), "time_step": np.zeros((1, 1), np.float32)}
+    given = {"obs": rng.standard_normal((1, num_obs)).astype(np.float32), "time_step": np.zeros((1, 1), np.float32)}
+    feed = {i.name: given[i.name] for i in session.get_inputs()}
     for _ in range(warmup):
         session.run(None, feed)
     times = np.empty(repeats)

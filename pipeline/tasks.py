@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .env import VecEnv
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .episode_eval import EpisodeRecord
+
+EXPORT_MOTION_TRACKING = "motion_tracking"
+"""ONNX with the reference motion inside (DESIGN §7): inputs obs, time_step; outputs actions + reference."""
+EXPORT_POLICY = "policy"
+"""ONNX of the policy alone: input obs, output actions (tasks that track no motion, e.g. walk)."""
+EXPORT_KINDS = (EXPORT_MOTION_TRACKING, EXPORT_POLICY)
 
 
 @dataclass(frozen=True)
@@ -25,3 +35,14 @@ class TaskSpec:
     open_config_sections: tuple[str, ...] = ()
     """Config sections whose keys are not fixed by ``default_config`` (e.g. ``rewards``:
     any registered reward term may be added as ``task.rewards.<term>={weight: ..}``)."""
+    episode_metrics: Callable[[VecEnv, Sequence[EpisodeRecord]], dict[str, Any]] | None = None
+    """How ``primebot eval`` scores this task: a summary of episodes the deterministic policy played
+    (``episode_eval.play_episodes``), written to eval.json. ``None``: the motion-tracking metrics."""
+    export_kind: str = EXPORT_MOTION_TRACKING
+    """What ``primebot export`` writes: ``motion_tracking`` (inputs obs and time_step, outputs actions and
+    the reference motion; DESIGN §7, replayed by sim2sim) or ``policy`` (obs → actions only)."""
+
+    def __post_init__(self) -> None:
+        if self.export_kind not in EXPORT_KINDS:
+            raise ConfigError(f"task {self.name!r}: export_kind {self.export_kind!r} is unknown",
+                              fix=f"use one of: {', '.join(EXPORT_KINDS)}")

@@ -25,27 +25,46 @@ def metrics_table(groups: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def scalar_table(metrics: dict) -> str:
+    """A task's own metrics, one per line (its scalar values only; lists stay in eval.json)."""
+    lines = []
+    for key, value in metrics.items():
+        if isinstance(value, bool):
+            lines.append(f"{key:<28}{'yes' if value else 'no':>14}")
+        elif isinstance(value, (int, float)):
+            lines.append(f"{key:<28}{value:>14.4g}")
+    return "\n".join(lines)
+
+
 @click.command("eval")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--checkpoint", default=None,
               help="model_<it>.pt name or path, an iteration number, or 'best'. [default: the newest model_<it>.pt]")
 @click.option("--episodes", type=int, default=16, show_default=True,
-              help="Episodes from uniformly sampled start frames (plus one from the motion's start).")
+              help="Episodes from uniformly sampled start frames (plus one from the motion's start); "
+                   "for a task with its own metrics (walk), the episodes played.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled start frames.")
-@click.option("--video", is_flag=True, help="Render the from-start episode with the reference as a ghost (videos/eval.mp4).")
+@click.option("--video", is_flag=True, help="Render the from-start episode with the reference as a ghost "
+              "(walk: the first episode's gait) to RUN_DIR/videos/eval.mp4.")
 @pass_host
 def eval_command(host: PluginHost, run_dir: str, checkpoint: str | None, episodes: int, seed: int, video: bool) -> None:
     """Run the deterministic policy of RUN_DIR (mean action, no noise, no randomisation).
 
-    One episode starts at the motion's first frame, --episodes more at
-    sampled frames; success rate, fall rate, MPKPE (world and root-relative),
-    joint, end-effector and anchor errors go to RUN_DIR/eval.json.
+    Tracking: one episode starts at the motion's first frame, --episodes more
+    at sampled frames; success rate, fall rate, MPKPE (world and root-relative),
+    joint, end-effector and anchor errors go to RUN_DIR/eval.json. A task with
+    its own metrics (walk: return, forward speed, distance, fall rate, episode
+    length, walking threshold reached) plays --episodes episodes, and --video
+    renders the first one through the robot's video camera.
     """
     from ..evaluate import EVAL_FILE, evaluate_run
 
     report = evaluate_run(host.registry, run_dir, checkpoint, episodes=episodes, seed=seed, video=video)
     click.echo(f"checkpoint {report['checkpoint']} (iteration {report['iteration']})")
-    click.echo(metrics_table({g: report.get(g, {}) for g in ("from_start", "sampled", "overall")}))
+    if "episodes" in report:  # a task that scores its own episodes
+        click.echo(scalar_table(report["episodes"]))
+    else:
+        click.echo(metrics_table({g: report.get(g, {}) for g in ("from_start", "sampled", "overall")}))
     if "video" in report:
         click.echo(f"video: {report['video']}")
     click.echo(f"[DONE] eval: {run_dir}/{EVAL_FILE}")

@@ -17,6 +17,9 @@ from ..plugins import PluginHost
 def export_command(host: PluginHost, run_dir: str, checkpoint: str | None) -> None:
     """Export the policy of RUN_DIR to ONNX for the robot (docs/deploy.md).
 
+    Tracking: inputs obs and time_step, outputs actions and the reference
+    motion. A task that tracks no motion (walk): input obs, output actions.
+
     The file is accepted only if onnxruntime (CPU) matches PyTorch within
     1e-5 at batch 1 and 64 on observations from rollouts of the policy;
     otherwise the command exits non-zero and says by how much they differ.
@@ -25,13 +28,14 @@ def export_command(host: PluginHost, run_dir: str, checkpoint: str | None) -> No
 
     result = export_run(host.registry, run_dir, checkpoint)
     meta = result.metadata
+    motion = f", {meta['motion_num_steps']} motion steps" if "motion_num_steps" in meta else ", no motion"
     click.echo(f"policy: {result.onnx_path} ({result.onnx_path.stat().st_size / 1024:.0f} KiB, "
-               f"{meta['num_observations']} obs -> {meta['num_actions']} actions, {meta['motion_num_steps']} motion steps)")
+               f"{meta['num_observations']} obs -> {meta['num_actions']} actions{motion})")
     for batch, diffs in result.parity.items():
         click.echo(f"onnxruntime vs PyTorch, batch {batch}: max |diff| {max(diffs.values()):.2e} (atol 1e-05)")
     click.echo(f"batch-1 onnxruntime latency (CPU, 1 thread): median {result.latency['median_ms']:.3f} ms, "
                f"p90 {result.latency['p90_ms']:.3f} ms")
-    click.echo(f"deploy: {result.deploy_path}; motion: {result.motion_path}")
+    click.echo(f"deploy: {result.deploy_path}" + (f"; motion: {result.motion_path}" if result.motion_path else ""))
     click.echo(f"[DONE] export: {result.onnx_path}")
 
 

@@ -69,6 +69,7 @@ def biped4_spec(mjcf: str | os.PathLike | None = None) -> RobotSpec:
             "root_joints": ROOT_JOINTS,
             "planar": True,
             "standing_height": 0.59,
+            "video_camera": "side",  # follows the centre of mass from the left: the gait in profile
         },
     )
 

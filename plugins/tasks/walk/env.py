@@ -89,6 +89,12 @@ class WalkEnv(VecEnv):
     def _height(self) -> np.ndarray:
         return self._height_offset + self.sim.qpos[:, self._z_adr]
 
+    def forward_distance(self, start_qpos: np.ndarray, final_qpos: np.ndarray) -> np.ndarray:
+        """Metres travelled along the walking direction between qpos rows [..., nq] (negative: backward)."""
+        dx = np.asarray(final_qpos)[..., self._x_adr] - np.asarray(start_qpos)[..., self._x_adr]
+        forward, _ = mdp.split_velocity(np.stack([dx, np.zeros_like(dx)], axis=-1), self._direction)
+        return forward
+
     def _observations(self) -> tuple[np.ndarray, np.ndarray]:
         qpos, qvel = self.sim.qpos, self.sim.qvel
         obs = mdp.policy_observation(

@@ -16,10 +16,11 @@ from primebot.pipeline.errors import ConfigError
 from primebot.pipeline.hookspecs import hookimpl
 from primebot.pipeline.robot import RobotSpec
 from primebot.pipeline.sim import available_cores
-from primebot.pipeline.tasks import TaskSpec
+from primebot.pipeline.tasks import EXPORT_POLICY, TaskSpec
 
 from . import mdp
 from .env import WalkEnv
+from .metrics import walk_metrics
 
 TRAINER_SECTIONS = ("train", "ppo", "policy", "runner")
 """Sections of ``DEFAULT_CONFIG`` that configure the trainer, not the environment."""
@@ -154,6 +155,9 @@ WALK_TASK = TaskSpec(
     "velocity + alive - posture reward, fall termination, 1000-step episodes)",
     needs_motion=False,
     default_robot="biped4",
+    episode_metrics=walk_metrics,
+    # No reference motion to ship, and sim2sim's deploy loop is written for a free-joint base.
+    export_kind=EXPORT_POLICY,
 )
 
 
