@@ -26,7 +26,8 @@ from .errors import ExportError
 
 GAIN_RTOL = 1e-3
 """MJCF files carry gains rounded to a few digits; a swapped joint is off by far more."""
-LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names", "end_effector_body_names")
+LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names", "end_effector_body_names",
+             "base_joint_names")
 FLOAT_LIST_KEYS = ("joint_stiffness", "joint_damping", "joint_effort_limit", "default_joint_pos", "action_scale")
 INT_LIST_KEYS = ("observation_sizes", "observation_offsets")
 
@@ -117,24 +118,7 @@ def check_policy_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
     if actions != n:
         problems.append(f"the graph outputs {actions} actions for {n} joint_names")
 
-    joint_ids, actuators = [], {}
-    for act in range(model.nu):
-        if model.actuator_trntype[act] == mujoco.mjtTrn.mjTRN_JOINT:
-            actuators.setdefault(int(model.actuator_trnid[act, 0]), act)
-    for name in joints:
-        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
-        if j < 0:
-            problems.append(f"joint {name!r} (metadata joint_names) is not in the MJCF")
-        elif model.jnt_type[j] != mujoco.mjtJoint.mjJNT_HINGE:
-            problems.append(f"joint {name!r} is not a hinge in the MJCF")
-        elif j not in actuators:
-            problems.append(f"joint {name!r} has no actuator in the MJCF")
-        joint_ids.append(j)
-    named = {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(model.njnt)
-             if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE}
-    extra = sorted(named - set(joints))
-    if extra:
-        problems.append(f"MJCF hinge joint(s) the policy does not drive: {', '.join(extra)}")
+    joint_ids, actuators = match_joints(model, joints, problems)
     body_ids = [_body(model, b) for b in meta["body_names"]]
     unknown = [b for b, i in zip(meta["body_names"], body_ids, strict=True) if i < 0]
     if unknown:
@@ -157,8 +141,36 @@ def check_policy_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
         root_qpos_adr=int(model.jnt_qposadr[free[0]]), root_dof_adr=int(model.jnt_dofadr[free[0]]),
         anchor_body=_body(model, meta["anchor_body_name"]), motion_body_ids=np.array(body_ids, dtype=np.int64),
     )
-    robot.checks.append(_gain_check(model, robot, meta))
+    robot.checks.append(gain_check(model, robot, meta))
     return robot
+
+
+def match_joints(model: mujoco.MjModel, joints: list[str], problems: list[str],
+                 base: tuple[str, ...] = ()) -> tuple[list[int], dict[int, int]]:
+    """MJCF joint ids of ``joints`` (by name) and the actuator of every actuated joint.
+
+    Appends to ``problems`` every policy joint that is missing, not a hinge or
+    not actuated, and every MJCF hinge the policy does not drive (except the ``base`` joints).
+    """
+    joint_ids, actuators = [], {}
+    for act in range(model.nu):
+        if model.actuator_trntype[act] == mujoco.mjtTrn.mjTRN_JOINT:
+            actuators.setdefault(int(model.actuator_trnid[act, 0]), act)
+    for name in joints:
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if j < 0:
+            problems.append(f"joint {name!r} (metadata joint_names) is not in the MJCF")
+        elif model.jnt_type[j] != mujoco.mjtJoint.mjJNT_HINGE:
+            problems.append(f"joint {name!r} is not a hinge in the MJCF")
+        elif j not in actuators:
+            problems.append(f"joint {name!r} has no actuator in the MJCF")
+        joint_ids.append(j)
+    named = {mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(model.njnt)
+             if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE}
+    extra = sorted(named - set(joints) - set(base))
+    if extra:
+        problems.append(f"MJCF hinge joint(s) the policy does not drive: {', '.join(extra)}")
+    return joint_ids, actuators
 
 
 def _expected_size(name: str, num_joints: int) -> int | None:
@@ -166,8 +178,11 @@ def _expected_size(name: str, num_joints: int) -> int | None:
             "joint_vel": num_joints, "actions": num_joints}.get(name)
 
 
-def _gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
-    """The metadata's kp/kd must be the MJCF position servos' (kp = gainprm[0], kd = −biasprm[2])."""
+def gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
+    """The metadata's kp/kd must be the MJCF position servos' (kp = gainprm[0], kd = −biasprm[2]).
+
+    ``robot``: anything with ``actuator_ids`` in the metadata's joint order.
+    """
     bad = []
     for j, (name, act) in enumerate(zip(meta["joint_names"], robot.actuator_ids, strict=True)):
         if model.actuator_biastype[act] != mujoco.mjtBias.mjBIAS_AFFINE:
@@ -181,7 +196,10 @@ def _gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
 
 
 def to_torque_mode(robot: DeployRobot, effort: np.ndarray) -> None:
-    """Make every policy joint's actuator a plain motor: ctrl is torque, clipped to ±effort."""
+    """Make every policy joint's actuator a plain motor: ctrl is torque, clipped to ±effort.
+
+    ``robot``: anything with ``model`` and ``actuator_ids`` (also the planar loop's robot).
+    """
     m = robot.model
     for act, limit in zip(robot.actuator_ids, effort, strict=True):
         m.actuator_gaintype[act] = mujoco.mjtGain.mjGAIN_FIXED

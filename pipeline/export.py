@@ -132,6 +132,10 @@ def policy_metadata(env: Any, policy: TrainedPolicy) -> dict[str, Any]:
         "control_dt": float(env.step_dt),
         "training_physics_dt": float(env.sim.physics_dt),
         "max_episode_steps": int(env.max_episode_length),
+        # how training ended episodes and bounded actions, where the env says (walk: the fall, ±1)
+        "action_clip": _threshold(getattr(env, "action_clip", None)),
+        **{f"termination_{key}": _threshold(value)
+           for key, value in (getattr(env, "termination_thresholds", None) or {}).items()},
         **_run_metadata(policy),
     }
 

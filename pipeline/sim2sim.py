@@ -22,6 +22,10 @@ joints or bodies do not fit the MJCF (naming them), and two checks catch
 wrong metadata: the reference joints must reproduce the reference body
 positions through the MJCF's kinematics at every step (a permuted
 ``joint_names`` fails it), and the metadata's kp/kd must be the MJCF's.
+
+A policy without a reference motion on a planar base (``export_kind:
+policy``, the walk task) runs in ``sim2sim_planar``'s loop instead; the
+command line and ``sim2sim_run_dir`` choose by the ONNX metadata.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from .deploy_policy import (
     reference_table,
     to_torque_mode,
 )
+from .sim2sim_planar import is_planar_policy, planar_sim2sim_run_dir, run_planar_sim2sim
 from .tracking_metrics import (
     PHYSICS_FAULT,
     EpisodeMetrics,
@@ -289,6 +294,8 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     onnx_path = run_dir / "export" / "policy.onnx"
     if not onnx_path.is_file():
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
+    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
+        return planar_sim2sim_run_dir(run_dir, onnx_path, mjcf, video=video, physics_hz=physics_hz)
     eval_path = run_dir / "eval.json"
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
     starts = [0]
@@ -352,7 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--physics-hz", type=float, default=PHYSICS_HZ, help="physics and PD rate (default 1000)")
     args = parser.parse_args(argv)
     try:
-        report = run_sim2sim(args.onnx, args.mjcf, args.start, physics_hz=args.physics_hz)
+        if is_planar_policy(load_policy(args.onnx)[1]):
+            report = run_planar_sim2sim(args.onnx, args.mjcf, physics_hz=args.physics_hz)
+        else:
+            report = run_sim2sim(args.onnx, args.mjcf, args.start, physics_hz=args.physics_hz)
     except Sim2SimError as exc:
         print(f"sim2sim: error: {exc}", file=sys.stderr)
         return 2

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -17,9 +21,12 @@ from primebot.pipeline.evaluate import evaluate_run
 from primebot.pipeline.export import export_run
 from primebot.pipeline.onnx_export import read_metadata
 from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.sim2sim import main as sim2sim_main
+from primebot.pipeline.sim2sim import sim2sim_run_dir
+from primebot.pipeline.sim2sim_planar import Sim2SimError, run_planar_sim2sim
 from primebot.pipeline.trained_policy import load_trained_policy, make_run_env
 from primebot.pipeline.training import TrainRequest, run_training
-from primebot.plugins.robots.biped4.spec import biped4_spec
+from primebot.plugins.robots.biped4.spec import BIPED4_MJCF, biped4_spec
 from primebot.plugins.tasks.walk import mdp
 from primebot.plugins.tasks.walk.metrics import walk_metrics
 from primebot.plugins.tasks.walk.task import make_walk_env
@@ -143,5 +150,97 @@ def test_walk_export_metadata_round_trips(walk_export):
     assert meta["observation_names"] == list(mdp.OBSERVATION_NAMES)
     assert meta["observation_sizes"] == [1] * 14 and meta["observation_offsets"] == list(range(14))
     assert meta["control_dt"] == 0.02 and meta["fps"] == 50.0
-    assert meta["base_joint_names"] == "rootx,rootz,rooty" and "primebot_version" in meta
+    assert meta["base_joint_names"] == ["rootx", "rootz", "rooty"] and "primebot_version" in meta
+    assert meta["action_clip"] == "1.0"
+    assert (meta["termination_min_height"], meta["termination_max_pitch"]) == ("0.3", "1.0")
     assert not {"motion_sha256", "motion_num_steps", "body_names"} & set(meta)
+
+
+def _with_metadata(src, dst, **changes) -> str:
+    model = onnx.load(str(src))
+    for prop in model.metadata_props:
+        if prop.key in changes:
+            prop.value = changes[prop.key]
+    onnx.save(model, str(dst))
+    return str(dst)
+
+
+def test_walk_sim2sim_runs_where_importing_torch_fails(walk_export, tmp_path):
+    _, _, result = walk_export
+    out = tmp_path / "report.json"
+    script = textwrap.dedent(f"""
+        import sys
+
+        class NoTorch:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    raise ImportError("torch must not be imported by the deploy loop")
+
+        sys.meta_path.insert(0, NoTorch())
+        from primebot.pipeline.sim2sim import main
+        code = main([{str(result.onnx_path)!r}, {str(BIPED4_MJCF)!r}, "--output", {str(out)!r}])
+        leaked = sorted(m for m in sys.modules if m.split(".")[0] == "torch" or m.startswith("primebot.plugins"))
+        print("LEAKED", leaked)
+        sys.exit(code)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "LEAKED []" in done.stdout
+    report = json.loads(out.read_text())
+    assert report["checks_passed"] and report["loop"]["physics_hz"] == 1000.0 and report["loop"]["policy_hz"] == 50.0
+    assert report["loop"]["base"] == ["rootx", "rootz", "rooty"]
+    assert 1 <= report["episodes"]["mean_episode_length"] <= EPISODE_STEPS
+
+
+def test_walk_sim2sim_of_a_run_reports_its_gap_to_eval_and_a_video(walk_export, capsys):
+    _, run_dir, _ = walk_export
+    assert main(["eval", str(run_dir), "--episodes", "1"]) == 0
+    assert main(["sim2sim", str(run_dir), "--video"]) == 0
+    assert "mean_forward_speed_m_s" in capsys.readouterr().out
+    report = json.loads((run_dir / "sim2sim.json").read_text())
+    gaps = report["gap_vs_eval"]["episodes"]
+    assert set(gaps) >= {"mean_forward_speed_m_s", "fall_rate", "mean_episode_length_s"}
+    evaluation = json.loads((run_dir / "eval.json").read_text())["episodes"]
+    assert gaps["fall_rate"] == pytest.approx(report["episodes"]["fall_rate"] - evaluation["fall_rate"])
+    video = probe(run_dir / "videos" / "sim2sim.mp4")
+    assert video["codec"] == "h264" and video["frames"] == report["episodes"]["mean_episode_length"] + 1
+
+
+def test_walk_sim2sim_catches_a_swapped_joint_order(walk_export, tmp_path):
+    _, _, result = walk_export
+    # hip <-> knee: same gains, so only the default pose against the MJCF's stand keyframe shows it
+    swapped = _with_metadata(result.onnx_path, tmp_path / "swapped.onnx",
+                             joint_names="left_knee,right_hip,left_hip,right_knee")
+    report = run_planar_sim2sim(swapped, BIPED4_MJCF, max_steps=3)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert not report["checks_passed"] and checks["pd_gains_match_mjcf"]["ok"]
+    assert "left_knee: metadata 0.35, keyframe 0.7" in checks["default_pose_matches_keyframe"]["detail"]
+    assert sim2sim_main([swapped, str(BIPED4_MJCF)]) == 1
+
+
+def test_walk_sim2sim_refuses_what_does_not_fit_by_name(walk_export, tmp_path):
+    from primebot.plugins.robots.q1.spec import Q1_MJCF
+
+    _, _, result = walk_export
+    with pytest.raises(Sim2SimError) as info:
+        run_planar_sim2sim(result.onnx_path, Q1_MJCF)
+    assert "joint 'left_hip' (metadata joint_names) is not in the MJCF" in str(info.value)
+    assert "base joint 'rootx' (metadata base_joint_names) is not in the MJCF" in str(info.value)
+    names = read_metadata(result.onnx_path)["observation_names"]
+    short = _with_metadata(result.onnx_path, tmp_path / "short.onnx",
+                           observation_names=names.replace(",torso_pitch_rate", "").replace("torso_pitch", "tilt"))
+    with pytest.raises(Sim2SimError) as info:
+        run_planar_sim2sim(short, BIPED4_MJCF)
+    assert "the graph takes 14 values, observation_names lists 13" in str(info.value)
+    assert "unknown to the planar deploy loop: tilt" in str(info.value)
+    free = _with_metadata(result.onnx_path, tmp_path / "free.onnx", base_joint_names="free")
+    with pytest.raises(Sim2SimError, match="only on a planar base"):
+        sim2sim_run_dir(_run_with(free, tmp_path), BIPED4_MJCF)
+    assert sim2sim_main([free, str(BIPED4_MJCF)]) == 2
+
+
+def _run_with(onnx_path: str, tmp_path) -> str:
+    run = tmp_path / "run"
+    (run / "export").mkdir(parents=True)
+    (run / "export" / "policy.onnx").write_bytes(Path(onnx_path).read_bytes())
+    return str(run)

@@ -26,9 +26,11 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
     Physics at 1 kHz with PD torques from the ONNX metadata, policy at 50 Hz,
     no randomisation or noise, observations from sensed quantities. Starts
     from eval.json's start frames; writes sim2sim.json with the metrics, their
-    difference from eval and a flag when a gap exceeds its threshold.
+    difference from eval and a flag when a gap exceeds its threshold. A walk
+    export (no motion, planar base) starts from the default pose and is
+    compared with eval.json's walk metrics (speed, distance, falls, length).
     """
-    from ..commands.evaluate import metrics_table
+    from ..commands.evaluate import metrics_table, scalar_table
     from ..rundir import read_args
     from ..sim2sim import SIM2SIM_FILE, sim2sim_run_dir
 
@@ -38,7 +40,10 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
     report = sim2sim_run_dir(run_dir, mjcf, video=video, physics_hz=physics_hz)
     click.echo(f"loop: physics {report['loop']['physics_hz']:.0f} Hz, policy {report['loop']['policy_hz']:.0f} Hz, "
                f"torque PD from ONNX metadata; model {mjcf}")
-    click.echo(metrics_table({g: report.get(g, {}) for g in ("from_start", "sampled")}))
+    if "episodes" in report:  # a policy without a motion on a planar base (walk)
+        click.echo(scalar_table(report["episodes"]))
+    else:
+        click.echo(metrics_table({g: report.get(g, {}) for g in ("from_start", "sampled")}))
     for check in report["checks"]:
         click.echo(f"check {check['name']}: {'ok' if check['ok'] else 'FAILED'} - {check['detail']}")
     for line in report["gap_flags"]:

@@ -76,6 +76,11 @@ class WalkEnv(VecEnv):
             alive_bonus=float(self.cfg["alive_bonus"]),
         )
         """Return of walking upright at ``walking_speed`` for a whole episode (the "walking" bar)."""
+        self.termination_thresholds = {"min_height": float(self.cfg["min_height"]),
+                                       "max_pitch": float(self.cfg["max_pitch"])}
+        """The fall (``mdp.has_fallen``), exported so a deploy loop ends episodes where training did."""
+        self.action_clip = 1.0
+        """Actions are clipped to ±this before scaling (``mdp.actions_to_targets``); exported likewise."""
         self._rng = np.random.default_rng(seed)
         self._last_action = np.zeros((num_envs, self.num_actions))
         self._episode_step = np.zeros(num_envs, dtype=np.int64)
