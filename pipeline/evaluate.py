@@ -204,20 +204,23 @@ def evaluate_run(
     policy = load_trained_policy(run_dir, checkpoint)
     report: dict[str, Any] = {
         "run_dir": str(run_dir), "checkpoint": str(policy.checkpoint), "iteration": policy.iteration,
-        "settings": {"policy": "deterministic (mean action)", "episodes_sampled": episodes, "seed": seed,
-                     "task_overrides": EVAL_TASK_OVERRIDES},
+        "settings": {"policy": "deterministic (mean action)", "seed": seed, "task_overrides": EVAL_TASK_OVERRIDES},
         "config": policy.config.to_dict(),
     }
-    spec = registry.get("tasks", policy.config.task)
-    if spec.episode_metrics is not None:
-        summary, settings = _evaluate_task_episodes(registry, policy, spec.episode_metrics, episodes, seed, video)
-        report["settings"].update(settings)
-        if "video" in summary:
-            report["video"] = summary.pop("video")
-        report["episodes"] = summary
-        report["wall_s"] = time.perf_counter() - t0
-        atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
-        return report
+    episode_metrics = registry.get("tasks", policy.config.task).episode_metrics
+    if episode_metrics is not None:  # the task scores its own episodes (walk)
+        _evaluate_task_episodes(registry, policy, episode_metrics, report, episodes, seed, video)
+    else:
+        _evaluate_tracking(registry, policy, report, episodes, seed, video)
+    report["wall_s"] = time.perf_counter() - t0
+    atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
+    return report
+
+
+def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[str, Any], episodes: int, seed: int,
+                       video: bool) -> None:
+    """Adds the from-start, sampled and overall tracking metrics (and the ghost video) to ``report``."""
+    report["settings"]["episodes_sampled"] = episodes
     all_records: list[dict] = []
     groups = (("from_start", 1, "start"), ("sampled", episodes, "uniform"))
     for name, count, mode in groups:
@@ -230,7 +233,7 @@ def evaluate_run(
             metrics, trace = play_episodes(env, policy, trace_slot)
             report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)
             if trace_slot is not None:
-                video_path = _render(env, trace, run_dir / "videos" / "eval.mp4")
+                video_path = _render(env, trace, policy.run_dir / "videos" / "eval.mp4")
                 if video_path is not None:
                     report["video"] = str(video_path)
         finally:
@@ -238,24 +241,24 @@ def evaluate_run(
         report[name] = {**metrics.summary(), "episode_records": metrics.episodes}
         all_records += metrics.episodes
     report["overall"] = summarise(all_records, report["settings"].get("control_dt", 0.02))
-    report["wall_s"] = time.perf_counter() - t0
-    atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
-    return report
 
 
-def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_metrics: Any, episodes: int,
-                            seed: int, video: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the task's metrics with ``episode_records``, settings) of ``episodes`` episodes, one per env slot."""
+def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_metrics: Any,
+                            report: dict[str, Any], episodes: int, seed: int, video: bool) -> None:
+    """Adds the task's metrics of ``episodes`` episodes (one per env slot) to ``report`` under ``episodes``."""
     if episodes < 1:
         raise ConfigError(f"--episodes must be ≥ 1 for task {policy.config.task!r}, got {episodes}")
     env = make_run_env(registry, policy, episodes, seed=seed)
     try:
         video_path = policy.run_dir / "videos" / "eval.mp4" if video else None
         summary = evaluate_episodes(env, policy.act, episode_metrics, video=video_path)
-        settings = {"control_dt": env.step_dt, "max_episode_steps": env.max_episode_length}
+        report["settings"].update(episodes=episodes, control_dt=env.step_dt,
+                                  max_episode_steps=env.max_episode_length)
     finally:
         env.close()
-    return summary, settings
+    if "video" in summary:
+        report["video"] = summary.pop("video")
+    report["episodes"] = summary
 
 
 def _render(env: Any, trace: EpisodeTrace, path: Path) -> Path | None:
