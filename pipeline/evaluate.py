@@ -40,7 +40,13 @@ from .tracking_metrics import (
     step_errors,
     summarise,
 )
-from .trained_policy import EVAL_TASK_OVERRIDES, TrainedPolicy, load_trained_policy, make_run_env
+from .trained_policy import (
+    EVAL_TASK_OVERRIDES,
+    TrainedPolicy,
+    load_trained_policy,
+    make_run_env,
+    one_torch_thread,
+)
 
 EVAL_FILE = "eval.json"
 
@@ -208,10 +214,11 @@ def evaluate_run(
         "config": policy.config.to_dict(),
     }
     episode_metrics = registry.get("tasks", policy.config.task).episode_metrics
-    if episode_metrics is not None:  # the task scores its own episodes (walk)
-        _evaluate_task_episodes(registry, policy, episode_metrics, report, episodes, seed, video)
-    else:
-        _evaluate_tracking(registry, policy, report, episodes, seed, video)
+    with one_torch_thread():
+        if episode_metrics is not None:  # the task scores its own episodes (walk)
+            _evaluate_task_episodes(registry, policy, episode_metrics, report, episodes, seed, video)
+        else:
+            _evaluate_tracking(registry, policy, report, episodes, seed, video)
     report["wall_s"] = time.perf_counter() - t0
     atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
     return report
