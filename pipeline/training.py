@@ -161,23 +161,25 @@ def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
             )
         cfg.motion, cfg.motion_sha256 = str(motion_path), motion.sha256
 
-    run_dir: Path | None = None
-    if request.resume:
-        run_dir = Path(request.resume)
-    elif ctx.is_main:
-        default_name = Path(motion_path).stem if motion_path else cfg.task
-        run_dir = create_run_dir(request.log_dir, request.run_name or default_name)
-
     env = spec.make_env(
         robot=robot, motion=motion, num_envs=cfg.num_envs, seed=cfg.seed + ctx.rank,
         config=cfg.task_config, registry=registry, num_threads=None,
     )
     try:
         runner = OnPolicyRunner(
-            env, cfg, run_dir=run_dir if ctx.is_main else None, dist=ctx,
+            env, cfg, dist=ctx,
             autocast_dtype=resolved.backend.autocast_dtype(), tensorboard=request.tensorboard and ctx.is_main,
             progress=request.progress,
         )
+        # The run directory appears only once the environment and the learner exist,
+        # so a bad setting leaves no empty run behind.
+        run_dir: Path | None = None
+        if request.resume:
+            run_dir = Path(request.resume)
+        elif ctx.is_main:
+            default_name = Path(motion_path).stem if motion_path else cfg.task
+            run_dir = create_run_dir(request.log_dir, request.run_name or default_name)
+        runner.run_dir = run_dir if ctx.is_main else None
         if request.resume:
             path, payload = load_latest_good(run_dir, map_location="cpu")
             runner.restore(payload, source=str(path))
