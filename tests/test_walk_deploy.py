@@ -244,3 +244,11 @@ def _run_with(onnx_path: str, tmp_path) -> str:
     (run / "export").mkdir(parents=True)
     (run / "export" / "policy.onnx").write_bytes(Path(onnx_path).read_bytes())
     return str(run)
+
+
+def test_a_task_spec_with_an_unknown_export_kind_is_refused_by_name():
+    from primebot.pipeline.errors import ConfigError
+    from primebot.pipeline.tasks import TaskSpec
+
+    with pytest.raises(ConfigError, match="task 'hop': export_kind 'tflite' is unknown"):
+        TaskSpec("hop", make_walk_env, export_kind="tflite")
