@@ -62,7 +62,7 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str) -> Tr
             if value is not None:
                 setattr(cfg, name, value)
         for key, value in parse_set(request.sets):
-            set_value(cfg, key, value)
+            set_value(cfg, key, value, open_sections=tuple(spec.open_config_sections))
     except ValueError as exc:
         raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
     cfg.device = device

@@ -9,6 +9,7 @@ Defaults follow mjlab's motion-tracking PPO.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,8 +191,13 @@ def parse_set(items: list[str] | tuple[str, ...]) -> list[tuple[str, Any]]:
             value = yaml.safe_load(text) if text.strip() else ""
         except yaml.YAMLError as exc:
             raise ValueError(f"--set {item!r}: value is not valid YAML ({exc})") from None
+        if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+            value = float(value)  # YAML 1.1 reads 3e-4 (no dot) as a string
         pairs.append((KEY_ALIASES.get(key, key), value))
     return pairs
+
+
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 def _coerce(key: str, default: Any, value: Any) -> Any:
@@ -219,18 +225,30 @@ def _coerce(key: str, default: Any, value: Any) -> Any:
     return value
 
 
-def set_value(cfg: TrainConfig, key: str, value: Any) -> None:
-    """Apply one override: ``ppo.x`` / ``policy.x`` / ``runner.x`` / ``task.a.b`` / top-level field."""
+def set_value(cfg: TrainConfig, key: str, value: Any, open_sections: tuple[str, ...] = ()) -> None:
+    """Apply one override: ``ppo.x`` / ``policy.x`` / ``runner.x`` / ``task.a.b`` / top-level field.
+
+    Under a task section named in ``open_sections`` (e.g. ``rewards``) new keys
+    may be added, so ``task.rewards.my_term.weight=0.5`` switches on a plugin's term.
+    """
     import difflib
 
     section, _, name = key.partition(".")
     if section == "task" and name:
         target = cfg.task_config
         *parents, leaf = name.split(".")
-        for part in parents:
+        is_open = bool(parents) and parents[0] in open_sections
+        for depth, part in enumerate(parents):
+            if part not in target and not (is_open and depth > 0):
+                close = difflib.get_close_matches(part, list(target), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise ValueError(f"the task has no section {part!r} in {key!r}{hint}")
             target = target.setdefault(part, {})
             if not isinstance(target, dict):
                 raise ValueError(f"task.{part} is not a section")
+        if leaf not in target and is_open:
+            target[leaf] = value
+            return
         if leaf not in target:
             close = difflib.get_close_matches(leaf, list(target), n=1)
             hint = f" (did you mean task.{'.'.join([*parents, close[0]])}?)" if close else ""
