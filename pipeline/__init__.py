@@ -14,6 +14,13 @@ import os
 # torch (DESIGN §8). A user who sets the variable keeps their choice.
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
+# OpenMP threads that spin while waiting steal the cores MuJoCo's threads need,
+# and stall each other whenever any core is busy (DESIGN §3). Passive waiting
+# lets torch use every core in the policy forward and the PPO update (measured
+# on 2 cores: 5,099 env-steps/s end to end against 3,534 with one update
+# thread). OpenMP reads this once, when torch is first imported.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 try:
     from importlib.metadata import PackageNotFoundError, version
 

@@ -43,9 +43,6 @@ LAPTOP_TRAINING = (
     # A 256-128-64 MLP costs a third of the 512-256-128 default per update and tracks wave as well.
     "policy.actor_hidden=[256,128,64]",
     "policy.critic_hidden=[256,128,64]",
-    # One torch thread in the update: with OpenMP's default active waiting, two threads on a busy
-    # 2-core machine made one update 12x slower (15.7 s vs 1.3 s median, measured side by side).
-    "runner.update_threads=1",
 )
 """Training overrides of the CPU presets (see docs/pipeline.md, "Presets")."""
 

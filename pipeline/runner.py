@@ -44,10 +44,9 @@ EPISODE_WINDOW = 100
 
 
 def auto_update_threads() -> int:
-    """All cores but one for the update: OpenMP threads that wait on each other at every op slow
-    down sharply when any core is busy (MuJoCo's threads winding down, the log writer, the system);
-    measured on 2 shared cores, 2 threads were 4.7× slower than 1."""
-    return max(1, available_cores() - 1)
+    """All cores for the update. primebot sets OMP_WAIT_POLICY=PASSIVE before torch loads: with
+    OpenMP's default active waiting, 2 update threads on 2 busy cores were 4.7× slower than 1."""
+    return available_cores()
 
 
 def config_hash(cfg: TrainConfig) -> str:
@@ -245,8 +244,7 @@ class OnPolicyRunner:
     def _one_iteration(self, default_threads: int, start: float) -> dict[str, Any]:
         runner_cfg = self.cfg.runner
         t0 = time.perf_counter()
-        if runner_cfg.collect_threads > 0:
-            torch.set_num_threads(runner_cfg.collect_threads)
+        torch.set_num_threads(runner_cfg.collect_threads if runner_cfg.collect_threads > 0 else available_cores())
         infos = self.collect()
         t1 = time.perf_counter()
         torch.set_num_threads(runner_cfg.update_threads if runner_cfg.update_threads > 0 else auto_update_threads())

@@ -76,10 +76,10 @@ class RunnerConfig:
     """Write model_<it>.pt every this many iterations."""
     noise: str = "host"
     """Where exploration noise is drawn: 'host' (numpy, NPU-safe) or 'device' (torch RNG on the device)."""
-    collect_threads: int = 1
-    """torch threads during collection (leave the cores to MuJoCo); 0 keeps torch's default."""
+    collect_threads: int = 0
+    """torch threads for the policy forward while collecting; 0 means all cores (MuJoCo's threads wait meanwhile)."""
     update_threads: int = 0
-    """torch threads during the update; 0 means all cores but one (1 on a 2-core machine)."""
+    """torch threads during the update; 0 means all cores."""
     plot_interval_s: float = 30.0
     """Seconds between redraws of the training-curve PNG."""
 
