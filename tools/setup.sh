@@ -4,12 +4,17 @@
 # its test tools. Safe to run again; it only installs what is missing.
 #
 #   bash tools/setup.sh            CPU machine: torch pinned to the CPU build
+#   bash tools/setup.sh --dev      also the test tools and Chromium (the report's browser test)
 #   PRIMEBOT_TORCH=gpu bash tools/setup.sh   keep whatever torch pip picks (CUDA builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+DEV=0
+[ "${1:-}" = "--dev" ] && DEV=1
+
 # Mesa EGL/OSMesa for MuJoCo's offscreen renderer (MUJOCO_GL=egl or osmesa).
-APT_PACKAGES=(libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libglvnd0 libosmesa6)
+APT_PACKAGES=(libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri libgbm1 libglvnd0 libosmesa6)
+[ "$DEV" = 1 ] && APT_PACKAGES+=(chromium)
 if command -v apt-get >/dev/null 2>&1; then
     missing=()
     for pkg in "${APT_PACKAGES[@]}"; do
@@ -36,6 +41,8 @@ if [ "${PRIMEBOT_TORCH:-cpu}" = "cpu" ]; then
     # An unpinned torch pulls a multi-GB CUDA build; the CPU build is enough here.
     CONSTRAINTS=(-c constraints-cpu.txt)
 fi
-echo "[setup] pip install -e .[dev] ${CONSTRAINTS[*]}"
-.venv/bin/python -m pip install -q "${CONSTRAINTS[@]}" -e ".[dev]"
+EXTRAS=""
+[ "$DEV" = 1 ] && EXTRAS="[dev]"
+echo "[setup] pip install -e .$EXTRAS ${CONSTRAINTS[*]}"
+.venv/bin/python -m pip install -q "${CONSTRAINTS[@]}" -e ".$EXTRAS"
 echo "[setup] done: $(.venv/bin/primebot --version)"
