@@ -47,6 +47,8 @@ class TrainRequest:
     resume: str | None = None
     tensorboard: bool = False
     log_dir: str = "logs"
+    run_dir: str | None = None
+    """Train into this directory (e.g. the pipeline's run directory) instead of a new logs/<name>/<time>."""
     progress: bool = True
 
 
@@ -176,6 +178,9 @@ def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
         run_dir: Path | None = None
         if request.resume:
             run_dir = Path(request.resume)
+        elif ctx.is_main and request.run_dir:
+            run_dir = Path(request.run_dir)
+            run_dir.mkdir(parents=True, exist_ok=True)
         elif ctx.is_main:
             default_name = Path(motion_path).stem if motion_path else cfg.task
             run_dir = create_run_dir(request.log_dir, request.run_name or default_name)
