@@ -4,15 +4,13 @@ and builds the same observation as the tracking task from sensed quantities."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 
 import mujoco
 import numpy as np
 import onnx
 import pytest
 from torch import nn
+from torch_free import run_sim2sim_without_torch
 from tracking_run import REPO, tracking_host, train_tiny_run
 
 from primebot.pipeline.evaluate import evaluate_run
@@ -63,24 +61,7 @@ def _swap(names: str, a: str, b: str) -> str:
 def test_sim2sim_runs_where_importing_torch_fails(exported, tmp_path):
     _, _, onnx_path = exported
     out = tmp_path / "report.json"
-    script = textwrap.dedent(f"""
-        import sys
-
-        class NoTorch:
-            def find_spec(self, name, path=None, target=None):
-                if name == "torch" or name.startswith("torch."):
-                    raise ImportError("torch must not be imported by the deploy loop")
-
-        sys.meta_path.insert(0, NoTorch())
-        from primebot.pipeline.sim2sim import main
-        code = main([{str(onnx_path)!r}, {str(Q1_XML)!r}, "--start", "0", "--output", {str(out)!r}])
-        leaked = sorted(m for m in sys.modules if m.split(".")[0] == "torch" or m.startswith("primebot.plugins"))
-        print("LEAKED", leaked)
-        sys.exit(code)
-    """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "LEAKED []" in done.stdout
+    run_sim2sim_without_torch([onnx_path, Q1_XML, "--start", "0", "--output", out])
     report = json.loads(out.read_text())
     assert report["checks_passed"] and report["loop"]["physics_hz"] == 1000.0 and report["loop"]["policy_hz"] == 50.0
     assert report["from_start"]["episodes"] == 1

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +10,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from test_motion_replay import probe
+from torch_free import run_sim2sim_without_torch
 
 from primebot.pipeline.cli import main
 from primebot.pipeline.deploy_policy import parse_metadata
@@ -168,24 +166,7 @@ def _with_metadata(src, dst, **changes) -> str:
 def test_walk_sim2sim_runs_where_importing_torch_fails(walk_export, tmp_path):
     _, _, result = walk_export
     out = tmp_path / "report.json"
-    script = textwrap.dedent(f"""
-        import sys
-
-        class NoTorch:
-            def find_spec(self, name, path=None, target=None):
-                if name == "torch" or name.startswith("torch."):
-                    raise ImportError("torch must not be imported by the deploy loop")
-
-        sys.meta_path.insert(0, NoTorch())
-        from primebot.pipeline.sim2sim import main
-        code = main([{str(result.onnx_path)!r}, {str(BIPED4_MJCF)!r}, "--output", {str(out)!r}])
-        leaked = sorted(m for m in sys.modules if m.split(".")[0] == "torch" or m.startswith("primebot.plugins"))
-        print("LEAKED", leaked)
-        sys.exit(code)
-    """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "LEAKED []" in done.stdout
+    run_sim2sim_without_torch([result.onnx_path, BIPED4_MJCF, "--output", out])
     report = json.loads(out.read_text())
     assert report["checks_passed"] and report["loop"]["physics_hz"] == 1000.0 and report["loop"]["policy_hz"] == 50.0
     assert report["loop"]["base"] == ["rootx", "rootz", "rooty"]
