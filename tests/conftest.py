@@ -21,6 +21,22 @@ def repo_root() -> Path:
     return REPO_ROOT
 
 
+@pytest.fixture(scope="session")
+def spec():
+    """The bundled q1 robot spec, shared read-only by every test that needs it."""
+    from primebot.plugins.robots.q1.spec import Q1_MJCF, q1_spec
+
+    return q1_spec(Q1_MJCF)
+
+
+@pytest.fixture(scope="session")
+def model(spec):
+    """The q1 MjModel compiled once per session; tests make their own MjData and never edit it."""
+    from primebot.pipeline.robot import load_robot_model
+
+    return load_robot_model(spec)
+
+
 @pytest.fixture
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     """No device or plugin variables from the outer environment leak into the test."""

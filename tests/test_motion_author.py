@@ -12,18 +12,7 @@ from primebot.pipeline.errors import MotionError
 from primebot.pipeline.kinematics import lowest_point
 from primebot.pipeline.motion import file_sha256, load_motion
 from primebot.pipeline.motion_author import author_file, author_motion, load_source, minimum_jerk
-from primebot.pipeline.robot import load_robot_model, robot_indices
-from primebot.plugins.robots.q1.spec import Q1_MJCF, q1_spec
-
-
-@pytest.fixture(scope="module")
-def spec():
-    return q1_spec(Q1_MJCF)
-
-
-@pytest.fixture(scope="module")
-def model(spec):
-    return load_robot_model(spec)
+from primebot.pipeline.robot import robot_indices
 
 
 def write(tmp_path, text: str, name: str = "src.yaml"):

@@ -19,21 +19,9 @@ from primebot.pipeline.motion_convert import (
 )
 from primebot.pipeline.motion_validate import validate_motion, validate_motion_file
 from primebot.pipeline.plugins import reset_host
-from primebot.pipeline.robot import load_robot_model
 from primebot.pipeline.rotations import quat_from_axis_angle, quat_to_rotvec
-from primebot.plugins.robots.q1.spec import Q1_MJCF, q1_spec
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def spec():
-    return q1_spec(Q1_MJCF)
-
-
-@pytest.fixture(scope="module")
-def model(spec):
-    return load_robot_model(spec)
 
 
 def ramp_csv(

@@ -13,21 +13,10 @@ from primebot.pipeline.kinematics import motion_from_trajectory
 from primebot.pipeline.motion import load_motion, save_motion
 from primebot.pipeline.motion_validate import validate_motion_file
 from primebot.pipeline.plugins import reset_host
-from primebot.pipeline.robot import load_robot_model, robot_indices
-from primebot.plugins.robots.q1.spec import Q1_MJCF, q1_spec
+from primebot.pipeline.robot import robot_indices
 
 KNEE = 3  # left_knee_joint
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def spec():
-    return q1_spec(Q1_MJCF)
-
-
-@pytest.fixture(scope="module")
-def model(spec):
-    return load_robot_model(spec)
 
 
 @pytest.fixture(scope="module")

@@ -13,17 +13,7 @@ from primebot.pipeline.errors import RobotError
 from primebot.pipeline.kinematics import standing_height
 from primebot.pipeline.plugins import load_plugins
 from primebot.pipeline.robot import compile_mjcf, load_robot_model, robot_indices
-from primebot.plugins.robots.q1.spec import Q1_MJCF, q1_spec
-
-
-@pytest.fixture(scope="module")
-def spec():
-    return q1_spec(Q1_MJCF)
-
-
-@pytest.fixture(scope="module")
-def model(spec):
-    return load_robot_model(spec)
+from primebot.plugins.robots.q1.spec import Q1_MJCF
 
 
 def test_q1_is_registered_through_the_robots_hook(clean_env):
