@@ -20,6 +20,13 @@ robot_xml_option = click.option(
 )
 
 
+def output_option(help_text: str):
+    """The ``-o/--output`` file option; only its help (the default output name) differs per command."""
+    return click.option(
+        "-o", "--output", type=click.Path(dir_okay=False), default=None, help=help_text
+    )
+
+
 @click.group("motion")
 def motion_group() -> None:
     """Reference motion files (.npz, mjlab/BeyondMimic layout): check, view, make."""
@@ -27,13 +34,7 @@ def motion_group() -> None:
 
 @motion_group.command("author")
 @click.argument("source", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Output .npz (default: SOURCE with .npz).",
-)
+@output_option("Output .npz (default: SOURCE with .npz).")
 @robot_option
 @robot_xml_option
 @pass_host
@@ -108,13 +109,7 @@ def validate_command(
 
 @motion_group.command("replay")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Output video (default: FILE with .mp4).",
-)
+@output_option("Output video (default: FILE with .mp4).")
 @robot_option
 @robot_xml_option
 @click.option("--width", default=640, show_default=True, help="Video width in pixels.")
@@ -163,13 +158,7 @@ def replay_command(
     show_default=True,
     help="Frame rate of the .npz written.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Output file (default: FILE with .npz / .csv).",
-)
+@output_option("Output file (default: FILE with .npz / .csv).")
 @robot_option
 @robot_xml_option
 @pass_host
@@ -218,13 +207,7 @@ def convert_command(
 @motion_group.command("resample")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--fps", type=float, default=50.0, show_default=True, help="Target frame rate.")
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Output .npz (default: FILE_<fps>fps.npz).",
-)
+@output_option("Output .npz (default: FILE_<fps>fps.npz).")
 @robot_option
 @robot_xml_option
 @pass_host
