@@ -7,8 +7,8 @@ import json
 
 import mujoco
 import numpy as np
-import onnx
 import pytest
+from onnx_metadata import with_metadata
 from torch import nn
 from torch_free import run_sim2sim_without_torch
 from tracking_run import REPO, tracking_host, train_tiny_run
@@ -42,15 +42,6 @@ def exported(tmp_path_factory):
     return host, run_dir, run_dir / "export" / "policy.onnx"
 
 
-def _with_metadata(src, dst, **changes) -> str:
-    model = onnx.load(str(src))
-    for prop in model.metadata_props:
-        if prop.key in changes:
-            prop.value = changes[prop.key]
-    onnx.save(model, str(dst))
-    return str(dst)
-
-
 def _swap(names: str, a: str, b: str) -> str:
     items = names.split(",")
     i, j = items.index(a), items.index(b)
@@ -75,7 +66,7 @@ def test_refuses_an_onnx_whose_observation_size_does_not_fit(exported, tmp_path)
     bad = write_onnx(narrow, tmp_path / "narrow.onnx", 100, read_metadata(onnx_path))
     with pytest.raises(Sim2SimError, match="observation size: the graph takes 100 values, observation_sizes add up to 119"):
         prepare(bad, Q1_XML)
-    sizes = _with_metadata(onnx_path, tmp_path / "sizes.onnx", observation_sizes="44,6,3,21,23,22")
+    sizes = with_metadata(onnx_path, tmp_path / "sizes.onnx", observation_sizes="44,6,3,21,23,22")
     with pytest.raises(Sim2SimError, match="observation term 'joint_pos' has size 21; with 22 joints it must be 22"):
         prepare(sizes, Q1_XML)
 
@@ -83,7 +74,7 @@ def test_refuses_an_onnx_whose_observation_size_does_not_fit(exported, tmp_path)
 def test_refuses_an_onnx_whose_joints_are_not_the_robots_by_name(exported, tmp_path):
     _, _, onnx_path = exported
     names = read_metadata(onnx_path)["joint_names"].replace("left_knee_joint", "left_knee")
-    bad = _with_metadata(onnx_path, tmp_path / "renamed.onnx", joint_names=names)
+    bad = with_metadata(onnx_path, tmp_path / "renamed.onnx", joint_names=names)
     with pytest.raises(Sim2SimError) as info:
         prepare(bad, Q1_XML)
     message = str(info.value)
@@ -96,7 +87,7 @@ def test_swapped_joint_order_in_the_metadata_fails_the_checks(exported, tmp_path
     _, _, onnx_path = exported
     names = read_metadata(onnx_path)["joint_names"]
     # same gains, mirrored defaults (+0.15 / -0.15): only the kinematics check can see it
-    mirrored = _with_metadata(onnx_path, tmp_path / "mirrored.onnx",
+    mirrored = with_metadata(onnx_path, tmp_path / "mirrored.onnx",
                               joint_names=_swap(names, "left_shoulder_roll_joint", "right_shoulder_roll_joint"))
     report = run_sim2sim(mirrored, Q1_XML, [0], max_steps=5)
     checks = {c["name"]: c for c in report["checks"]}
@@ -106,7 +97,7 @@ def test_swapped_joint_order_in_the_metadata_fails_the_checks(exported, tmp_path
     assert main([mirrored, str(Q1_XML), "--start", "0"]) == 1
 
     # hip pitch <-> knee: different gains too
-    crossed = _with_metadata(onnx_path, tmp_path / "crossed.onnx",
+    crossed = with_metadata(onnx_path, tmp_path / "crossed.onnx",
                              joint_names=_swap(names, "left_hip_pitch_joint", "left_knee_joint"))
     checks = {c["name"]: c for c in run_sim2sim(crossed, Q1_XML, [0], max_steps=5)["checks"]}
     assert not checks["pd_gains_match_mjcf"]["ok"] and "left_knee_joint" in checks["pd_gains_match_mjcf"]["detail"]
@@ -174,7 +165,7 @@ def test_cli_eval_then_sim2sim_and_a_bad_export_exits_non_zero(exported, monkeyp
     good = onnx_path.read_bytes()
     names = read_metadata(onnx_path)["joint_names"]
     try:
-        _with_metadata(onnx_path, onnx_path, joint_names=_swap(names, "left_elbow_joint", "right_elbow_joint"))
+        with_metadata(onnx_path, onnx_path, joint_names=_swap(names, "left_elbow_joint", "right_elbow_joint"))
         assert cli(["sim2sim", str(run_dir)]) == 8
         assert "sim2sim checks failed: reference_pose_matches_kinematics" in capsys.readouterr().err
     finally:

@@ -9,6 +9,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from onnx_metadata import with_metadata
 from test_motion_replay import probe
 from torch_free import run_sim2sim_without_torch
 
@@ -154,15 +155,6 @@ def test_walk_export_metadata_round_trips(walk_export):
     assert not {"motion_sha256", "motion_num_steps", "body_names"} & set(meta)
 
 
-def _with_metadata(src, dst, **changes) -> str:
-    model = onnx.load(str(src))
-    for prop in model.metadata_props:
-        if prop.key in changes:
-            prop.value = changes[prop.key]
-    onnx.save(model, str(dst))
-    return str(dst)
-
-
 def test_walk_sim2sim_runs_where_importing_torch_fails(walk_export, tmp_path):
     _, _, result = walk_export
     out = tmp_path / "report.json"
@@ -190,7 +182,7 @@ def test_walk_sim2sim_of_a_run_reports_its_gap_to_eval_and_a_video(walk_export, 
 def test_walk_sim2sim_catches_a_swapped_joint_order(walk_export, tmp_path):
     _, _, result = walk_export
     # hip <-> knee: same gains, so only the default pose against the MJCF's stand keyframe shows it
-    swapped = _with_metadata(result.onnx_path, tmp_path / "swapped.onnx",
+    swapped = with_metadata(result.onnx_path, tmp_path / "swapped.onnx",
                              joint_names="left_knee,right_hip,left_hip,right_knee")
     report = run_planar_sim2sim(swapped, BIPED4_MJCF, max_steps=3)
     checks = {c["name"]: c for c in report["checks"]}
@@ -208,13 +200,13 @@ def test_walk_sim2sim_refuses_what_does_not_fit_by_name(walk_export, tmp_path):
     assert "joint 'left_hip' (metadata joint_names) is not in the MJCF" in str(info.value)
     assert "base joint 'rootx' (metadata base_joint_names) is not in the MJCF" in str(info.value)
     names = read_metadata(result.onnx_path)["observation_names"]
-    short = _with_metadata(result.onnx_path, tmp_path / "short.onnx",
+    short = with_metadata(result.onnx_path, tmp_path / "short.onnx",
                            observation_names=names.replace(",torso_pitch_rate", "").replace("torso_pitch", "tilt"))
     with pytest.raises(Sim2SimError) as info:
         run_planar_sim2sim(short, BIPED4_MJCF)
     assert "the graph takes 14 values, observation_names lists 13" in str(info.value)
     assert "unknown to the planar deploy loop: tilt" in str(info.value)
-    free = _with_metadata(result.onnx_path, tmp_path / "free.onnx", base_joint_names="free")
+    free = with_metadata(result.onnx_path, tmp_path / "free.onnx", base_joint_names="free")
     with pytest.raises(Sim2SimError, match="only on a planar base"):
         sim2sim_run_dir(_run_with(free, tmp_path), BIPED4_MJCF)
     assert sim2sim_main([free, str(BIPED4_MJCF)]) == 2
