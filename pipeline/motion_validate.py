@@ -257,6 +257,27 @@ def _check_quaternions(motion: Motion, columns: dict[str, list[str]], out: _Coll
         )
 
 
+def _names_in_order(
+    stored: tuple[str, ...] | None, expected: tuple[str, ...], key: str, fix: str, out: _Collector
+) -> bool:
+    """Stored names (same count as ``expected``) are in the robot's order; one error per misplaced column.
+
+    Files without stored names are taken to be in the robot's order.
+    """
+    if stored is None or tuple(stored) == expected:
+        return True
+    for col, (have, want) in enumerate(zip(stored, expected, strict=True)):
+        if have != want:
+            out.error(
+                key,
+                f"column holds {have!r}, robot order expects {want!r}",
+                key=key,
+                column=str(col),
+                fix=fix,
+            )
+    return False
+
+
 def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _Collector) -> bool:
     """Joint and body counts and names match the robot; returns False when robot checks cannot run."""
     fine = True
@@ -269,16 +290,13 @@ def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _C
             fix=f"retarget to {spec.name}'s joints (`primebot robots show {spec.name}`), or pass --robot",
         )
         fine = False
-    elif motion.joint_names is not None and tuple(motion.joint_names) != spec.joint_names:
-        for col, (have, want) in enumerate(zip(motion.joint_names, spec.joint_names, strict=True)):
-            if have != want:
-                out.error(
-                    "joint_names",
-                    f"column holds {have!r}, robot order expects {want!r}",
-                    key="joint_names",
-                    column=str(col),
-                    fix="reorder the columns into the robot's joint order",
-                )
+    elif not _names_in_order(
+        motion.joint_names,
+        spec.joint_names,
+        "joint_names",
+        "reorder the columns into the robot's joint order",
+        out,
+    ):
         fine = False
     bodies = motion.body_pos_w.shape[1]
     if bodies != len(indices.body_names):
@@ -289,16 +307,13 @@ def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _C
             fix="store every robot body in MuJoCo order",
         )
         fine = False
-    elif motion.body_names is not None and tuple(motion.body_names) != indices.body_names:
-        for col, (have, want) in enumerate(zip(motion.body_names, indices.body_names, strict=True)):
-            if have != want:
-                out.error(
-                    "body_names",
-                    f"column holds {have!r}, robot order expects {want!r}",
-                    key="body_names",
-                    column=str(col),
-                    fix="store bodies in the model's (MuJoCo) order",
-                )
+    elif not _names_in_order(
+        motion.body_names,
+        indices.body_names,
+        "body_names",
+        "store bodies in the model's (MuJoCo) order",
+        out,
+    ):
         fine = False
     if motion.joint_names is None or motion.body_names is None:
         out.warning(
