@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .atomic import atomic_write_text
-from .episode_eval import evaluate_episodes
+from .episode_eval import PreResetTap, evaluate_episodes
 from .errors import ConfigError
 from .registry import Registry
 from .tracking_metrics import (
@@ -99,42 +99,30 @@ def env_snapshot(env: Any, rows: np.ndarray) -> TrackingSnapshot:
     )
 
 
-class _FinalStateTap:
+class _FinalStateTap(PreResetTap):
     """Keeps the state of the envs the task is about to reset, taken before the reset.
 
     The task resets finished envs inside ``step``, so the state an episode
-    ended in is gone by the time ``step`` returns. This wraps the env's reset
-    of finished envs (``_reset_envs``) to look first: a snapshot for the
-    metrics, and qpos and reference step for the video.
+    ended in is gone by the time ``step`` returns. Before each reset of
+    finished envs this keeps a snapshot for the metrics, and qpos and
+    reference step for the video.
     """
 
     def __init__(self, env: Any) -> None:
-        if not callable(getattr(env, "_reset_envs", None)):
-            raise ConfigError(
-                f"{type(env).__name__} has no _reset_envs(ids): eval cannot see the state episodes end in",
-                fix="the tracking env must reset finished envs through _reset_envs (or offer a pre-reset hook)",
-            )
-        self.env = env
+        super().__init__(env)
         self.snapshots: dict[int, TrackingSnapshot] = {}
         self.final: dict[int, tuple[np.ndarray, int]] = {}
-        self._original = env._reset_envs
-        env._reset_envs = self._reset_envs
 
-    def _reset_envs(self, ids: np.ndarray) -> None:
-        ids = np.asarray(ids)
+    def capture(self, ids: np.ndarray) -> None:
         if ids.size and self.env.episode_length[ids].max() > 0:  # not the initial reset
             snap = env_snapshot(self.env, ids)
             for row, i in enumerate(ids):
                 self.snapshots[int(i)] = _row(snap, row)
                 self.final[int(i)] = (self.env.sim.qpos[i].copy(), int(self.env.time_steps[i]))
-        self._original(ids)
 
     def clear(self) -> None:
         self.snapshots.clear()
         self.final.clear()
-
-    def close(self) -> None:
-        self.env._reset_envs = self._original
 
 
 def _row(snap: TrackingSnapshot, row: int) -> TrackingSnapshot:
