@@ -532,10 +532,10 @@ def validate_motion(
     return report
 
 
-def validate_motion_file(
-    path: str | Path, spec: RobotSpec, model: mujoco.MjModel | None = None
-) -> ValidationReport:
-    """Load and check ``path``; a file that cannot be loaded is a report with one error, not an exception."""
+def _load_and_validate(
+    path: str | Path, spec: RobotSpec, model: mujoco.MjModel | None
+) -> tuple[Motion | None, ValidationReport]:
+    """The loaded motion (None when it cannot be loaded) and its report; the file is read once."""
     try:
         motion = load_motion(path)
     except MotionError as exc:
@@ -544,19 +544,26 @@ def validate_motion_file(
         report.problems.append(
             Problem("error", "format", message, key=getattr(exc, "key", None), fix=exc.fix)
         )
-        return report
-    return validate_motion(motion, spec, model, path=str(path))
+        return None, report
+    return motion, validate_motion(motion, spec, model, path=str(path))
+
+
+def validate_motion_file(
+    path: str | Path, spec: RobotSpec, model: mujoco.MjModel | None = None
+) -> ValidationReport:
+    """Load and check ``path``; a file that cannot be loaded is a report with one error, not an exception."""
+    return _load_and_validate(path, spec, model)[1]
 
 
 def require_valid_motion(
     path: str | Path, spec: RobotSpec, model: mujoco.MjModel | None = None
 ) -> Motion:
     """Load ``path`` for training; raise ``MotionError`` listing the errors when it is invalid."""
-    report = validate_motion_file(path, spec, model)
-    if not report.ok:
+    motion, report = _load_and_validate(path, spec, model)
+    if motion is None or not report.ok:
         lines = "\n    ".join(str(p) for p in report.errors)
         raise MotionError(
             f"{report.summary()}\n    {lines}",
             fix=f"run `primebot motion validate {path}` for details",
         )
-    return load_motion(path)
+    return motion
