@@ -8,7 +8,6 @@ or body) and says how to fix it. Errors make a file invalid; warnings do not.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import mujoco
@@ -17,6 +16,7 @@ import numpy as np
 from .errors import MotionError
 from .kinematics import geom_vertical_extent, posed_frames, robot_geoms
 from .motion import ARRAY_KEYS, Motion, load_motion
+from .motion_problems import Problem, ProblemCollector, ValidationReport
 from .robot import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from .rotations import quat_conjugate, quat_error_magnitude, quat_mul, quat_to_rotvec
 
@@ -29,117 +29,14 @@ FK_POS_TOL = 0.01  # m
 FK_ROT_TOL = 0.02  # rad
 FLOOR_ERROR = -0.02  # m: deeper than this is an error, shallower a warning
 FLOOR_WARNING = -0.005
-MAX_FRAMES_LISTED = 10
 
 RESAMPLE_FIX = "resample it: primebot motion resample {path} --fps 50"
-
-
-@dataclass
-class Problem:
-    """One located finding. ``frame`` is the first affected frame; ``frames`` lists some, ``count`` all."""
-
-    severity: str
-    """``error`` or ``warning``."""
-    check: str
-    message: str
-    key: str | None = None
-    frame: int | None = None
-    column: str | None = None
-    fix: str | None = None
-    frames: list[int] = field(default_factory=list)
-    count: int = 0
-
-    def __str__(self) -> str:
-        where = ", ".join(
-            f"{name} {value}"
-            for name, value in (("key", self.key), ("frame", self.frame), ("column", self.column))
-            if value is not None
-        )
-        more = (
-            f" ({self.count} frames: {', '.join(map(str, self.frames))}{', …' if self.count > len(self.frames) else ''})"
-            if self.count > 1
-            else ""
-        )
-        fix = f"\n      fix: {self.fix}" if self.fix else ""
-        return f"{self.severity:<7} [{where}] {self.message}{more}{fix}"
-
-
-@dataclass
-class ValidationReport:
-    """Every problem found in one file, and whether it is valid (no errors)."""
-
-    path: str
-    robot: str
-    problems: list[Problem] = field(default_factory=list)
-    num_frames: int = 0
-    fps: float | None = None
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def to_dict(self) -> dict:
-        return {
-            "path": self.path,
-            "robot": self.robot,
-            "valid": self.ok,
-            "num_frames": self.num_frames,
-            "fps": self.fps,
-            "errors": len(self.errors),
-            "warnings": len(self.warnings),
-            "problems": [asdict(p) for p in self.problems],
-        }
-
-    def summary(self) -> str:
-        state = "valid" if self.ok else "INVALID"
-        return f"{self.path}: {state} for robot {self.robot} ({len(self.errors)} error(s), {len(self.warnings)} warning(s))"
-
-
-class _Collector:
-    def __init__(self) -> None:
-        self.problems: list[Problem] = []
-
-    def add(self, severity: str, check: str, message: str, **where) -> None:
-        self.problems.append(Problem(severity, check, message, **where))
-
-    def error(self, check: str, message: str, **where) -> None:
-        self.add("error", check, message, **where)
-
-    def warning(self, check: str, message: str, **where) -> None:
-        self.add("warning", check, message, **where)
-
-    def frames(
-        self, severity: str, check: str, message: str, bad_frames: np.ndarray, **where
-    ) -> None:
-        """One problem for a set of frames (first frame, a few listed, the count)."""
-        bad_frames = (
-            np.flatnonzero(bad_frames) if bad_frames.dtype == bool else np.asarray(bad_frames)
-        )
-        if bad_frames.size == 0:
-            return
-        self.add(
-            severity,
-            check,
-            message,
-            frame=int(bad_frames[0]),
-            frames=[int(f) for f in bad_frames[:MAX_FRAMES_LISTED]],
-            count=int(bad_frames.size),
-            **where,
-        )
 
 
 # -- structure -----------------------------------------------------------------
 
 
-def _check_shapes(motion: Motion, out: _Collector) -> bool:
+def _check_shapes(motion: Motion, out: ProblemCollector) -> bool:
     """Shapes agree across keys; returns False when later checks cannot run."""
     expected = {
         "joint_pos": 2,
@@ -202,7 +99,7 @@ def _check_shapes(motion: Motion, out: _Collector) -> bool:
     return fine
 
 
-def _check_fps(motion: Motion, path: str, out: _Collector) -> None:
+def _check_fps(motion: Motion, path: str, out: ProblemCollector) -> None:
     if not np.isfinite(motion.fps) or motion.fps <= 0:
         out.error(
             "fps",
@@ -219,7 +116,7 @@ def _check_fps(motion: Motion, path: str, out: _Collector) -> None:
         )
 
 
-def _check_finite(motion: Motion, columns: dict[str, list[str]], out: _Collector) -> bool:
+def _check_finite(motion: Motion, columns: dict[str, list[str]], out: ProblemCollector) -> bool:
     fine = True
     for key in ARRAY_KEYS:
         values = getattr(motion, key)
@@ -241,7 +138,9 @@ def _check_finite(motion: Motion, columns: dict[str, list[str]], out: _Collector
     return fine
 
 
-def _check_quaternions(motion: Motion, columns: dict[str, list[str]], out: _Collector) -> None:
+def _check_quaternions(
+    motion: Motion, columns: dict[str, list[str]], out: ProblemCollector
+) -> None:
     norm = np.linalg.norm(motion.body_quat_w, axis=-1)
     bad = np.abs(norm - 1.0) > QUAT_NORM_TOL
     for col in np.flatnonzero(bad.any(axis=0)):
@@ -258,7 +157,11 @@ def _check_quaternions(motion: Motion, columns: dict[str, list[str]], out: _Coll
 
 
 def _names_in_order(
-    stored: tuple[str, ...] | None, expected: tuple[str, ...], key: str, fix: str, out: _Collector
+    stored: tuple[str, ...] | None,
+    expected: tuple[str, ...],
+    key: str,
+    fix: str,
+    out: ProblemCollector,
 ) -> bool:
     """Stored names (same count as ``expected``) are in the robot's order; one error per misplaced column.
 
@@ -278,7 +181,9 @@ def _names_in_order(
     return False
 
 
-def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _Collector) -> bool:
+def _check_names(
+    motion: Motion, spec: RobotSpec, indices: RobotIndices, out: ProblemCollector
+) -> bool:
     """Joint and body counts and names match the robot; returns False when robot checks cannot run."""
     fine = True
     joints = motion.joint_pos.shape[1]
@@ -328,7 +233,7 @@ def _check_names(motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _C
 
 
 def _check_joint_limits(
-    motion: Motion, spec: RobotSpec, indices: RobotIndices, out: _Collector
+    motion: Motion, spec: RobotSpec, indices: RobotIndices, out: ProblemCollector
 ) -> None:
     lo, hi = indices.joint_range.T
     below = motion.joint_pos < lo - JOINT_LIMIT_MARGIN
@@ -358,7 +263,7 @@ def _angular_velocity_fd(quat: np.ndarray, dt: float) -> np.ndarray:
     )
 
 
-def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: _Collector) -> None:
+def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: ProblemCollector) -> None:
     """Jump frames, then velocities against finite differences of positions."""
     dt = 1.0 / motion.fps
     step = np.abs(np.diff(motion.joint_pos, axis=0))
@@ -420,7 +325,11 @@ def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: _Colle
 
 
 def _check_kinematics(
-    motion: Motion, spec: RobotSpec, model: mujoco.MjModel, indices: RobotIndices, out: _Collector
+    motion: Motion,
+    spec: RobotSpec,
+    model: mujoco.MjModel,
+    indices: RobotIndices,
+    out: ProblemCollector,
 ) -> None:
     """Stored body poses equal forward kinematics of root + joints; nothing below the floor."""
     root = indices.root_body_id - 1
@@ -493,7 +402,7 @@ def validate_motion(
     motion: Motion, spec: RobotSpec, model: mujoco.MjModel | None = None, path: str = ""
 ) -> ValidationReport:
     """Check a loaded motion against ``spec``; the report lists every problem found."""
-    out = _Collector()
+    out = ProblemCollector()
     report = ValidationReport(
         path=path or str(motion.source or "<motion>"),
         robot=spec.name,
