@@ -325,11 +325,7 @@ def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: Proble
 
 
 def _check_kinematics(
-    motion: Motion,
-    spec: RobotSpec,
-    model: mujoco.MjModel,
-    indices: RobotIndices,
-    out: ProblemCollector,
+    motion: Motion, model: mujoco.MjModel, indices: RobotIndices, out: ProblemCollector
 ) -> None:
     """Stored body poses equal forward kinematics of root + joints; nothing below the floor."""
     root = indices.root_body_id - 1
@@ -436,7 +432,7 @@ def validate_motion(
             if motion.fps > 0:
                 _check_continuity(motion, columns, out)
             if names_match:
-                _check_kinematics(motion, spec, model, indices, out)
+                _check_kinematics(motion, model, indices, out)
     report.problems = out.problems
     return report
 
