@@ -215,6 +215,40 @@ def to_torque_mode(robot: DeployRobot, effort: np.ndarray) -> None:
         m.actuator_forcerange[act] = (-limit, limit)
 
 
+
+# -- the joint HAL: PD at the physics rate -------------------------------------------------------
+PHYSICS_HZ = 1000.0
+"""Default rate of the deploy loops' physics and PD (a joint HAL runs at 500 Hz–1 kHz; training: 200 Hz)."""
+
+
+def effort_limit(meta: dict) -> np.ndarray:
+    """The metadata's per-joint effort limit (unlimited when the export has none)."""
+    return meta.get("joint_effort_limit", np.full(len(meta["joint_names"]), np.inf))
+
+
+def setup_torque_loop(robot: DeployRobot, meta: dict, control_dt: float, physics_hz: float) -> int:
+    """Torque-mode actuators and a physics step that divides ``control_dt`` at about ``physics_hz``.
+
+    Returns the physics substeps per policy step. ``robot``: anything ``to_torque_mode`` takes.
+    """
+    substeps = max(1, int(round(control_dt * physics_hz)))
+    robot.model.opt.timestep = control_dt / substeps
+    to_torque_mode(robot, effort_limit(meta))
+    return substeps
+
+
+def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, target: np.ndarray,
+                       substeps: int) -> None:
+    """``substeps`` physics steps, each with τ = kp·(target − q) − kd·q̇ from the metadata, clipped to effort.
+
+    ``robot``: anything with ``model``, ``qpos_adr``, ``dof_adr`` and ``actuator_ids`` in joint order.
+    """
+    kp, kd, effort = meta["joint_stiffness"], meta["joint_damping"], effort_limit(meta)
+    for _ in range(substeps):
+        tau = kp * (target - data.qpos[robot.qpos_adr]) - kd * data.qvel[robot.dof_adr]
+        data.ctrl[robot.actuator_ids] = np.clip(tau, -effort, effort)
+        mujoco.mj_step(robot.model, data)
+
 # -- the reference and the observation ------------------------------------------------------------
 REFERENCE_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
 

@@ -42,13 +42,15 @@ import numpy as np
 import onnxruntime as ort
 
 from .deploy_policy import (
+    PHYSICS_HZ,
     DeployObservation,
     DeployRobot,
     Sim2SimError,
     check_policy_robot,
+    hold_joint_targets,
     load_policy,
     reference_table,
-    to_torque_mode,
+    setup_torque_loop,
 )
 from .sim2sim_planar import is_planar_policy, planar_sim2sim_run_dir, run_planar_sim2sim
 from .tracking_metrics import (
@@ -61,7 +63,6 @@ from .tracking_metrics import (
     step_errors,
 )
 
-PHYSICS_HZ = 1000.0
 REFERENCE_POSE_TOLERANCE_M = 2e-3
 """float32 motion data reproduces body positions to well under a millimetre; more means wrong metadata."""
 # -- episodes -------------------------------------------------------------------------------------
@@ -138,10 +139,7 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
     session, meta = load_policy(onnx_path)
     model = mujoco.MjModel.from_xml_path(str(mjcf_path))
     robot = check_policy_robot(session, meta, model)
-    control_dt = float(meta.get("control_dt") or 1.0 / meta["fps"])
-    substeps = max(1, int(round(control_dt * physics_hz)))
-    model.opt.timestep = control_dt / substeps
-    to_torque_mode(robot, meta.get("joint_effort_limit", np.full(len(meta["joint_names"]), np.inf)))
+    substeps = setup_torque_loop(robot, meta, float(meta.get("control_dt") or 1.0 / meta["fps"]), physics_hz)
     ref = reference_table(session, meta)
     names = meta["body_names"]
     index = {
@@ -188,14 +186,12 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     (qpos, step) per policy step for rendering.
     """
     m, r, meta = setup.robot.model, setup.robot, setup.meta
-    kp, kd = meta["joint_stiffness"], meta["joint_damping"]
-    effort = meta.get("joint_effort_limit", np.full(len(kp), np.inf))
     default, scale = meta["default_joint_pos"], meta["action_scale"]
     last = setup.reference["joint_pos"].shape[0] - 1
     data = mujoco.MjData(m)  # fresh, as on a robot that boots
     t = int(min(max(start_step, 0), last))
     set_reference_state(r, data, setup.reference, t, int(setup.index["root"][0]))
-    last_action = np.zeros(len(kp))
+    last_action = np.zeros(len(default))
     failure, length = None, 0
     time_step = np.zeros((1, 1), np.float32)
     if frames is not None:
@@ -205,11 +201,7 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
         time_step[0, 0] = t
         actions = setup.session.run(["actions"], {"obs": obs[None], "time_step": time_step})[0][0]
         last_action = actions.astype(np.float64)
-        target = default + scale * last_action
-        for _ in range(setup.substeps):  # the joint HAL: PD at the physics rate
-            tau = kp * (target - data.qpos[r.qpos_adr]) - kd * data.qvel[r.dof_adr]
-            data.ctrl[r.actuator_ids] = np.clip(tau, -effort, effort)
-            mujoco.mj_step(m, data)
+        hold_joint_targets(r, data, meta, default + scale * last_action, setup.substeps)
         mujoco.mj_forward(m, data)  # sensed quantities at the new state
         length += 1
         t = min(t + 1, last)

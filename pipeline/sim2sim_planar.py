@@ -35,9 +35,16 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
-from .deploy_policy import Sim2SimError, gain_check, load_policy, match_joints, to_torque_mode
+from .deploy_policy import (
+    PHYSICS_HZ,
+    Sim2SimError,
+    gain_check,
+    hold_joint_targets,
+    load_policy,
+    match_joints,
+    setup_torque_loop,
+)
 
-PHYSICS_HZ = 1000.0
 POSE_TOLERANCE_RAD = 1e-6
 GAP_THRESHOLDS = {"fall_rate": 0.2, "mean_forward_speed_m_s": 0.2, "mean_episode_length_s": 2.0}
 """|sim2sim − eval| beyond these is flagged."""
@@ -153,8 +160,6 @@ def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, s
                 max_steps: int, frames: list | None = None) -> dict:
     """One episode from the default pose; returns its record (length, fell, distance, speed)."""
     m = robot.model
-    kp, kd = meta["joint_stiffness"], meta["joint_damping"]
-    effort = meta.get("joint_effort_limit", np.full(len(kp), np.inf))
     default, scale = meta["default_joint_pos"], meta["action_scale"]
     clip = _float(meta, "action_clip", np.inf)
     min_height = _float(meta, "termination_min_height", -np.inf)
@@ -163,7 +168,7 @@ def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, s
     data.qpos[robot.qpos_adr] = default
     mujoco.mj_forward(m, data)
     start_x = float(data.qpos[robot.forward_qpos_adr])
-    last_action = np.zeros(len(kp))
+    last_action = np.zeros(len(default))
     fell, length = False, 0
     if frames is not None:
         frames.append(data.qpos.copy())
@@ -172,10 +177,7 @@ def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, s
         actions = session.run(["actions"], {"obs": obs[None]})[0][0].astype(np.float64)
         last_action = np.clip(actions, -clip, clip)
         target = np.clip(default + scale * last_action, robot.joint_range[:, 0], robot.joint_range[:, 1])
-        for _ in range(substeps):  # the joint HAL: PD at the physics rate
-            tau = kp * (target - data.qpos[robot.qpos_adr]) - kd * data.qvel[robot.dof_adr]
-            data.ctrl[robot.actuator_ids] = np.clip(tau, -effort, effort)
-            mujoco.mj_step(m, data)
+        hold_joint_targets(robot, data, meta, target, substeps)
         mujoco.mj_forward(m, data)
         length += 1
         if frames is not None:
@@ -217,9 +219,7 @@ def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: i
     model = mujoco.MjModel.from_xml_path(str(mjcf_path))
     robot = check_planar_robot(session, meta, model)
     control_dt = float(meta["control_dt"])
-    substeps = max(1, int(round(control_dt * physics_hz)))
-    model.opt.timestep = control_dt / substeps
-    to_torque_mode(robot, meta.get("joint_effort_limit", np.full(len(meta["joint_names"]), np.inf)))
+    substeps = setup_torque_loop(robot, meta, control_dt, physics_hz)
     max_steps = int(max_steps or meta.get("max_episode_steps") or 1000)
     frames: list = []
     records = [run_episode(session, meta, robot, substeps, max_steps, frames if record_frames and k == 0 else None)
