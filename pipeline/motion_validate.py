@@ -266,57 +266,44 @@ def _angular_velocity_fd(quat: np.ndarray, dt: float) -> np.ndarray:
 def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: ProblemCollector) -> None:
     """Jump frames, then velocities against finite differences of positions."""
     dt = 1.0 / motion.fps
-    step = np.abs(np.diff(motion.joint_pos, axis=0))
-    for col in np.flatnonzero((step > JUMP_JOINT).any(axis=0)):
-        out.frames(
-            "error",
-            "jump",
-            f"joint jumps up to {step[:, col].max():.3f} rad between frames (discontinuous frames listed)",
-            np.flatnonzero(step[:, col] > JUMP_JOINT) + 1,
-            key="joint_pos",
-            column=_column(columns, "joint_pos", col),
-            fix="remove the cut or glitch at these frames and re-interpolate",
-        )
-    body_step = np.linalg.norm(np.diff(motion.body_pos_w, axis=0), axis=-1)
-    for col in np.flatnonzero((body_step > JUMP_BODY).any(axis=0)):
-        out.frames(
-            "error",
-            "jump",
-            f"body moves up to {body_step[:, col].max():.3f} m between frames (discontinuous frames listed)",
-            np.flatnonzero(body_step[:, col] > JUMP_BODY) + 1,
-            key="body_pos_w",
-            column=_column(columns, "body_pos_w", col),
-            fix="remove the cut or glitch at these frames and re-interpolate",
-        )
+    jumps = (
+        ("joint_pos", np.abs(np.diff(motion.joint_pos, axis=0)), JUMP_JOINT, "joint jumps", "rad"),
+        (
+            "body_pos_w",
+            np.linalg.norm(np.diff(motion.body_pos_w, axis=0), axis=-1),
+            JUMP_BODY,
+            "body moves",
+            "m",
+        ),
+    )
+    for key, step, limit, what, unit in jumps:
+        for col in np.flatnonzero((step > limit).any(axis=0)):
+            out.frames(
+                "error",
+                "jump",
+                f"{what} up to {step[:, col].max():.3f} {unit} between frames (discontinuous frames listed)",
+                np.flatnonzero(step[:, col] > limit) + 1,
+                key=key,
+                column=_column(columns, key, col),
+                fix="remove the cut or glitch at these frames and re-interpolate",
+            )
 
-    fd = {
-        "joint_vel": np.gradient(motion.joint_pos, dt, axis=0),
-        "body_lin_vel_w": np.gradient(motion.body_pos_w, dt, axis=0),
-        "body_ang_vel_w": _angular_velocity_fd(motion.body_quat_w, dt),
-    }
-    # absolute floor + relative part: finite differences of a smooth motion err by O(dt²)
-    tolerance = {
-        "joint_vel": (1.0, 0.2),
-        "body_lin_vel_w": (0.25, 0.2),
-        "body_ang_vel_w": (1.0, 0.2),
-    }
-    for key, estimate in fd.items():
-        stored = getattr(motion, key)
-        err = np.abs(stored - estimate)
-        absolute, relative = tolerance[key]
+    # (stored key, the key it differentiates, finite-difference estimate, absolute and
+    # relative tolerance): finite differences of a smooth motion err by O(dt²)
+    velocities = (
+        ("joint_vel", "joint_pos", np.gradient(motion.joint_pos, dt, axis=0), 1.0, 0.2),
+        ("body_lin_vel_w", "body_pos_w", np.gradient(motion.body_pos_w, dt, axis=0), 0.25, 0.2),
+        ("body_ang_vel_w", "body_quat_w", _angular_velocity_fd(motion.body_quat_w, dt), 1.0, 0.2),
+    )
+    for key, source, estimate, absolute, relative in velocities:
+        err = np.abs(getattr(motion, key) - estimate)
         bad = err > absolute + relative * np.abs(estimate)
         bad = bad if bad.ndim == 2 else bad.any(axis=-1)
-        source = {
-            "joint_vel": "joint_pos",
-            "body_lin_vel_w": "body_pos_w",
-            "body_ang_vel_w": "body_quat_w",
-        }[key]
         for col in np.flatnonzero(bad.any(axis=0)):
-            worst = err[:, col].max()
             out.frames(
                 "error",
                 "velocity",
-                f"differs from the finite difference of {source} by up to {worst:.3f}",
+                f"differs from the finite difference of {source} by up to {err[:, col].max():.3f}",
                 bad[:, col],
                 key=key,
                 column=_column(columns, key, col),
