@@ -29,6 +29,11 @@ def save(path, arrays: dict) -> str:
     return str(path)
 
 
+def validate_arrays(tmp_path, spec, model, arrays: dict):
+    """The report for ``arrays`` saved as an .npz (validation reads the file, as the CLI does)."""
+    return validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model)
+
+
 def rebuilt(tmp_path, model, spec, wave, change) -> str:
     """A self-consistent motion (FK bodies, FD velocities) from the wave's joints after ``change``."""
     motion = load_motion_arrays(wave)
@@ -68,7 +73,7 @@ def test_shipped_motions_are_valid(repo_root, spec, model):
 def test_missing_key(tmp_path, spec, model, wave):
     arrays = load_motion_arrays(wave)
     del arrays["body_ang_vel_w"]
-    report = validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model)
+    report = validate_arrays(tmp_path, spec, model, arrays)
     problem = only(report, "format")
     assert (
         not report.ok
@@ -81,7 +86,7 @@ def test_missing_key(tmp_path, spec, model, wave):
 def test_nan_names_key_frame_and_joint(tmp_path, spec, model, wave):
     arrays = load_motion_arrays(wave)
     arrays["joint_pos"][42, KNEE] = np.nan
-    problem = only(validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model), "finite")
+    problem = only(validate_arrays(tmp_path, spec, model, arrays), "finite")
     assert (problem.key, problem.frame, problem.column) == ("joint_pos", 42, "left_knee_joint")
 
 
@@ -97,9 +102,7 @@ def test_wrong_fps_says_how_to_resample(tmp_path, spec, model, wave):
 def test_non_unit_quaternion(tmp_path, spec, model, wave):
     arrays = load_motion_arrays(wave)
     arrays["body_quat_w"][7, 4] *= 1.2
-    problem = only(
-        validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model), "quaternion"
-    )
+    problem = only(validate_arrays(tmp_path, spec, model, arrays), "quaternion")
     assert (problem.key, problem.frame, problem.column) == ("body_quat_w", 7, "left_knee_link")
     assert "1.2000" in problem.message
 
@@ -122,7 +125,7 @@ def test_joint_count_mismatch(tmp_path, spec, model, wave):
     for key in ("joint_pos", "joint_vel"):
         arrays[key] = arrays[key][:, :21]
     arrays["joint_names"] = arrays["joint_names"][:21]
-    report = validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model)
+    report = validate_arrays(tmp_path, spec, model, arrays)
     problem = only(report, "joint_count")
     assert problem.key == "joint_pos" and "21 joint columns, robot 'q1' has 22" in problem.message
 
@@ -140,7 +143,7 @@ def test_jump_frames_are_listed(tmp_path, spec, model, wave):
 def test_velocity_disagreeing_with_positions(tmp_path, spec, model, wave):
     arrays = load_motion_arrays(wave)
     arrays["joint_vel"][150:160, 18] += 3.0
-    problem = only(validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model), "velocity")
+    problem = only(validate_arrays(tmp_path, spec, model, arrays), "velocity")
     assert (problem.key, problem.frame, problem.column, problem.count) == (
         "joint_vel",
         150,
@@ -153,7 +156,7 @@ def test_body_pose_disagreeing_with_forward_kinematics(tmp_path, spec, model, wa
     arrays = load_motion_arrays(wave)
     hand = list(arrays["body_names"]).index("right_hand_link")
     arrays["body_pos_w"][50:60, hand, 0] += 0.05
-    report = validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model)
+    report = validate_arrays(tmp_path, spec, model, arrays)
     problem = only(report, "forward_kinematics")
     assert (problem.key, problem.frame, problem.column, problem.count) == (
         "body_pos_w",
@@ -166,7 +169,7 @@ def test_body_pose_disagreeing_with_forward_kinematics(tmp_path, spec, model, wa
 def test_body_below_the_floor(tmp_path, spec, model, wave):
     arrays = load_motion_arrays(wave)
     arrays["body_pos_w"][..., 2] -= 0.05  # the whole robot sunk 5 cm: FK still agrees
-    problem = only(validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model), "floor")
+    problem = only(validate_arrays(tmp_path, spec, model, arrays), "floor")
     assert (
         problem.severity == "error"
         and problem.frame == 0
@@ -177,14 +180,14 @@ def test_body_below_the_floor(tmp_path, spec, model, wave):
 def test_slight_floor_contact_is_a_warning_and_does_not_fail(tmp_path, spec, model, wave):
     arrays = load_motion_arrays(wave)
     arrays["body_pos_w"][..., 2] -= 0.01
-    report = validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model)
+    report = validate_arrays(tmp_path, spec, model, arrays)
     assert report.ok and only(report, "floor").severity == "warning"
 
 
 def test_pickled_object_array_is_refused(tmp_path, spec, model, wave):
     arrays = load_motion_arrays(wave)
     arrays["joint_names"] = np.array(list(arrays["joint_names"]), dtype=object)
-    problem = only(validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model), "format")
+    problem = only(validate_arrays(tmp_path, spec, model, arrays), "format")
     assert problem.key == "joint_names" and "refusing to unpickle" in problem.message
 
 
@@ -250,7 +253,7 @@ def test_joint_names_in_another_order_are_named_column_by_column(tmp_path, spec,
     names = list(arrays["joint_names"])
     names[3], names[9] = names[9], names[3]
     arrays["joint_names"] = np.array(names)
-    report = validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model)
+    report = validate_arrays(tmp_path, spec, model, arrays)
     found = [(p.column, p.message) for p in report.problems if p.check == "joint_names"]
     assert found == [
         ("3", "column holds 'right_knee_joint', robot order expects 'left_knee_joint'"),
@@ -263,7 +266,5 @@ def test_body_count_mismatch(tmp_path, spec, model, wave):
     for key in ("body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w"):
         arrays[key] = arrays[key][:, :24]
     arrays["body_names"] = arrays["body_names"][:24]
-    problem = only(
-        validate_motion_file(save(tmp_path / "m.npz", arrays), spec, model), "body_count"
-    )
+    problem = only(validate_arrays(tmp_path, spec, model, arrays), "body_count")
     assert problem.key == "body_pos_w" and "24 bodies, robot 'q1' has 25" in problem.message
