@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,13 +19,10 @@ from torch import nn
 from . import gaussian
 from .config import PPOConfig
 from .networks import ActorCritic
-from .normalizer import EmpiricalNormalizer
+from .normalizer import EmpiricalNormalizer, Reducer
 from .storage import RolloutStorage
 
 log = logging.getLogger(__name__)
-
-Reducer = Callable[[torch.Tensor], torch.Tensor]
-"""Sums a tensor over ranks in place and returns it (identity in one process)."""
 
 NONFINITE_NAMES = ("surrogate loss", "value loss", "entropy", "gradients")
 

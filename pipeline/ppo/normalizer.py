@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 Reducer = Callable[[torch.Tensor], torch.Tensor]
-"""Sums a tensor over distributed ranks (identity in a single process)."""
+"""Sums a tensor over distributed ranks in place and returns it (identity in a single process)."""
 
 
 class EmpiricalNormalizer(nn.Module):
