@@ -200,16 +200,16 @@ def _keyframe_arrays(source: MotionSource, spec: RobotSpec, indices: RobotIndice
     return np.array(joints), np.array(positions), np.array(quats)
 
 
-def _interpolate(times: np.ndarray, key_times: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Minimum-jerk interpolation of keyframe ``values`` [K, ...] at ``times`` [T]."""
+def _segments(times: np.ndarray, key_times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per time: the keyframe segment it falls in, and its minimum-jerk blend (0 → 1) across it."""
     seg = np.clip(np.searchsorted(key_times, times, side="right") - 1, 0, len(key_times) - 2)
-    u = (times - key_times[seg]) / (key_times[seg + 1] - key_times[seg])
-    s = minimum_jerk(u).reshape(-1, *([1] * (values.ndim - 1)))
+    return seg, minimum_jerk((times - key_times[seg]) / (key_times[seg + 1] - key_times[seg]))
+
+
+def _interpolate(seg: np.ndarray, s: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Keyframe ``values`` [K, ...] blended at each time's segment ``seg`` by ``s`` (from ``_segments``)."""
+    s = s.reshape(-1, *([1] * (values.ndim - 1)))
     return values[seg] + s * (values[seg + 1] - values[seg])
-
-
-def _segments(times: np.ndarray, key_times: np.ndarray) -> np.ndarray:
-    return np.clip(np.searchsorted(key_times, times, side="right") - 1, 0, len(key_times) - 2)
 
 
 def author_motion(
@@ -222,12 +222,11 @@ def author_motion(
     key_times = np.array([k.time for k in source.keyframes])
     frames = int(round(key_times[-1] * source.fps)) + 1
     times = np.arange(frames) / source.fps
-    seg = _segments(times, key_times)
-    s = minimum_jerk((times - key_times[seg]) / (key_times[seg + 1] - key_times[seg]))
+    seg, s = _segments(times, key_times)
 
-    joint_pos = _interpolate(times, key_times, key_joints)
+    joint_pos = _interpolate(seg, s, key_joints)
     root_quat = quat_slerp(key_quat[seg], key_quat[seg + 1], s)
-    root_pos = _interpolate(times, key_times, key_pos)
+    root_pos = _interpolate(seg, s, key_pos)
 
     lowest, feet_xy = _floor_and_feet(model, indices, root_pos, root_quat, joint_pos)
     # Root height: on floor keyframes the lowest point rests on z = 0; between two
@@ -235,7 +234,7 @@ def author_motion(
     key_frames = np.round(key_times * source.fps).astype(int)
     on_floor = np.array([k.floor for k in source.keyframes])
     key_z = np.where(on_floor, root_pos[key_frames, 2] - lowest[key_frames], key_pos[:, 2])
-    z = _interpolate(times, key_times, key_z)
+    z = _interpolate(seg, s, key_z)
     both = on_floor[seg] & on_floor[seg + 1]
     z[both] = (root_pos[:, 2] - lowest)[both]
     root_pos[:, 2] = z
