@@ -248,7 +248,7 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
         "checks": checks, "checks_passed": all(c["ok"] for c in checks),
         **groups, "wall_s": time.perf_counter() - t0,
-        **({"_frames": frames} if record_frames else {}),
+        **({"_frames": frames, "_setup": setup} if record_frames else {}),
     }
 
 
@@ -297,7 +297,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
                        if e.get("start_step") is not None]
         starts = starts[1:] or [0]
     report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz)
-    frames = report.pop("_frames", {})
+    frames, setup = report.pop("_frames", {}), report.pop("_setup", None)
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []
     if evaluation:
@@ -315,8 +315,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["gap_thresholds"] = GAP_THRESHOLDS
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
-    if video and frames:
-        setup = prepare(onnx_path, mjcf, physics_hz)
+    if video and frames:  # the run's own setup: the ONNX and MJCF are loaded and checked once
         path = render_episode(setup, frames[starts[0]], run_dir / "videos" / "sim2sim.mp4")
         if path is not None:
             report["video"] = str(path)
