@@ -166,12 +166,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def section_fields(section: str) -> dict[str, dataclasses.Field]:
-    """The fields of a config section by name (``ppo``, ``policy``, ``runner``, or ``train`` for top level)."""
-    klass = {"ppo": PPOConfig, "policy": PolicyConfig, "runner": RunnerConfig, "train": TrainConfig}[section]
-    return {f.name: f for f in dataclasses.fields(klass)}
-
-
 # -- overrides: task sections, then --set key=value ---------------------------------
 KEY_ALIASES = {"ppo.lr": "ppo.learning_rate", "ppo.epochs": "ppo.num_learning_epochs"}
 """Short spellings accepted by ``--set``."""
