@@ -271,6 +271,15 @@ def gap_flags(gaps: dict[str, float], thresholds: dict[str, float] | None = None
             for key, limit in thresholds.items() if key in gaps and not abs(gaps[key]) <= limit]
 
 
+def checkpoint_flags(policy: dict, evaluation: dict) -> list[str]:
+    """A flag when eval.json scored another checkpoint than the ONNX's ``policy`` metadata names."""
+    exported = (policy.get("checkpoint"), str(policy.get("iteration")))
+    evaluated = (Path(str(evaluation.get("checkpoint"))).name, str(evaluation.get("iteration")))
+    if exported == evaluated:
+        return []
+    return [f"eval.json scored {evaluated[0]} (iteration {evaluated[1]}) but the ONNX holds "
+            f"{exported[0]} (iteration {exported[1]}): the gaps compare different policies"]
+
 def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
                     physics_hz: float = PHYSICS_HZ) -> dict:
     """sim2sim for a run: its export/policy.onnx on ``mjcf``, from eval.json's start frames when present.
@@ -301,11 +310,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []
     if evaluation:
-        exported = (report["policy"].get("checkpoint"), str(report["policy"].get("iteration")))
-        evaluated = (Path(str(evaluation.get("checkpoint"))).name, str(evaluation.get("iteration")))
-        if exported != evaluated:
-            flags.append(f"eval.json scored {evaluated[0]} (iteration {evaluated[1]}) but the ONNX holds "
-                         f"{exported[0]} (iteration {exported[1]}): the gaps compare different policies")
+        flags += checkpoint_flags(report["policy"], evaluation)
         report["gap_vs_eval"] = {}
         for group in ("from_start", "sampled"):
             if group in report and group in evaluation:

@@ -241,7 +241,7 @@ def planar_sim2sim_run_dir(run_dir: Path, onnx_path: Path, mjcf: str | Path, *, 
                            physics_hz: float = PHYSICS_HZ) -> dict:
     """sim2sim.json for a run with a planar ``policy`` export, compared with eval.json's ``episodes``."""
     from .atomic import atomic_write_text
-    from .sim2sim import SIM2SIM_FILE, gap_flags
+    from .sim2sim import SIM2SIM_FILE, checkpoint_flags, gap_flags
 
     eval_path = run_dir / "eval.json"
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
@@ -250,11 +250,7 @@ def planar_sim2sim_run_dir(run_dir: Path, onnx_path: Path, mjcf: str | Path, *, 
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []
     if evaluation and "episodes" in evaluation:
-        exported = (report["policy"].get("checkpoint"), str(report["policy"].get("iteration")))
-        evaluated = (Path(str(evaluation.get("checkpoint"))).name, str(evaluation.get("iteration")))
-        if exported != evaluated:
-            flags.append(f"eval.json scored {evaluated[0]} (iteration {evaluated[1]}) but the ONNX holds "
-                         f"{exported[0]} (iteration {exported[1]}): the gaps compare different policies")
+        flags += checkpoint_flags(report["policy"], evaluation)
         ours, theirs = report["episodes"], evaluation["episodes"]
         gaps = {k: float(ours[k]) - float(theirs[k]) for k in COMPARED_KEYS if k in ours and k in theirs}
         report["gap_vs_eval"] = {"episodes": gaps}
