@@ -25,6 +25,7 @@ from .errors import RenderError
 from .kinematics import set_qpos
 from .motion import Motion
 from .robot import RobotIndices, RobotSpec, load_robot_model, robot_indices
+from .rotations import quat_normalize
 
 log = logging.getLogger(__name__)
 
@@ -120,10 +121,14 @@ class MotionRenderer:
         lookat = np.array([*motion.body_pos_w[0, root, :2], camera.height])
         self.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = camera.shadows
         self.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = camera.shadows
+        root_quat = quat_normalize(motion.body_quat_w[:, root])
         for t in range(motion.num_frames):
-            quat = motion.body_quat_w[t, root] / np.linalg.norm(motion.body_quat_w[t, root])
             set_qpos(
-                self.data.qpos, self.indices, motion.body_pos_w[t, root], quat, motion.joint_pos[t]
+                self.data.qpos,
+                self.indices,
+                motion.body_pos_w[t, root],
+                root_quat[t],
+                motion.joint_pos[t],
             )
             mujoco.mj_forward(self.model, self.data)
             # follow the root horizontally; a fixed height keeps a get-up from bobbing the view

@@ -18,7 +18,13 @@ from .kinematics import geom_vertical_extent, posed_frames, robot_geoms
 from .motion import ARRAY_KEYS, Motion, load_motion
 from .motion_problems import Problem, ProblemCollector, ValidationReport
 from .robot import RobotIndices, RobotSpec, load_robot_model, robot_indices
-from .rotations import quat_conjugate, quat_error_magnitude, quat_mul, quat_to_rotvec
+from .rotations import (
+    quat_conjugate,
+    quat_error_magnitude,
+    quat_mul,
+    quat_normalize,
+    quat_to_rotvec,
+)
 
 TRAINING_FPS = 50.0
 QUAT_NORM_TOL = 1e-3
@@ -322,9 +328,7 @@ def _check_kinematics(
     rot_err = np.empty((frames, model.nbody - 1))
     lowest = np.empty(frames)
     lowest_geom = np.empty(frames, dtype=int)
-    root_quat = motion.body_quat_w[:, root] / np.linalg.norm(
-        motion.body_quat_w[:, root], axis=-1, keepdims=True
-    )
+    root_quat = quat_normalize(motion.body_quat_w[:, root])
     for t, data in posed_frames(
         model, indices, motion.body_pos_w[:, root], root_quat, motion.joint_pos
     ):
