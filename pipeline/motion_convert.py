@@ -18,7 +18,7 @@ from .atomic import atomic_open
 from .errors import MotionError
 from .kinematics import motion_from_trajectory
 from .motion import Motion
-from .robot import RobotSpec, load_robot_model, robot_indices
+from .robot import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from .rotations import quat_normalize, quat_slerp
 
 ROOT_COLUMNS = 7  # x y z, qx qy qz qw
@@ -110,11 +110,9 @@ def convert_csv(
     )
 
 
-def root_trajectory(
-    motion: Motion, spec: RobotSpec, model: mujoco.MjModel
-) -> tuple[np.ndarray, np.ndarray]:
+def root_trajectory(motion: Motion, indices: RobotIndices) -> tuple[np.ndarray, np.ndarray]:
     """The root body's positions [T, 3] and w-x-y-z quaternions [T, 4] stored in a motion."""
-    root = robot_indices(model, spec).root_body_id - 1
+    root = indices.root_body_id - 1
     return motion.body_pos_w[:, root], quat_normalize(motion.body_quat_w[:, root])
 
 
@@ -128,10 +126,11 @@ def resample_motion(
             f"{motion.source}: {motion.joint_pos.shape[1]} joints, robot {spec.name!r} has {spec.num_joints}",
             fix="pass the robot the motion was made for (--robot)",
         )
-    root_pos, root_quat = root_trajectory(motion, spec, model)
+    indices = robot_indices(model, spec)
+    root_pos, root_quat = root_trajectory(motion, indices)
     root_pos, root_quat, joints = resample(motion.fps, fps, root_pos, root_quat, motion.joint_pos)
     return motion_from_trajectory(
-        model, robot_indices(model, spec), spec.joint_names, fps, root_pos, root_quat, joints
+        model, indices, spec.joint_names, fps, root_pos, root_quat, joints
     )
 
 
@@ -140,7 +139,7 @@ def write_csv(
 ) -> None:
     """Write ``motion`` in the CSV layout (root xyz, quaternion x y z w, joints), atomically."""
     model = load_robot_model(spec) if model is None else model
-    root_pos, root_quat = root_trajectory(motion, spec, model)
+    root_pos, root_quat = root_trajectory(motion, robot_indices(model, spec))
     table = np.concatenate((root_pos, root_quat[:, [1, 2, 3, 0]], motion.joint_pos), axis=1)
     with atomic_open(path, "w") as fh:
         # repr-exact floats, so CSV → npz → CSV loses nothing but the npz's float32 rounding
