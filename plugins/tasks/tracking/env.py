@@ -129,6 +129,12 @@ class TrackingEnv(VecEnv):
             if self.randomize and rand.get("push")
             else None
         )
+        if self.randomize:
+            # reset-noise ranges, parsed once rather than at every reset
+            axes = AXES_LINEAR + AXES_ANGULAR
+            self._reset_pose_range = uniform_ranges(rand["reset_pose"], axes)
+            self._reset_velocity_range = uniform_ranges(rand["reset_velocity"], axes)
+            self._reset_joint_range = rand["reset_joint_pos"]
 
         self.state = TrackingState(self.sim, tm, self.reference)
         self.rewards = RewardManager.from_config(
@@ -293,16 +299,13 @@ class TrackingEnv(VecEnv):
         ang_vel_w = ref.root_ang_vel_w[t].copy()
         joint_pos = ref.joint_pos[t].copy()
         if self.randomize:
-            rand = self.config["randomization"]
-            low, high = uniform_ranges(rand["reset_pose"], AXES_LINEAR + AXES_ANGULAR)
-            pose = rng.uniform(low, high, size=(n, 6))
+            pose = rng.uniform(*self._reset_pose_range, size=(n, 6))
             root_pos += pose[:, :3]
             root_quat = quat_mul(quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]), root_quat)
-            low, high = uniform_ranges(rand["reset_velocity"], AXES_LINEAR + AXES_ANGULAR)
-            vel = rng.uniform(low, high, size=(n, 6))
+            vel = rng.uniform(*self._reset_velocity_range, size=(n, 6))
             lin_vel += vel[:, :3]
             ang_vel_w += vel[:, 3:]
-            joint_pos += rng.uniform(*rand["reset_joint_pos"], size=joint_pos.shape)
+            joint_pos += rng.uniform(*self._reset_joint_range, size=joint_pos.shape)
             limits = self.model_info.soft_joint_pos_limits
             np.clip(joint_pos, limits[:, 0], limits[:, 1], out=joint_pos)
 
