@@ -122,6 +122,8 @@ class Sim2SimSetup:
     thresholds: FailureThresholds
     substeps: int
     index: dict[str, np.ndarray]
+    control_dt: float
+    """Seconds per policy step (metadata ``control_dt``, else 1 / ``fps``)."""
 
 
 def _threshold(meta: dict, key: str, default: float) -> float:
@@ -139,7 +141,8 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
     session, meta = load_policy(onnx_path)
     model = mujoco.MjModel.from_xml_path(str(mjcf_path))
     robot = check_policy_robot(session, meta, model)
-    substeps = setup_torque_loop(robot, meta, float(meta.get("control_dt") or 1.0 / meta["fps"]), physics_hz)
+    control_dt = float(meta.get("control_dt") or 1.0 / meta["fps"])
+    substeps = setup_torque_loop(robot, meta, control_dt, physics_hz)
     ref = reference_table(session, meta)
     names = meta["body_names"]
     index = {
@@ -154,7 +157,8 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
         anchor_ori=_threshold(meta, "termination_anchor_orientation", FailureThresholds.anchor_ori),
         ee_height=_threshold(meta, "termination_end_effector_height", FailureThresholds.ee_height),
     )
-    return Sim2SimSetup(session, meta, robot, ref, DeployObservation(robot, meta), thresholds, substeps, index)
+    return Sim2SimSetup(session, meta, robot, ref, DeployObservation(robot, meta), thresholds, substeps, index,
+                        control_dt)
 
 
 def _root_name(robot: DeployRobot) -> str:
@@ -224,8 +228,7 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
     """Check the pair, run one episode per start step and return the sim2sim report (metrics and checks)."""
     t0 = time.perf_counter()
     setup = prepare(onnx_path, mjcf_path, physics_hz)
-    meta = setup.meta
-    control_dt = float(meta.get("control_dt") or 1.0 / meta["fps"])
+    meta, control_dt = setup.meta, setup.control_dt
     max_steps = int(max_steps or meta.get("max_episode_steps") or setup.reference["joint_pos"].shape[0])
     groups: dict[str, dict] = {}
     frames: dict[int, list] = {}
@@ -341,8 +344,8 @@ def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | No
         ghost[r.root_qpos_adr + 3:r.root_qpos_adr + 7] = ref["body_quat_w"][t, root]
         ghost[r.qpos_adr] = ref["joint_pos"][t]
         ghosts.append(ghost)
-    fps = 1.0 / float(setup.meta.get("control_dt") or 1.0 / setup.meta["fps"])
-    return render_ghost_video(r.model, [q for q, _ in frames], ghosts, r.root_body, output, fps, title="sim2sim")
+    return render_ghost_video(r.model, [q for q, _ in frames], ghosts, r.root_body, output, 1.0 / setup.control_dt,
+                              title="sim2sim")
 
 
 def main(argv: list[str] | None = None) -> int:
