@@ -17,13 +17,12 @@ class EmpiricalNormalizer(nn.Module):
     Statistics are buffers, so they travel in ``state_dict`` and in an ONNX
     graph as constants. ``update`` merges a batch with Chan's parallel formula;
     with ``reduce`` the batch sums of all ranks are merged, keeping every rank's
-    normaliser identical. ``until`` stops updating after that many samples.
+    normaliser identical.
     """
 
-    def __init__(self, size: int, eps: float = 1e-2, until: int | None = None) -> None:
+    def __init__(self, size: int, eps: float = 1e-2) -> None:
         super().__init__()
         self.eps = eps
-        self.until = until
         self.register_buffer("mean", torch.zeros(size))
         self.register_buffer("var", torch.ones(size))
         self.register_buffer("count", torch.zeros((), dtype=torch.float64))
@@ -34,8 +33,6 @@ class EmpiricalNormalizer(nn.Module):
     @torch.no_grad()
     def update(self, x: torch.Tensor, reduce: Reducer | None = None) -> None:
         """Fold the batch ``x`` [B, size] into the running mean and variance."""
-        if self.until is not None and float(self.count) >= self.until:
-            return
         stats = torch.cat([x.sum(0), (x * x).sum(0)]).to(torch.float64)
         n = torch.tensor(float(x.shape[0]), dtype=torch.float64, device=x.device)
         if reduce is not None:
