@@ -91,6 +91,15 @@ def _summary(metrics: dict[str, Any]) -> dict[str, Any]:
             for key in keys if metrics.get(key) is not None}
 
 
+def _metrics_result(ctx: StageContext, outputs: dict[str, str], report: dict[str, Any],
+                    warnings: list[str]) -> StageResult:
+    """The result of a stage that wrote a metrics report (eval.json, sim2sim.json), with its video if any."""
+    if report.get("video"):
+        outputs["video"] = _relative(ctx, report["video"])
+    overall = headline_metrics(report)
+    return StageResult(outputs=outputs, summary=_summary(overall), message=_headline(overall), warnings=warnings)
+
+
 def evaluate(ctx: StageContext) -> StageResult:
     """Run the deterministic policy in the training simulator and write eval.json."""
     evaluation = _require("primebot.pipeline.evaluate", "evaluate")
@@ -98,11 +107,7 @@ def evaluate(ctx: StageContext) -> StageResult:
     report, warnings = _with_video(
         ctx, lambda video: evaluation.evaluate_run(ctx.registry, ctx.run_dir, episodes=s.eval_episodes,
                                                    seed=s.seed, video=video), "evaluation")
-    outputs = {"eval.json": evaluation.EVAL_FILE}
-    if report.get("video"):
-        outputs["video"] = _relative(ctx, report["video"])
-    overall = headline_metrics(report)
-    return StageResult(outputs=outputs, summary=_summary(overall), message=_headline(overall), warnings=warnings)
+    return _metrics_result(ctx, {"eval.json": evaluation.EVAL_FILE}, report, warnings)
 
 
 def sim2sim(ctx: StageContext) -> StageResult:
@@ -120,8 +125,4 @@ def sim2sim(ctx: StageContext) -> StageResult:
         raise ExportError(f"sim2sim checks failed: {', '.join(failed)} (see {deploy.SIM2SIM_FILE})",
                           fix="re-export the policy; check the metadata against the robot (docs/deploy.md)")
     warnings += [f"sim2sim gap: {line}" for line in report.get("gap_flags", [])]
-    outputs = {"sim2sim.json": deploy.SIM2SIM_FILE}
-    if report.get("video"):
-        outputs["video"] = _relative(ctx, report["video"])
-    overall = headline_metrics(report)
-    return StageResult(outputs=outputs, summary=_summary(overall), message=_headline(overall), warnings=warnings)
+    return _metrics_result(ctx, {"sim2sim.json": deploy.SIM2SIM_FILE}, report, warnings)
