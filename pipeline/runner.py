@@ -309,18 +309,20 @@ class OnPolicyRunner:
         best_every = max(1, self.cfg.runner.save_interval // 10)
         if ret is not None and ret > self.best_return and self.iteration % best_every == 0:
             self.best_return = ret
-            payload = self.checkpoint_payload()
-            if self.run_dir is not None and self.dist.is_main:
-                save_checkpoint(self.run_dir / BEST_CHECKPOINT, payload)
+            self._save_as(BEST_CHECKPOINT)
 
     def save_numbered(self) -> Path | None:
         """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather)."""
         if self.run_dir is None and not self.dist.enabled:
             return None
+        return self._save_as(f"model_{self.iteration}.pt")
+
+    def _save_as(self, name: str) -> Path | None:
+        """Gather every rank's state (all ranks call this); rank 0 writes it as ``run_dir/name``."""
         payload = self.checkpoint_payload()
         if self.run_dir is None or not self.dist.is_main:
             return None
-        return save_checkpoint(self.run_dir / f"model_{self.iteration}.pt", payload)
+        return save_checkpoint(self.run_dir / name, payload)
 
     def save(self, path: str | Path) -> Path:
         """Write a checkpoint of the current state to ``path`` (atomic; refuses non-finite)."""
