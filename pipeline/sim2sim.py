@@ -52,6 +52,7 @@ from .deploy_policy import (
     reference_table,
     setup_torque_loop,
 )
+from .errors import ExportError
 from .sim2sim_planar import is_planar_policy, planar_sim2sim_run_dir, run_planar_sim2sim
 from .tracking_metrics import (
     PHYSICS_FAULT,
@@ -282,6 +283,14 @@ def checkpoint_flags(policy: dict, evaluation: dict) -> list[str]:
         return []
     return [f"eval.json scored {evaluated[0]} (iteration {evaluated[1]}) but the ONNX holds "
             f"{exported[0]} (iteration {exported[1]}): the gaps compare different policies"]
+
+def require_checks_passed(report: dict, report_path: str | Path) -> None:
+    """Raise ``ExportError`` naming the failed checks of a sim2sim report (written to ``report_path``)."""
+    if report.get("checks_passed", True):
+        return
+    failed = [c["name"] for c in report.get("checks", []) if not c.get("ok")]
+    raise ExportError(f"sim2sim checks failed: {', '.join(failed)} (see {report_path})",
+                      fix="re-export the policy; check the metadata against the robot (docs/deploy.md)")
 
 def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
                     physics_hz: float = PHYSICS_HZ) -> dict:

@@ -32,7 +32,7 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
     """
     from ..commands.evaluate import metrics_table, scalar_table
     from ..rundir import read_args
-    from ..sim2sim import SIM2SIM_FILE, sim2sim_run_dir
+    from ..sim2sim import SIM2SIM_FILE, require_checks_passed, sim2sim_run_dir
 
     if mjcf is None:
         robot = read_args(run_dir).get("config", {}).get("robot")
@@ -50,10 +50,7 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
         click.secho(f"GAP: {line}", fg="yellow")
     if "video" in report:
         click.echo(f"video: {report['video']}")
-    if not report["checks_passed"]:
-        failed = [c["name"] for c in report["checks"] if not c["ok"]]
-        raise ExportError(f"sim2sim checks failed: {', '.join(failed)} (see {run_dir}/{SIM2SIM_FILE})",
-                          fix="re-export the policy; check the metadata against the robot (docs/deploy.md)")
+    require_checks_passed(report, f"{run_dir}/{SIM2SIM_FILE}")
     if strict and report["gap_flagged"]:
         raise ExportError(f"sim2sim differs from eval beyond the thresholds: {'; '.join(report['gap_flags'])}")
     click.echo(f"[DONE] sim2sim: {run_dir}/{SIM2SIM_FILE}" + (" (gap flagged)" if report["gap_flagged"] else ""))

@@ -112,7 +112,6 @@ def evaluate(ctx: StageContext) -> StageResult:
 
 def sim2sim(ctx: StageContext) -> StageResult:
     """Replay the exported ONNX in the deploy-style loop and write sim2sim.json."""
-    from primebot.pipeline.errors import ExportError
     from primebot.pipeline.rundir import read_args
 
     deploy = _require("primebot.pipeline.sim2sim", "sim2sim")
@@ -120,9 +119,6 @@ def sim2sim(ctx: StageContext) -> StageResult:
     mjcf = str(ctx.registry.get("robots", robot).mjcf)
     report, warnings = _with_video(
         ctx, lambda video: deploy.sim2sim_run_dir(ctx.run_dir, mjcf, video=video), "sim2sim")
-    if not report.get("checks_passed", True):
-        failed = [c["name"] for c in report.get("checks", []) if not c.get("ok")]
-        raise ExportError(f"sim2sim checks failed: {', '.join(failed)} (see {deploy.SIM2SIM_FILE})",
-                          fix="re-export the policy; check the metadata against the robot (docs/deploy.md)")
+    deploy.require_checks_passed(report, deploy.SIM2SIM_FILE)
     warnings += [f"sim2sim gap: {line}" for line in report.get("gap_flags", [])]
     return _metrics_result(ctx, {"sim2sim.json": deploy.SIM2SIM_FILE}, report, warnings)
