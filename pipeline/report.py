@@ -20,9 +20,10 @@ from typing import Any
 
 from . import __version__
 from .atomic import atomic_write_text
+from .errors import ConfigError
 from .pipeline_record import PIPELINE_FILE, format_duration
 from .report_curves import render_curves
-from .rundir import CSV_FILE
+from .rundir import CSV_FILE, read_args
 from .training_log import read_csv_rows
 
 log = logging.getLogger(__name__)
@@ -112,14 +113,10 @@ def _format_value(value: float) -> str:
 
 def _read_args_config(run_dir: Path) -> dict[str, Any]:
     """The ``config`` section of the run's args.yaml (written by the train stage), or {}."""
-    import yaml
-
-    path = run_dir / "args.yaml"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, yaml.YAMLError):
+        config = read_args(run_dir).get("config")
+    except (OSError, ConfigError):  # no train stage yet, or an unreadable file: the report still renders
         return {}
-    config = data.get("config") if isinstance(data, dict) else None
     return config if isinstance(config, dict) else {}
 
 
