@@ -343,15 +343,15 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
 def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | None:
     """The episode's robot with the reference as a ghost (``ghost_video``); None without OpenGL."""
     from .ghost_video import render_ghost_video
+    from .kinematics import set_qpos
 
     r, ref = setup.robot, setup.reference
     root = int(setup.index["root"][0])
     ghosts = []
     for qpos, t in frames:
         ghost = qpos.copy()
-        ghost[r.root_qpos_adr:r.root_qpos_adr + 3] = ref["body_pos_w"][t, root]
-        ghost[r.root_qpos_adr + 3:r.root_qpos_adr + 7] = ref["body_quat_w"][t, root]
-        ghost[r.qpos_adr] = ref["joint_pos"][t]
+        # DeployRobot has the root_qpos_adr and qpos_adr set_qpos reads from RobotIndices
+        set_qpos(ghost, r, ref["body_pos_w"][t, root], ref["body_quat_w"][t, root], ref["joint_pos"][t])
         ghosts.append(ghost)
     return render_ghost_video(r.model, [q for q, _ in frames], ghosts, r.root_body, output, 1.0 / setup.control_dt,
                               title="sim2sim")
