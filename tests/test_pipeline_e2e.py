@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_pipeline_run import only_run_dir, read_pipeline
 
 STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
 
@@ -34,16 +35,6 @@ def _environ() -> dict[str, str]:
 def _pipeline(args: list[str], cwd: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "primebot.pipeline", "pipeline", "run", *args], cwd=cwd,
                             env=_environ(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-
-
-def _run_dir(log_dir: Path) -> Path:
-    found = [p.parent for p in log_dir.rglob("pipeline.json")]
-    assert len(found) == 1, found
-    return found[0]
-
-
-def _doc(run_dir: Path) -> dict:
-    return json.loads((run_dir / "pipeline.json").read_text(encoding="utf-8"))
 
 
 @pytest.mark.slow
@@ -65,8 +56,8 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     proc.send_signal(signal.SIGINT)
     output, _ = proc.communicate(timeout=240)
     assert proc.returncode == 130, output[-3000:]
-    run_dir = _run_dir(logs)
-    doc = _doc(run_dir)
+    run_dir = only_run_dir(logs)
+    doc = read_pipeline(run_dir)
     assert doc["status"] == "interrupted"
     statuses = {s["name"]: s["status"] for s in doc["stages"]}
     assert statuses["train"] == "interrupted" and statuses["smoke"] == "done" and statuses["evaluate"] == "pending"
@@ -77,7 +68,7 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     proc = _pipeline(["--resume", str(run_dir)], tmp_path)
     output, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, output[-3000:]
-    doc = _doc(run_dir)
+    doc = read_pipeline(run_dir)
     assert doc["status"] == "done"
     by_name = {s["name"]: s for s in doc["stages"]}
     assert [s["name"] for s in doc["stages"]] == STAGES
@@ -109,8 +100,8 @@ def test_an_invalid_motion_stops_at_validate_with_its_report(repo_root, tmp_path
     proc = _pipeline([str(bad), "--no-video", "--log-dir", str(tmp_path / "logs")], tmp_path)
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 5, output  # MotionError
-    run_dir = _run_dir(tmp_path / "logs")
-    doc = _doc(run_dir)
+    run_dir = only_run_dir(tmp_path / "logs")
+    doc = read_pipeline(run_dir)
     validate = doc["stages"][0]
     assert validate["status"] == "failed" and validate["error"]["type"] == "MotionError"
     assert "frame 12" in validate["error"]["message"] and "joint_pos" in validate["error"]["message"]
@@ -128,7 +119,7 @@ def test_an_unavailable_device_stops_at_smoke_with_the_fix(repo_root, tmp_path):
                       "--log-dir", str(tmp_path / "logs")], tmp_path)
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 4, output  # DeviceUnavailableError
-    doc = _doc(_run_dir(tmp_path / "logs"))
+    doc = read_pipeline(only_run_dir(tmp_path / "logs"))
     statuses = {s["name"]: s["status"] for s in doc["stages"]}
     assert statuses == {"validate": "done", "replay": "skipped", "smoke": "failed", "train": "pending",
                         "evaluate": "pending", "export": "pending", "sim2sim": "pending"}
@@ -144,7 +135,7 @@ def test_the_run_directory_keeps_working_after_the_source_motion_changes(repo_ro
     proc = _pipeline([str(motion), "--only", "validate", "--log-dir", str(tmp_path / "logs")], tmp_path)
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, output
-    run_dir = _run_dir(tmp_path / "logs")
+    run_dir = only_run_dir(tmp_path / "logs")
     assert run_dir.parent.name == "挥手"
     assert (run_dir / "挥手.npz").read_bytes() == motion.read_bytes()
-    assert _doc(run_dir)["stages"][0]["outputs"]["motion"] == "挥手.npz"
+    assert read_pipeline(run_dir)["stages"][0]["outputs"]["motion"] == "挥手.npz"
