@@ -394,9 +394,7 @@ class OnPolicyRunner:
     def _agreed_stop(self) -> str:
         if not self.dist.enabled:
             return self._stop
-        flag = torch.tensor([1.0 if self._stop else 0.0])
-        if self.device != "cpu":
-            flag = flag.to(self.device)
+        flag = torch.tensor([1.0 if self._stop else 0.0], device=self.device)
         self.dist.all_reduce_sum(flag)
         return (self._stop or "SIGTERM") if float(flag) > 0 else ""
 
