@@ -275,10 +275,6 @@ class TrackingEnv(VecEnv):
             timings[name] += dt
         return result
 
-    def episode_stats(self) -> dict[str, float]:
-        """``episode/<term>`` and ``episode/length`` means over the last N finished episodes."""
-        return self._window.means()
-
     def close(self) -> None:
         self.sim.close()
 
