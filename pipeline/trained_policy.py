@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,8 @@ class TrainedPolicy:
     checkpoint: Path
     iteration: int
     run_dir: Path
+    _motion: Motion | None = field(default=None, init=False, repr=False, compare=False)
+    """The motion once loaded (eval builds two envs, export an env and the ONNX from it)."""
 
     @torch.no_grad()
     def act(self, obs: np.ndarray) -> np.ndarray:
@@ -63,7 +65,9 @@ class TrainedPolicy:
         return self.actor(self.obs_normalizer(x)).numpy()
 
     def motion(self) -> Motion:
-        """The reference motion the run trained on, checked against the recorded SHA-256."""
+        """The reference motion the run trained on, checked against the recorded SHA-256 (loaded once)."""
+        if self._motion is not None:
+            return self._motion
         if not self.config.motion:
             raise ConfigError(f"run {self.run_dir} has no motion in args.yaml (task {self.config.task!r})")
         given = Path(self.config.motion)
@@ -77,6 +81,7 @@ class TrainedPolicy:
                 f"(sha256 {motion.sha256[:12]}… ≠ {self.config.motion_sha256[:12]}…)",
                 fix="restore the original motion file",
             )
+        self._motion = motion
         return motion
 
 
