@@ -13,7 +13,6 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +56,6 @@ class TrainingLog:
         self,
         run_dir: str | Path,
         *,
-        columns: Sequence[str] = (),
         keep_until: int | None = None,
         plot_interval_s: float = 30.0,
         tensorboard: bool = False,
@@ -67,12 +65,12 @@ class TrainingLog:
         self.csv_path = self.run_dir / CSV_FILE
         self.png_path = self.run_dir / CURVE_FILE
         self.plot_interval_s = plot_interval_s
-        self.header: list[str] = list(columns)
+        self.header: list[str] = []
         self.rows: list[dict[str, Any]] = []
         if keep_until is not None and self.csv_path.is_file():
             header, rows = read_csv_rows(self.csv_path)
             self.rows = [r for r in rows if r.get("iteration") and int(r["iteration"]) <= keep_until]
-            self.header = header or self.header
+            self.header = header
         self._rewrite()
         self._tb = self._open_tensorboard() if tensorboard else None
         self._queue: queue.Queue = queue.Queue()
