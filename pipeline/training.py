@@ -104,7 +104,7 @@ def _device_for_rank(resolved: ResolvedDevice, ctx: DistContext) -> ResolvedDevi
     return device
 
 
-def _resume_config(request: TrainRequest) -> tuple[TrainConfig, dict[str, Any]]:
+def _resume_config(request: TrainRequest) -> TrainConfig:
     changed = [name for name in ("task", "robot", "num_envs", "seed", "run_name") if getattr(request, name) is not None]
     if request.sets:
         changed.append("--set")
@@ -120,7 +120,7 @@ def _resume_config(request: TrainRequest) -> tuple[TrainConfig, dict[str, Any]]:
         raise ConfigError(f"{request.resume}/args.yaml has no usable 'config' section: {exc}") from None
     if request.iterations is not None:
         cfg.iterations = request.iterations
-    return cfg, args
+    return cfg
 
 
 @dataclass
@@ -137,7 +137,7 @@ class TrainOutcome:
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
     """Train as ``request`` says. The process group (under torchrun) is left up for the caller."""
     if request.resume:
-        cfg, _ = _resume_config(request)
+        cfg = _resume_config(request)
         motion_path = request.motion or cfg.motion
     else:
         cfg = None
