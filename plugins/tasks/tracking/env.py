@@ -307,14 +307,12 @@ class TrackingEnv(VecEnv):
 
         qpos = np.repeat(self._qpos_template[None], n, axis=0)
         qvel = np.zeros((n, self.sim.qvel.shape[1]))
-        r, d = idx.root_qpos_adr, idx.root_dof_adr
-        qpos[:, r : r + 3] = root_pos
-        qpos[:, r + 3 : r + 7] = root_quat
+        tm = self.model_info
+        qpos[:, tm.root_pos_qpos] = root_pos
+        qpos[:, tm.root_quat_qpos] = root_quat
         qpos[:, idx.qpos_adr] = joint_pos
-        qvel[:, d : d + 3] = lin_vel
-        qvel[:, d + 3 : d + 6] = quat_apply_inverse(
-            root_quat, ang_vel_w
-        )  # body-frame angular velocity
+        qvel[:, tm.root_lin_vel_qvel] = lin_vel
+        qvel[:, tm.root_ang_vel_qvel] = quat_apply_inverse(root_quat, ang_vel_w)  # body frame
         qvel[:, idx.dof_adr] = ref.joint_vel[t]
         ctrl = np.zeros((n, self.sim.ctrl.shape[1]))
         ctrl[:, self._ctrl_cols] = self._default_joint_pos

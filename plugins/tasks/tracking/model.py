@@ -38,6 +38,27 @@ class TrackingModel:
     soft_joint_pos_limits: np.ndarray
     """[J, 2] joint range shrunk about its middle by the soft-limit factor."""
 
+    # The free root joint's columns: qpos holds (pos, quat), qvel (linear, angular).
+    @property
+    def root_pos_qpos(self) -> slice:
+        """qpos columns of the root position (world)."""
+        return slice(self.indices.root_qpos_adr, self.indices.root_qpos_adr + 3)
+
+    @property
+    def root_quat_qpos(self) -> slice:
+        """qpos columns of the root quaternion (w x y z)."""
+        return slice(self.indices.root_qpos_adr + 3, self.indices.root_qpos_adr + 7)
+
+    @property
+    def root_lin_vel_qvel(self) -> slice:
+        """qvel columns of the root linear velocity (world frame)."""
+        return slice(self.indices.root_dof_adr, self.indices.root_dof_adr + 3)
+
+    @property
+    def root_ang_vel_qvel(self) -> slice:
+        """qvel columns of the root angular velocity (body frame)."""
+        return slice(self.indices.root_dof_adr + 3, self.indices.root_dof_adr + 6)
+
 
 def _add_self_collision_sensors(spec: mujoco.MjSpec, robot: RobotSpec, root_body: str) -> None:
     """One contact sensor ('found') per self-collision geom pair, or one for the whole robot subtree."""

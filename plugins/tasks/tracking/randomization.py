@@ -71,10 +71,7 @@ class Pusher:
         velocity = config.get("velocity", {})
         self.lin_low, self.lin_high = uniform_ranges(velocity, AXES_LINEAR)
         self.ang_low, self.ang_high = uniform_ranges(velocity, AXES_ANGULAR)
-        idx = tm.indices
-        self._quat = slice(idx.root_qpos_adr + 3, idx.root_qpos_adr + 7)
-        self._lin = slice(idx.root_dof_adr, idx.root_dof_adr + 3)
-        self._ang = slice(idx.root_dof_adr + 3, idx.root_dof_adr + 6)
+        self._quat, self._lin, self._ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
         self.countdown = self._draw_interval(sim.num_envs)
         """Control steps until each env's next push."""
         self.total = 0

@@ -82,11 +82,8 @@ class TrackingState:
         self._sensordata = sim.bind("sensordata") if tm.self_collision_adr.size else None
         tree_root = tm.model.body_rootid[tm.body_ids]
         self._tree_root = tree_root[:1] if (tree_root == tree_root[0]).all() else tree_root
-        idx = tm.indices
-        self._root_quat = slice(idx.root_qpos_adr + 3, idx.root_qpos_adr + 7)
-        self._root_lin = slice(idx.root_dof_adr, idx.root_dof_adr + 3)
-        self._root_ang = slice(idx.root_dof_adr + 3, idx.root_dof_adr + 6)
-        self._anchor = np.array([idx.anchor_body_id])
+        self._root_quat, self._root_lin, self._root_ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
+        self._anchor = np.array([tm.indices.anchor_body_id])
 
         z = np.zeros
         self.time_steps = z(n, np.int64)
