@@ -30,6 +30,8 @@ FORMAT = "primebot-checkpoint"
 VERSION = 1
 CHECKPOINT_PATTERN = re.compile(r"^model_(\d+)\.pt$")
 """Numbered checkpoints, ``model_<iteration>.pt``; ``model_best.pt`` is not resumed from."""
+# The way out of a truncated or corrupt checkpoint (both load errors suggest it).
+_EARLIER_CHECKPOINT_FIX = "resume from an earlier model_<it>.pt (primebot does this automatically with --resume)"
 
 
 # -- numpy ↔ tensor, so environment state survives weights_only -------------------
@@ -136,7 +138,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     except (RuntimeError, EOFError, zipfile.BadZipFile, ValueError, OSError) as exc:
         raise CheckpointError(
             f"checkpoint {path} is truncated or corrupt: {type(exc).__name__}: {str(exc).splitlines()[0]}",
-            fix="resume from an earlier model_<it>.pt (primebot does this automatically with --resume)",
+            fix=_EARLIER_CHECKPOINT_FIX,
         ) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a primebot checkpoint (no '{FORMAT}' marker)")
@@ -145,7 +147,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     if data.get("digest") != content_digest(data):
         raise CheckpointError(
             f"checkpoint {path} is corrupt: its content does not match its digest",
-            fix="resume from an earlier model_<it>.pt (primebot does this automatically with --resume)",
+            fix=_EARLIER_CHECKPOINT_FIX,
         )
     return data
 
