@@ -91,5 +91,9 @@ def init_distributed(collective: str, environ: Mapping[str, str] | None = None) 
 
 
 def shutdown_distributed() -> None:
+    """Leave the process group; every rank must call this."""
     if dist.is_available() and dist.is_initialized():
+        # Rank 0 hosts the rendezvous store: if it tears down and exits while another
+        # rank is still talking to it, gloo aborts that rank ("terminate called ...").
+        dist.barrier()
         dist.destroy_process_group()
