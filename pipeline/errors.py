@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 
+NOT_TRACKED_EXIT_CODE = 10
+"""``primebot pipeline run`` exits with this when every stage finished but the policy does not track
+its motion (the verdict, docs/tasks.md): a finished run is not a working policy."""
+
+
 class PrimebotError(Exception):
     """Base of every error primebot raises on purpose.
 

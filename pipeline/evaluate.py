@@ -141,11 +141,24 @@ class EpisodeTrace:
     time_steps: list
 
 
+def tracked_body_names(env: Any) -> tuple[str, ...]:
+    """Names of the tracking env's tracked bodies, in the order of the metrics' body axis."""
+    tm = env.model_info
+    return tuple(tm.indices.body_names[int(b) - 1] for b in tm.body_ids[: tm.num_tracked])
+
+
+def episode_metrics_of(env: Any, num_envs: int) -> EpisodeMetrics:
+    """Metrics for ``num_envs`` episodes of the tracking env, with its statue baseline and body names."""
+    k = env.model_info.num_tracked
+    return EpisodeMetrics(num_envs, env.step_dt, reference_body_pos=env.reference.body_pos_w[:, :k],
+                          body_names=tracked_body_names(env))
+
+
 def play_episodes(env: Any, policy: TrainedPolicy, trace_slot: int | None = None) -> tuple[EpisodeMetrics, EpisodeTrace]:
     """One episode per env slot with the deterministic policy; returns their metrics (and one slot's trace)."""
     n = env.num_envs
     thresholds = thresholds_of(env)
-    metrics = EpisodeMetrics(n, env.step_dt)
+    metrics = episode_metrics_of(env, n)
     tap = _FinalStateTap(env)
     trace = EpisodeTrace([], [])
     try:
@@ -217,6 +230,7 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
     """Adds the from-start, sampled and overall tracking metrics (and the ghost video) to ``report``."""
     report["settings"]["episodes_sampled"] = episodes
     all_records: list[dict] = []
+    body_names: tuple[str, ...] | None = None
     groups = (("from_start", 1, "start"), ("sampled", episodes, "uniform"))
     for name, count, mode in groups:
         if count == 0:
@@ -226,6 +240,7 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
             require_tracking_env(env, policy.config.task)
             trace_slot = 0 if (video and name == "from_start") else None
             metrics, trace = play_episodes(env, policy, trace_slot)
+            body_names = metrics.body_names
             report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)
             if trace_slot is not None:
                 video_path = _render(env, trace, policy.run_dir / "videos" / "eval.mp4")
@@ -235,7 +250,7 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
             env.close()
         report[name] = {**metrics.summary(), "episode_records": metrics.episodes}
         all_records += metrics.episodes
-    report["overall"] = summarise(all_records, report["settings"].get("control_dt", 0.02))
+    report["overall"] = summarise(all_records, report["settings"].get("control_dt", 0.02), body_names)
 
 
 def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_metrics: Any,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, PrimebotError, UnknownNameError
+from .errors import NOT_TRACKED_EXIT_CODE, ConfigError, PrimebotError, UnknownNameError
 from .pipeline_record import PipelineRecord, StageRecord, format_duration, now_iso
 from .registry import Registry
 from .stages import (
@@ -158,6 +158,8 @@ class PipelineRunner:
                         break
                 else:
                     status = "done"
+                    if self.verdict().get("tracked") is False:
+                        exit_code = NOT_TRACKED_EXIT_CODE
             except KeyboardInterrupt as exc:  # between stages: nothing is half-done
                 status, exit_code = "interrupted", _interrupt_exit_code(str(exc))
             finally:
@@ -169,6 +171,19 @@ class PipelineRunner:
             report = self._report()
             self._summary(status, failed, report)
         return PipelineOutcome(record.run_dir, status, exit_code, failed, report)
+
+    def verdict(self) -> dict[str, Any]:
+        """The verdict of the last stage (in run order) that gave one: ``{"stage", "tracked", "reason"}``.
+
+        Stages that score tracking put ``tracked`` (bool) and ``verdict``
+        (the reason) in their summary; the deploy-side check runs last, so
+        its word is final. Empty when no stage gave a verdict (a task that
+        tracks no motion).
+        """
+        for r in reversed(self.record.stages):
+            if r.status == "done" and isinstance(r.summary.get("tracked"), bool):
+                return {"stage": r.name, "tracked": r.summary["tracked"], "reason": r.summary.get("verdict", "")}
+        return {}
 
     def _plan_line(self) -> str:
         s = self.record.settings
@@ -278,7 +293,13 @@ class PipelineRunner:
         self.echo(f"run directory: {self.record.run_dir}")
         if report is not None:
             self.echo(f"report:        {report}")
-        if status == "done":
+        verdict = self.verdict() if status == "done" else {}
+        if verdict.get("tracked") is True:
+            self.echo(f"[DONE] pipeline: TRACKED ({verdict['stage']}: {verdict['reason']})")
+        elif verdict.get("tracked") is False:
+            self.echo(f"[DONE] pipeline: NOT TRACKED ({verdict['stage']}: {verdict['reason']}); "
+                      f"exit {NOT_TRACKED_EXIT_CODE}. What to try: docs/tasks.md, \"When a motion does not track\"")
+        elif status == "done":
             self.echo("[DONE] pipeline")
         elif status == "interrupted":
             self.echo(f"[STOPPED] at {failed}; resume with: primebot pipeline run --resume {self.record.run_dir}")

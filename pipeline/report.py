@@ -31,12 +31,11 @@ log = logging.getLogger(__name__)
 REPORT_FILE = "report.html"
 VIDEO_SUFFIXES = (".mp4", ".webm", ".ogv", ".mov")
 
-TARGETS = {"success_rate": (">=", 0.9), "mpkpe_m": ("<=", 0.08)}
-"""The out-of-box goal for a tracked motion (issue 7): sim2sim success ≥ 0.9, MPKPE ≤ 0.08 m."""
-
 CARD_METRICS = (
     ("success_rate", "success rate", "{:.0%}", ""),
     ("mpkpe_m", "MPKPE", "{:.3f} m", "mean body position error"),
+    ("statue_mpkpe_m", "statue MPKPE", "{:.3f} m", "a robot frozen at the start frame"),
+    ("fraction_removed", "statue error removed", "{:.0%}", ""),
     ("mpkpe_root_relative_m", "MPKPE root-relative", "{:.3f} m", ""),
     ("joint_pos_error_rad", "joint position error", "{:.3f} rad", ""),
     ("ee_pos_error_m", "end-effector error", "{:.3f} m", ""),
@@ -135,8 +134,37 @@ def _facts(pipeline: dict[str, Any], run_dir: Path) -> str:
     return "".join(f"<div>{_e(k)} <b>{_e(v)}</b></div>" for k, v in items)
 
 
-def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float]) -> str:
-    """One card per metric: the sim2sim value (what the robot would do) large, evaluate's beside it."""
+def _verdict_of(sim_doc: dict[str, Any], eval_doc: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The verdict the page leads with: sim2sim's (what the robot would do), else evaluate's."""
+    for doc, source in ((sim_doc, "sim2sim"), (eval_doc, "evaluate")):
+        verdict = doc.get("verdict")
+        if isinstance(verdict, dict) and isinstance(verdict.get("tracked"), bool):
+            return verdict, source
+    return {}, ""
+
+
+def _verdict(verdict: dict[str, Any], source: str) -> str:
+    """The banner: TRACKED (green) only when the policy really does the motion (tracking_metrics.tracking_verdict)."""
+    if not verdict:
+        return ('<div class="verdict unknown"><span class="big">No verdict yet</span>'
+                "it appears once evaluate or sim2sim has scored the policy against its motion's statue baseline</div>")
+    css, label = ("tracked", "TRACKED") if verdict["tracked"] else ("untracked", "NOT TRACKED")
+    advice = "" if verdict["tracked"] else (
+        " · what to try: docs/tasks.md, “When a motion does not track”")
+    return (f'<div class="verdict {css}"><span class="big">{label}</span><span class="src">{_e(source)}</span> · '
+            f"{_e(verdict.get('reason', ''))}{_e(advice)}</div>")
+
+
+def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float], verdict: dict[str, Any]) -> str:
+    """One card per metric: the sim2sim value (what the robot would do) large, evaluate's beside it.
+
+    Only the two verdict criteria are coloured, against the verdict's own bounds.
+    """
+    targets = {}
+    if verdict:
+        rule = verdict.get("rule", {})
+        targets = {"success_rate": (">=", rule.get("min_success_rate", 0.9)),
+                   "mpkpe_m": ("<=", verdict.get("mpkpe_limit_m"))}
     cards = []
     for key, label, fmt, note in CARD_METRICS:
         sim, ev = sim_metrics.get(key), eval_metrics.get(key)
@@ -147,8 +175,8 @@ def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float]) -> str
         if sim is not None and ev is not None:
             notes.append(f"evaluate {fmt.format(ev)}")
         css = ""
-        if key in TARGETS:
-            op, bound = TARGETS[key]
+        if targets.get(key, (None, None))[1] is not None:
+            op, bound = targets[key]
             css = " pass" if (value >= bound if op == ">=" else value <= bound) else " fail"
             notes.append(f"target {'≥' if op == '>=' else '≤'} {fmt.format(bound)}")
         cards.append(
@@ -287,8 +315,10 @@ def write_report(run_dir: str | Path) -> Path:
     """Render ``report.html`` (and its curve PNGs) for ``run_dir`` from the files there; returns its path."""
     run_dir = Path(run_dir)
     pipeline = _read_json(run_dir / PIPELINE_FILE) or {"stages": [], "settings": {}}
-    eval_metrics = _scalars(headline_metrics(_read_json(run_dir / "eval.json")))
-    sim_metrics = _scalars(headline_metrics(_read_json(run_dir / "sim2sim.json")))
+    eval_head = headline_metrics(_read_json(run_dir / "eval.json"))
+    sim_head = headline_metrics(_read_json(run_dir / "sim2sim.json"))
+    eval_metrics, sim_metrics = _scalars(eval_head), _scalars(sim_head)
+    verdict, verdict_source = _verdict_of(sim_head, eval_head)
     curves = render_curves(run_dir)
     status = pipeline.get("status", "pending")
     failed = next((r for r in pipeline.get("stages", []) if r.get("status") in ("failed", "interrupted")), None)
@@ -304,7 +334,8 @@ def write_report(run_dir: str | Path) -> Path:
         status=_e(status),
         status_note=note,
         facts=_facts(pipeline, run_dir),
-        cards=_cards(eval_metrics, sim_metrics),
+        verdict=_verdict(verdict, verdict_source),
+        cards=_cards(eval_metrics, sim_metrics, verdict),
         stage_rows=_stage_rows(pipeline),
         train_facts=_train_facts(run_dir),
         plots=_plots(curves),

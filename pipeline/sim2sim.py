@@ -62,6 +62,7 @@ from .tracking_metrics import (
     failure_checks,
     first_failure,
     step_errors,
+    summarise,
 )
 
 REFERENCE_POSE_TOLERANCE_M = 2e-3
@@ -233,16 +234,23 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
     max_steps = int(max_steps or meta.get("max_episode_steps") or setup.reference["joint_pos"].shape[0])
     groups: dict[str, dict] = {}
     frames: dict[int, list] = {}
+    tracked = setup.index["tracked"]
+    body_names = tuple(meta["body_names"][int(i)] for i in tracked)
+    all_records: list[dict] = []
     for group, starts in (("from_start", [int(start_steps[0])]), ("sampled", [int(s) for s in start_steps[1:]])):
         if not starts:
             continue
-        metrics = EpisodeMetrics(1, control_dt)
+        metrics = EpisodeMetrics(1, control_dt, reference_body_pos=setup.reference["body_pos_w"][:, tracked],
+                                 body_names=body_names)
         for start in starts:
             episode_frames = [] if record_frames and start not in frames else None
             run_episode(setup, start, max_steps, metrics, episode_frames)
             if episode_frames is not None:
                 frames[start] = episode_frames
         groups[group] = {**metrics.summary(), "episode_records": metrics.episodes}
+        all_records += metrics.episodes
+    if all_records:
+        groups["overall"] = summarise(all_records, control_dt, body_names)
     checks = setup.robot.checks
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),

@@ -18,6 +18,14 @@ Definitions (world frame unless said otherwise; K tracked bodies, E end effector
 - ``success_rate``: episodes that reached their last step without a failure.
 - ``fall_rate``: episodes ended by the anchor height or anchor orientation check (the robot went down);
   an end-effector-only failure counts against success but is not a fall.
+- ``statue_mpkpe_m``: the MPKPE a statue would score over the same steps: the robot frozen in the
+  reference pose of the episode's start step while the reference moves on (a per-motion baseline).
+- ``fraction_removed``: 1 − mpkpe / statue_mpkpe, how much of the statue's error the policy removes.
+- ``body_mpkpe_m`` / ``worst_body``: mean error of each tracked body, and the body that tracks worst;
+  ``worst_step_mpkpe_m`` / ``worst_step``: the largest MPKPE at any step of any episode and its step.
+- ``verdict``: whether the policy *tracks* the motion (``tracking_verdict``; docs/tasks.md explains
+  the rule): no success rate or error alone can say so, since a policy that holds still passes both on
+  most motions.
 """
 
 from __future__ import annotations
@@ -91,11 +99,13 @@ def _distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def step_errors(s: TrackingSnapshot) -> dict[str, np.ndarray]:
-    """The ``ERROR_KEYS`` errors of each of the N episodes at this step, each [N]."""
+    """The ``ERROR_KEYS`` errors of each of the N episodes at this step, each [N], and ``body_errors_m`` [N, K]."""
     robot_rel = s.body_pos_w - s.root_pos_w[:, None, :]
     ref_rel = s.ref_body_pos_w - s.ref_root_pos_w[:, None, :]
+    body_errors = _distance(s.body_pos_w, s.ref_body_pos_w)
     return {
-        "mpkpe_m": _distance(s.body_pos_w, s.ref_body_pos_w).mean(axis=-1),
+        "body_errors_m": body_errors,
+        "mpkpe_m": body_errors.mean(axis=-1),
         "mpkpe_root_relative_m": _distance(robot_rel, ref_rel).mean(axis=-1),
         "joint_pos_error_rad": np.abs(s.joint_pos - s.ref_joint_pos).mean(axis=-1),
         "joint_vel_error_rad_s": np.abs(s.joint_vel - s.ref_joint_vel).mean(axis=-1),
@@ -136,10 +146,17 @@ class EpisodeMetrics:
     none for a completed episode). ``summary`` averages each error over an
     episode's steps, then over episodes, so short failed episodes weigh as
     much as long ones.
+
+    With ``reference_body_pos`` (the tracked bodies' reference positions per
+    control step, [T, K, 3]) each finished episode also gets the statue
+    baseline over its own steps (``statue_mpkpe``), so ``summary`` can give
+    the verdict; ``body_names`` names the K bodies in the per-body errors.
     """
 
     num_envs: int
     step_dt: float
+    reference_body_pos: np.ndarray | None = None
+    body_names: tuple[str, ...] | None = None
     sums: dict[str, np.ndarray] = field(init=False)
     steps: np.ndarray = field(init=False)
     episodes: list[dict] = field(default_factory=list)
@@ -147,6 +164,9 @@ class EpisodeMetrics:
     def __post_init__(self) -> None:
         self.sums = {key: np.zeros(self.num_envs) for key in ERROR_KEYS}
         self.steps = np.zeros(self.num_envs, dtype=np.int64)
+        self.body_sums: np.ndarray | None = None
+        self.worst = np.full(self.num_envs, -1.0)
+        self.worst_at = np.zeros(self.num_envs, dtype=np.int64)
 
     def add_step(self, errors: dict[str, np.ndarray], running: np.ndarray | None = None) -> None:
         """Add one step's [N] errors for the episodes where ``running`` (all when None)."""
@@ -154,6 +174,16 @@ class EpisodeMetrics:
         for key in ERROR_KEYS:
             self.sums[key][mask] += np.asarray(errors[key], dtype=np.float64)[mask]
         self.steps[mask] += 1
+        bodies = errors.get("body_errors_m")
+        if bodies is not None:
+            bodies = np.asarray(bodies, dtype=np.float64)
+            if self.body_sums is None:
+                self.body_sums = np.zeros((self.num_envs, bodies.shape[-1]))
+            self.body_sums[mask] += bodies[mask]
+        mpkpe = np.asarray(errors["mpkpe_m"], dtype=np.float64)
+        worse = mask & (mpkpe > self.worst)
+        self.worst[worse] = mpkpe[worse]
+        self.worst_at[worse] = self.steps[worse]
 
     def finish(self, ids, failure: str | None | list, start_steps=None) -> None:
         """Close the episodes ``ids``; ``failure`` is one of ``FAILURE_KINDS`` or None, per id or for all.
@@ -167,17 +197,90 @@ class EpisodeMetrics:
             n = int(self.steps[i])
             record = {key: float(self.sums[key][i] / max(n, 1)) for key in ERROR_KEYS}
             record.update(length=n, failure=why, start_step=None if start is None else int(start))
+            if self.body_sums is not None:
+                record["body_mpkpe_m"] = [float(v) for v in self.body_sums[i] / max(n, 1)]
+                self.body_sums[i] = 0.0
+            if n:
+                first = 0 if start is None else int(start)
+                record.update(worst_step_mpkpe_m=float(self.worst[i]), worst_step=first + int(self.worst_at[i]))
+                if self.reference_body_pos is not None:
+                    record["statue_mpkpe_m"] = statue_mpkpe(self.reference_body_pos, first, n)
             self.episodes.append(record)
             for key in ERROR_KEYS:
                 self.sums[key][i] = 0.0
             self.steps[i] = 0
+            self.worst[i], self.worst_at[i] = -1.0, 0
 
     def summary(self) -> dict:
-        """Success/fall rates, episode length and mean errors over the finished episodes."""
-        return summarise(self.episodes, self.step_dt)
+        """Success/fall rates, episode length, mean errors and the verdict over the finished episodes."""
+        return summarise(self.episodes, self.step_dt, self.body_names)
 
 
-def summarise(episodes: list[dict], step_dt: float) -> dict:
+def statue_mpkpe(reference_body_pos: np.ndarray, start: int, steps: int) -> float:
+    """MPKPE of a statue frozen in the reference pose of step ``start``, over the ``steps`` steps that follow.
+
+    The steps are those an episode from ``start`` is scored on (errors are
+    taken after each policy step, at reference step ``start + 1`` … , held
+    at the motion's last step), so the statue and the policy are compared on
+    the same frames. ``reference_body_pos`` is [T, K, 3] (world frame).
+    """
+    last = len(reference_body_pos) - 1
+    start = int(min(max(start, 0), last))
+    t = np.minimum(start + np.arange(1, steps + 1), last)
+    frozen = reference_body_pos[start][None]
+    return float(_distance(reference_body_pos[t], frozen).mean())
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    """When a policy counts as *tracking* its motion (docs/tasks.md, "What tracked means")."""
+
+    min_success_rate: float = 0.9
+    """Episodes must reach their end without a failed termination check."""
+    statue_fraction: float = 0.35
+    """MPKPE at most this fraction of the statue's: the policy removes ≥ 65 % of a statue's error."""
+    floor_m: float = 0.02
+    """… or at most this many metres, whichever is larger (a nearly still motion cannot demand less)."""
+
+
+TRACKING_RULE = VerdictRule()
+
+
+def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
+    """The verdict of a metrics summary: ``tracked`` (bool) with the figures and the reason.
+
+    A policy tracks its motion when its success rate is at least
+    ``min_success_rate`` *and* its MPKPE is at most
+    max(``floor_m``, ``statue_fraction`` × statue MPKPE). A policy that holds
+    still scores the statue's MPKPE and so fails the second test on any
+    motion that moves by more than a few centimetres.
+    """
+    success, mpkpe, statue = (metrics.get(k) for k in ("success_rate", "mpkpe_m", "statue_mpkpe_m"))
+    if success is None or mpkpe is None or statue is None:
+        return {"tracked": None, "reason": "no tracking metrics with a statue baseline"}
+    limit = max(rule.floor_m, rule.statue_fraction * statue)
+    removed = 1.0 - mpkpe / statue if statue > 0 else None
+    reasons = []
+    if success < rule.min_success_rate:
+        reasons.append(f"success {success:.2f} < {rule.min_success_rate:.2f}")
+    if not mpkpe <= limit:
+        reasons.append(f"MPKPE {mpkpe:.3f} m > {limit:.3f} m "
+                       f"(max({rule.floor_m:g} m, {rule.statue_fraction:g} x statue {statue:.3f} m))")
+    tracked = not reasons
+    return {
+        "tracked": tracked,
+        "label": "tracked" if tracked else "not tracked",
+        "success_rate": success, "mpkpe_m": mpkpe, "statue_mpkpe_m": statue, "mpkpe_limit_m": limit,
+        "fraction_removed": removed,
+        "rule": {"min_success_rate": rule.min_success_rate, "statue_fraction": rule.statue_fraction,
+                 "floor_m": rule.floor_m},
+        "reason": "; ".join(reasons) if reasons else
+                  f"success {success:.2f} and MPKPE {mpkpe:.3f} m ≤ {limit:.3f} m"
+                  + (f" ({removed:.0%} of the statue's error removed)" if removed is not None else ""),
+    }
+
+
+def summarise(episodes: list[dict], step_dt: float, body_names=None) -> dict:
     """The metrics dictionary of a list of episode records (see ``EpisodeMetrics.finish``)."""
     count = len(episodes)
     if count == 0:
@@ -194,6 +297,22 @@ def summarise(episodes: list[dict], step_dt: float) -> dict:
     for key in ERROR_KEYS:
         out[key] = float(np.mean([e[key] for e in episodes]))
     out["failures"] = {kind: sum(f == kind for f in failures) for kind in (*FAILURE_KINDS, PHYSICS_FAULT)}
+    if all("statue_mpkpe_m" in e for e in episodes):
+        out["statue_mpkpe_m"] = float(np.mean([e["statue_mpkpe_m"] for e in episodes]))
+        out["fraction_removed"] = (1.0 - out["mpkpe_m"] / out["statue_mpkpe_m"]) if out["statue_mpkpe_m"] > 0 else None
+    per_body = [e["body_mpkpe_m"] for e in episodes if "body_mpkpe_m" in e]
+    if per_body and len({len(b) for b in per_body}) == 1:
+        means = np.mean(per_body, axis=0)
+        names = list(body_names) if body_names is not None and len(body_names) == len(means) \
+            else [str(i) for i in range(len(means))]
+        out["body_mpkpe_m"] = {name: float(v) for name, v in zip(names, means, strict=True)}
+        out["worst_body"] = names[int(np.argmax(means))]
+    worst = [e for e in episodes if "worst_step_mpkpe_m" in e]
+    if worst:
+        top = max(worst, key=lambda e: e["worst_step_mpkpe_m"])
+        out["worst_step_mpkpe_m"], out["worst_step"] = top["worst_step_mpkpe_m"], top["worst_step"]
+    if "statue_mpkpe_m" in out:
+        out["verdict"] = tracking_verdict(out)
     return out
 
 

@@ -80,15 +80,24 @@ def _headline(metrics: dict[str, Any]) -> str:
         parts.append(f"success {metrics['success_rate']:.2f}")
     if "mpkpe_m" in metrics:
         parts.append(f"MPKPE {metrics['mpkpe_m']:.3f} m")
+    if "statue_mpkpe_m" in metrics:
+        parts.append(f"statue {metrics['statue_mpkpe_m']:.3f} m")
     if "episodes" in metrics:
         parts.append(f"{metrics['episodes']} episodes")
-    return ", ".join(parts)
+    verdict = metrics.get("verdict") or {}
+    head = f"{verdict['label'].upper()}: " if verdict.get("label") else ""
+    return head + ", ".join(parts)
 
 
 def _summary(metrics: dict[str, Any]) -> dict[str, Any]:
-    keys = ("success_rate", "fall_rate", "mpkpe_m", "joint_pos_error_rad", "episodes")
-    return {key: metrics[key] if isinstance(metrics[key], int) else round(float(metrics[key]), 4)
-            for key in keys if metrics.get(key) is not None}
+    keys = ("success_rate", "fall_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed", "joint_pos_error_rad",
+            "episodes")
+    out = {key: metrics[key] if isinstance(metrics[key], int) else round(float(metrics[key]), 4)
+           for key in keys if metrics.get(key) is not None}
+    verdict = metrics.get("verdict") or {}
+    if isinstance(verdict.get("tracked"), bool):
+        out["tracked"], out["verdict"] = verdict["tracked"], verdict["reason"]
+    return out
 
 
 def _metrics_result(ctx: StageContext, outputs: dict[str, str], report: dict[str, Any],
