@@ -11,7 +11,11 @@ reached at rest. Two corrections make the result physically sensible:
   two such keyframes this holds at every frame, so a robot that stands or lies
   neither floats nor sinks;
 * planted feet: from a keyframe with ``plant_feet: true`` to the next one,
-  the root slides horizontally so the feet stay where they were.
+  the root slides horizontally so the feet stay where they were. Naming
+  feet instead (``plant_feet: left_ankle_roll_link`` or a list of the
+  robot's ``feet`` bodies) plants only those: the support foot of a step,
+  a kick or a knee raise stays put while the other one moves, so
+  alternating single-foot plants make the robot walk.
 
 Bodies and velocities come from MuJoCo forward kinematics (``kinematics``).
 The same source and robot always give the same bytes.
@@ -48,7 +52,8 @@ class Keyframe:
     root_rpy: np.ndarray | None = None
     """[3] rad roll-pitch-yaw; None keeps the previous keyframe's."""
     floor: bool = True
-    plant_feet: bool = False
+    plant_feet: tuple[str, ...] = ()
+    """Feet bodies held in place from this keyframe to the next (``True`` in the source: all feet)."""
 
 
 @dataclass
@@ -100,6 +105,23 @@ def _joint_table(path: Path, key: str, table, spec: RobotSpec, scale: float) -> 
             )
         joints[name] = _number(path, f"{key}.{name}", value, scale)
     return joints
+
+
+def _planted_feet(path: Path, key: str, value, spec: RobotSpec) -> tuple[str, ...]:
+    """``plant_feet``: true (every foot), false, one foot body's name, or a list of them."""
+    if isinstance(value, bool):
+        return tuple(spec.feet) if value else ()
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise MotionError(f"{_where(path, key)} must be true, false, a foot body name or a list of them, "
+                          f"got {value!r}", fix=f"feet of {spec.name!r}: {', '.join(spec.feet)}")
+    for name in names:
+        if name not in spec.feet:
+            close = difflib.get_close_matches(name, spec.feet, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise MotionError(f"{_where(path, key)}: {name!r} is not one of robot {spec.name!r}'s feet{hint}",
+                              fix=f"feet of {spec.name!r}: {', '.join(spec.feet)}")
+    return tuple(names)
 
 
 def load_source(path: str | Path, spec: RobotSpec) -> MotionSource:
@@ -162,7 +184,7 @@ def load_source(path: str | Path, spec: RobotSpec) -> MotionSource:
                 if "rpy" in root
                 else None,
                 floor=bool(entry.get("floor", True)),
-                plant_feet=bool(entry.get("plant_feet", False)),
+                plant_feet=_planted_feet(path, f"{key}.plant_feet", entry.get("plant_feet", False), spec),
             )
         )
     if keyframes[0].time != 0.0:
@@ -239,18 +261,22 @@ def author_motion(
     z[both] = (root_pos[:, 2] - lowest)[both]
     root_pos[:, 2] = z
 
-    # Planted feet: hold the feet's mean xy by sliding the root; the shift is
-    # carried on afterwards so the root never jumps.
+    # Planted feet: hold the planted feet's mean xy by sliding the root; the
+    # shift is carried on afterwards so the root never jumps. A new set of
+    # planted feet (the next step's support foot) starts a new hold.
     shift = np.zeros(2)
-    planted = np.array([k.plant_feet for k in source.keyframes])
-    anchor = None
+    feet = list(spec.feet)
+    planted = [[feet.index(name) for name in k.plant_feet] for k in source.keyframes]
+    anchor, holding = None, None
     for t in range(frames):
-        if planted[seg[t]]:
-            if anchor is None:
-                anchor = feet_xy[t] + shift
-            shift = anchor - feet_xy[t]
+        columns = planted[seg[t]]
+        if columns:
+            xy = feet_xy[t, columns].mean(axis=0)
+            if anchor is None or columns != holding:
+                anchor, holding = xy + shift, columns
+            shift = anchor - xy
         else:
-            anchor = None
+            anchor, holding = None, None
         root_pos[t, :2] += shift
     return motion_from_trajectory(
         model, indices, spec.joint_names, source.fps, root_pos, root_quat, joint_pos
@@ -258,13 +284,13 @@ def author_motion(
 
 
 def _floor_and_feet(model, indices: RobotIndices, root_pos, root_quat, joint_pos):
-    """Per frame: the robot's lowest z, and the mean xy of its feet bodies."""
+    """Per frame: the robot's lowest z, and the xy of each feet body [T, F, 2] (the spec's ``feet`` order)."""
     mask = robot_geoms(model)
     lowest = np.empty(len(joint_pos))
-    feet = np.empty((len(joint_pos), 2))
+    feet = np.empty((len(joint_pos), len(indices.feet_body_ids), 2))
     for t, data in posed_frames(model, indices, root_pos, root_quat, joint_pos):
         lowest[t] = geom_vertical_extent(model, data)[0][mask].min()
-        feet[t] = data.xpos[indices.feet_body_ids, :2].mean(axis=0)
+        feet[t] = data.xpos[indices.feet_body_ids, :2]
     return lowest, feet
 
 
