@@ -2,6 +2,7 @@
 
     python tools/make_motions.py            # rewrite every motions/<name>.npz
     python tools/make_motions.py --check    # exit 1 if a shipped file differs from a fresh build
+    python tools/make_motions.py --sheet docs/images/motions.png   # also draw every motion's replay stills
 
 The output is deterministic: the same source, robot and MuJoCo build give the same bytes.
 """
@@ -13,7 +14,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from primebot.pipeline.motion import file_sha256
+from primebot.pipeline.contact_sheet import motion_stills, write_contact_sheet
+from primebot.pipeline.motion import file_sha256, load_motion
 from primebot.pipeline.motion_author import author_file
 from primebot.pipeline.plugins import load_plugins
 from primebot.pipeline.robot import get_robot
@@ -26,15 +28,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="Compare with the shipped files instead of writing."
     )
+    parser.add_argument(
+        "--sheet", metavar="PNG", help="Also write a contact sheet: five replay stills per motion."
+    )
     args = parser.parse_args(argv)
     registry = load_plugins().registry
     stale = []
+    rows = []
     for source in sorted(MOTIONS.glob("*.yaml")):
         import yaml
 
-        spec = get_robot(
-            registry, yaml.safe_load(source.read_text(encoding="utf-8")).get("robot", "q1")
-        )
+        raw = yaml.safe_load(source.read_text(encoding="utf-8"))
+        spec = get_robot(registry, raw.get("robot", "q1"))
         target = source.with_suffix(".npz")
         if args.check:
             with tempfile.TemporaryDirectory() as tmp:
@@ -49,6 +54,12 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"wrote {target.name}: {motion.num_frames} frames, sha256 {file_sha256(target)[:16]}"
             )
+        if args.sheet:
+            motion = load_motion(target)
+            label = f"{target.stem} ({motion.duration:.1f} s): {raw.get('description', '')}"
+            rows.append((label, motion_stills(motion, spec)))
+    if args.sheet:
+        print(f"wrote {write_contact_sheet(rows, args.sheet)}")
     return 1 if stale else 0
 
 
