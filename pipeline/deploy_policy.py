@@ -23,6 +23,7 @@ import numpy as np
 import onnxruntime as ort
 
 from .errors import ExportError
+from .tasks import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
 
 GAIN_RTOL = 1e-3
 """MJCF files carry gains rounded to a few digits; a swapped joint is off by far more."""
@@ -34,6 +35,27 @@ INT_LIST_KEYS = ("observation_sizes", "observation_offsets")
 
 class Sim2SimError(ExportError):
     """The ONNX file and the MJCF do not fit together; the message names what and how to fix it."""
+
+
+# -- actions ------------------------------------------------------------------------------------
+def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, actions: np.ndarray) -> np.ndarray:
+    """The joint position targets ``actions`` stand for at reference step ``t`` (metadata ``action_offset``).
+
+    ``default_joint_pos`` (also a file without the key): default + scale·actions;
+    ``reference_joint_pos``: the reference's joint positions at ``t`` (the step
+    the policy was given) + scale·actions.
+    """
+    offset = meta.get("action_offset", ACTION_OFFSET_DEFAULT)
+    if offset == ACTION_OFFSET_REFERENCE:
+        if reference is None:
+            raise ExportError("action_offset 'reference_joint_pos' needs the reference motion, and there is none")
+        origin = reference["joint_pos"][t]
+    elif offset == ACTION_OFFSET_DEFAULT:
+        origin = meta["default_joint_pos"]
+    else:
+        raise ExportError(f"unknown action_offset {offset!r} in the ONNX metadata",
+                          fix=f"one of: {', '.join(ACTION_TARGET_FORMULA)}; re-export with this primebot")
+    return origin + meta["action_scale"] * actions
 
 
 # -- metadata -----------------------------------------------------------------------------------

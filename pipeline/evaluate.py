@@ -151,7 +151,7 @@ def episode_metrics_of(env: Any, num_envs: int) -> EpisodeMetrics:
     """Metrics for ``num_envs`` episodes of the tracking env, with its statue baseline and body names."""
     k = env.model_info.num_tracked
     return EpisodeMetrics(num_envs, env.step_dt, reference_body_pos=env.reference.body_pos_w[:, :k],
-                          body_names=tracked_body_names(env))
+                          max_episode_steps=env.max_episode_length, body_names=tracked_body_names(env))
 
 
 def play_episodes(env: Any, policy: TrainedPolicy, trace_slot: int | None = None) -> tuple[EpisodeMetrics, EpisodeTrace]:

@@ -44,7 +44,7 @@ from .onnx_export import (
     write_onnx,
 )
 from .registry import Registry
-from .tasks import EXPORT_POLICY
+from .tasks import ACTION_OFFSET_DEFAULT, ACTION_TARGET_FORMULA, EXPORT_POLICY
 from .trained_policy import TrainedPolicy, load_trained_policy, make_run_env
 
 log = logging.getLogger(__name__)
@@ -92,6 +92,9 @@ def deploy_metadata(env: Any, policy: TrainedPolicy, num_motion_steps: int, moti
     tracked = _names(tm.model, idx.tracked_body_ids)
     return {
         **_robot_metadata(robot, terms),
+        # what an action means: joint target = offset + action_scale * actions (docs/deploy.md)
+        "action_offset": getattr(env, "action_offset", ACTION_OFFSET_DEFAULT),
+        "action_scale": np.asarray(getattr(env, "action_scale", robot.action_scale), dtype=np.float64),
         "anchor_body_name": robot.anchor_body,
         "root_body_name": _names(tm.model, [idx.root_body_id])[0],
         "body_names": list(idx.body_names),
@@ -204,7 +207,8 @@ def deploy_document(metadata: dict[str, Any], motion_file: str | None, onnx_sha2
                    "inputs": list(INPUT_NAMES if tracking else ActionPolicy.input_names),
                    "outputs": list(OUTPUT_NAMES if tracking else ActionPolicy.output_names)},
         "control": {"period_s": float(metadata["control_dt"]), "rate_hz": float(metadata["fps"]),
-                    "target": "joint_pos = default_joint_pos + action_scale * actions",
+                    "action_offset": metadata.get("action_offset", ACTION_OFFSET_DEFAULT),
+                    "target": ACTION_TARGET_FORMULA[metadata.get("action_offset", ACTION_OFFSET_DEFAULT)],
                     "torque": "tau = kp * (joint_pos_target - q) - kd * qd, clipped to +-effort_limit"},
         "joints": [
             {"name": n, "kp": kp, "kd": kd, "effort_limit": eff, "default_pos": d, "action_scale": s}

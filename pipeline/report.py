@@ -24,6 +24,7 @@ from .errors import ConfigError
 from .pipeline_record import PIPELINE_FILE, format_duration
 from .report_curves import render_curves
 from .rundir import CSV_FILE, read_args
+from .tracking_metrics import TRACKING_RULE
 from .training_log import read_csv_rows
 
 log = logging.getLogger(__name__)
@@ -160,11 +161,9 @@ def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float], verdic
 
     Only the two verdict criteria are coloured, against the verdict's own bounds.
     """
-    targets = {}
-    if verdict:
-        rule = verdict.get("rule", {})
-        targets = {"success_rate": (">=", rule.get("min_success_rate", 0.9)),
-                   "mpkpe_m": ("<=", verdict.get("mpkpe_limit_m"))}
+    rule = verdict.get("rule", {})
+    targets = {"success_rate": (">=", rule.get("min_success_rate", TRACKING_RULE.min_success_rate)),
+               "mpkpe_m": ("<=", verdict.get("mpkpe_limit_m"))}  # no bound without a statue baseline
     cards = []
     for key, label, fmt, note in CARD_METRICS:
         sim, ev = sim_metrics.get(key), eval_metrics.get(key)

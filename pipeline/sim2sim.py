@@ -48,6 +48,7 @@ from .deploy_policy import (
     Sim2SimError,
     check_policy_robot,
     hold_joint_targets,
+    joint_targets,
     load_policy,
     reference_table,
     setup_torque_loop,
@@ -192,7 +193,7 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     (qpos, step) per policy step for rendering.
     """
     m, r, meta = setup.robot.model, setup.robot, setup.meta
-    default, scale = meta["default_joint_pos"], meta["action_scale"]
+    default = meta["default_joint_pos"]
     last = setup.reference["joint_pos"].shape[0] - 1
     data = mujoco.MjData(m)  # fresh, as on a robot that boots
     t = int(min(max(start_step, 0), last))
@@ -207,7 +208,7 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
         time_step[0, 0] = t
         actions = setup.session.run(["actions"], {"obs": obs[None], "time_step": time_step})[0][0]
         last_action = actions.astype(np.float64)
-        hold_joint_targets(r, data, meta, default + scale * last_action, setup.substeps)
+        hold_joint_targets(r, data, meta, joint_targets(meta, setup.reference, t, last_action), setup.substeps)
         mujoco.mj_forward(m, data)  # sensed quantities at the new state
         length += 1
         t = min(t + 1, last)
@@ -241,7 +242,7 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
         if not starts:
             continue
         metrics = EpisodeMetrics(1, control_dt, reference_body_pos=setup.reference["body_pos_w"][:, tracked],
-                                 body_names=body_names)
+                                 max_episode_steps=max_steps, body_names=body_names)
         for start in starts:
             episode_frames = [] if record_frames and start not in frames else None
             run_episode(setup, start, max_steps, metrics, episode_frames)

@@ -14,6 +14,15 @@ if TYPE_CHECKING:
 
 EXPORT_MOTION_TRACKING = "motion_tracking"
 """ONNX with the reference motion inside (DESIGN §7): inputs obs, time_step; outputs actions + reference."""
+ACTION_OFFSET_DEFAULT = "default_joint_pos"
+ACTION_OFFSET_REFERENCE = "reference_joint_pos"
+ACTION_TARGET_FORMULA = {
+    ACTION_OFFSET_DEFAULT: "joint_pos_target = default_joint_pos + action_scale * actions",
+    ACTION_OFFSET_REFERENCE: "joint_pos_target = joint_pos + action_scale * actions "
+                             "(joint_pos: the ONNX's reference output for the same time_step)",
+}
+"""What an action means (ONNX metadata ``action_offset``; docs/deploy.md): the joint targets a policy's
+actions stand for. A file without the key was trained with ``default_joint_pos``."""
 EXPORT_POLICY = "policy"
 """ONNX of the policy alone: input obs, output actions (tasks that track no motion, e.g. walk)."""
 EXPORT_KINDS = (EXPORT_MOTION_TRACKING, EXPORT_POLICY)

@@ -149,13 +149,16 @@ class EpisodeMetrics:
 
     With ``reference_body_pos`` (the tracked bodies' reference positions per
     control step, [T, K, 3]) each finished episode also gets the statue
-    baseline over its own steps (``statue_mpkpe``), so ``summary`` can give
-    the verdict; ``body_names`` names the K bodies in the per-body errors.
+    baseline (``statue_mpkpe``) over the steps a full episode from its start
+    would play (up to ``max_episode_steps``, or to the motion's end), so the
+    baseline is the motion's, whatever the policy did; ``summary`` then gives
+    the verdict. ``body_names`` names the K bodies in the per-body errors.
     """
 
     num_envs: int
     step_dt: float
     reference_body_pos: np.ndarray | None = None
+    max_episode_steps: int | None = None
     body_names: tuple[str, ...] | None = None
     sums: dict[str, np.ndarray] = field(init=False)
     steps: np.ndarray = field(init=False)
@@ -204,7 +207,7 @@ class EpisodeMetrics:
                 first = 0 if start is None else int(start)
                 record.update(worst_step_mpkpe_m=float(self.worst[i]), worst_step=first + int(self.worst_at[i]))
                 if self.reference_body_pos is not None:
-                    record["statue_mpkpe_m"] = statue_mpkpe(self.reference_body_pos, first, n)
+                    record["statue_mpkpe_m"] = statue_mpkpe(self.reference_body_pos, first, self.max_episode_steps)
             self.episodes.append(record)
             for key in ERROR_KEYS:
                 self.sums[key][i] = 0.0
@@ -216,16 +219,20 @@ class EpisodeMetrics:
         return summarise(self.episodes, self.step_dt, self.body_names)
 
 
-def statue_mpkpe(reference_body_pos: np.ndarray, start: int, steps: int) -> float:
-    """MPKPE of a statue frozen in the reference pose of step ``start``, over the ``steps`` steps that follow.
+def statue_mpkpe(reference_body_pos: np.ndarray, start: int, max_steps: int | None = None) -> float:
+    """MPKPE of a statue frozen in the reference pose of step ``start``, over a full episode from there.
 
-    The steps are those an episode from ``start`` is scored on (errors are
-    taken after each policy step, at reference step ``start + 1`` … , held
-    at the motion's last step), so the statue and the policy are compared on
-    the same frames. ``reference_body_pos`` is [T, K, 3] (world frame).
+    The steps are those a successful episode from ``start`` is scored on
+    (errors are taken after each policy step, at reference steps
+    ``start + 1`` … up to the motion's last step, at most ``max_steps`` of
+    them), so statue and policy are compared on the same frames.
+    ``reference_body_pos`` is [T, K, 3] (world frame).
     """
     last = len(reference_body_pos) - 1
     start = int(min(max(start, 0), last))
+    steps = max(1, last - start)
+    if max_steps is not None:
+        steps = min(steps, int(max_steps))
     t = np.minimum(start + np.arange(1, steps + 1), last)
     frozen = reference_body_pos[start][None]
     return float(_distance(reference_body_pos[t], frozen).mean())

@@ -1,8 +1,9 @@
-"""Keyframe authoring and the shipped motions (motions/wave.npz, motions/getup.npz)."""
+"""Keyframe authoring and the shipped motions (motions/*.npz from motions/*.yaml)."""
 
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import mujoco
 import numpy as np
@@ -32,7 +33,10 @@ def test_minimum_jerk_blend_hits_its_hand_computed_values():
     ) == pytest.approx(1.875)
 
 
-@pytest.mark.parametrize("name", ["wave", "getup"])
+SHIPPED = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "motions").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_motion_regenerates_byte_for_byte(repo_root, tmp_path, spec, name):
     fresh = tmp_path / f"{name}.npz"
     author_file(repo_root / "motions" / f"{name}.yaml", spec, fresh)
@@ -84,7 +88,7 @@ def test_getup_goes_from_lying_to_standing(repo_root, spec):
     np.testing.assert_allclose(motion.joint_pos[-1], spec.default_joint_pos, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["wave", "getup"])
+@pytest.mark.parametrize("name", SHIPPED)
 def test_the_lowest_point_touches_the_floor_in_every_frame(repo_root, model, spec, name):
     motion = load_motion(repo_root / "motions" / f"{name}.npz")
     ix = robot_indices(model, spec)
@@ -227,3 +231,30 @@ def test_wave_is_trackable_by_pd_control_on_the_reference_alone(repo_root, spec,
         max(errors) < 0.03
     )  # m, mean per-body position error; the product target is 0.08 with a policy
     assert data.xpos[ix.anchor_body_id][2] > 0.58
+
+
+def test_a_named_support_foot_stays_put_while_the_other_leg_moves(repo_root):
+    motion = load_motion(repo_root / "motions" / "march.npz")
+    right, left = (motion.body_names.index(f"{side}_ankle_roll_link") for side in ("right", "left"))
+    raise_left = slice(55, 105)  # frames of 1.1-2.1 s: plant_feet: right_ankle_roll_link, left knee up
+    support = motion.body_pos_w[raise_left, right, :2]
+    assert np.abs(support - support[0]).max() < 1e-6
+    assert np.ptp(motion.body_pos_w[raise_left, left, 2]) > 0.1  # the left foot rose more than 10 cm
+
+
+def test_alternating_support_feet_walk_the_robot_forward(repo_root):
+    motion = load_motion(repo_root / "motions" / "walk.npz")
+    pelvis = motion.body_names.index("pelvis")
+    assert motion.body_pos_w[-1, pelvis, 0] - motion.body_pos_w[0, pelvis, 0] > 0.4
+
+
+def test_plant_feet_must_name_a_foot(tmp_path, spec):
+    source = tmp_path / "bad.yaml"
+    source.write_text(textwrap.dedent("""
+        robot: q1
+        keyframes:
+          - {time: 0.0, plant_feet: left_ankle_rol_link}
+          - {time: 1.0}
+    """), encoding="utf-8")
+    with pytest.raises(MotionError, match="did you mean 'left_ankle_roll_link'"):
+        load_source(source, spec)

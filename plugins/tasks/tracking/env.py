@@ -1,6 +1,7 @@
 """The tracking environment: N humanoids imitating a reference motion on ``BatchSim``.
 
-One ``step``: write joint targets (default + scale·action) to ``ctrl``, apply
+One ``step``: write joint targets (offset + scale·action, the offset being the
+reference's joint positions at the observed step or the default pose) to ``ctrl``, apply
 due pushes, step the physics ``decimation`` substeps on C threads, advance
 each env's reference step, refresh the ``TrackingState``, then terminations,
 rewards and the adaptive sampler, reset finished envs from the reference (with
@@ -18,12 +19,14 @@ from typing import Any
 import numpy as np
 
 from primebot.pipeline.env import StepResult, VecEnv
+from primebot.pipeline.errors import ConfigError
 from primebot.pipeline.motion import Motion
 from primebot.pipeline.registry import Registry
 from primebot.pipeline.rewards import RewardManager
 from primebot.pipeline.robot import RobotSpec
 from primebot.pipeline.rotations import quat_apply_inverse, quat_from_euler_xyz, quat_mul
 from primebot.pipeline.sim import STAGE_NONE, STAGE_VEL, BatchSim
+from primebot.pipeline.tasks import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE
 
 from .model import build_tracking_model
 from .observations import ObservationBuilder
@@ -60,6 +63,22 @@ def _decode_rng(rng: np.random.Generator, code: np.ndarray) -> None:
         "has_uint32": v[4],
         "uinteger": v[5],
     }
+
+
+_OFFSETS = {"reference": ACTION_OFFSET_REFERENCE, "default": ACTION_OFFSET_DEFAULT}
+
+
+def action_parameterisation(robot: RobotSpec, actions: Mapping[str, Any]) -> tuple[str, np.ndarray]:
+    """``(offset, per-joint scale)`` from the task's ``actions`` config (``offset``, ``scale``)."""
+    offset = str(actions.get("offset", "default"))
+    if offset not in _OFFSETS:
+        raise ConfigError(f"task.actions.offset must be one of {', '.join(_OFFSETS)}, got {offset!r}",
+                          fix="--set task.actions.offset=reference (or default)")
+    scale = float(actions.get("scale", 1.0))
+    if not (np.isfinite(scale) and scale > 0):
+        raise ConfigError(f"task.actions.scale must be a positive number, got {scale!r}",
+                          fix="--set task.actions.scale=1.0")
+    return _OFFSETS[offset], scale * np.asarray(robot.action_scale, dtype=np.float64)
 
 
 class _EpisodeWindow:
@@ -161,7 +180,10 @@ class TrackingEnv(VecEnv):
         """[N] reference step each env is at (the ONNX ``time_step`` input)."""
 
         self._default_joint_pos = np.asarray(robot.default_joint_pos, dtype=np.float64)
-        self._action_scale = np.asarray(robot.action_scale, dtype=np.float64)
+        self.action_offset, self.action_scale = action_parameterisation(robot, cfg.get("actions") or {})
+        """What an action means (ONNX metadata ``action_offset``, ``action_scale``): the joint
+        target is ``offset + action_scale * action``, the offset the reference's joint positions
+        at the observed step (``reference_joint_pos``) or the default pose (``default_joint_pos``)."""
         act = tm.indices.actuator_ids
         self._ctrl_cols = (
             slice(int(act[0]), int(act[0]) + len(act))
@@ -216,9 +238,7 @@ class TrackingEnv(VecEnv):
         state.action[:] = actions
         # a non-finite action must never reach ctrl (MuJoCo would zero it silently)
         np.nan_to_num(state.action, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
-        self.sim.ctrl[:, self._ctrl_cols] = (
-            self._default_joint_pos + self._action_scale * state.action
-        )
+        self.sim.ctrl[:, self._ctrl_cols] = self._action_origin(self.time_steps) + self.action_scale * state.action
         if self.pusher is not None:
             self.pusher.step()
         t1 = clock()
@@ -278,6 +298,12 @@ class TrackingEnv(VecEnv):
     def close(self) -> None:
         self.sim.close()
 
+    def _action_origin(self, steps: np.ndarray) -> np.ndarray:
+        """The joint targets of a zero action at reference steps ``steps`` [n] → [n, J] (or [J])."""
+        if self.action_offset == ACTION_OFFSET_REFERENCE:
+            return self.reference.joint_pos[steps]
+        return self._default_joint_pos
+
     # -- resets -------------------------------------------------------------------
     def _reset_envs(self, ids: np.ndarray) -> None:
         """Reference-state initialisation of envs ``ids`` at sampled start steps (with noise if randomising)."""
@@ -315,7 +341,7 @@ class TrackingEnv(VecEnv):
         qvel[:, tm.root_ang_vel_qvel] = quat_apply_inverse(root_quat, ang_vel_w)  # body frame
         qvel[:, idx.dof_adr] = ref.joint_vel[t]
         ctrl = np.zeros((n, self.sim.ctrl.shape[1]))
-        ctrl[:, self._ctrl_cols] = self._default_joint_pos
+        ctrl[:, self._ctrl_cols] = self._action_origin(t)
         self.sim.reset(ids, qpos=qpos, qvel=qvel, ctrl=ctrl)
         self.state.action[ids] = 0.0
         self.state.prev_action[ids] = 0.0

@@ -1,0 +1,119 @@
+"""The tracking verdict: a statue baseline no policy that holds still can beat, on real physics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from primebot.pipeline.evaluate import play_episodes
+from primebot.pipeline.motion import load_motion
+from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.tracking_metrics import (
+    EpisodeMetrics,
+    TrackingSnapshot,
+    VerdictRule,
+    statue_mpkpe,
+    step_errors,
+    tracking_verdict,
+)
+
+MOTIONS = Path(__file__).resolve().parents[1] / "motions"
+EXACT = {"randomization": {"enabled": False}, "observations": {"noise": False}, "log_reward_terms": False,
+         "fresh_kinematics": True, "sampling": {"mode": "start"}}
+
+
+def test_statue_mpkpe_matches_a_hand_computed_oracle():
+    # one body moving 1 cm per step along x: a statue frozen at step s is (t - s) cm off at step t
+    steps = 11
+    ref = np.zeros((steps, 1, 3))
+    ref[:, 0, 0] = 0.01 * np.arange(steps)
+    assert statue_mpkpe(ref, 0) == pytest.approx(np.mean(0.01 * np.arange(1, 11)))   # steps 1..10
+    assert statue_mpkpe(ref, 0, max_steps=4) == pytest.approx(np.mean([0.01, 0.02, 0.03, 0.04]))
+    assert statue_mpkpe(ref, 8) == pytest.approx(np.mean([0.01, 0.02]))            # to the last step
+    assert statue_mpkpe(ref, 10) == pytest.approx(0.0)                              # held at the end
+
+
+def test_episode_metrics_give_the_statue_baseline_worst_body_and_worst_step():
+    ref = np.zeros((6, 2, 3))
+    ref[:, 1, 2] = 0.1 * np.arange(6)  # body "b" rises 10 cm per step, body "a" stays
+    metrics = EpisodeMetrics(1, 0.02, reference_body_pos=ref, body_names=("a", "b"))
+    for t in range(1, 6):  # a robot that holds the start pose
+        still = TrackingSnapshot(
+            joint_pos=np.zeros((1, 1)), joint_vel=np.zeros((1, 1)), body_pos_w=ref[0][None].copy(),
+            root_pos_w=np.zeros((1, 3)), ee_pos_w=np.zeros((1, 0, 3)), anchor_pos_w=np.zeros((1, 3)),
+            anchor_quat_w=np.array([[1.0, 0, 0, 0]]), ref_joint_pos=np.zeros((1, 1)), ref_joint_vel=np.zeros((1, 1)),
+            ref_body_pos_w=ref[t][None].copy(), ref_root_pos_w=np.zeros((1, 3)), ref_ee_pos_w=np.zeros((1, 0, 3)),
+            ref_anchor_pos_w=np.zeros((1, 3)), ref_anchor_quat_w=np.array([[1.0, 0, 0, 0]]),
+        )
+        metrics.add_step(step_errors(still))
+    metrics.finish([0], None, [0])
+    summary = metrics.summary()
+    assert summary["mpkpe_m"] == pytest.approx(summary["statue_mpkpe_m"])  # a statue scores the statue
+    assert summary["fraction_removed"] == pytest.approx(0.0, abs=1e-12)
+    assert summary["worst_body"] == "b" and summary["body_mpkpe_m"]["a"] == 0.0
+    assert summary["worst_step"] == 5 and summary["worst_step_mpkpe_m"] == pytest.approx(0.25)
+    assert summary["verdict"]["tracked"] is False
+
+
+def test_verdict_rule_needs_both_success_and_a_fraction_of_the_statue_error():
+    rule = VerdictRule()
+    ok = tracking_verdict({"success_rate": 1.0, "mpkpe_m": 0.03, "statue_mpkpe_m": 0.10}, rule)
+    assert ok["tracked"] is True and ok["fraction_removed"] == pytest.approx(0.7)
+    statue = tracking_verdict({"success_rate": 1.0, "mpkpe_m": 0.10, "statue_mpkpe_m": 0.10}, rule)
+    assert statue["tracked"] is False and "MPKPE" in statue["reason"]
+    falls = tracking_verdict({"success_rate": 0.5, "mpkpe_m": 0.01, "statue_mpkpe_m": 0.10}, rule)
+    assert falls["tracked"] is False and "success" in falls["reason"]
+    # a nearly still motion: the floor keeps the bound reachable
+    still_motion = tracking_verdict({"success_rate": 1.0, "mpkpe_m": 0.015, "statue_mpkpe_m": 0.01}, rule)
+    assert still_motion["tracked"] is True and still_motion["mpkpe_limit_m"] == rule.floor_m
+    assert tracking_verdict({"success_rate": 1.0})["tracked"] is None
+
+
+@pytest.fixture(scope="module")
+def host():
+    return load_plugins()
+
+
+def _env(host, motion: str, offset: str):
+    spec = host.registry.get("tasks", "tracking")
+    return spec.make_env(robot=host.registry.get("robots", "q1"), motion=load_motion(MOTIONS / f"{motion}.npz"),
+                         num_envs=1, seed=0, config={**EXACT, "actions": {"offset": offset}},
+                         registry=host.registry, num_threads=1)
+
+
+class _Constant:
+    """A 'policy' that always outputs the same action."""
+
+    def __init__(self, action: np.ndarray) -> None:
+        self.action = np.asarray(action, dtype=np.float32)[None]
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return np.repeat(self.action, len(obs), axis=0)
+
+
+def test_a_robot_that_holds_its_start_pose_does_not_track_the_squat(host):
+    env = _env(host, "squat", "default")
+    try:
+        hold = (env.reference.joint_pos[0] - env.robot.default_joint_pos) / env.action_scale
+        metrics, _ = play_episodes(env, _Constant(hold))
+    finally:
+        env.close()
+    summary = metrics.summary()
+    assert summary["success_rate"] == 1.0  # it stands the whole episode: success alone would call it good
+    assert summary["statue_mpkpe_m"] > 0.05
+    assert summary["verdict"]["tracked"] is False, summary["verdict"]
+
+
+def test_the_reference_replayed_under_pd_tracks_the_wave(host):
+    # a zero action is the reference's joints as PD targets: open-loop replay, which keeps q1 up on the
+    # wave (the legs hold still) but not on the squat, where balance needs feedback
+    env = _env(host, "wave", "reference")
+    try:
+        metrics, _ = play_episodes(env, _Constant(np.zeros(env.num_actions)))
+    finally:
+        env.close()
+    summary = metrics.summary()
+    assert summary["verdict"]["tracked"] is True, summary["verdict"]
+    assert summary["fraction_removed"] > 0.65

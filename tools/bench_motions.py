@@ -1,0 +1,153 @@
+"""What the robot really does: the pipeline on every shipped motion, one table and one contact sheet.
+
+    python tools/bench_motions.py                          # every motions/*.npz, default preset
+    python tools/bench_motions.py squat march --preset quick
+    python tools/bench_motions.py wave --iterations 2 --num-envs 8 --eval-episodes 1   # a smoke run
+
+Each motion runs ``primebot pipeline run`` in its own process (so one
+motion's crash or exit status does not stop the others) under
+``--log-dir``. The table has, per motion, sim2sim's statue MPKPE (a robot
+frozen at each episode's start frame), the policy's MPKPE, the fraction of
+the statue's error it removes, the success rate, the verdict (docs/tasks.md,
+"What tracked means"), and the training and total wall-clock. The contact
+sheet (``--sheet``, default ``<log-dir>/bench_motions.png``) shows five
+stills of each sim2sim video, the robot with its reference as a ghost, so a
+person can see what each policy does. ``--json`` keeps the rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+MOTIONS = REPO / "motions"
+
+
+def _run_dir(log_dir: Path, name: str) -> Path | None:
+    runs = sorted((log_dir / name).glob("*/pipeline.json"))
+    return runs[-1].parent if runs else None
+
+
+def _read(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+
+
+def bench_one(motion: Path, args: argparse.Namespace) -> dict:
+    """Run the pipeline on ``motion``; return its row (figures from pipeline.json and sim2sim.json)."""
+    command = [sys.executable, "-m", "primebot.pipeline", "pipeline", "run", str(motion),
+               "--preset", args.preset, "--log-dir", str(args.log_dir), "--run-name", motion.stem]
+    for flag in ("iterations", "num_envs", "eval_episodes"):
+        value = getattr(args, flag)
+        if value is not None:
+            command += [f"--{flag.replace('_', '-')}", str(value)]
+    for item in args.set or []:
+        command += ["--set", item]
+    start = time.perf_counter()
+    log_path = args.log_dir / f"{motion.stem}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("w", encoding="utf-8") as log:
+        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO,
+                               env={**os.environ, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "egl")})
+    wall = time.perf_counter() - start
+    row = {"motion": motion.stem, "exit_code": code, "total_s": wall, "log": str(log_path)}
+    run_dir = _run_dir(args.log_dir, motion.stem)
+    if run_dir is None:
+        return row
+    row["run_dir"] = str(run_dir)
+    stages = {s["name"]: s for s in _read(run_dir / "pipeline.json").get("stages", [])}
+    row["train_s"] = (stages.get("train") or {}).get("total_s")
+    sim = _read(run_dir / "sim2sim.json").get("overall") or {}
+    verdict = sim.get("verdict") or {}
+    row.update({key: sim.get(key) for key in ("statue_mpkpe_m", "mpkpe_m", "fraction_removed", "success_rate",
+                                              "joint_pos_error_rad", "worst_body")})
+    row["tracked"] = verdict.get("tracked")
+    row["reason"] = verdict.get("reason", "")
+    video = run_dir / "videos" / "sim2sim.mp4"
+    row["video"] = str(video) if video.is_file() else None
+    return row
+
+
+def _fmt(value, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _minutes(seconds) -> str:
+    return "-" if seconds is None else f"{seconds / 60:.1f} min"
+
+
+def print_table(rows: list[dict]) -> None:
+    header = (f"{'motion':<8} {'statue':>8} {'MPKPE':>8} {'removed':>8} {'success':>8} {'verdict':<12} "
+              f"{'train':>9} {'total':>9}  worst body")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        verdict = {True: "TRACKED", False: "not tracked"}.get(r.get("tracked"), f"exit {r['exit_code']}")
+        print(f"{r['motion']:<8} {_fmt(r.get('statue_mpkpe_m'), '.3f'):>8} {_fmt(r.get('mpkpe_m'), '.3f'):>8} "
+              f"{_fmt(r.get('fraction_removed'), '.0%'):>8} {_fmt(r.get('success_rate'), '.2f'):>8} {verdict:<12} "
+              f"{_minutes(r.get('train_s')):>9} {_minutes(r.get('total_s')):>9}  {r.get('worst_body') or '-'}")
+    tracked = sum(r.get("tracked") is True for r in rows)
+    print(f"\n{tracked}/{len(rows)} motions tracked (MPKPE in m, over the tracked bodies; statue = a robot frozen "
+          "at each episode's start frame; verdict: docs/tasks.md)")
+
+
+def write_sheet(rows: list[dict], path: Path, title: str) -> Path:
+    from primebot.pipeline.contact_sheet import video_stills, write_contact_sheet
+
+    sheet_rows = []
+    for r in rows:
+        verdict = {True: "TRACKED", False: "NOT TRACKED"}.get(r.get("tracked"), f"no verdict (exit {r['exit_code']})")
+        label = (f"{r['motion']}: {verdict} · MPKPE {_fmt(r.get('mpkpe_m'), '.3f')} m vs statue "
+                 f"{_fmt(r.get('statue_mpkpe_m'), '.3f')} m · success {_fmt(r.get('success_rate'), '.2f')}")
+        sheet_rows.append((label, video_stills(r["video"]) if r.get("video") else []))
+    return write_contact_sheet(sheet_rows, path, title=title)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("motions", nargs="*", help="motion names (motions/<name>.npz) or paths; default: all")
+    parser.add_argument("--preset", default="default", help="pipeline preset (default: default)")
+    parser.add_argument("--iterations", type=int, help="override the preset's PPO iterations")
+    parser.add_argument("--num-envs", type=int, help="override the preset's training environments")
+    parser.add_argument("--eval-episodes", type=int, help="override the preset's evaluation episodes")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="training override (repeatable)")
+    parser.add_argument("--log-dir", type=Path, default=REPO / "logs" / "bench_motions")
+    parser.add_argument("--sheet", type=Path, help="contact sheet PNG (default: <log-dir>/bench_motions.png)")
+    parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = parser.parse_args(argv)
+
+    names = args.motions or sorted(p.stem for p in MOTIONS.glob("*.npz"))
+    motions = [Path(n) if n.endswith(".npz") else MOTIONS / f"{n}.npz" for n in names]
+    missing = [str(m) for m in motions if not m.is_file()]
+    if missing:
+        parser.error(f"no such motion: {', '.join(missing)}")
+    rows = []
+    for i, motion in enumerate(motions, start=1):
+        print(f"[{i}/{len(motions)}] {motion.stem}: primebot pipeline run (log: {args.log_dir / motion.stem}.log)",
+              flush=True)
+        row = bench_one(motion, args)
+        rows.append(row)
+        print(f"      {_minutes(row['total_s'])}, exit {row['exit_code']}, "
+              f"{'tracked' if row.get('tracked') else 'not tracked' if row.get('tracked') is False else 'no verdict'}"
+              f" {row.get('reason', '')}", flush=True)
+    print()
+    print_table(rows)
+    sheet = write_sheet(rows, args.sheet or args.log_dir / "bench_motions.png",
+                        title=f"sim2sim, preset {args.preset}: robot (solid) and reference (ghost)")
+    print(f"contact sheet: {sheet}")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
