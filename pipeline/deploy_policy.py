@@ -249,6 +249,19 @@ def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, targ
         data.ctrl[robot.actuator_ids] = np.clip(tau, -effort, effort)
         mujoco.mj_step(robot.model, data)
 
+# -- actions to joint targets -------------------------------------------------------------------
+def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, actions: np.ndarray) -> np.ndarray:
+    """The joint position targets [J] for ``actions`` [J] at reference step ``t``, in ``joint_names`` order.
+
+    Today ``default_joint_pos + action_scale · actions``. Every deploy-side loop
+    that turns actions into targets calls this one function, so a change of
+    what an action means (e.g. an offset other than the default pose) is made
+    here once; ``reference`` (the table of ``reference_table``) and ``t`` are
+    what such an offset would read.
+    """
+    return meta["default_joint_pos"] + meta["action_scale"] * np.asarray(actions, dtype=np.float64)
+
+
 # -- the reference and the observation ------------------------------------------------------------
 REFERENCE_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
 

@@ -48,6 +48,7 @@ from .deploy_policy import (
     Sim2SimError,
     check_policy_robot,
     hold_joint_targets,
+    joint_targets,
     load_policy,
     reference_table,
     setup_torque_loop,
@@ -191,12 +192,11 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     (qpos, step) per policy step for rendering.
     """
     m, r, meta = setup.robot.model, setup.robot, setup.meta
-    default, scale = meta["default_joint_pos"], meta["action_scale"]
     last = setup.reference["joint_pos"].shape[0] - 1
     data = mujoco.MjData(m)  # fresh, as on a robot that boots
     t = int(min(max(start_step, 0), last))
     set_reference_state(r, data, setup.reference, t, int(setup.index["root"][0]))
-    last_action = np.zeros(len(default))
+    last_action = np.zeros(len(meta["joint_names"]))
     failure, length = None, 0
     time_step = np.zeros((1, 1), np.float32)
     if frames is not None:
@@ -206,7 +206,7 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
         time_step[0, 0] = t
         actions = setup.session.run(["actions"], {"obs": obs[None], "time_step": time_step})[0][0]
         last_action = actions.astype(np.float64)
-        hold_joint_targets(r, data, meta, default + scale * last_action, setup.substeps)
+        hold_joint_targets(r, data, meta, joint_targets(meta, setup.reference, t, last_action), setup.substeps)
         mujoco.mj_forward(m, data)  # sensed quantities at the new state
         length += 1
         t = min(t + 1, last)
