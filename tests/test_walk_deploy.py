@@ -120,7 +120,8 @@ def test_walk_export_is_obs_to_actions_with_parity_at_batch_1_and_64(walk_export
     shape = [d.dim_param or d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     assert [i.name for i in model.graph.input] == ["obs"] and shape == ["batch", 14]
     assert [o.name for o in model.graph.output] == ["actions"]
-    assert sorted(p.name for p in (run_dir / "export").iterdir()) == ["deploy.yaml", "export.json", "policy.onnx"]
+    assert sorted(p.name for p in (run_dir / "export").iterdir()) == ["README.md", "deploy.yaml", "export.json",
+                                                                       "policy.onnx", "robot"]
     assert result.motion_path is None
 
     # the normaliser is inside: raw observations in, the policy mean out
