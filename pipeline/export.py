@@ -528,7 +528,8 @@ def export_run(
         "size_bytes": onnx_path.stat().st_size,
         "fp16": None if fp16_result is None else {k: v for k, v in fp16_result.items() if k != "path"}
         | {"onnx": str(fp16_result["path"])},
-        "bundle_bytes": sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file()),
+        "bundle_bytes_without_this_file": sum(p.stat().st_size for p in out_dir.rglob("*")
+                                              if p.is_file() and p.name != REPORT_FILE and ".rejected." not in p.name),
     }, indent=2, default=float))
     if fp16_error is not None:
         raise fp16_error
