@@ -309,7 +309,7 @@ def deploy_document(metadata: dict[str, Any], files: dict[str, Any], *, static_b
             "action_to_target": "joint_pos_target = default_joint_pos + action_scale * actions"
             + ("" if tracking else f" after clipping actions to +-{m['action_clip']}, then clipped to "
                "[joint_pos_lower, joint_pos_upper]"),
-            "torque": "tau = kp * (joint_pos_target - q) - kd * qd, clipped to +-effort_limit (the joint HAL)",
+            "torque": "tau = kp * (joint_pos_target - q) - kd * qd, clipped to +-effort_limit",
         },
         "joints": [
             {"name": n, "kp": kp, "kd": kd, "effort_limit": eff, "default_pos": d, "action_scale": sc,
@@ -394,7 +394,8 @@ def bundle_readme(document: dict[str, Any]) -> str:
         "## Check it on this computer (no torch needed)",
         "",
         "```",
-        "pip install numpy mujoco onnxruntime pyyaml   # plus primebot itself, without its training extras",
+        "pip install numpy mujoco onnxruntime pyyaml",
+        "pip install --no-deps /path/to/primebot       # the runner needs none of primebot's training dependencies",
         "python -m primebot.pipeline.bundle .          # verifies the SHA-256s, runs the policy on the MJCF",
         "```",
         "",
@@ -402,11 +403,10 @@ def bundle_readme(document: dict[str, Any]) -> str:
         "",
         f"- every {document['control']['period_s'] * 1000:g} ms: build `obs` in the `observation.layout` "
         "order, run the policy, bind outputs by name;",
-        f"- target = {document['control']['action_to_target'].split(' = ', 1)[1]}; send per joint, by name: "
-        "position target, kp, kd; the joint HAL closes "
-        f"{document['control']['torque'].split(' (')[0]};",
-        f"- IMU: {document['imu']['frame']};",
-        f"- start: {document['episode_start'].split(';')[0]}.",
+        f"- {document['control']['action_to_target']}; send it per joint, by name, with kp and kd from "
+        f"`joints`; the joint HAL closes {document['control']['torque']};",
+        f"- IMU ({document['imu']['body']}): {document['imu']['frame']};",
+        f"- episode start: {document['episode_start']}",
         "",
         "TensorRT has not been run on this file by primebot (no NVIDIA GPU was available); onnxruntime's CPU "
         "provider is enough for this MLP. See docs/deploy.md, 'Running on a Jetson'.",
