@@ -6,11 +6,13 @@ metadata (lists split on commas, floats exact); ``check_policy_robot``
 matches the policy to an MJCF by name and refuses, listing every mismatch,
 an ONNX whose observation size, joints or bodies do not fit;
 ``reference_table`` reads the whole reference motion out of the graph in one
-batched call; ``DeployObservation`` builds the policy observation
-(docs/deploy.md) from sensed quantities (encoders, root IMU, forward kinematics) with MuJoCo's
-own quaternion routines, in the order the metadata's ``observation_names``
-gives. ``sim2sim`` drives a simulated robot with these; a robot-side port
-replaces the simulator with the real sensors.
+batched call (one call per step for a static batch); ``DeployObservation``
+builds the policy observation (docs/deploy.md) from sensed quantities
+(encoders, root IMU, forward kinematics) with MuJoCo's own quaternion
+routines, in the order the metadata's ``observation_names`` gives;
+``joint_targets`` turns actions into joint targets. ``sim2sim`` drives a
+simulated robot with these; a robot-side port replaces the simulator with
+the real sensors.
 """
 
 from __future__ import annotations
@@ -264,6 +266,7 @@ def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, targ
         tau = kp * (target - data.qpos[robot.qpos_adr]) - kd * data.qvel[robot.dof_adr]
         data.ctrl[robot.actuator_ids] = np.clip(tau, -effort, effort)
         mujoco.mj_step(robot.model, data)
+
 
 # -- actions to joint targets -------------------------------------------------------------------
 def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, actions: np.ndarray) -> np.ndarray:

@@ -42,6 +42,7 @@ import yaml
 from . import __version__
 from .atomic import atomic_path, atomic_write_text
 from .bundle import DEPLOY_FILE, README_FILE, BundledModel, bundle_mjcf
+from .deploy_policy import parse_clip
 from .errors import ExportError
 from .evaluate import require_tracking_env
 from .motion import file_sha256
@@ -282,7 +283,7 @@ def deploy_document(metadata: dict[str, Any], files: dict[str, Any], *, static_b
     floats = lambda key: [float(v) for v in m[key]]  # noqa: E731 - local shorthand
     layout = [
         {"name": n, "offset": int(o), "size": int(s), "scale": float(sc),
-         "clip": [float(v) for v in c.split(";")], "history_length": int(h), "flatten_history_dim": bool(f)}
+         "clip": list(parse_clip(c)), "history_length": int(h), "flatten_history_dim": bool(f)}
         for n, o, s, sc, c, h, f in zip(m["observation_names"], m["observation_offsets"], m["observation_sizes"],
                                          m["observation_terms_scale"], m["observation_terms_clip"],
                                          m["observation_terms_history_length"],
