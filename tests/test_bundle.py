@@ -97,12 +97,16 @@ def test_deploy_yaml_holds_every_metadata_key_with_the_same_value(bundle):
 
 
 def test_the_reference_runner_reproduces_sim2sim_without_torch(bundle, tmp_path):
+    import shutil
+
     _, run_dir, _ = bundle
     expected = sim2sim_run_dir(run_dir, Q1_XML)  # the run's sim2sim.json, on the original MJCF
+    moved = tmp_path / "robot-computer" / "policy"
+    shutil.copytree(run_dir / "export", moved)  # the bundle travels as a folder
     out = tmp_path / "runner.json"
-    run_sim2sim_without_torch([run_dir / "export", "--output", out], module="bundle")
+    run_sim2sim_without_torch([moved, "--output", out], module="bundle")
     got = json.loads(out.read_text())
-    assert got["checks_passed"] and got["mjcf"].endswith("robot/q1.xml")
+    assert got["checks_passed"] and got["mjcf"] == str(moved / "robot" / "q1.xml")
     assert got["from_start"] == expected["from_start"]
 
 
