@@ -6,11 +6,13 @@ metadata (lists split on commas, floats exact); ``check_policy_robot``
 matches the policy to an MJCF by name and refuses, listing every mismatch,
 an ONNX whose observation size, joints or bodies do not fit;
 ``reference_table`` reads the whole reference motion out of the graph in one
-batched call; ``DeployObservation`` builds the DESIGN §5 policy observation
-from sensed quantities (encoders, root IMU, forward kinematics) with MuJoCo's
-own quaternion routines, in the order the metadata's ``observation_names``
-gives. ``sim2sim`` drives a simulated robot with these; a robot-side port
-replaces the simulator with the real sensors.
+batched call (one call per step for a static batch); ``DeployObservation``
+builds the policy observation (docs/deploy.md) from sensed quantities
+(encoders, root IMU, forward kinematics) with MuJoCo's own quaternion
+routines, in the order the metadata's ``observation_names`` gives;
+``joint_targets`` turns actions into joint targets. ``sim2sim`` drives a
+simulated robot with these; a robot-side port replaces the simulator with
+the real sensors.
 """
 
 from __future__ import annotations
@@ -28,9 +30,16 @@ from .tasks import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET
 GAIN_RTOL = 1e-3
 """MJCF files carry gains rounded to a few digits; a swapped joint is off by far more."""
 LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names", "end_effector_body_names",
-             "base_joint_names")
-FLOAT_LIST_KEYS = ("joint_stiffness", "joint_damping", "joint_effort_limit", "default_joint_pos", "action_scale")
-INT_LIST_KEYS = ("observation_sizes", "observation_offsets")
+             "base_joint_names", "command_names", "observation_terms_clip")
+FLOAT_LIST_KEYS = ("joint_stiffness", "joint_damping", "joint_effort_limit", "default_joint_pos", "action_scale",
+                   "joint_pos_lower", "joint_pos_upper")
+"""Per-joint float lists (``joint_names`` order)."""
+INT_LIST_KEYS = ("observation_sizes", "observation_offsets", "observation_terms_history_length",
+                 "observation_terms_flatten_history_dim")
+TERM_FLOAT_LIST_KEYS = ("observation_terms_scale",)
+"""Per-observation-term float lists."""
+FLOAT_KEYS = ("fps", "control_dt", "training_physics_dt")
+INT_KEYS = ("motion_num_steps", "num_observations", "num_actions", "max_episode_steps")
 
 
 class Sim2SimError(ExportError):
@@ -43,7 +52,8 @@ def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, a
 
     ``default_joint_pos`` (also a file without the key): default + scale·actions;
     ``reference_joint_pos``: the reference's joint positions at ``t`` (the step
-    the policy was given) + scale·actions.
+    the policy was given) + scale·actions. Every deploy-side loop that turns
+    actions into targets calls this one function.
     """
     offset = meta.get("action_offset", ACTION_OFFSET_DEFAULT)
     if offset == ACTION_OFFSET_REFERENCE:
@@ -55,7 +65,7 @@ def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, a
     else:
         raise ExportError(f"unknown action_offset {offset!r} in the ONNX metadata",
                           fix=f"one of: {', '.join(ACTION_TARGET_FORMULA)}; re-export with this primebot")
-    return origin + meta["action_scale"] * actions
+    return origin + meta["action_scale"] * np.asarray(actions, dtype=np.float64)
 
 
 # -- metadata -----------------------------------------------------------------------------------
@@ -70,14 +80,23 @@ def parse_metadata(raw: dict[str, str]) -> dict:
             meta[key] = np.array([float(s) for s in raw[key].split(",")], dtype=np.float64)
     for key in INT_LIST_KEYS:
         if key in raw:
-            meta[key] = [int(s) for s in raw[key].split(",")]
-    for key in ("fps", "control_dt"):
+            meta[key] = [int(float(s)) for s in raw[key].split(",") if s]  # mjlab writes "0.000"
+    for key in TERM_FLOAT_LIST_KEYS:
+        if key in raw:
+            meta[key] = [float(s) for s in raw[key].split(",") if s]
+    for key in FLOAT_KEYS:
         if key in raw:
             meta[key] = float(raw[key])
-    for key in ("motion_num_steps", "num_observations", "max_episode_steps"):
+    for key in INT_KEYS:
         if key in raw:
             meta[key] = int(raw[key])
     return meta
+
+
+def parse_clip(term: str) -> tuple[float, float]:
+    """One ``observation_terms_clip`` entry, ``lo;hi`` (``-inf;inf`` when unclipped) → (lo, hi)."""
+    lo, _, hi = term.partition(";")
+    return float(lo), float(hi)
 
 
 def load_policy(path: str | Path) -> tuple[ort.InferenceSession, dict]:
@@ -271,6 +290,8 @@ def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, targ
         data.ctrl[robot.actuator_ids] = np.clip(tau, -effort, effort)
         mujoco.mj_step(robot.model, data)
 
+
+# -- actions to joint targets -------------------------------------------------------------------
 # -- the reference and the observation ------------------------------------------------------------
 REFERENCE_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
 
@@ -285,10 +306,15 @@ def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.n
     steps = int(meta.get("motion_num_steps") or 0)
     if steps < 1:
         raise Sim2SimError("ONNX metadata lacks motion_num_steps; re-export with `primebot export RUN_DIR`")
-    obs = np.zeros((steps, session.get_inputs()[0].shape[1]), np.float32)
-    time_step = np.arange(steps, dtype=np.float32)[:, None]
-    values = session.run(list(REFERENCE_OUTPUTS), {"obs": obs, "time_step": time_step})
-    return {k: np.asarray(v, dtype=np.float64) for k, v in zip(REFERENCE_OUTPUTS, values, strict=True)}
+    batch = session.get_inputs()[0].shape[0]
+    chunk = batch if isinstance(batch, int) and batch > 0 else steps  # a static batch (--static-batch, mjlab)
+    obs = np.zeros((chunk, session.get_inputs()[0].shape[1]), np.float32)
+    parts = []
+    for start in range(0, steps, chunk):
+        time_step = np.minimum(np.arange(start, start + chunk), steps - 1).astype(np.float32)[:, None]
+        parts.append(session.run(list(REFERENCE_OUTPUTS), {"obs": obs, "time_step": time_step}))
+    return {k: np.concatenate([p[i] for p in parts])[:steps].astype(np.float64)
+            for i, k in enumerate(REFERENCE_OUTPUTS)}
 
 
 class DeployObservation:

@@ -1,22 +1,29 @@
-"""The deployable ONNX policy of DESIGN §7: normaliser → actor, with the reference motion inside.
+"""The deployable ONNX policy (docs/deploy.md): normaliser → actor, with the reference motion inside.
 
 Graph: inputs ``obs [B, O]`` and ``time_step [B, 1]`` (float32, batch axis
-dynamic); outputs ``actions [B, J]`` and the reference at that control step,
-``joint_pos``/``joint_vel [B, J]``, ``body_pos_w``/``body_lin_vel_w``/
-``body_ang_vel_w [B, nB, 3]`` and ``body_quat_w [B, nB, 4]`` (w x y z) for
-every robot body in MuJoCo order (the ``body_names`` metadata). The step is
-clamped to the motion, so running past the end holds the last frame.
+dynamic, or 1 with ``static_batch``); outputs ``actions [B, J]`` and the
+reference at that control step, ``joint_pos``/``joint_vel [B, J]``,
+``body_pos_w [B, nB, 3]``, ``body_quat_w [B, nB, 4]`` (w x y z),
+``body_lin_vel_w``/``body_ang_vel_w [B, nB, 3]`` for the bodies the
+``body_names`` metadata lists. The step is made an index in float32 first:
+NaN reads step 0, the value is clamped to [0, T − 1] (so −inf is step 0,
++inf and anything past the end the last frame) and fractions are truncated;
+only then is it cast to int64 for the gathers, so no integer ``Clip`` is in
+the graph.
 
-Exported with torch's TorchScript exporter (``dynamo=False``), opset 17: for
-an MLP and two gathers it produces a plain graph (Gemm, Elu, Gather) in a
-fraction of a second and in one self-contained file, which onnxruntime and
-TensorRT on JetPack read alike; the dynamo exporter takes ~3 s per export
-and emits GatherND for the same graph. It is used only if the TorchScript
-exporter is missing from the installed torch.
+Exported with torch's TorchScript exporter (``dynamo=False``), opset 17 by
+default: for an MLP and a few gathers it produces a plain graph (Gemm, Elu,
+Gather) in a fraction of a second and in one self-contained file, which
+onnxruntime and TensorRT on JetPack read alike; the dynamo exporter takes
+~3 s per export and emits GatherND for the same graph. It is used only if
+the TorchScript exporter is missing from the installed torch.
 
 A task that tracks no motion (``TaskSpec.export_kind == "policy"``, e.g.
 walk) exports ``ActionPolicy`` instead: input ``obs [B, O]``, output
 ``actions [B, J]``, normaliser inside, nothing else.
+
+``HalfActor`` runs an actor in float16 between float32 casts: the fp16
+variant keeps float32 inputs, outputs, normaliser and reference motion.
 
 ``write_onnx`` adds the metadata, runs ``onnx.checker`` and writes the file
 atomically; ``parity`` compares onnxruntime (CPU provider) with PyTorch. Both
@@ -26,6 +33,7 @@ read the graph's input and output names from the module (``input_names``,
 
 from __future__ import annotations
 
+import copy
 import io
 import time
 import warnings
@@ -69,6 +77,28 @@ class ActionPolicy(nn.Module):
         return self.actor(self.obs_normalizer(obs))
 
 
+class HalfActor(nn.Module):
+    """``actor`` in float16: float32 in, float16 weights and arithmetic, float32 out."""
+
+    def __init__(self, actor: nn.Module) -> None:
+        super().__init__()
+        self.actor = copy.deepcopy(actor).half()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.actor(x.half()).float()
+
+
+def step_index(time_step: torch.Tensor, num_steps: int) -> torch.Tensor:
+    """``time_step [B, 1]`` float → step indices [B] int64: NaN → 0, clamped to [0, num_steps − 1], truncated.
+
+    The clamp is done in float32 (±inf clamp like any other value) so the graph
+    has no integer ``Clip``; the cast truncates towards zero, which is the floor
+    of the already non-negative value.
+    """
+    finite = torch.where(torch.isnan(time_step), torch.zeros_like(time_step), time_step)
+    return finite.clamp(0.0, float(num_steps - 1)).to(torch.int64).squeeze(-1)
+
+
 class DeployPolicy(nn.Module):
     """``actions = actor(normaliser(obs))`` plus the reference motion gathered at ``time_step``."""
 
@@ -85,7 +115,7 @@ class DeployPolicy(nn.Module):
 
     def forward(self, obs: torch.Tensor, time_step: torch.Tensor) -> tuple[torch.Tensor, ...]:
         # A float step index keeps the input float32 like obs (one dtype on the robot side).
-        step = time_step.to(torch.int64).squeeze(-1).clamp(0, self.num_steps - 1)
+        step = step_index(time_step, self.num_steps)
         actions = self.actor(self.obs_normalizer(obs))
         return (actions, *(getattr(self, key)[step] for key in MOTION_OUTPUTS))
 
@@ -124,13 +154,23 @@ def format_value(value) -> str:
 
 @dataclass(frozen=True)
 class ObservationTerm:
+    """One policy observation term as deployment code must build it (mjlab's per-term fields).
+
+    primebot's terms are raw values (scale 1), unclipped, without history; the
+    fields are written out so a consumer checks them instead of assuming them.
+    """
+
     name: str
     offset: int
     size: int
+    scale: float = 1.0
+    clip: tuple[float, float] = (-float("inf"), float("inf"))
+    history_length: int = 0
+    flatten_history_dim: bool = True
 
 
 def observation_layout(terms: Sequence[tuple[str, int]]) -> list[ObservationTerm]:
-    """Offsets of consecutive observation terms ``(name, size)``."""
+    """Offsets of consecutive observation terms ``(name, size)`` (scale 1, no clip, no history)."""
     out, offset = [], 0
     for name, size in terms:
         out.append(ObservationTerm(str(name), offset, int(size)))
@@ -139,7 +179,7 @@ def observation_layout(terms: Sequence[tuple[str, int]]) -> list[ObservationTerm
 
 
 # -- writing and checking --------------------------------------------------------------------
-def _export_graph(module: nn.Module, num_obs: int) -> onnx.ModelProto:
+def _export_graph(module: nn.Module, num_obs: int, static_batch: bool, opset: int) -> onnx.ModelProto:
     inputs, outputs = list(module.input_names), list(module.output_names)
     args = tuple(torch.zeros(1, EXAMPLE_INPUT_WIDTH.get(name, num_obs)) for name in inputs)
     buffer = io.BytesIO()
@@ -148,26 +188,27 @@ def _export_graph(module: nn.Module, num_obs: int) -> onnx.ModelProto:
         try:
             torch.onnx.export(
                 module, args, buffer, input_names=inputs, output_names=outputs,
-                dynamic_axes={name: {0: "batch"} for name in (*inputs, *outputs)},
-                opset_version=OPSET, dynamo=False,
+                dynamic_axes={} if static_batch else {name: {0: "batch"} for name in (*inputs, *outputs)},
+                opset_version=opset, dynamo=False,
             )
         except (TypeError, RuntimeError, NotImplementedError):  # a torch without the TorchScript exporter
             batch = torch.export.Dim("batch")
             program = torch.onnx.export(
                 module, args, input_names=inputs, output_names=outputs,
-                dynamic_shapes=tuple({0: batch} for _ in inputs), opset_version=max(OPSET, 18), dynamo=True,
-                external_data=False, verbose=False,
+                dynamic_shapes=None if static_batch else tuple({0: batch} for _ in inputs),
+                opset_version=max(opset, 18), dynamo=True, external_data=False, verbose=False,
             )
             return program.model_proto
     return onnx.load_from_string(buffer.getvalue())
 
 
-def write_onnx(module: nn.Module, path: str | Path, num_obs: int, metadata: Mapping[str, object]) -> Path:
+def write_onnx(module: nn.Module, path: str | Path, num_obs: int, metadata: Mapping[str, object], *,
+               static_batch: bool = False, opset: int = OPSET) -> Path:
     """Export ``module`` (``DeployPolicy`` or ``ActionPolicy``) to one self-contained ONNX file with
-    ``metadata`` (checked by ``onnx.checker``)."""
+    ``metadata`` (checked by ``onnx.checker``); ``static_batch`` fixes the batch axis at 1."""
     module = module.eval()
     with torch.no_grad():
-        proto = _export_graph(module, num_obs)
+        proto = _export_graph(module, num_obs, static_batch, opset)
     del proto.metadata_props[:]
     for key, value in metadata.items():
         entry = proto.metadata_props.add()
@@ -242,7 +283,7 @@ def parity_failures(report: Mapping[int, Mapping[str, float]], atol: float = PAR
 
 
 def onnx_latency(path: str | Path, num_obs: int, repeats: int = 300, warmup: int = 30) -> dict[str, float]:
-    """Batch-1 onnxruntime latency (CPU provider, one thread): median and 90th percentile in ms."""
+    """Batch-1 onnxruntime latency (CPU provider, one thread): median, 90th and 99th percentile in ms."""
     session = _session(path)
     rng = np.random.default_rng(0)
     given = {"obs": rng.standard_normal((1, num_obs)).astype(np.float32), "time_step": np.zeros((1, 1), np.float32)}
@@ -255,4 +296,4 @@ def onnx_latency(path: str | Path, num_obs: int, repeats: int = 300, warmup: int
         session.run(None, feed)
         times[k] = time.perf_counter() - t0
     return {"median_ms": float(np.median(times) * 1e3), "p90_ms": float(np.percentile(times, 90) * 1e3),
-            "repeats": repeats}
+            "p99_ms": float(np.percentile(times, 99) * 1e3), "repeats": repeats}

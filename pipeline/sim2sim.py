@@ -198,7 +198,7 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     data = mujoco.MjData(m)  # fresh, as on a robot that boots
     t = int(min(max(start_step, 0), last))
     set_reference_state(r, data, setup.reference, t, int(setup.index["root"][0]))
-    last_action = np.zeros(len(default))
+    last_action = np.zeros(len(meta["joint_names"]))
     failure, length = None, 0
     time_step = np.zeros((1, 1), np.float32)
     if frames is not None:
@@ -301,6 +301,14 @@ def require_checks_passed(report: dict, report_path: str | Path) -> None:
     raise ExportError(f"sim2sim checks failed: {', '.join(failed)} (see {report_path})",
                       fix="re-export the policy; check the metadata against the robot (docs/deploy.md)")
 
+def eval_start_steps(evaluation: dict | None) -> list[int]:
+    """eval.json's episode start steps, from_start's first (``[0]`` without an evaluation)."""
+    starts = [int(e["start_step"]) for group in ("from_start", "sampled")
+              for e in (evaluation or {}).get(group, {}).get("episode_records", [])
+              if e.get("start_step") is not None]
+    return starts or [0]
+
+
 def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
                     physics_hz: float = PHYSICS_HZ) -> dict:
     """sim2sim for a run: its export/policy.onnx on ``mjcf``, from eval.json's start frames when present.
@@ -320,12 +328,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
         return planar_sim2sim_run_dir(run_dir, onnx_path, mjcf, video=video, physics_hz=physics_hz)
     eval_path = run_dir / "eval.json"
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
-    starts = [0]
-    if evaluation:
-        for group in ("from_start", "sampled"):
-            starts += [int(e["start_step"]) for e in evaluation.get(group, {}).get("episode_records", [])
-                       if e.get("start_step") is not None]
-        starts = starts[1:] or [0]
+    starts = eval_start_steps(evaluation)
     report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz)
     frames, setup = report.pop("_frames", {}), report.pop("_setup", None)
     report["eval"] = str(eval_path) if evaluation else None

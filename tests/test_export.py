@@ -54,7 +54,7 @@ def test_graph_has_dynamic_batch_and_carries_the_motion(exported):
 def test_single_self_contained_file_beside_deploy_yaml_and_motion(exported):
     _, run_dir, result = exported
     names = sorted(p.name for p in (run_dir / "export").iterdir())
-    assert names == ["deploy.yaml", "export.json", "policy.onnx", "wave.npz"]
+    assert names == ["README.md", "deploy.yaml", "export.json", "policy.onnx", "robot", "wave.npz"]
     model = onnx.load(str(result.onnx_path), load_external_data=False)
     assert not any(t.data_location == onnx.TensorProto.EXTERNAL for t in model.graph.initializer)
 
@@ -85,8 +85,11 @@ def test_deploy_yaml_lists_joints_layout_and_motion(exported):
     assert [j["kp"] for j in deploy["joints"]] == list(spec.stiffness)
     assert deploy["control"]["period_s"] == 0.02
     assert deploy["observation"]["size"] == 119
-    assert deploy["observation"]["layout"][1] == {"name": "motion_anchor_ori_b", "offset": 44, "size": 6}
-    assert deploy["motion"]["file"] == "wave.npz" and deploy["motion"]["steps"] == result.metadata["motion_num_steps"]
+    assert deploy["observation"]["layout"][1] == {
+        "name": "motion_anchor_ori_b", "offset": 44, "size": 6, "scale": 1.0, "clip": [-float("inf"), float("inf")],
+        "history_length": 0, "flatten_history_dim": True}
+    motion = deploy["files"]["motion"]
+    assert motion["file"] == "wave.npz" and motion["steps"] == result.metadata["motion_num_steps"]
 
 
 def test_format_value_writes_floats_that_parse_back_exactly():

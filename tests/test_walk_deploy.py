@@ -120,7 +120,8 @@ def test_walk_export_is_obs_to_actions_with_parity_at_batch_1_and_64(walk_export
     shape = [d.dim_param or d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     assert [i.name for i in model.graph.input] == ["obs"] and shape == ["batch", 14]
     assert [o.name for o in model.graph.output] == ["actions"]
-    assert sorted(p.name for p in (run_dir / "export").iterdir()) == ["deploy.yaml", "export.json", "policy.onnx"]
+    assert sorted(p.name for p in (run_dir / "export").iterdir()) == ["README.md", "deploy.yaml", "export.json",
+                                                                       "policy.onnx", "robot"]
     assert result.motion_path is None
 
     # the normaliser is inside: raw observations in, the policy mean out
@@ -225,3 +226,27 @@ def test_a_task_spec_with_an_unknown_export_kind_is_refused_by_name():
 
     with pytest.raises(ConfigError, match="task 'hop': export_kind 'tflite' is unknown"):
         TaskSpec("hop", make_walk_env, export_kind="tflite")
+
+
+def test_walk_bundle_with_fp16_and_a_static_batch_runs_on_its_own_model(walk_export, tmp_path):
+    import shutil
+
+    import yaml
+
+    from primebot.pipeline.bundle import run_bundle
+
+    host, run_dir, _ = walk_export
+    copy = tmp_path / "walk" / run_dir.name
+    shutil.copytree(run_dir, copy)
+    result = export_run(host.registry, copy, rollout_steps=2, latency_repeats=5, fp16=True, static_batch=True)
+    assert set(result.parity) == {1}
+    assert [d.dim_value for d in onnx.load(str(result.onnx_path)).graph.input[0].type.tensor_type.shape.dim] == [1, 14]
+    loop = result.fp16["closed_loop"]["episodes"]
+    assert loop["fp16"]["fall_rate"] <= loop["fp32"]["fall_rate"]
+    document = yaml.safe_load(result.deploy_path.read_text())
+    assert document["files"]["mjcf"]["file"] == "robot/biped4.xml" and document["policy"]["batch"] == 1
+    meta = parse_metadata(read_metadata(result.onnx_path))
+    assert [j["lower"] for j in document["joints"]] == list(meta["joint_pos_lower"])
+    for variant in ("policy", "policy_fp16"):
+        report = run_bundle(copy / "export", variant=variant)
+        assert report["checks_passed"] and report["episodes"]["episodes"] == 1
