@@ -61,7 +61,7 @@ def write_contact_sheet(rows: Sequence[tuple[str, Sequence[np.ndarray]]], output
     import matplotlib.pyplot as plt
 
     columns = max((len(stills) for _, stills in rows), default=1) or 1
-    fig, axes = plt.subplots(len(rows), columns, figsize=(3.2 * columns, 2.75 * len(rows) + (0.4 if title else 0.1)),
+    fig, axes = plt.subplots(len(rows), columns, figsize=(3.2 * columns, 2.75 * len(rows) + (0.8 if title else 0.1)),
                              squeeze=False)
     for r, (label, stills) in enumerate(rows):
         for c in range(columns):
@@ -73,8 +73,8 @@ def write_contact_sheet(rows: Sequence[tuple[str, Sequence[np.ndarray]]], output
                 ax.text(0.5, 0.5, "no video", ha="center", va="center", transform=ax.transAxes)
         axes[r][0].set_title(label, loc="left", fontsize=10, fontweight="bold")
     if title:
-        fig.suptitle(title, fontsize=11)
-    fig.subplots_adjust(left=0.005, right=0.995, bottom=0.005, top=1 - 0.35 / fig.get_figheight(),
+        fig.suptitle(title, fontsize=11, y=1 - 0.12 / fig.get_figheight())
+    fig.subplots_adjust(left=0.005, right=0.995, bottom=0.005, top=1 - (0.75 if title else 0.35) / fig.get_figheight(),
                         wspace=0.02, hspace=0.18)
     with atomic_path(output, suffix=".png") as tmp:
         fig.savefig(tmp, format="png", dpi=72)

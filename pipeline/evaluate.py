@@ -40,10 +40,12 @@ from .tracking_metrics import (
     step_errors,
     summarise,
 )
+from .ppo.config import TrainConfig
 from .trained_policy import (
     EVAL_TASK_OVERRIDES,
     TrainedPolicy,
     load_trained_policy,
+    make_eval_env,
     make_run_env,
     one_torch_thread,
 )
@@ -152,6 +154,37 @@ def episode_metrics_of(env: Any, num_envs: int) -> EpisodeMetrics:
     k = env.model_info.num_tracked
     return EpisodeMetrics(num_envs, env.step_dt, reference_body_pos=env.reference.body_pos_w[:, :k],
                           max_episode_steps=env.max_episode_length, body_names=tracked_body_names(env))
+
+
+class VerdictProbe:
+    """Training's stop rule (``runner.check_interval``): the deterministic policy on ``episodes`` episodes.
+
+    A tracking env of the run's task as evaluation plays it (no randomisation,
+    no observation noise), start frames drawn uniformly, one episode per slot;
+    ``probe(policy)`` returns their summary with the verdict. Cheaper and
+    noisier than ``primebot eval``; the evaluate and sim2sim stages still
+    give the verdict that counts.
+    """
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    @classmethod
+    def for_run(cls, registry: Registry, cfg: TrainConfig, motion: Any, *, episodes: int = 16,
+                seed: int = 0) -> VerdictProbe | None:
+        """The probe of a training configuration, or None when its task tracks no motion."""
+        env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides={"sampling": {"mode": "uniform"}})
+        if any(not hasattr(env, name) for name in TRACKING_ENV_ATTRIBUTES):
+            env.close()
+            return None
+        return cls(env)
+
+    def __call__(self, policy: Any) -> dict[str, Any]:
+        metrics, _ = play_episodes(self.env, policy)
+        return metrics.summary()
+
+    def close(self) -> None:
+        self.env.close()
 
 
 def play_episodes(env: Any, policy: TrainedPolicy, trace_slot: int | None = None) -> tuple[EpisodeMetrics, EpisodeTrace]:

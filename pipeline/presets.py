@@ -46,6 +46,9 @@ LAPTOP_TRAINING = (
 )
 """Training overrides of the CPU presets (see docs/pipeline.md, "Presets")."""
 
+UNTIL_TRACKED = ("runner.check_interval=25", "runner.stop_when_tracked=true")
+"""Train until the verdict holds (two checks in a row), not for a fixed number of iterations."""
+
 PRESETS: dict[str, Preset] = {
     preset.name: preset
     for preset in (
@@ -60,12 +63,13 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="default",
-            description="sized for a 2-core laptop CPU: every stage in about 15 minutes, a policy that tracks wave",
+            description="sized for a 2-core laptop CPU: trains until the policy tracks its motion "
+                        "(checked every 25 iterations), at most 1000 iterations or 15 minutes; every stage in ≤ 20 min",
             num_envs=256,
-            iterations=400,
+            iterations=1000,
             eval_episodes=32,
             video=True,
-            train_sets=LAPTOP_TRAINING,
+            train_sets=(*LAPTOP_TRAINING, *UNTIL_TRACKED, "runner.time_limit_min=15"),
         ),
         Preset(
             name="full",
@@ -74,6 +78,7 @@ PRESETS: dict[str, Preset] = {
             iterations=3000,
             eval_episodes=64,
             video=True,
+            train_sets=("runner.check_interval=100", "runner.stop_when_tracked=true"),
         ),
     )
 }

@@ -16,6 +16,7 @@ import logging
 import random
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,8 @@ log = logging.getLogger(__name__)
 
 EPISODE_WINDOW = 100
 """Finished episodes averaged for episode_return / episode_length."""
+TRACKED_CHECKS_TO_STOP = 2
+"""``runner.stop_when_tracked`` stops at this many tracked checks in a row (one check's few episodes are noisy)."""
 
 
 def auto_update_threads() -> int:
@@ -65,6 +68,17 @@ class RunResult:
     signal_name: str = ""
 
 
+class _MeanAction:
+    """The learner's deterministic policy (normalised observation → mean action) as an ``act(obs)``."""
+
+    def __init__(self, ppo: PPO, device: str) -> None:
+        self.ppo, self.device = ppo, device
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)
+        return self.ppo.actor_critic.action_mean(self.ppo.obs_normalizer(x)).float().cpu().numpy()
+
+
 class OnPolicyRunner:
     """Owns the environment, the PPO learner, the run directory's files and the loop."""
 
@@ -78,8 +92,12 @@ class OnPolicyRunner:
         autocast_dtype: torch.dtype | None = None,
         tensorboard: bool = False,
         progress: bool = True,
+        probe: Callable[[Any], dict[str, Any]] | None = None,
     ) -> None:
         self.env = env
+        self.probe = probe
+        """Scores the deterministic policy (an object with ``act(obs)``) in a task-made evaluation env and
+        returns its metrics with the ``verdict`` (``runner.check_interval``); None: no checks."""
         self.cfg = cfg
         self.dist = dist or DistContext()
         self.device = cfg.device
@@ -104,6 +122,8 @@ class OnPolicyRunner:
         self.transfer.stage(obs, critic_obs)
         self._stop: str = ""
         self.timing: dict[str, float] = {}
+        self.tracked_checks = 0
+        """Consecutive verdict checks at which the policy tracked its motion."""
 
     # -- construction ---------------------------------------------------------------
     def _seed_everything(self, seed: int) -> None:
@@ -214,6 +234,7 @@ class OnPolicyRunner:
         try:
             while self.iteration < self.cfg.iterations:
                 row = self._one_iteration(default_threads, start)
+                done = self._stop_rule(row, time.perf_counter() - start)
                 if train_log is not None:
                     train_log.log(row)
                 if bar is not None:
@@ -221,6 +242,10 @@ class OnPolicyRunner:
                     bar.set_postfix(sps=f"{row['sps']:.0f}", ret="-" if ret is None else f"{ret:.3f}", refresh=False)
                     bar.update(1)
                 self._maybe_save(row)
+                if done:
+                    log.warning("%s: training stopped after iteration %d of %d", done, self.iteration,
+                                self.cfg.iterations)
+                    break
                 stop = self._agreed_stop()
                 if stop:
                     path = self.save_numbered()
@@ -278,6 +303,24 @@ class OnPolicyRunner:
         }
         row.update(infos)
         return row
+
+    def _stop_rule(self, row: dict[str, Any], elapsed_s: float) -> str:
+        """Check the verdict when due (its figures go into ``row``); why training should finish now, or ''."""
+        runner_cfg = self.cfg.runner
+        if self.probe is not None and runner_cfg.check_interval > 0 and self.iteration % runner_cfg.check_interval == 0:
+            with torch.no_grad():
+                summary = self.probe(_MeanAction(self.ppo, self.device))
+            verdict = summary.get("verdict") or {}
+            row.update({f"verdict/{key}": summary.get(key) for key in
+                        ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")})
+            row["verdict/tracked"] = float(bool(verdict.get("tracked")))
+            self.tracked_checks = self.tracked_checks + 1 if verdict.get("tracked") else 0
+            if runner_cfg.stop_when_tracked and self.tracked_checks >= TRACKED_CHECKS_TO_STOP:
+                return (f"the policy tracked its motion at {TRACKED_CHECKS_TO_STOP} checks in a row "
+                        f"({verdict.get('reason', '')})")
+        if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:
+            return f"time limit of {runner_cfg.time_limit_min:g} min reached"
+        return ""
 
     def _episode_statistics(self, reward_mean: float) -> dict[str, float | None]:
         """Mean step reward and recent episode return/length, over all ranks (identical on each)."""

@@ -247,7 +247,14 @@ class VerdictRule:
     statue_fraction: float = 0.35
     """MPKPE at most this fraction of the statue's: the policy removes ≥ 65 % of a statue's error."""
     floor_m: float = 0.02
-    """… or at most this many metres, whichever is larger (a nearly still motion cannot demand less)."""
+    """… or at most this many metres, whichever is larger (a nearly still motion cannot demand less) …"""
+    min_fraction_removed: float = 0.5
+    """… and in every case at least half the statue's error removed, so holding still never passes."""
+
+    def limit(self, statue_mpkpe: float) -> float:
+        """The largest MPKPE that tracks a motion whose statue baseline is ``statue_mpkpe``."""
+        return min((1.0 - self.min_fraction_removed) * statue_mpkpe,
+                   max(self.floor_m, self.statue_fraction * statue_mpkpe))
 
 
 TRACKING_RULE = VerdictRule()
@@ -257,22 +264,21 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     """The verdict of a metrics summary: ``tracked`` (bool) with the figures and the reason.
 
     A policy tracks its motion when its success rate is at least
-    ``min_success_rate`` *and* its MPKPE is at most
-    max(``floor_m``, ``statue_fraction`` × statue MPKPE). A policy that holds
-    still scores the statue's MPKPE and so fails the second test on any
-    motion that moves by more than a few centimetres.
+    ``min_success_rate`` *and* its MPKPE is at most ``rule.limit(statue)``:
+    max(``floor_m``, ``statue_fraction`` × statue MPKPE), but never more than
+    (1 − ``min_fraction_removed``) × statue MPKPE. A policy that holds still
+    scores the statue's MPKPE and so never passes the second test.
     """
     success, mpkpe, statue = (metrics.get(k) for k in ("success_rate", "mpkpe_m", "statue_mpkpe_m"))
     if success is None or mpkpe is None or statue is None:
         return {"tracked": None, "reason": "no tracking metrics with a statue baseline"}
-    limit = max(rule.floor_m, rule.statue_fraction * statue)
+    limit = rule.limit(statue)
     removed = 1.0 - mpkpe / statue if statue > 0 else None
     reasons = []
     if success < rule.min_success_rate:
         reasons.append(f"success {success:.2f} < {rule.min_success_rate:.2f}")
     if not mpkpe <= limit:
-        reasons.append(f"MPKPE {mpkpe:.3f} m > {limit:.3f} m "
-                       f"(max({rule.floor_m:g} m, {rule.statue_fraction:g} x statue {statue:.3f} m))")
+        reasons.append(f"MPKPE {mpkpe:.3f} m > {limit:.3f} m (the limit for a statue MPKPE of {statue:.3f} m)")
     tracked = not reasons
     return {
         "tracked": tracked,
@@ -280,7 +286,7 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
         "success_rate": success, "mpkpe_m": mpkpe, "statue_mpkpe_m": statue, "mpkpe_limit_m": limit,
         "fraction_removed": removed,
         "rule": {"min_success_rate": rule.min_success_rate, "statue_fraction": rule.statue_fraction,
-                 "floor_m": rule.floor_m},
+                 "floor_m": rule.floor_m, "min_fraction_removed": rule.min_fraction_removed},
         "reason": "; ".join(reasons) if reasons else
                   f"success {success:.2f} and MPKPE {mpkpe:.3f} m ≤ {limit:.3f} m"
                   + (f" ({removed:.0%} of the statue's error removed)" if removed is not None else ""),

@@ -162,15 +162,8 @@ def make_run_env(
     """The run's task environment again, with ``EVAL_TASK_OVERRIDES`` and ``overrides`` applied
     for the settings the task has (others are skipped with a debug line)."""
     cfg = policy.config
-    spec = registry.get("tasks", cfg.task)
-    robot = registry.get("robots", cfg.robot) if cfg.robot else None
-    motion = policy.motion() if spec.needs_motion else None
-    task_config = _merge_known(dict(cfg.task_config), EVAL_TASK_OVERRIDES, spec.default_config)
-    task_config = _merge_known(task_config, overrides or {}, spec.default_config)
-    env = spec.make_env(
-        robot=robot, motion=motion, num_envs=num_envs, seed=seed, config=task_config,
-        registry=registry, num_threads=num_threads,
-    )
+    motion = policy.motion() if registry.get("tasks", cfg.task).needs_motion else None
+    env = make_eval_env(registry, cfg, motion, num_envs, seed=seed, overrides=overrides, num_threads=num_threads)
     if env.num_obs != policy.num_obs or env.num_actions != policy.num_actions:
         env.close()
         raise CheckpointError(
@@ -179,6 +172,28 @@ def make_run_env(
             fix="evaluate with the primebot version (and task settings) the run was trained with",
         )
     return env
+
+
+def make_eval_env(
+    registry: Registry,
+    cfg: TrainConfig,
+    motion: Any,
+    num_envs: int,
+    *,
+    seed: int = 0,
+    overrides: dict[str, Any] | None = None,
+    num_threads: int | None = None,
+) -> VecEnv:
+    """The task environment of training configuration ``cfg`` (with its ``motion``), as evaluation
+    plays it: ``EVAL_TASK_OVERRIDES`` and ``overrides`` applied where the task has those settings."""
+    spec = registry.get("tasks", cfg.task)
+    robot = registry.get("robots", cfg.robot) if cfg.robot else None
+    task_config = _merge_known(dict(cfg.task_config), EVAL_TASK_OVERRIDES, spec.default_config)
+    task_config = _merge_known(task_config, overrides or {}, spec.default_config)
+    return spec.make_env(
+        robot=robot, motion=motion, num_envs=num_envs, seed=seed, config=task_config,
+        registry=registry, num_threads=num_threads,
+    )
 
 
 def _merge_known(config: dict[str, Any], overrides: dict[str, Any], defaults: Any) -> dict[str, Any]:

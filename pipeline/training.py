@@ -91,6 +91,11 @@ def _check(cfg: TrainConfig) -> None:
         raise ConfigError(f"ppo.schedule must be adaptive or fixed, not {ppo.schedule!r}")
     if cfg.runner.save_interval < 1:
         raise ConfigError("runner.save_interval must be ≥ 1")
+    if cfg.runner.check_interval < 0 or cfg.runner.time_limit_min < 0:
+        raise ConfigError("runner.check_interval and runner.time_limit_min must be ≥ 0 (0: off)")
+    if cfg.runner.stop_when_tracked and cfg.runner.check_interval == 0:
+        raise ConfigError("runner.stop_when_tracked needs verdict checks",
+                          fix="--set runner.check_interval=25 (iterations between checks)")
 
 
 def _device_for_rank(resolved: ResolvedDevice, ctx: DistContext) -> ResolvedDevice:
@@ -167,11 +172,18 @@ def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
         robot=robot, motion=motion, num_envs=cfg.num_envs, seed=cfg.seed + ctx.rank,
         config=cfg.task_config, registry=registry, num_threads=None,
     )
+    probe = None
     try:
+        if cfg.runner.check_interval > 0 and not ctx.enabled:
+            from .evaluate import VerdictProbe
+
+            probe = VerdictProbe.for_run(registry, cfg, motion, seed=cfg.seed + 1)
+        elif cfg.runner.check_interval > 0:
+            log.warning("runner.check_interval: no verdict checks under torchrun (evaluate after training)")
         runner = OnPolicyRunner(
             env, cfg, dist=ctx,
             autocast_dtype=resolved.backend.autocast_dtype(), tensorboard=request.tensorboard and ctx.is_main,
-            progress=request.progress,
+            progress=request.progress, probe=probe,
         )
         # The run directory appears only once the environment and the learner exist,
         # so a bad setting leaves no empty run behind.
@@ -195,6 +207,8 @@ def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
         result = runner.learn()
     finally:
         env.close()
+        if probe is not None:
+            probe.close()
     return TrainOutcome(result, run_dir if ctx.is_main else None, runner)
 
 

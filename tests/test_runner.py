@@ -153,3 +153,51 @@ def test_csv_is_flushed_each_row_and_grows_columns_for_new_terms(tmp_path):
     header, rows = read_csv_rows(tmp_path / "train.csv")
     assert header == ["iteration", "reward_mean", "episode/reach"]
     assert rows[0]["episode/reach"] == "" and rows[1]["episode/reach"] == "3.0"
+
+
+def test_time_limit_finishes_the_run_early_with_a_checkpoint(registry, tmp_path):
+    out = _train(registry, tmp_path, iterations=50, sets=["runner.time_limit_min=0.00001"])
+    assert out.result.status == "finished" and out.result.iteration == 1
+    assert (out.run_dir / "model_1.pt").is_file()
+
+
+def test_stop_when_tracked_needs_checks(registry, tmp_path):
+    from primebot.pipeline.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="check_interval"):
+        _train(registry, tmp_path, iterations=2, sets=["runner.stop_when_tracked=true"])
+
+
+class _ScriptedProbe:
+    """Stands in for the task's verdict probe: says 'tracked' from its ``tracked_from``-th call on."""
+
+    def __init__(self, tracked_from: int) -> None:
+        self.calls, self.tracked_from = 0, tracked_from
+
+    def __call__(self, policy):
+        self.calls += 1
+        policy.act(torch.zeros(1, 4).numpy())  # the runner hands over a working deterministic policy
+        tracked = self.calls >= self.tracked_from
+        return {"success_rate": 1.0, "mpkpe_m": 0.01, "statue_mpkpe_m": 0.1, "fraction_removed": 0.9,
+                "verdict": {"tracked": tracked, "reason": "scripted"}}
+
+
+def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registry, tmp_path):
+    from primebot.pipeline.ppo.config import TrainConfig
+    from primebot.pipeline.runner import OnPolicyRunner
+
+    spec = registry.get("tasks", "pointmass")
+    cfg = TrainConfig(task="pointmass", num_envs=16, iterations=40)
+    cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
+    env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
+                        registry=registry, num_threads=1)
+    probe = _ScriptedProbe(tracked_from=2)
+    runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=probe)
+    try:
+        result = runner.learn()
+    finally:
+        env.close()
+    assert result.status == "finished" and result.iteration == 9  # checks at 3 (no), 6 (yes), 9 (yes)
+    assert probe.calls == 3 and (tmp_path / "model_9.pt").is_file()
+    _, rows = read_csv_rows(tmp_path / "train.csv")
+    assert [r["verdict/tracked"] for r in rows if r.get("verdict/tracked")] == ["0.0", "1.0", "1.0"]

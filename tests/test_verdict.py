@@ -65,9 +65,14 @@ def test_verdict_rule_needs_both_success_and_a_fraction_of_the_statue_error():
     assert statue["tracked"] is False and "MPKPE" in statue["reason"]
     falls = tracking_verdict({"success_rate": 0.5, "mpkpe_m": 0.01, "statue_mpkpe_m": 0.10}, rule)
     assert falls["tracked"] is False and "success" in falls["reason"]
-    # a nearly still motion: the floor keeps the bound reachable
-    still_motion = tracking_verdict({"success_rate": 1.0, "mpkpe_m": 0.015, "statue_mpkpe_m": 0.01}, rule)
-    assert still_motion["tracked"] is True and still_motion["mpkpe_limit_m"] == rule.floor_m
+    # a small motion: the 2 cm floor keeps the bound reachable, but half the statue's error must go
+    small = tracking_verdict({"success_rate": 1.0, "mpkpe_m": 0.019, "statue_mpkpe_m": 0.05}, rule)
+    assert small["tracked"] is True and small["mpkpe_limit_m"] == rule.floor_m
+    tiny = tracking_verdict({"success_rate": 1.0, "mpkpe_m": 0.012, "statue_mpkpe_m": 0.015}, rule)
+    assert tiny["tracked"] is False and tiny["mpkpe_limit_m"] == pytest.approx(0.0075)
+    # whatever the motion, a statue never passes
+    for statue_error in (0.001, 0.01, 0.02, 0.05, 0.3):
+        assert rule.limit(statue_error) < statue_error
     assert tracking_verdict({"success_rate": 1.0})["tracked"] is None
 
 
@@ -117,3 +122,17 @@ def test_the_reference_replayed_under_pd_tracks_the_wave(host):
     summary = metrics.summary()
     assert summary["verdict"]["tracked"] is True, summary["verdict"]
     assert summary["fraction_removed"] > 0.65
+
+
+def test_training_logs_the_verdict_of_its_checks(tmp_path):
+    from tracking_run import TINY, WAVE, tracking_host
+
+    from primebot.pipeline.training import TrainRequest, run_training
+    from primebot.pipeline.training_log import read_csv_rows
+
+    request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=2, seed=3, log_dir=str(tmp_path),
+                           progress=False, sets=[*TINY, "runner.check_interval=1"])
+    out = run_training(tracking_host().registry, request)
+    header, rows = read_csv_rows(out.run_dir / "train.csv")
+    assert {"verdict/mpkpe_m", "verdict/statue_mpkpe_m", "verdict/success_rate", "verdict/tracked"} <= set(header)
+    assert all(float(r["verdict/statue_mpkpe_m"]) > 0 for r in rows)

@@ -82,6 +82,14 @@ class RunnerConfig:
     """torch threads during the update; 0 means all cores."""
     plot_interval_s: float = 30.0
     """Seconds between redraws of the training-curve PNG."""
+    check_interval: int = 0
+    """Every this many iterations, play a few deterministic episodes without randomisation and log the
+    verdict (``verdict/*`` columns); 0 never checks. Tasks that track a motion only."""
+    stop_when_tracked: bool = False
+    """Stop training (as finished) at the first check where the policy tracks its motion."""
+    time_limit_min: float = 0.0
+    """Stop training (as finished) after this many minutes; 0: no limit. With ``stop_when_tracked``: train
+    until the verdict holds, at most this long."""
 
 
 @dataclass
