@@ -160,23 +160,11 @@ def run_bundle(bundle_dir: str | Path, start_steps: list[int] | None = None, var
     if variant not in files:
         raise ExportError(f"deploy bundle {bundle_dir} has no {variant!r} file",
                           fix="export it (primebot export RUN_DIR --fp16 for policy_fp16)")
+    from .sim2sim import PHYSICS_HZ, run_policy_file
+
     starts = start_steps or (document.get("reference_check") or {}).get("start_steps") or [0]
     return run_policy_file(bundle_dir / files[variant]["file"], bundle_dir / files["mjcf"]["file"], starts,
-                           physics_hz)
-
-
-def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps: list[int],
-                    physics_hz: float | None = None) -> dict:
-    """The sim2sim report of one ONNX file on ``mjcf``: the tracking loop from ``start_steps``, or the
-    planar loop for a policy without a motion (walk)."""
-    from .deploy_policy import load_policy
-    from .sim2sim import PHYSICS_HZ, run_sim2sim
-    from .sim2sim_planar import is_planar_policy, run_planar_sim2sim
-
-    physics_hz = physics_hz or PHYSICS_HZ
-    if is_planar_policy(load_policy(onnx_path)[1]):
-        return run_planar_sim2sim(onnx_path, mjcf, physics_hz=physics_hz)
-    return run_sim2sim(onnx_path, mjcf, start_steps, physics_hz=physics_hz)
+                           physics_hz or PHYSICS_HZ)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -194,11 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     except ExportError as exc:
         print(f"bundle: error: {exc}", file=sys.stderr)
         return 2
-    text = json.dumps(report, indent=2)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    print(text)
-    return 0 if report["checks_passed"] else 1
+    from .deploy_policy import emit_report
+
+    return emit_report(report, args.output)
 
 
 if __name__ == "__main__":  # pragma: no cover

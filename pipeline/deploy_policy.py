@@ -46,6 +46,18 @@ class Sim2SimError(ExportError):
     """The ONNX file and the MJCF do not fit together; the message names what and how to fix it."""
 
 
+# -- command-line reports -----------------------------------------------------------------------
+def emit_report(report: dict, output: str | None) -> int:
+    """Print a deploy-loop report as JSON (and write it to ``output``); the exit code: 0 when its checks passed."""
+    import json
+
+    text = json.dumps(report, indent=2)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    print(text)
+    return 0 if report["checks_passed"] else 1
+
+
 # -- actions ------------------------------------------------------------------------------------
 def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, actions: np.ndarray) -> np.ndarray:
     """The joint position targets ``actions`` stand for at reference step ``t`` (metadata ``action_offset``).

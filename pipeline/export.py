@@ -625,7 +625,7 @@ def _export_fp16(module: torch.nn.Module, reference: torch.nn.Module, out_dir: P
                  static_batch: bool, opset: int, start_steps: list[int], latency_repeats: int) -> dict[str, Any]:
     """policy_fp16.onnx, accepted on parity with ``reference`` (the fp32 PyTorch policy) and on a
     closed-loop sim2sim against ``fp32_path`` on the bundled MJCF (``closed_loop_gate``)."""
-    from .bundle import run_policy_file
+    from .sim2sim import run_policy_file
 
     atol = {name: (FP16_ACTIONS_ATOL if name == "actions" else PARITY_ATOL) for name in module.output_names}
     path, report = _write_checked(module, out_dir, FP16_ONNX_FILE, num_obs, metadata, obs, steps, atol, batches,

@@ -47,6 +47,7 @@ from .deploy_policy import (
     DeployRobot,
     Sim2SimError,
     check_policy_robot,
+    emit_report,
     hold_joint_targets,
     joint_targets,
     load_policy,
@@ -369,6 +370,14 @@ def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | No
                               title="sim2sim")
 
 
+def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps, physics_hz: float = PHYSICS_HZ) -> dict:
+    """The sim2sim report of one ONNX file on ``mjcf``: the tracking loop from ``start_steps``, or the
+    planar loop for a policy without a motion (walk)."""
+    if is_planar_policy(load_policy(onnx_path)[1]):
+        return run_planar_sim2sim(onnx_path, mjcf, physics_hz=physics_hz)
+    return run_sim2sim(onnx_path, mjcf, start_steps, physics_hz=physics_hz)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m primebot.pipeline.sim2sim POLICY.onnx ROBOT.xml``: a torch-free deploy check."""
     parser = argparse.ArgumentParser(description=main.__doc__)
@@ -379,18 +388,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--physics-hz", type=float, default=PHYSICS_HZ, help="physics and PD rate (default 1000)")
     args = parser.parse_args(argv)
     try:
-        if is_planar_policy(load_policy(args.onnx)[1]):
-            report = run_planar_sim2sim(args.onnx, args.mjcf, physics_hz=args.physics_hz)
-        else:
-            report = run_sim2sim(args.onnx, args.mjcf, args.start, physics_hz=args.physics_hz)
+        report = run_policy_file(args.onnx, args.mjcf, args.start, args.physics_hz)
     except Sim2SimError as exc:
         print(f"sim2sim: error: {exc}", file=sys.stderr)
         return 2
-    text = json.dumps(report, indent=2)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    print(text)
-    return 0 if report["checks_passed"] else 1
+    return emit_report(report, args.output)
 
 
 if __name__ == "__main__":  # pragma: no cover
