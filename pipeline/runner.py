@@ -211,6 +211,7 @@ class OnPolicyRunner:
         restore = install_stop_handlers(self.request_stop)
         default_threads = torch.get_num_threads()
         start = time.perf_counter()
+        failing = False
         try:
             while self.iteration < self.cfg.iterations:
                 row = self._one_iteration(default_threads, start)
@@ -233,13 +234,17 @@ class OnPolicyRunner:
             path = self.save_numbered()
             self.dist.barrier()
             return RunResult(self.iteration, "finished", path)
+        except BaseException:
+            failing = True
+            raise
         finally:
             restore()
             torch.set_num_threads(default_threads)
             if bar is not None:
                 bar.close()
             if train_log is not None:
-                train_log.close()
+                # a full disk under the log is raised here, unless another error is already on its way
+                train_log.close(raise_errors=not failing)
 
     def _one_iteration(self, default_threads: int, start: float) -> dict[str, Any]:
         runner_cfg = self.cfg.runner
