@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
 import sys
 import threading
@@ -25,6 +24,7 @@ from typing import Any
 from .errors import ConfigError, PrimebotError, UnknownNameError
 from .pipeline_record import PipelineRecord, StageRecord, format_duration, now_iso
 from .registry import Registry
+from .run_lock import run_dir_lock
 from .stages import (
     Stage,
     StageContext,
@@ -37,7 +37,6 @@ from .stages import (
 log = logging.getLogger(__name__)
 
 LOG_FILE = "pipeline.log"
-LOCK_FILE = ".pipeline.lock"
 
 INTERRUPTED_EXIT_CODE = 130
 """Exit code after Ctrl-C (128 + SIGINT); SIGTERM gives 143 (128 + SIGTERM), as ``primebot train`` does."""
@@ -137,7 +136,7 @@ class PipelineRunner:
     def run(self) -> PipelineOutcome:
         """Run, record and report; never raises for a stage's failure (see the outcome)."""
         record = self.record
-        with _run_lock(record.run_dir), self._log_file(), _sigterm_as_interrupt():
+        with run_dir_lock(record.run_dir), self._log_file(), _sigterm_as_interrupt():
             record.status = "running"
             attempt = {"started": now_iso(), "argv": sys.argv[1:], "resume": self.resume}
             record.history.append(attempt)
@@ -313,37 +312,6 @@ def _error_dict(exc: BaseException) -> dict[str, Any]:
         "exit_code": exc.exit_code if isinstance(exc, PrimebotError) else 1,
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]),
     }
-
-
-@contextlib.contextmanager
-def _run_lock(run_dir: Path) -> Iterator[None]:
-    """One pipeline process per run directory; a lock left by a killed process is taken over."""
-    path = run_dir / LOCK_FILE
-    if path.is_file():
-        try:
-            pid = int(path.read_text().strip() or 0)
-        except (OSError, ValueError):
-            pid = 0
-        if pid and pid != os.getpid() and _alive(pid):
-            raise ConfigError(
-                f"{run_dir} is in use by another primebot pipeline (pid {pid})",
-                fix=f"wait for it, or stop it (kill -INT {pid}) and resume",
-            )
-    path.write_text(str(os.getpid()))
-    try:
-        yield
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextlib.contextmanager

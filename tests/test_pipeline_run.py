@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from primebot.pipeline.cli import build_cli
 from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.run_lock import LOCK_FILE
 
 STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
 DISABLE_BUILTINS = {"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}
@@ -134,7 +135,7 @@ def test_a_successful_run_records_every_stage_done_with_outputs_and_exits_zero(r
     assert "[7/7] sim2sim: fake sim2sim" in result.output and "[DONE] pipeline" in result.output
     assert (run_dir / "report.html").is_file()
     assert "[7/7] sim2sim" in (run_dir / "pipeline.log").read_text(encoding="utf-8")
-    assert not (run_dir / ".pipeline.lock").exists()
+    assert not (run_dir / LOCK_FILE).exists()
 
 
 EXPECTED_FAILURES = {
@@ -324,7 +325,7 @@ def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(
     else:
         assert proc.returncode == -signal.SIGKILL
         assert doc["status"] == "running" and doc["stages"][3]["status"] == "running"
-        assert (run_dir / ".pipeline.lock").exists()  # left behind; the resume takes it over
+        assert (run_dir / LOCK_FILE).exists()  # left behind; the kernel released its flock, the resume takes it
     assert statuses(doc) == {**dict.fromkeys(done_before, "done"), "train": doc["stages"][3]["status"],
                              **dict.fromkeys(STAGES[4:], "pending")}
     stopped_at = int((run_dir / "ckpt.txt").read_text())

@@ -25,8 +25,10 @@ def export_command(host: PluginHost, run_dir: str, checkpoint: str | None) -> No
     otherwise the command exits non-zero and says by how much they differ.
     """
     from ..export import export_run
+    from ..run_lock import run_dir_lock
 
-    result = export_run(host.registry, run_dir, checkpoint)
+    with run_dir_lock(run_dir):
+        result = export_run(host.registry, run_dir, checkpoint)
     meta = result.metadata
     motion = f", {meta['motion_num_steps']} motion steps" if "motion_num_steps" in meta else ", no motion"
     click.echo(f"policy: {result.onnx_path} ({result.onnx_path.stat().st_size / 1024:.0f} KiB, "

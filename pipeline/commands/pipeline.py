@@ -14,6 +14,7 @@ from ..pipeline_run import PipelineRunner, Selection, ordered_stages
 from ..plugins import PluginHost
 from ..presets import PRESETS, resolve_settings
 from ..report import write_report
+from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir
 
 
@@ -67,6 +68,7 @@ def run_command(ctx: click.Context, host: PluginHost, motion, robot, task, devic
     selection.check([stage.name for stage, _ in stages])  # before any directory is made
     if resume:
         run_dir = Path(resume)
+        ctx.with_resource(run_dir_lock(run_dir))  # before pipeline.json is read: another process may be writing it
         record = resumed_record(run_dir, stages)
         _apply_resume_overrides(ctx, record.settings, motion=motion, device=device, iterations=iterations)
     else:
@@ -122,7 +124,8 @@ def stages_command(host: PluginHost) -> None:
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 def report_command(run_dir: str) -> None:
     """Rebuild RUN_DIR/report.html from the files in the run directory."""
-    path = write_report(run_dir)
+    with run_dir_lock(run_dir):
+        path = write_report(run_dir)
     click.echo(f"report: {path}")
 
 
