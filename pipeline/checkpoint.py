@@ -13,7 +13,6 @@ import hashlib
 import logging
 import pickle
 import re
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,7 +112,8 @@ def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
     if bad:
         raise NonFiniteError(
             f"refusing to write checkpoint {path}: non-finite values in {', '.join(bad[:5])}",
-            fix="training diverged; resume from the previous checkpoint with a lower learning rate",
+            fix="training diverged; resume from the previous checkpoint with a lower learning rate "
+                "(primebot train --resume RUN_DIR --set ppo.learning_rate=1e-4)",
         )
     data = {**payload, "format": FORMAT, "version": VERSION}
     data["digest"] = content_digest(data)
