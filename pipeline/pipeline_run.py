@@ -93,6 +93,24 @@ class PipelineOutcome:
     report: Path | None = None
 
 
+def upstream_stages(stages: list[Stage]) -> dict[str, set[str]]:
+    """For each stage, every stage that must come before it (its ``after``/``before`` constraints, transitively)."""
+    direct: dict[str, set[str]] = {stage.name: set(stage.after) for stage in stages}
+    for stage in stages:
+        for later in stage.before:
+            direct.setdefault(later, set()).add(stage.name)
+    closed: dict[str, set[str]] = {}
+
+    def walk(name: str) -> set[str]:
+        if name not in closed:
+            closed[name] = set()  # order_stages has refused cycles; this only guards the recursion
+            for parent in direct.get(name, ()):
+                closed[name] |= {parent, *walk(parent)}
+        return closed[name]
+
+    return {stage.name: walk(stage.name) for stage in stages}
+
+
 def ordered_stages(registry: Registry) -> list[tuple[Stage, str]]:
     """The registered stages in run order, each with the plugin that registered it."""
     owners = {reg.name: reg.plugin for reg in registry.registrations("stages")}
@@ -122,6 +140,7 @@ class PipelineRunner:
         self.write_report = write_report
         self.names = [stage.name for stage, _ in stages]
         self.selection.check(self.names)
+        self.upstream = upstream_stages([stage for stage, _ in stages])
         self._log_fh = None
 
     # -- output ----------------------------------------------------------------------
@@ -194,13 +213,18 @@ class PipelineRunner:
         record.plugin, record.description = plugin, stage.description
         head = f"[{position}/{len(self.stages)}] {stage.name}"
         why_not = self.selection.why_not(stage.name, self.names)
+        outdated_by = self.outdated_by(stage.name)
         if why_not:
-            if record.status != "done":
+            if outdated_by:  # its result no longer matches what it was made from: never keep it as done
+                record.status, record.reason = "skipped", f"{why_not}; its earlier result predates {outdated_by}'s rerun"
+            elif record.status != "done":
                 record.status, record.reason = "skipped", why_not
             self.record.save()
-            self.echo(f"{head}: {'kept from the earlier run' if record.status == 'done' else 'skipped'} ({why_not})")
+            self.echo(f"{head}: {'kept from the earlier run' if record.status == 'done' else 'skipped'} ({record.reason or why_not})")
             return record.status
-        if self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
+        if outdated_by:
+            self.echo(f"{head}: done earlier, but {outdated_by} ran again since: running it again")
+        elif self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
             self.echo(f"{head}: done earlier ({format_duration(record.duration_s)}), kept")
             return "done"
 
@@ -239,6 +263,7 @@ class PipelineRunner:
             log.debug("stage %s failed", stage.name, exc_info=True)
             return "failed"
         self._finish(record, start, "done")
+        record.sequence = max(r.sequence for r in self.record.stages) + 1
         record.outputs, record.summary = dict(result.outputs), dict(result.summary)
         record.message, record.warnings = result.message, list(result.warnings)
         self.record.save()
@@ -246,6 +271,20 @@ class PipelineRunner:
             self.echo(f"      warning: {warning}")
         self.echo(f"      done in {format_duration(record.duration_s)}" + (f": {result.message}" if result.message else ""))
         return "done"
+
+    def outdated_by(self, name: str) -> str:
+        """The upstream stage that finished after ``name`` did (so ``name`` must run again), or ''.
+
+        The one invalidation rule: a stage's result is kept only while every
+        stage it comes after (``after``/``before``, transitively) finished
+        before it. A rerun train therefore reruns evaluate, export and
+        sim2sim, also when the pipeline was killed in between and resumed.
+        """
+        record = self.record.stage(name)
+        if record.status != "done":
+            return ""
+        newer = [r for r in self.record.stages if r.name in self.upstream[name] and r.sequence > record.sequence]
+        return max(newer, key=lambda r: r.sequence).name if newer else ""
 
     @staticmethod
     def _finish(record: StageRecord, start: float, status: str) -> None:

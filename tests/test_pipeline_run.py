@@ -340,3 +340,30 @@ def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(
     assert starts == [0, stopped_at]  # the second train continued from its checkpoint
     assert doc["stages"][3]["attempts"] == 2
     assert "done earlier" in output
+
+
+def test_stages_after_one_that_reran_run_again_even_across_a_stop(run_cli, tmp_path):
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs)).exit_code == 0
+    run_dir = only_run_dir(logs)
+    # train reruns, then the run stops during export (a failure here; a kill leaves it "running": the same rule)
+    result = run_cli("run", "--resume", str(run_dir), "--from", "train", env={"FAKE_FAIL": "export"})
+    assert result.exit_code != 0
+    assert statuses(read_pipeline(run_dir))["sim2sim"] == "done"  # from before train reran
+    result = run_cli("run", "--resume", str(run_dir), env={"FAKE_FAIL": ""})
+    assert result.exit_code == 0, result.output
+    assert calls(run_dir)[-2:] == ["export", "sim2sim"]  # sim2sim is not kept: it checked the old policy
+    assert "sim2sim: done earlier, but export ran again since" in result.output
+    doc = read_pipeline(run_dir)
+    sequence = [s["sequence"] for s in doc["stages"]]
+    assert statuses(doc) == dict.fromkeys(STAGES, "done") and sequence[3:] == sorted(sequence[3:])
+
+
+def test_a_stage_outdated_by_a_rerun_is_not_kept_as_done_when_deselected(run_cli, tmp_path):
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs)).exit_code == 0
+    run_dir = only_run_dir(logs)
+    assert run_cli("run", "--resume", str(run_dir), "--only", "train").exit_code == 0
+    doc = read_pipeline(run_dir)
+    assert statuses(doc)["sim2sim"] == "skipped" and "predates train's rerun" in doc["stages"][6]["reason"]
+    assert statuses(doc)["replay"] == "done"  # upstream of train: still valid
