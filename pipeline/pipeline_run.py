@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, PrimebotError, UnknownNameError
+from .errors import ConfigError, PluginError, PrimebotError, UnknownNameError
 from .pipeline_record import PipelineRecord, StageRecord, format_duration, now_iso
 from .registry import Registry
 from .run_lock import run_dir_lock
@@ -238,7 +238,7 @@ class PipelineRunner:
         ctx = self._context(stage, previous)
         start = time.perf_counter()
         try:
-            result = normalize_result(stage.run(ctx), stage.name)
+            result = normalize_result(_run_stage(stage, ctx, plugin), stage.name)
         except StageSkipped as exc:
             self._finish(record, start, "skipped")
             record.reason = str(exc)
@@ -338,6 +338,17 @@ class PipelineRunner:
             self._log_fh = None
             root.removeHandler(handler)
             handler.close()
+
+
+def _run_stage(stage: Stage, ctx: StageContext, plugin: str) -> Any:
+    """``stage.run(ctx)``; a ``sys.exit`` inside it is the stage failing, not the pipeline ending with its code."""
+    try:
+        return stage.run(ctx)
+    except SystemExit as exc:
+        raise PluginError(
+            f"stage {stage.name!r} (plugin {plugin!r}) called sys.exit({exc.code!r})",
+            fix="a stage fails by raising an exception; fix the plugin or disable it (PRIMEBOT_DISABLE_PLUGINS)",
+        ) from None
 
 
 def _error_dict(exc: BaseException) -> dict[str, Any]:

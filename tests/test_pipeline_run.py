@@ -367,3 +367,20 @@ def test_a_stage_outdated_by_a_rerun_is_not_kept_as_done_when_deselected(run_cli
     doc = read_pipeline(run_dir)
     assert statuses(doc)["sim2sim"] == "skipped" and "predates train's rerun" in doc["stages"][6]["reason"]
     assert statuses(doc)["replay"] == "done"  # upstream of train: still valid
+
+
+def test_a_stage_calling_sys_exit_fails_the_stage_instead_of_ending_the_run_with_exit_0(run_cli, tmp_path):
+    import sys as _sys
+
+    from primebot.pipeline.hookspecs import hookimpl
+    from primebot.pipeline.stages import Stage
+
+    class Quitter:
+        @hookimpl
+        def register_stages(self, register):
+            register(Stage("quit", lambda ctx: _sys.exit(0), after=("sim2sim",)))
+
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"), extra=[("quitter", Quitter())])
+    assert result.exit_code == 3, result.output
+    doc = read_pipeline(only_run_dir(tmp_path / "logs"))
+    assert doc["status"] == "failed" and "called sys.exit(0)" in doc["stages"][-1]["error"]["message"]
