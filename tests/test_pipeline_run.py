@@ -384,3 +384,16 @@ def test_a_stage_calling_sys_exit_fails_the_stage_instead_of_ending_the_run_with
     assert result.exit_code == 3, result.output
     doc = read_pipeline(only_run_dir(tmp_path / "logs"))
     assert doc["status"] == "failed" and "called sys.exit(0)" in doc["stages"][-1]["error"]["message"]
+
+
+def test_resume_accepts_and_records_a_changed_learning_rate_but_no_other_setting(run_cli, tmp_path):
+    from primebot.pipeline.errors import ConfigError
+
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--only", "validate").exit_code == 0
+    run_dir = only_run_dir(logs)
+    with pytest.raises(ConfigError, match="cannot change ppo.gamma=0.9"):
+        run_cli("run", "--resume", str(run_dir), "--set", "ppo.gamma=0.9")
+    result = run_cli("run", "--resume", str(run_dir), "--set", "ppo.lr=1e-4", "--only", "train")
+    assert result.exit_code == 0, result.output
+    assert read_pipeline(run_dir)["settings"]["resume_sets"] == ["ppo.lr=1e-4"]
