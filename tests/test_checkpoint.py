@@ -145,3 +145,18 @@ def test_an_interrupted_first_checkpoint_says_there_is_nothing_to_resume(tmp_pat
     with pytest.raises(CheckpointError, match="stopped while writing its first one") as info:
         load_latest_good(tmp_path)
     assert "without --resume" in info.value.fix
+
+
+def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
+    from tracking_run import train_tiny_run
+
+    from primebot.pipeline.trained_policy import load_trained_policy
+
+    run_dir = train_tiny_run(tmp_path)
+    (run_dir / "model_99.pt").write_text("not a checkpoint\n")
+    policy = load_trained_policy(run_dir)
+    assert policy.checkpoint.name == "model_1.pt" and policy.iteration == 1
+    with pytest.raises(CheckpointError, match="model_99.pt"):
+        load_trained_policy(run_dir, "99")
+    with pytest.raises(CheckpointError, match="/etc/passwd"):
+        load_trained_policy(run_dir, "/etc/passwd")
