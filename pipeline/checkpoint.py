@@ -13,6 +13,7 @@ import hashlib
 import logging
 import pickle
 import re
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import torch
 
 from .atomic import atomic_path
 from .errors import CheckpointError, NonFiniteError
+from .limits import MAX_CHECKPOINT_BYTES, over_budget
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +146,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     if head != ZIP_MAGIC:
         what = "empty" if not head else "not a torch checkpoint (no zip header)"
         raise CheckpointError(f"checkpoint {path} is {what}", fix=_EARLIER_CHECKPOINT_FIX)
+    _check_size(path)
     try:
         data = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as exc:
@@ -171,6 +174,23 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     if missing:
         raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)}", fix=_EARLIER_CHECKPOINT_FIX)
     return data
+
+
+def _check_size(path: Path) -> None:
+    """Refuse, from the zip directory alone, a checkpoint that would decode past ``MAX_CHECKPOINT_BYTES``
+    or holds compressed entries (``torch.save`` never compresses; a deflated entry is a zip bomb's tool)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {path} is truncated or corrupt: {type(exc).__name__}: {exc}",
+                              fix=_EARLIER_CHECKPOINT_FIX) from None
+    if any(info.compress_type != zipfile.ZIP_STORED for info in entries):
+        raise CheckpointError(f"checkpoint {path} holds compressed entries: torch.save did not write it",
+                              fix="only load checkpoints written by primebot")
+    problem = over_budget(f"checkpoint {path}", sum(info.file_size for info in entries), MAX_CHECKPOINT_BYTES)
+    if problem:
+        raise CheckpointError(problem, fix="only load checkpoints written by primebot")
 
 
 def numbered_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:

@@ -19,6 +19,8 @@ MAX_TEXT_BYTES = 256 << 20
 """Bytes of a CSV read into memory."""
 MAX_ONNX_BYTES = 512 << 20
 """Bytes of an ONNX policy file handed to sim2sim."""
+MAX_CHECKPOINT_BYTES = 4 << 30
+"""Bytes a checkpoint may declare (torch.save stores entries uncompressed; 1024 envs x 8 ranks is ~100 MiB)."""
 
 
 def mib(nbytes: float) -> str:

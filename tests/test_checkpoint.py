@@ -140,6 +140,16 @@ def test_a_zip_that_torch_cannot_read_is_corrupt_not_a_traceback(tmp_path):
         load_checkpoint(path)
 
 
+def test_a_checkpoint_with_deflated_entries_is_refused_unread(tmp_path):
+    import zipfile
+
+    path = tmp_path / "model_1.pt"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data/0", bytes(1 << 20))
+    with pytest.raises(CheckpointError, match="compressed entries"):
+        load_checkpoint(path)
+
+
 def test_an_interrupted_first_checkpoint_says_there_is_nothing_to_resume(tmp_path):
     (tmp_path / ".model_1.pt.k2j3h4.pt.tmp").write_bytes(b"PK\x03\x04partial")
     with pytest.raises(CheckpointError, match="stopped while writing its first one") as info:
