@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
+
+from .errors import DiskFullError, PrimebotError
+
+FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+LOW_SPACE_BYTES = 1 << 20
+"""Below this much free space a failed write is taken to be a full disk (torch wraps ENOSPC in a
+``RuntimeError: … unexpected pos``, which names no errno)."""
 
 
 @contextlib.contextmanager
@@ -35,9 +44,36 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
             os.fsync(fh.fileno())
         os.replace(tmp, target)
         _fsync_dir(target.parent)
-    except BaseException:
+    except BaseException as exc:
+        full = disk_full_error(exc, target) if isinstance(exc, Exception) else None
         tmp.unlink(missing_ok=True)
+        if full is not None:
+            raise full from exc
         raise
+
+
+def disk_full_error(exc: BaseException, path: str | os.PathLike) -> DiskFullError | None:
+    """A ``DiskFullError`` naming ``path`` when ``exc`` (or what caused it) is a full file system, else None."""
+    if isinstance(exc, PrimebotError):
+        return exc if isinstance(exc, DiskFullError) else None
+    seen: BaseException | None = exc
+    full = False
+    while seen is not None and not full:
+        full = isinstance(seen, OSError) and seen.errno in FULL_ERRNOS
+        seen = seen.__cause__ or seen.__context__
+    if not full:
+        try:
+            full = shutil.disk_usage(Path(path).parent).free < LOW_SPACE_BYTES
+        except OSError:
+            return None
+    if not full:
+        return None
+    where = Path(path).parent
+    return DiskFullError(
+        f"no space left on the device holding {where}: writing {Path(path).name} failed "
+        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); nothing was replaced",
+        fix=f"free space on that file system (df -h {where}), or write the run elsewhere (--log-dir), then resume",
+    )
 
 
 @contextlib.contextmanager

@@ -82,26 +82,41 @@ def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, a
 
 # -- metadata -----------------------------------------------------------------------------------
 def parse_metadata(raw: dict[str, str]) -> dict:
-    """Typed metadata: lists split on commas, floats parsed exactly (they were written with repr)."""
+    """Typed metadata: lists split on commas, floats parsed exactly (they were written with repr).
+
+    A value that does not parse, or a non-finite number, is a ``Sim2SimError`` naming the key.
+    """
     meta: dict = dict(raw)
+
+    def parse(key: str, kind: type, text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise Sim2SimError(f"ONNX metadata {key}: {text!r} is not a{'n integer' if kind is int else ' number'}",
+                               fix="re-export the policy (`primebot export RUN_DIR`); never hand-edit its metadata"
+                               ) from None
+        if kind is float and not np.isfinite(value):
+            raise Sim2SimError(f"ONNX metadata {key}: {text!r} is not finite", fix="re-export the policy")
+        return value
+
     for key in LIST_KEYS:
         if key in raw:
             meta[key] = [s for s in raw[key].split(",") if s]
     for key in FLOAT_LIST_KEYS:
         if key in raw:
-            meta[key] = np.array([float(s) for s in raw[key].split(",")], dtype=np.float64)
+            meta[key] = np.array([parse(key, float, s) for s in raw[key].split(",")], dtype=np.float64)
     for key in INT_LIST_KEYS:
         if key in raw:
-            meta[key] = [int(float(s)) for s in raw[key].split(",") if s]  # mjlab writes "0.000"
+            meta[key] = [int(parse(key, float, s)) for s in raw[key].split(",") if s]  # mjlab writes "0.000"
     for key in TERM_FLOAT_LIST_KEYS:
         if key in raw:
-            meta[key] = [float(s) for s in raw[key].split(",") if s]
+            meta[key] = [parse(key, float, s) for s in raw[key].split(",") if s]
     for key in FLOAT_KEYS:
         if key in raw:
-            meta[key] = float(raw[key])
+            meta[key] = parse(key, float, raw[key])
     for key in INT_KEYS:
         if key in raw:
-            meta[key] = int(raw[key])
+            meta[key] = parse(key, int, raw[key])
     return meta
 
 
@@ -112,11 +127,42 @@ def parse_clip(term: str) -> tuple[float, float]:
 
 
 def load_policy(path: str | Path) -> tuple[ort.InferenceSession, dict]:
-    """An onnxruntime CPU session and the parsed metadata of ``path``."""
+    """An onnxruntime CPU session and the parsed metadata of ``path``; an unreadable file is a ``Sim2SimError``."""
+    from .limits import MAX_ONNX_BYTES, over_budget
+
+    path = Path(path)
+    if not path.is_file():
+        raise Sim2SimError(f"{path} does not exist", fix="export first: primebot export RUN_DIR")
+    problem = over_budget(f"{path}", path.stat().st_size, MAX_ONNX_BYTES)
+    if problem:
+        raise Sim2SimError(problem, fix="a policy export is a few MiB; check the file")
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for truncated/invalid graphs
+        raise Sim2SimError(f"{path} is not a loadable ONNX model ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else ''})",
+                           fix="the file is truncated or corrupt; export it again: primebot export RUN_DIR") from None
     return session, parse_metadata(dict(session.get_modelmeta().custom_metadata_map))
+
+
+def _graph_problems(session: ort.InferenceSession, inputs: tuple[str, ...], outputs: tuple[str, ...]) -> list[str]:
+    """The named graph inputs/outputs that are missing, and a 2-D ``obs`` input and ``actions`` output."""
+    have_in = {i.name: i for i in session.get_inputs()}
+    have_out = {o.name: o for o in session.get_outputs()}
+    problems = [f"the graph has no input {name!r}" for name in inputs if name not in have_in]
+    problems += [f"the graph has no output {name!r}" for name in outputs if name not in have_out]
+    for name, node in (("obs", have_in.get("obs")), ("actions", have_out.get("actions"))):
+        if node is not None and (len(node.shape) != 2 or not isinstance(node.shape[1], int)):
+            problems.append(f"graph {name!r} has shape {node.shape}, expected [batch, size]")
+    return problems
+
+
+def graph_width(session: ort.InferenceSession, name: str) -> int:
+    """The fixed second dimension of graph input or output ``name`` (checked by ``_graph_problems``)."""
+    nodes = {n.name: n for n in [*session.get_inputs(), *session.get_outputs()]}
+    return int(nodes[name].shape[1])
 
 
 # -- the robot as the loop drives it ------------------------------------------------------------
@@ -152,10 +198,17 @@ def check_policy_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
                            "(re-export with `primebot export RUN_DIR`)")
     joints = meta["joint_names"]
     n = len(joints)
+    graph = _graph_problems(session, ("obs", "time_step"), ("actions", *REFERENCE_OUTPUTS))
+    if graph:
+        raise Sim2SimError("the ONNX graph is not a primebot tracking policy:\n    " + "\n    ".join(graph),
+                           fix="re-export the policy with `primebot export RUN_DIR`")
     for key in FLOAT_LIST_KEYS:
         if key in meta and len(meta[key]) != n:
             problems.append(f"metadata {key} has {len(meta[key])} values for {n} joints")
-    obs_input = session.get_inputs()[0].shape[1]
+    obs_input = graph_width(session, "obs")
+    if "num_observations" in meta and meta["num_observations"] != obs_input:
+        problems.append(f"metadata num_observations is {meta['num_observations']}; the graph takes {obs_input}")
+    problems += rate_problems(meta, model)
     declared = sum(meta["observation_sizes"])
     if len(meta["observation_sizes"]) != len(meta["observation_names"]):
         problems.append("metadata observation_names and observation_sizes differ in length")
@@ -167,7 +220,7 @@ def check_policy_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
             problems.append(f"observation term {name!r} is unknown to this deploy loop")
         elif size != expected:
             problems.append(f"observation term {name!r} has size {size}; with {n} joints it must be {expected}")
-    actions = session.get_outputs()[0].shape[1]
+    actions = graph_width(session, "actions")
     if actions != n:
         problems.append(f"the graph outputs {actions} actions for {n} joint_names")
 
@@ -196,6 +249,46 @@ def check_policy_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
     )
     robot.checks.append(gain_check(model, robot, meta))
     return robot
+
+
+def rate_problems(meta: dict, model: mujoco.MjModel) -> list[str]:
+    """``control_dt`` and ``fps`` agree with each other and with the MJCF: the policy step is a whole number of
+    the robot's physics steps (training ran ``decimation`` MJCF steps per policy step)."""
+    fps, dt = meta.get("fps"), meta.get("control_dt")
+    problems = []
+    if fps is not None and not fps > 0:
+        problems.append(f"metadata fps is {fps}")
+    elif dt is not None and not dt > 0:
+        problems.append(f"metadata control_dt is {dt}")
+    elif fps is not None and dt is not None:
+        if not np.isclose(fps * dt, 1.0, rtol=1e-6):
+            problems.append(f"metadata fps {fps:g} and control_dt {dt:g} disagree (fps x control_dt = {fps * dt:.6g})")
+        ratio = dt / model.opt.timestep
+        if round(ratio) < 1 or not np.isclose(ratio, round(ratio), rtol=1e-6):
+            problems.append(f"metadata control_dt {dt:g} s is not a whole number of the MJCF's {model.opt.timestep:g} s "
+                            "physics steps")
+    return problems
+
+
+def robot_spec_check(meta: dict, spec) -> dict:
+    """The metadata's robot name, default pose and action scale must be those of the run's registered robot.
+
+    ``spec``: the ``RobotSpec`` (anything with ``name``, ``joint_names``, ``default_joint_pos`` and
+    ``action_scale``). Joints are matched by name. A wrong value here moves every joint target
+    (``default + scale * action``) and only shows in the rollout as a worse score.
+    """
+    bad = []
+    if meta.get("robot") and meta["robot"] != spec.name:
+        bad.append(f"metadata robot {meta['robot']!r}, the run's robot is {spec.name!r}")
+    index = {name: i for i, name in enumerate(spec.joint_names)}
+    for key in ("default_joint_pos", "action_scale"):
+        want = np.asarray(getattr(spec, key), dtype=np.float64)
+        for j, name in enumerate(meta["joint_names"]):
+            if name in index and not np.isclose(meta[key][j], want[index[name]], rtol=1e-6, atol=1e-9):
+                bad.append(f"{key} of {name}: metadata {meta[key][j]:.6g}, robot {spec.name} {want[index[name]]:.6g}")
+    return {"name": "metadata_matches_robot", "ok": not bad,
+            "detail": "; ".join(bad[:6]) + (f" (+{len(bad) - 6} more)" if len(bad) > 6 else "") if bad else
+            f"robot, default_joint_pos and action_scale equal robot {spec.name!r}'s"}
 
 
 def match_joints(model: mujoco.MjModel, joints: list[str], problems: list[str],

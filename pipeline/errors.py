@@ -87,3 +87,9 @@ class RenderError(PrimebotError):
     """Offscreen rendering is unavailable (no EGL/OSMesa) or a video could not be written."""
 
     exit_code = 9
+
+
+class DiskFullError(PrimebotError):
+    """A write failed because the file system is full (or the user's quota is used up)."""
+
+    exit_code = 11

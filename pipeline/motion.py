@@ -12,6 +12,7 @@ import numpy as np
 
 from .atomic import atomic_path
 from .errors import MotionError
+from .limits import MAX_DECODED_BYTES, MAX_MOTION_FRAMES, over_budget
 
 ARRAY_KEYS = (
     "joint_pos",
@@ -52,6 +53,15 @@ class Motion:
     def arrays(self) -> dict[str, np.ndarray]:
         return {key: getattr(self, key) for key in ARRAY_KEYS}
 
+    def first_non_finite(self) -> tuple[str, int] | None:
+        """(key, frame) of the first NaN/Inf value, or None when every value is finite."""
+        for key in ARRAY_KEYS:
+            values = getattr(self, key)
+            bad = ~np.isfinite(values.reshape(len(values), -1)).all(axis=1)
+            if bad.any():
+                return key, int(np.argmax(bad))
+        return None
+
 
 def file_sha256(path: str | Path) -> str:
     digest = hashlib.sha256()
@@ -77,13 +87,9 @@ def load_motion(path: str | Path) -> Motion:
     path = Path(path)
     if not path.is_file():
         raise _motion_error(f"motion file {path} does not exist", fix="check the path")
+    _check_archive(path)
     try:
         with np.load(path, allow_pickle=False) as data:
-            if not hasattr(data, "files"):
-                raise _motion_error(
-                    f"{path}: holds a single array, not an .npz archive of keys",
-                    fix="save with np.savez",
-                )
             missing = [key for key in REQUIRED_KEYS if key not in data.files]
             if missing:
                 raise _motion_error(
@@ -139,6 +145,68 @@ def load_motion(path: str | Path) -> Motion:
         source=path,
         sha256=file_sha256(path),
     )
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+
+
+def _check_archive(path: Path) -> None:
+    """Refuse, before decoding anything, a file that is no .npz or would decode past the budget (``limits``).
+
+    Reads only the zip directory and each member's .npy header: a zip bomb
+    declares its sizes there, and no array is allocated before they fit.
+    """
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(_NPY_MAGIC))
+    except OSError as exc:
+        raise _motion_error(f"{path}: cannot be read ({exc})", fix="check the file's permissions") from None
+    if head.startswith(_NPY_MAGIC):
+        raise _motion_error(
+            f"{path}: holds a single array (an .npy file), not an .npz archive of keys",
+            fix="save every key of docs/motions.md with np.savez",
+        )
+    if not head.startswith(_ZIP_MAGIC):
+        raise _motion_error(
+            f"{path}: not an .npz file (no zip header)", fix="the file is truncated or not an npz; regenerate it"
+        )
+    total = 0
+    frames = 0
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                total += info.file_size  # what the member declares it decompresses to
+                if info.file_size > MAX_DECODED_BYTES:
+                    break
+                with archive.open(info) as member:
+                    try:
+                        version = np.lib.format.read_magic(member)
+                        header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                                  else np.lib.format.read_array_header_2_0)
+                        shape, _, dtype = header(member)
+                    except ValueError:
+                        continue  # not an array: load_motion names the key if it matters
+                declared = int(np.prod(shape, dtype=np.float64) * max(dtype.itemsize, 1))
+                if declared > info.file_size:
+                    raise _motion_error(
+                        f"{path}: key {info.filename.removesuffix('.npy')!r} declares shape {shape} "
+                        f"({declared:,} bytes) in a {info.file_size:,}-byte entry",
+                        key=info.filename.removesuffix(".npy"), fix="the file is corrupt; regenerate it",
+                    )
+                if shape and info.filename.removesuffix(".npy") in ARRAY_KEYS:
+                    frames = max(frames, int(shape[0]))
+    except MotionError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
+        raise _motion_error(
+            f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})",
+            fix="the file is truncated or not an npz; regenerate it",
+        ) from None
+    problem = over_budget(f"{path}: its arrays", total, MAX_DECODED_BYTES) or over_budget(
+        f"{path}: the motion", frames, MAX_MOTION_FRAMES, "frames")
+    if problem:
+        raise _motion_error(problem, fix="split the motion into shorter clips; a file this size is refused unread")
 
 
 def save_motion(motion: Motion, path: str | Path) -> None:

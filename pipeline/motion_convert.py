@@ -17,6 +17,7 @@ import numpy as np
 from .atomic import atomic_open
 from .errors import MotionError
 from .kinematics import motion_from_trajectory
+from .limits import MAX_MOTION_FRAMES, MAX_TEXT_BYTES, over_budget
 from .motion import Motion
 from .robot import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from .rotations import quat_normalize, quat_slerp
@@ -28,9 +29,21 @@ def read_csv(path: str | Path, num_joints: int) -> tuple[np.ndarray, np.ndarray,
     """Root positions [T, 3], root quaternions [T, 4] (converted to w x y z) and joints [T, J] from a CSV."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        problem = over_budget(f"{path}: the CSV", size, MAX_TEXT_BYTES)
+        if problem:
+            raise MotionError(problem, fix="split the motion into shorter clips")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise MotionError(f"CSV file {path} does not exist", fix="check the path") from None
+    except UnicodeDecodeError as exc:
+        raise MotionError(
+            f"{path}: not a text CSV (byte {exc.start} is not UTF-8 text)",
+            fix="convert reads the mjlab/BeyondMimic CSV layout (docs/motions.md) or a motion .npz",
+        ) from None
+    if text.count("\n") > MAX_MOTION_FRAMES + 1000:
+        raise MotionError(over_budget(f"{path}: the CSV", text.count("\n"), MAX_MOTION_FRAMES, "rows"),
+                          fix="split the motion into shorter clips")
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         line = line.strip()
@@ -79,13 +92,20 @@ def resample(
     Output frames sit at k / output_fps for every k that stays within the
     input's duration (the last input frame is kept when it falls on the grid).
     """
-    if input_fps <= 0 or output_fps <= 0:
-        raise MotionError(
-            f"frame rates must be positive, got input {input_fps} and output {output_fps}"
-        )
+    for name, rate in (("input", input_fps), ("output", output_fps)):
+        if not (np.isfinite(rate) and rate > 0):
+            raise MotionError(
+                f"the {name} frame rate must be a positive number, got {rate}",
+                fix="pass a frame rate such as --fps 50" if name == "output" else "pass --input-fps (e.g. 30)",
+            )
     frames = len(joint_pos)
     duration = (frames - 1) / input_fps
-    count = int(np.floor(duration * output_fps + 1e-6)) + 1
+    wanted = np.floor(duration * output_fps + 1e-6) + 1
+    problem = over_budget(f"resampling {frames} frames from {input_fps:g} to {output_fps:g} fps", wanted,
+                          MAX_MOTION_FRAMES, "frames")
+    if problem:
+        raise MotionError(problem, fix="check the frame rates; the pipeline trains at 50 fps")
+    count = int(wanted)
     position = np.arange(count) / output_fps * input_fps  # fractional input frame index
     lower = np.minimum(np.floor(position + 1e-9).astype(int), frames - 1)
     upper = np.minimum(lower + 1, frames - 1)

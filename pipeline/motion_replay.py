@@ -214,6 +214,14 @@ def replay_video(
             f"{motion.source}: {motion.joint_pos.shape[1]} joints, robot {spec.name!r} has {spec.num_joints}",
             fix="replay with the robot the motion was made for (--robot)",
         )
+    bad = motion.first_non_finite()
+    if bad is not None:
+        from .errors import MotionError
+
+        raise MotionError(
+            f"{motion.source}: {bad[0]} is NaN or infinite at frame {bad[1]}; the robot cannot be posed there",
+            fix=f"run `primebot motion validate {motion.source}` and regenerate the file",
+        )
     renderer = MotionRenderer(model, indices, width, height)
     try:
         count = write_video(renderer.frames(motion, camera), output, motion.fps, (width, height))

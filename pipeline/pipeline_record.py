@@ -57,6 +57,9 @@ class StageRecord:
     warnings: list[str] = field(default_factory=list)
     error: dict[str, Any] | None = None
     """``{"type", "message", "fix", "exit_code"}`` of a failed stage."""
+    sequence: int = 0
+    """When the stage last finished done, counted over the run (1, 2, …): a done stage whose upstream stage
+    has a higher number is out of date and runs again."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StageRecord:

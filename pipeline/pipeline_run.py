@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import signal
 import sys
 import threading
@@ -22,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import NOT_TRACKED_EXIT_CODE, ConfigError, PrimebotError, UnknownNameError
+from .errors import NOT_TRACKED_EXIT_CODE, ConfigError, PluginError, PrimebotError, UnknownNameError
 from .pipeline_record import PipelineRecord, StageRecord, format_duration, now_iso
 from .registry import Registry
+from .run_lock import run_dir_lock
 from .stages import (
     Stage,
     StageContext,
@@ -37,7 +37,6 @@ from .stages import (
 log = logging.getLogger(__name__)
 
 LOG_FILE = "pipeline.log"
-LOCK_FILE = ".pipeline.lock"
 
 INTERRUPTED_EXIT_CODE = 130
 """Exit code after Ctrl-C (128 + SIGINT); SIGTERM gives 143 (128 + SIGTERM), as ``primebot train`` does."""
@@ -94,6 +93,24 @@ class PipelineOutcome:
     report: Path | None = None
 
 
+def upstream_stages(stages: list[Stage]) -> dict[str, set[str]]:
+    """For each stage, every stage that must come before it (its ``after``/``before`` constraints, transitively)."""
+    direct: dict[str, set[str]] = {stage.name: set(stage.after) for stage in stages}
+    for stage in stages:
+        for later in stage.before:
+            direct.setdefault(later, set()).add(stage.name)
+    closed: dict[str, set[str]] = {}
+
+    def walk(name: str) -> set[str]:
+        if name not in closed:
+            closed[name] = set()  # order_stages has refused cycles; this only guards the recursion
+            for parent in direct.get(name, ()):
+                closed[name] |= {parent, *walk(parent)}
+        return closed[name]
+
+    return {stage.name: walk(stage.name) for stage in stages}
+
+
 def ordered_stages(registry: Registry) -> list[tuple[Stage, str]]:
     """The registered stages in run order, each with the plugin that registered it."""
     owners = {reg.name: reg.plugin for reg in registry.registrations("stages")}
@@ -123,6 +140,7 @@ class PipelineRunner:
         self.write_report = write_report
         self.names = [stage.name for stage, _ in stages]
         self.selection.check(self.names)
+        self.upstream = upstream_stages([stage for stage, _ in stages])
         self._log_fh = None
 
     # -- output ----------------------------------------------------------------------
@@ -137,7 +155,7 @@ class PipelineRunner:
     def run(self) -> PipelineOutcome:
         """Run, record and report; never raises for a stage's failure (see the outcome)."""
         record = self.record
-        with _run_lock(record.run_dir), self._log_file(), _sigterm_as_interrupt():
+        with run_dir_lock(record.run_dir), self._log_file(), _sigterm_as_interrupt():
             record.status = "running"
             attempt = {"started": now_iso(), "argv": sys.argv[1:], "resume": self.resume}
             record.history.append(attempt)
@@ -210,13 +228,18 @@ class PipelineRunner:
         record.plugin, record.description = plugin, stage.description
         head = f"[{position}/{len(self.stages)}] {stage.name}"
         why_not = self.selection.why_not(stage.name, self.names)
+        outdated_by = self.outdated_by(stage.name)
         if why_not:
-            if record.status != "done":
+            if outdated_by:  # its result no longer matches what it was made from: never keep it as done
+                record.status, record.reason = "skipped", f"{why_not}; its earlier result predates {outdated_by}'s rerun"
+            elif record.status != "done":
                 record.status, record.reason = "skipped", why_not
             self.record.save()
-            self.echo(f"{head}: {'kept from the earlier run' if record.status == 'done' else 'skipped'} ({why_not})")
+            self.echo(f"{head}: {'kept from the earlier run' if record.status == 'done' else 'skipped'} ({record.reason or why_not})")
             return record.status
-        if self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
+        if outdated_by:
+            self.echo(f"{head}: done earlier, but {outdated_by} ran again since: running it again")
+        elif self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
             self.echo(f"{head}: done earlier ({format_duration(record.duration_s)}), kept")
             return "done"
 
@@ -230,7 +253,7 @@ class PipelineRunner:
         ctx = self._context(stage, previous)
         start = time.perf_counter()
         try:
-            result = normalize_result(stage.run(ctx), stage.name)
+            result = normalize_result(_run_stage(stage, ctx, plugin), stage.name)
         except StageSkipped as exc:
             self._finish(record, start, "skipped")
             record.reason = str(exc)
@@ -255,6 +278,7 @@ class PipelineRunner:
             log.debug("stage %s failed", stage.name, exc_info=True)
             return "failed"
         self._finish(record, start, "done")
+        record.sequence = max(r.sequence for r in self.record.stages) + 1
         record.outputs, record.summary = dict(result.outputs), dict(result.summary)
         record.message, record.warnings = result.message, list(result.warnings)
         self.record.save()
@@ -262,6 +286,20 @@ class PipelineRunner:
             self.echo(f"      warning: {warning}")
         self.echo(f"      done in {format_duration(record.duration_s)}" + (f": {result.message}" if result.message else ""))
         return "done"
+
+    def outdated_by(self, name: str) -> str:
+        """The upstream stage that finished after ``name`` did (so ``name`` must run again), or ''.
+
+        The one invalidation rule: a stage's result is kept only while every
+        stage it comes after (``after``/``before``, transitively) finished
+        before it. A rerun train therefore reruns evaluate, export and
+        sim2sim, also when the pipeline was killed in between and resumed.
+        """
+        record = self.record.stage(name)
+        if record.status != "done":
+            return ""
+        newer = [r for r in self.record.stages if r.name in self.upstream[name] and r.sequence > record.sequence]
+        return max(newer, key=lambda r: r.sequence).name if newer else ""
 
     @staticmethod
     def _finish(record: StageRecord, start: float, status: str) -> None:
@@ -323,6 +361,17 @@ class PipelineRunner:
             handler.close()
 
 
+def _run_stage(stage: Stage, ctx: StageContext, plugin: str) -> Any:
+    """``stage.run(ctx)``; a ``sys.exit`` inside it is the stage failing, not the pipeline ending with its code."""
+    try:
+        return stage.run(ctx)
+    except SystemExit as exc:
+        raise PluginError(
+            f"stage {stage.name!r} (plugin {plugin!r}) called sys.exit({exc.code!r})",
+            fix="a stage fails by raising an exception; fix the plugin or disable it (PRIMEBOT_DISABLE_PLUGINS)",
+        ) from None
+
+
 def _error_dict(exc: BaseException) -> dict[str, Any]:
     message = str(exc.args[0]) if isinstance(exc, PrimebotError) and exc.args else str(exc)
     if isinstance(exc, PrimebotError) and exc.fix:
@@ -334,37 +383,6 @@ def _error_dict(exc: BaseException) -> dict[str, Any]:
         "exit_code": exc.exit_code if isinstance(exc, PrimebotError) else 1,
         "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]),
     }
-
-
-@contextlib.contextmanager
-def _run_lock(run_dir: Path) -> Iterator[None]:
-    """One pipeline process per run directory; a lock left by a killed process is taken over."""
-    path = run_dir / LOCK_FILE
-    if path.is_file():
-        try:
-            pid = int(path.read_text().strip() or 0)
-        except (OSError, ValueError):
-            pid = 0
-        if pid and pid != os.getpid() and _alive(pid):
-            raise ConfigError(
-                f"{run_dir} is in use by another primebot pipeline (pid {pid})",
-                fix=f"wait for it, or stop it (kill -INT {pid}) and resume",
-            )
-    path.write_text(str(os.getpid()))
-    try:
-        yield
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 @contextlib.contextmanager

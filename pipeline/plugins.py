@@ -8,6 +8,7 @@ its distribution and the original exception.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 from collections.abc import Iterable
@@ -91,6 +92,13 @@ def _validators() -> dict[str, Any]:
     }
 
 
+def _describe(exc: BaseException) -> str:
+    """An exception for a plugin error; ``sys.exit`` by name (it would otherwise end primebot silently)."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r})"
+    return f"{type(exc).__name__}: {exc}"
+
+
 def disabled_plugins(environ: dict[str, str] | None = None) -> set[str]:
     """Names listed in ``PRIMEBOT_DISABLE_PLUGINS`` (comma-separated)."""
     raw = (os.environ if environ is None else environ).get("PRIMEBOT_DISABLE_PLUGINS", "")
@@ -127,7 +135,19 @@ class PluginHost:
             self.pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
             raise PluginError(f"plugin {name!r} ({source}) has an invalid hook: {exc}") from exc
-        hooks = [impl.name for impl in self.pm.get_hookcallers(plugin) or []]
+        callers = self.pm.get_hookcallers(plugin) or []
+        unknown = [caller.name for caller in callers if caller.spec is None
+                   and not any(impl.optionalhook for impl in caller.get_hookimpls())]
+        if unknown:
+            specs = sorted(name for name in dir(hookspecs) if name.startswith("register_"))
+            close = difflib.get_close_matches(unknown[0], specs, n=1)
+            self.pm.unregister(plugin)
+            raise PluginError(
+                f"plugin {name!r} ({source}) implements {', '.join(repr(u) for u in unknown)}, which is not a "
+                f"primebot hook" + (f" (did you mean {close[0]!r}?)" if close else ""),
+                fix=f"rename the function to one of the hooks: {', '.join(specs)} (docs/plugin_hooks.md)",
+            )
+        hooks = [caller.name for caller in callers]
         self.plugins[name] = PluginInfo(name, module or getattr(plugin, "__name__", repr(plugin)), source, hooks)
 
     def load_builtins(self, disabled: set[str]) -> None:
@@ -136,9 +156,9 @@ class PluginHost:
                 continue
             try:
                 module = importlib.import_module(module_name)
-            except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported with the plugin's name
                 raise PluginError(
-                    f"built-in plugin {name!r} ({module_name}) failed to import: {type(exc).__name__}: {exc}",
+                    f"built-in plugin {name!r} ({module_name}) failed to import: {_describe(exc)}",
                     fix="reinstall primebot, or disable the plugin with PRIMEBOT_DISABLE_PLUGINS",
                 ) from exc
             self.add(module, name, "built-in", module_name)
@@ -151,10 +171,10 @@ class PluginHost:
             label = _distribution_label(ep)
             try:
                 plugin = ep.load()
-            except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported with the plugin's name
                 raise PluginError(
                     f"plugin {ep.name!r} from distribution {label} failed to import "
-                    f"({ep.value}): {type(exc).__name__}: {exc}",
+                    f"({ep.value}): {_describe(exc)}",
                     fix=f"fix or upgrade that distribution, or set PRIMEBOT_DISABLE_PLUGINS={ep.name}",
                 ) from exc
             self.add(plugin, ep.name, label, ep.value)
@@ -170,9 +190,9 @@ class PluginHost:
             impl.function(**kwargs)
         except PrimebotError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a plugin bug, named
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin bug, named; sys.exit too
             raise PluginError(
-                f"plugin {impl.plugin_name!r} raised in {impl.function.__name__}: {type(exc).__name__}: {exc}"
+                f"plugin {impl.plugin_name!r} raised in {impl.function.__name__}: {_describe(exc)}"
             ) from exc
 
     def collect(self) -> None:

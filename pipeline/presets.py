@@ -117,6 +117,8 @@ class PipelineSettings:
     seed: int = 1
     train_sets: list[str] = field(default_factory=list)
     """``--set key=value`` overrides passed to training (preset's first, then the user's)."""
+    resume_sets: list[str] = field(default_factory=list)
+    """``--set`` of optimisation settings given on ``--resume`` (training applies and records them in args.yaml)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -145,8 +147,8 @@ def resolve_settings(
     """Settings from a preset, with explicit values taking precedence."""
     chosen = get_preset(preset)
     for name, value in (("num_envs", num_envs), ("iterations", iterations), ("eval_episodes", eval_episodes)):
-        if value is not None and value < (0 if name == "iterations" else 1):
-            raise ConfigError(f"--{name.replace('_', '-')} must be ≥ {0 if name == 'iterations' else 1}, got {value}")
+        if value is not None and value < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be ≥ 1, got {value}")
     return PipelineSettings(
         motion=motion,
         robot=robot,

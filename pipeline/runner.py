@@ -29,7 +29,7 @@ from .distributed import DistContext
 from .env import VecEnv
 from .errors import CheckpointError, NonFiniteError
 from .ppo.algorithm import PPO
-from .ppo.config import TrainConfig
+from .ppo.config import TrainConfig, resumable_identity
 from .ppo.networks import ActorCritic
 from .ppo.normalizer import EmpiricalNormalizer
 from .rundir import BEST_CHECKPOINT
@@ -231,6 +231,7 @@ class OnPolicyRunner:
         restore = install_stop_handlers(self.request_stop)
         default_threads = torch.get_num_threads()
         start = time.perf_counter()
+        failing = False
         try:
             while self.iteration < self.cfg.iterations:
                 row = self._one_iteration(default_threads, start)
@@ -258,13 +259,17 @@ class OnPolicyRunner:
             path = self.save_numbered()
             self.dist.barrier()
             return RunResult(self.iteration, "finished", path)
+        except BaseException:
+            failing = True
+            raise
         finally:
             restore()
             torch.set_num_threads(default_threads)
             if bar is not None:
                 bar.close()
             if train_log is not None:
-                train_log.close()
+                # a full disk under the log is raised here, unless another error is already on its way
+                train_log.close(raise_errors=not failing)
 
     def _one_iteration(self, default_threads: int, start: float) -> dict[str, Any]:
         runner_cfg = self.cfg.runner
@@ -279,7 +284,8 @@ class OnPolicyRunner:
             raise NonFiniteError(
                 f"non-finite {', '.join(self.ppo.nonfinite)} in the PPO update of iteration {self.iteration + 1}; "
                 "training stopped, no checkpoint written for this iteration",
-                fix="lower ppo.learning_rate or ppo.max_grad_norm, check rewards for huge values, and resume",
+                fix="check rewards for huge values, then resume with a lower learning rate or gradient clip: "
+                    f"primebot train --resume {self.run_dir or 'RUN_DIR'} --set ppo.learning_rate=1e-4",
             )
         self.iteration += 1
         steps = self.cfg.ppo.num_steps_per_env * self.env.num_envs * self.dist.world_size
@@ -401,10 +407,11 @@ class OnPolicyRunner:
 
     def restore(self, payload: dict[str, Any], source: str = "checkpoint") -> None:
         """Continue from a loaded checkpoint exactly where it stopped."""
-        if payload.get("config_hash") != self.config_hash:
+        if payload.get("config_hash") != self.config_hash and not self._same_run(payload):
             raise CheckpointError(
                 f"{source} was written with a different configuration (config hash differs)",
-                fix="resume with the run's own args.yaml; only --iterations and --device may change on resume",
+                fix="resume with the run's own args.yaml; only --iterations, --device and the optimisation "
+                    "settings of docs/training.md (--set ppo.learning_rate=…) may change on resume",
             )
         ranks = payload["ranks"]
         if len(ranks) != self.dist.world_size:
@@ -427,6 +434,14 @@ class OnPolicyRunner:
         best = payload["best_return"]
         self.best_return = -float("inf") if best is None else float(best)
         self.iteration = int(payload["iteration"])
+
+    def _same_run(self, payload: dict[str, Any]) -> bool:
+        """The checkpoint's settings equal this run's but for ``RESUMABLE_SETTINGS`` (a resume with --set)."""
+        try:
+            theirs = TrainConfig.from_dict(payload["config"])
+        except (KeyError, TypeError):
+            return False
+        return resumable_identity(theirs) == resumable_identity(self.cfg)
 
     # -- signals and progress -------------------------------------------------------
     def request_stop(self, reason: str = "stop") -> None:

@@ -52,6 +52,7 @@ from .deploy_policy import (
     joint_targets,
     load_policy,
     reference_table,
+    robot_spec_check,
     setup_torque_loop,
 )
 from .errors import ExportError
@@ -116,6 +117,28 @@ def reference_pose_check(robot: DeployRobot, ref: dict[str, np.ndarray], root_in
     return {"name": "reference_pose_matches_kinematics", "ok": ok, "detail": detail, "max_error_m": worst_error}
 
 
+REFERENCE_RATE_TOLERANCE = 0.1
+"""The reference joint velocities may differ from d(joint_pos)/dt at control_dt by this fraction (float32, finite
+differences); a wrong rate is off by its ratio (50 vs 30 fps: 40 %)."""
+
+
+def reference_rate_check(ref: dict[str, np.ndarray], control_dt: float) -> dict:
+    """The graph's reference motion must move at the metadata's rate: its joint velocities equal the finite
+    differences of its joint positions at ``control_dt`` (a wrong fps/control_dt scales them)."""
+    pos, vel = ref["joint_pos"], ref["joint_vel"]
+    estimate = np.gradient(pos, control_dt, axis=0) if len(pos) > 2 else np.zeros_like(pos)
+    power = float((estimate * estimate).sum())
+    if power < 1e-12:
+        return {"name": "reference_rate_matches_control_dt", "ok": True,
+                "detail": "the reference joints do not move: nothing to compare"}
+    scale = float((vel * estimate).sum() / power)
+    ok = abs(scale - 1.0) <= REFERENCE_RATE_TOLERANCE
+    detail = (f"reference joint_vel = {scale:.3f} x d(joint_pos)/dt at control_dt {control_dt:g} s" +
+              ("" if ok else f": the motion in the graph runs at {1 / (control_dt * scale):.4g} fps, "
+                             f"the metadata says {1 / control_dt:.4g}"))
+    return {"name": "reference_rate_matches_control_dt", "ok": ok, "detail": detail, "scale": scale}
+
+
 @dataclass
 class Sim2SimSetup:
     session: ort.InferenceSession
@@ -137,10 +160,13 @@ def _threshold(meta: dict, key: str, default: float) -> float:
     return float("inf") if value == "none" else float(value)
 
 
-def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PHYSICS_HZ) -> Sim2SimSetup:
+def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PHYSICS_HZ,
+            robot_spec=None) -> Sim2SimSetup:
     """Load both files, check that they fit, switch the actuators to torque mode and read the reference.
 
     ``physics_hz`` is the rate of the physics and of the PD loop (a joint HAL runs at 500 Hz–1 kHz).
+    ``robot_spec``: the run's registered robot, when known; its default pose and action scale are
+    then checked against the metadata.
     """
     session, meta = load_policy(onnx_path)
     model = mujoco.MjModel.from_xml_path(str(mjcf_path))
@@ -156,6 +182,9 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
         "ee": np.array([names.index(b) for b in meta.get("end_effector_body_names") or []], dtype=np.int64),
     }
     robot.checks.append(reference_pose_check(robot, ref, int(index["root"][0])))
+    robot.checks.append(reference_rate_check(ref, control_dt))
+    if robot_spec is not None:
+        robot.checks.append(robot_spec_check(meta, robot_spec))
     thresholds = FailureThresholds(
         anchor_height=_threshold(meta, "termination_anchor_height", FailureThresholds.anchor_height),
         anchor_ori=_threshold(meta, "termination_anchor_orientation", FailureThresholds.anchor_ori),
@@ -228,10 +257,10 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
 
 
 def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), max_steps: int | None = None,
-                record_frames: bool = False, physics_hz: float = PHYSICS_HZ) -> dict:
+                record_frames: bool = False, physics_hz: float = PHYSICS_HZ, robot_spec=None) -> dict:
     """Check the pair, run one episode per start step and return the sim2sim report (metrics and checks)."""
     t0 = time.perf_counter()
-    setup = prepare(onnx_path, mjcf_path, physics_hz)
+    setup = prepare(onnx_path, mjcf_path, physics_hz, robot_spec)
     meta, control_dt = setup.meta, setup.control_dt
     max_steps = int(max_steps or meta.get("max_episode_steps") or setup.reference["joint_pos"].shape[0])
     groups: dict[str, dict] = {}
@@ -311,7 +340,7 @@ def eval_start_steps(evaluation: dict | None) -> list[int]:
 
 
 def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
-                    physics_hz: float = PHYSICS_HZ) -> dict:
+                    physics_hz: float = PHYSICS_HZ, robot_spec=None) -> dict:
     """sim2sim for a run: its export/policy.onnx on ``mjcf``, from eval.json's start frames when present.
 
     Writes ``sim2sim.json`` (metrics, checks, differences from eval and flags)
@@ -330,7 +359,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     eval_path = run_dir / "eval.json"
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
     starts = eval_start_steps(evaluation)
-    report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz)
+    report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz, robot_spec=robot_spec)
     frames, setup = report.pop("_frames", {}), report.pop("_setup", None)
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checkpoint import load_checkpoint, numbered_checkpoints
+from .checkpoint import load_checkpoint, load_latest_good, numbered_checkpoints
 from .env import VecEnv
 from .errors import CheckpointError, ConfigError
 from .motion import Motion, load_motion
@@ -123,8 +123,13 @@ def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = Non
     """Rebuild the run's actor and observation normaliser from a checkpoint (CPU, eval mode)."""
     run_dir = Path(run_dir)
     args = read_args(run_dir)
-    path = resolve_checkpoint(run_dir, checkpoint)
-    payload = load_checkpoint(path, map_location="cpu")
+    if checkpoint is None:
+        resolve_checkpoint(run_dir)  # names the run when it has no checkpoint at all
+        # the newest one that loads: a damaged newest file falls back, as --resume does
+        path, payload = load_latest_good(run_dir, map_location="cpu")
+    else:
+        path = resolve_checkpoint(run_dir, checkpoint)
+        payload = load_checkpoint(path, map_location="cpu")
     try:
         cfg = TrainConfig.from_dict(payload.get("config") or args["config"])
         dims = payload["dims"]

@@ -8,7 +8,9 @@ registry, merges the configuration (defaults < task's sections < flags <
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
 import platform
 import sys
 from dataclasses import dataclass, field
@@ -18,13 +20,15 @@ from typing import Any
 import torch
 
 from . import __version__
-from .checkpoint import load_latest_good
+from .checkpoint import interrupted_writes, load_latest_good
 from .devices import ResolvedDevice, resolve_device
-from .distributed import DistContext, init_distributed
+from .distributed import DistContext, context_from_env, init_distributed
 from .errors import ConfigError
 from .motion import load_motion
-from .ppo.config import TrainConfig, apply_task_defaults, parse_set, set_value
+from .motion_validate import require_valid_motion
+from .ppo.config import RESUMABLE_SETTINGS, TrainConfig, apply_task_defaults, parse_set, set_value
 from .registry import Registry
+from .run_lock import run_dir_lock
 from .rundir import create_run_dir, read_args, write_args
 from .runner import OnPolicyRunner, RunResult
 
@@ -72,11 +76,40 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str) -> Tr
     return cfg
 
 
+RANGES = {
+    "ppo.gamma": (0.0, 1.0, "(0, 1]"),
+    "ppo.lam": (None, 1.0, "[0, 1]"),
+    "ppo.clip_param": (0.0, None, "> 0"),
+    "ppo.learning_rate": (0.0, None, "> 0"),
+    "ppo.desired_kl": (0.0, None, "> 0"),
+    "ppo.max_grad_norm": (0.0, None, "> 0"),
+    "ppo.entropy_coef": (None, None, "≥ 0"),
+    "ppo.value_loss_coef": (None, None, "≥ 0"),
+    "policy.init_noise_std": (0.0, None, "> 0"),
+}
+"""Key → (exclusive lower bound or None for ≥ 0, inclusive upper bound or None, the range in words)."""
+
+
+def _check_ranges(cfg: TrainConfig) -> None:
+    for key, (low, high, words) in RANGES.items():
+        section, _, name = key.partition(".")
+        value = getattr(getattr(cfg, section), name)
+        fine = math.isfinite(value) and (value > low if low is not None else value >= 0)
+        fine = fine and (high is None or value <= high)
+        if not fine:
+            raise ConfigError(f"{key}={value!r} is outside its range {words}", fix=f"--set {key}=<a value in {words}>")
+
+
 def _check(cfg: TrainConfig) -> None:
     ppo = cfg.ppo
     batch = ppo.num_steps_per_env * cfg.num_envs
-    if cfg.num_envs < 1 or cfg.iterations < 0 or ppo.num_steps_per_env < 1:
-        raise ConfigError("num_envs and ppo.num_steps_per_env must be ≥ 1 and iterations ≥ 0")
+    if cfg.num_envs < 1 or cfg.iterations < 1 or ppo.num_steps_per_env < 1 or ppo.num_learning_epochs < 1:
+        raise ConfigError(
+            f"num_envs ({cfg.num_envs}), iterations ({cfg.iterations}), ppo.num_steps_per_env "
+            f"({ppo.num_steps_per_env}) and ppo.num_learning_epochs ({ppo.num_learning_epochs}) must all be ≥ 1",
+            fix="a run trains at least one iteration of at least one environment",
+        )
+    _check_ranges(cfg)
     if ppo.num_mini_batches < 1 or batch % ppo.num_mini_batches:
         raise ConfigError(
             f"ppo.num_mini_batches={ppo.num_mini_batches} does not divide the rollout "
@@ -109,23 +142,50 @@ def _device_for_rank(resolved: ResolvedDevice, ctx: DistContext) -> ResolvedDevi
     return device
 
 
-def _resume_config(request: TrainRequest) -> TrainConfig:
+def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
+    """The run's own configuration with the resume's changes applied, and those changes (``key=value``)."""
     changed = [name for name in ("task", "robot", "num_envs", "seed", "run_name") if getattr(request, name) is not None]
-    if request.sets:
-        changed.append("--set")
     if changed:
         raise ConfigError(
             f"--resume continues a run with its own settings; cannot change {', '.join(changed)}",
-            fix="drop those options (only --iterations, --device and --tensorboard apply on resume), or start a new run",
+            fix="drop those options (only --iterations, --device, --tensorboard and --set of the optimisation "
+                "settings apply on resume), or start a new run",
         )
     args = read_args(request.resume)
     try:
         cfg = TrainConfig.from_dict(args["config"])
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"{request.resume}/args.yaml has no usable 'config' section: {exc}") from None
+    try:
+        pairs = parse_set(request.sets)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    refused = [key for key, _ in pairs if key not in RESUMABLE_SETTINGS]
+    if refused:
+        raise ConfigError(
+            f"--resume cannot change {', '.join(refused)}: the checkpoint's networks, rollout and environment "
+            "depend on it",
+            fix=f"on resume --set may change {', '.join(RESUMABLE_SETTINGS)}; anything else needs a new run",
+        )
+    applied = []
+    for key, value in pairs:
+        try:
+            set_value(cfg, key, value)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        applied.append(f"{key}={value}")
     if request.iterations is not None:
         cfg.iterations = request.iterations
-    return cfg
+    _check(cfg)
+    return cfg, applied
+
+
+def _load_motion(path: str, robot: Any) -> Any:
+    """The motion for training: fully validated against the robot (``require_valid_motion``), so an
+    Inf, a 30 fps file or non-unit quaternions stop here, naming the file, key and frame."""
+    if robot is None:
+        return load_motion(path)
+    return require_valid_motion(path, robot)
 
 
 @dataclass
@@ -141,8 +201,16 @@ class TrainOutcome:
 
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
     """Train as ``request`` says. The process group (under torchrun) is left up for the caller."""
+    with contextlib.ExitStack() as stack:  # holds the run directory's lock (rank 0) until training ends
+        if request.resume and context_from_env().is_main:  # rank 0 is the one that writes
+            stack.enter_context(run_dir_lock(request.resume))  # before args.yaml is read
+        return _run_training(registry, request, stack)
+
+
+def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.ExitStack) -> TrainOutcome:
+    overrides: list[str] = []
     if request.resume:
-        cfg = _resume_config(request)
+        cfg, overrides = _resume_config(request)
         motion_path = request.motion or cfg.motion
     else:
         cfg = None
@@ -160,7 +228,7 @@ def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
     if spec.needs_motion:
         if not motion_path:
             raise ConfigError(f"task {cfg.task!r} tracks a reference motion", fix="primebot train MOTION.npz")
-        motion = load_motion(motion_path)
+        motion = _load_motion(motion_path, robot)
         if request.resume and cfg.motion_sha256 and motion.sha256 != cfg.motion_sha256:
             raise ConfigError(
                 f"motion {motion_path} differs from the one the run trained on (sha256 {cfg.motion_sha256[:12]}…)",
@@ -197,12 +265,28 @@ def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
             default_name = Path(motion_path).stem if motion_path else cfg.task
             run_dir = create_run_dir(request.log_dir, request.run_name or default_name)
         runner.run_dir = run_dir if ctx.is_main else None
+        if ctx.is_main and run_dir is not None and not request.resume:
+            stack.enter_context(run_dir_lock(run_dir))
+        history: list[dict[str, Any]] = []
         if request.resume:
             path, payload = load_latest_good(run_dir, map_location="cpu")
             runner.restore(payload, source=str(path))
+            if runner.iteration > cfg.iterations:
+                raise ConfigError(
+                    f"{run_dir} is at iteration {runner.iteration} ({path.name}); --iterations {cfg.iterations} "
+                    "would go back",
+                    fix=f"resume with --iterations above {runner.iteration}, or evaluate the run as it is",
+                )
+            if overrides:
+                _apply_overrides(runner, overrides, path.name)
+            history = list(read_args(run_dir).get("resumes") or [])
+            history.append({"from": path.name, "iteration": runner.iteration, "set": overrides,
+                            "command": " ".join(sys.argv)})
             log.info("resuming %s from %s (iteration %d of %d)", run_dir, path.name, runner.iteration, cfg.iterations)
         if ctx.is_main and run_dir is not None:
-            write_args(run_dir, _args_document(cfg, resolved, ctx))
+            for partial in interrupted_writes(run_dir):  # this process holds the run's lock: nobody is writing them
+                partial.unlink(missing_ok=True)
+            write_args(run_dir, _args_document(cfg, resolved, ctx, history))
             log.info("run directory: %s", run_dir)
         result = runner.learn()
     finally:
@@ -212,8 +296,20 @@ def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
     return TrainOutcome(result, run_dir if ctx.is_main else None, runner)
 
 
-def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext) -> dict[str, Any]:
-    return {
+def _apply_overrides(runner: OnPolicyRunner, overrides: list[str], checkpoint: str) -> None:
+    """Make the resume's ``--set`` changes take effect over the restored learner state."""
+    cfg = runner.cfg
+    if any(item.startswith("ppo.learning_rate=") for item in overrides):
+        # the restored optimiser carries the learning rate it had reached; the override replaces it
+        runner.ppo.learning_rate = cfg.ppo.learning_rate
+        for group in runner.ppo.optimizer.param_groups:
+            group["lr"] = cfg.ppo.learning_rate
+    log.warning("resuming from %s with changed settings: %s (recorded in args.yaml)", checkpoint, ", ".join(overrides))
+
+
+def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext,
+                   resumes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    document = {
         "config": cfg.to_dict(),
         "run": {
             "primebot_version": __version__,
@@ -224,3 +320,7 @@ def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext) -
             "command": " ".join(sys.argv),
         },
     }
+    if resumes:
+        # each resume: the checkpoint it continued, its iteration, the settings it changed (--set), the command
+        document["resumes"] = resumes
+    return document

@@ -2,7 +2,9 @@
 
 All file work happens on a background thread fed by an unbounded queue, so
 ``log`` never blocks the training loop (seed 000: printing from the loop
-slowed the simulation). ``close`` drains the queue.
+slowed the simulation). ``close`` drains the queue. A failed plot or
+TensorBoard write is a warning; a full disk stops the writer, and the next
+``log`` (or ``close``) raises ``DiskFullError`` in the training loop.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .atomic import atomic_path, atomic_write_text
-from .errors import ConfigError
+from .atomic import atomic_path, atomic_write_text, disk_full_error
+from .errors import ConfigError, DiskFullError
 from .rundir import CSV_FILE, CURVE_FILE
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,7 @@ class TrainingLog:
         self._tb = self._open_tensorboard() if tensorboard else None
         self._queue: queue.Queue = queue.Queue()
         self._error: BaseException | None = None
+        self._fatal: DiskFullError | None = None
         self._last_plot = 0.0
         self._thread = threading.Thread(target=self._work, name="primebot-training-log", daemon=True)
         self._thread.start()
@@ -90,31 +93,53 @@ class TrainingLog:
 
     # -- called from the training loop ---------------------------------------------
     def log(self, row: dict[str, Any]) -> None:
-        """Queue one iteration's row; returns at once."""
+        """Queue one iteration's row; returns at once. Raises ``DiskFullError`` once the disk filled up."""
+        if self._fatal is not None:
+            raise self._fatal
         self._queue.put(dict(row))
 
-    def close(self) -> None:
-        """Write everything queued, draw the final curve, stop the thread."""
+    def close(self, *, raise_errors: bool = True) -> None:
+        """Write everything queued, draw the final curve, stop the thread.
+
+        A full disk is raised (``DiskFullError``) unless ``raise_errors`` is
+        False (the loop is already failing with another error).
+        """
         self._queue.put(None)
         self._thread.join()
         if self._tb is not None:
-            self._tb.close()
-        if self._error is not None:
+            try:
+                self._tb.close()
+            except Exception as exc:  # noqa: BLE001 - a TensorBoard failure is only a warning
+                self._error = self._error or exc
+        if self._fatal is not None:
+            if raise_errors:
+                raise self._fatal
+        elif self._error is not None:
             log.warning("warning: the training log writer failed: %s", self._error)
 
     # -- background thread ----------------------------------------------------------
     def _work(self) -> None:
         while True:
             row = self._queue.get()
+            if self._fatal is not None and row is not None:
+                continue  # the disk is full: drop rows until close (the loop raises meanwhile)
             try:
                 if row is None:
-                    self._plot()
+                    if self._fatal is None:
+                        self._plot()
                     return
                 self._write(row)
                 if time.monotonic() - self._last_plot >= self.plot_interval_s:
                     self._plot()
-            except Exception as exc:  # noqa: BLE001 - logging must never kill training
-                self._error = exc
+            except Exception as exc:  # noqa: BLE001 - logging must never kill training, a full disk does
+                full = disk_full_error(exc, self.csv_path)
+                if full is not None:
+                    self._fatal = full
+                else:
+                    self._error = exc
+            finally:
+                if row is None:
+                    return  # noqa: B012 - close() waits for this thread whatever the last write did
 
     def _write(self, row: dict[str, Any]) -> None:
         self.rows.append(row)

@@ -117,3 +117,56 @@ def test_resume_falls_back_to_previous_good_checkpoint_with_a_warning(tmp_path, 
 def test_no_loadable_checkpoint_is_an_error_naming_the_run(tmp_path):
     with pytest.raises(CheckpointError, match="no model_<it>.pt"):
         load_latest_good(tmp_path)
+
+
+@pytest.mark.parametrize("content", [b"", b"hello\n", Path("/etc/passwd").read_bytes()[:400] or b"root:x:0:0\n"],
+                         ids=["empty", "text", "passwd"])
+def test_garbage_newest_checkpoint_is_refused_by_name_and_resume_falls_back(tmp_path, content):
+    save_checkpoint(tmp_path / "model_5.pt", {**_payload(), "iteration": 5})
+    (tmp_path / "model_10.pt").write_bytes(content)
+    with pytest.raises(CheckpointError, match="model_10.pt"):
+        load_checkpoint(tmp_path / "model_10.pt")
+    path, data = load_latest_good(tmp_path)
+    assert path.name == "model_5.pt" and data["iteration"] == 5
+
+
+def test_a_zip_that_torch_cannot_read_is_corrupt_not_a_traceback(tmp_path):
+    import zipfile
+
+    path = tmp_path / "model_1.pt"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("data.pkl", b"\x80\x02}q\x00.")
+    with pytest.raises(CheckpointError, match="model_1.pt"):
+        load_checkpoint(path)
+
+
+def test_a_checkpoint_with_deflated_entries_is_refused_unread(tmp_path):
+    import zipfile
+
+    path = tmp_path / "model_1.pt"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data/0", bytes(1 << 20))
+    with pytest.raises(CheckpointError, match="compressed entries"):
+        load_checkpoint(path)
+
+
+def test_an_interrupted_first_checkpoint_says_there_is_nothing_to_resume(tmp_path):
+    (tmp_path / ".model_1.pt.k2j3h4.pt.tmp").write_bytes(b"PK\x03\x04partial")
+    with pytest.raises(CheckpointError, match="stopped while writing its first one") as info:
+        load_latest_good(tmp_path)
+    assert "without --resume" in info.value.fix
+
+
+def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
+    from tracking_run import train_tiny_run
+
+    from primebot.pipeline.trained_policy import load_trained_policy
+
+    run_dir = train_tiny_run(tmp_path)
+    (run_dir / "model_99.pt").write_text("not a checkpoint\n")
+    policy = load_trained_policy(run_dir)
+    assert policy.checkpoint.name == "model_1.pt" and policy.iteration == 1
+    with pytest.raises(CheckpointError, match="model_99.pt"):
+        load_trained_policy(run_dir, "99")
+    with pytest.raises(CheckpointError, match="/etc/passwd"):
+        load_trained_policy(run_dir, "/etc/passwd")

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 
 from primebot.pipeline.cli import build_cli
 from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.run_lock import LOCK_FILE
 
 STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
 DISABLE_BUILTINS = {"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}
@@ -134,7 +135,7 @@ def test_a_successful_run_records_every_stage_done_with_outputs_and_exits_zero(r
     assert "[7/7] sim2sim: fake sim2sim" in result.output and "[DONE] pipeline" in result.output
     assert (run_dir / "report.html").is_file()
     assert "[7/7] sim2sim" in (run_dir / "pipeline.log").read_text(encoding="utf-8")
-    assert not (run_dir / ".pipeline.lock").exists()
+    assert not (run_dir / LOCK_FILE).exists()
 
 
 EXPECTED_FAILURES = {
@@ -324,7 +325,7 @@ def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(
     else:
         assert proc.returncode == -signal.SIGKILL
         assert doc["status"] == "running" and doc["stages"][3]["status"] == "running"
-        assert (run_dir / ".pipeline.lock").exists()  # left behind; the resume takes it over
+        assert (run_dir / LOCK_FILE).exists()  # left behind; the kernel released its flock, the resume takes it
     assert statuses(doc) == {**dict.fromkeys(done_before, "done"), "train": doc["stages"][3]["status"],
                              **dict.fromkeys(STAGES[4:], "pending")}
     stopped_at = int((run_dir / "ckpt.txt").read_text())
@@ -339,3 +340,60 @@ def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(
     assert starts == [0, stopped_at]  # the second train continued from its checkpoint
     assert doc["stages"][3]["attempts"] == 2
     assert "done earlier" in output
+
+
+def test_stages_after_one_that_reran_run_again_even_across_a_stop(run_cli, tmp_path):
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs)).exit_code == 0
+    run_dir = only_run_dir(logs)
+    # train reruns, then the run stops during export (a failure here; a kill leaves it "running": the same rule)
+    result = run_cli("run", "--resume", str(run_dir), "--from", "train", env={"FAKE_FAIL": "export"})
+    assert result.exit_code != 0
+    assert statuses(read_pipeline(run_dir))["sim2sim"] == "done"  # from before train reran
+    result = run_cli("run", "--resume", str(run_dir), env={"FAKE_FAIL": ""})
+    assert result.exit_code == 0, result.output
+    assert calls(run_dir)[-2:] == ["export", "sim2sim"]  # sim2sim is not kept: it checked the old policy
+    assert "sim2sim: done earlier, but export ran again since" in result.output
+    doc = read_pipeline(run_dir)
+    sequence = [s["sequence"] for s in doc["stages"]]
+    assert statuses(doc) == dict.fromkeys(STAGES, "done") and sequence[3:] == sorted(sequence[3:])
+
+
+def test_a_stage_outdated_by_a_rerun_is_not_kept_as_done_when_deselected(run_cli, tmp_path):
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs)).exit_code == 0
+    run_dir = only_run_dir(logs)
+    assert run_cli("run", "--resume", str(run_dir), "--only", "train").exit_code == 0
+    doc = read_pipeline(run_dir)
+    assert statuses(doc)["sim2sim"] == "skipped" and "predates train's rerun" in doc["stages"][6]["reason"]
+    assert statuses(doc)["replay"] == "done"  # upstream of train: still valid
+
+
+def test_a_stage_calling_sys_exit_fails_the_stage_instead_of_ending_the_run_with_exit_0(run_cli, tmp_path):
+    import sys as _sys
+
+    from primebot.pipeline.hookspecs import hookimpl
+    from primebot.pipeline.stages import Stage
+
+    class Quitter:
+        @hookimpl
+        def register_stages(self, register):
+            register(Stage("quit", lambda ctx: _sys.exit(0), after=("sim2sim",)))
+
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"), extra=[("quitter", Quitter())])
+    assert result.exit_code == 3, result.output
+    doc = read_pipeline(only_run_dir(tmp_path / "logs"))
+    assert doc["status"] == "failed" and "called sys.exit(0)" in doc["stages"][-1]["error"]["message"]
+
+
+def test_resume_accepts_and_records_a_changed_learning_rate_but_no_other_setting(run_cli, tmp_path):
+    from primebot.pipeline.errors import ConfigError
+
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--only", "validate").exit_code == 0
+    run_dir = only_run_dir(logs)
+    with pytest.raises(ConfigError, match="cannot change ppo.gamma=0.9"):
+        run_cli("run", "--resume", str(run_dir), "--set", "ppo.gamma=0.9")
+    result = run_cli("run", "--resume", str(run_dir), "--set", "ppo.lr=1e-4", "--only", "train")
+    assert result.exit_code == 0, result.output
+    assert read_pipeline(run_dir)["settings"]["resume_sets"] == ["ppo.lr=1e-4"]

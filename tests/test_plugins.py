@@ -129,3 +129,25 @@ def test_core_never_imports_plugins(repo_root):
             if name == "primebot.plugins" or name.startswith("primebot.plugins.")
         ]
     assert not offenders, f"the core imports primebot.plugins: {offenders}"
+
+
+@pytest.mark.parametrize("source", [
+    "import sys\nsys.exit(0)\n",
+    "import sys\nfrom primebot.pipeline.hookspecs import hookimpl\n\n@hookimpl\ndef register_robots(register):\n"
+    "    sys.exit(0)\n",
+], ids=["at-import", "in-a-hook"])
+def test_a_plugin_calling_sys_exit_fails_every_command_loudly(make_distribution, source):
+    site = make_distribution("primebot-quitter", "primebot_quitter", source, entry_name="quitter")
+    result = _run_cli(["motion", "validate", "motions/wave.npz"], site)
+    assert result.returncode == 3, result.stderr
+    assert "plugin 'quitter'" in result.stderr and "sys.exit(0)" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_misspelt_hook_name_is_refused_with_the_right_name(clean_env, make_distribution):
+    make_distribution("primebot-typo", "primebot_typo", (
+        "from primebot.pipeline.hookspecs import hookimpl\n\n@hookimpl\ndef register_robot(register):\n    pass\n"
+    ), entry_name="typo")
+    with pytest.raises(PluginError, match="'register_robot', which is not a primebot hook") as err:
+        load_plugins()
+    assert "did you mean 'register_robots'" in str(err.value)

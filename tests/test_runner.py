@@ -87,7 +87,7 @@ def test_resume_refuses_changed_settings(registry, tmp_path):
     from primebot.pipeline.errors import ConfigError
 
     first = _train(registry, tmp_path, iterations=1)
-    with pytest.raises(ConfigError, match="cannot change --set"):
+    with pytest.raises(ConfigError, match="cannot change ppo.gamma"):
         run_training(registry, TrainRequest(resume=str(first.run_dir), sets=["ppo.gamma=0.5"]))
 
 
@@ -201,3 +201,65 @@ def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registr
     assert probe.calls == 3 and (tmp_path / "model_9.pt").is_file()
     _, rows = read_csv_rows(tmp_path / "train.csv")
     assert [r["verdict/tracked"] for r in rows if r.get("verdict/tracked")] == ["0.0", "1.0", "1.0"]
+
+
+def _close_in_thread(train_log: TrainingLog) -> BaseException | None:
+    """close() on a helper thread, so a regression (close waiting forever) fails instead of hanging the suite."""
+    import threading
+
+    outcome: list[BaseException | None] = []
+
+    def close() -> None:
+        try:
+            train_log.close()
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=close, daemon=True)
+    thread.start()
+    thread.join(timeout=120)
+    assert not thread.is_alive(), "TrainingLog.close() never returned"
+    return outcome[0]
+
+
+def test_a_full_disk_under_the_log_stops_training_with_a_typed_error_and_never_hangs(tmp_path, monkeypatch):
+    import errno
+
+    from primebot.pipeline.errors import DiskFullError
+
+    def full(self, *args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(TrainingLog, "_plot", full)
+    train_log = TrainingLog(tmp_path, plot_interval_s=1e9)
+    monkeypatch.setattr(TrainingLog, "_write", full)
+    train_log.log({"iteration": 1, "reward_mean": 0.5})
+    error = _close_in_thread(train_log)
+    assert isinstance(error, DiskFullError) and "no space left" in str(error)
+    with pytest.raises(DiskFullError):
+        train_log.log({"iteration": 2})
+
+
+def test_a_failing_plot_is_only_a_warning_and_close_returns(tmp_path, monkeypatch, caplog):
+    def broken(self):
+        raise ValueError("no fonts")
+
+    monkeypatch.setattr(TrainingLog, "_plot", broken)
+    train_log = TrainingLog(tmp_path, plot_interval_s=1e9)
+    train_log.log({"iteration": 1, "reward_mean": 0.5})
+    with caplog.at_level("WARNING"):
+        assert _close_in_thread(train_log) is None
+    assert "no fonts" in caplog.text
+
+
+def test_atomic_write_on_a_full_disk_is_a_disk_full_error_and_leaves_the_old_file(tmp_path):
+    import errno
+
+    from primebot.pipeline.atomic import atomic_path, atomic_write_text
+    from primebot.pipeline.errors import DiskFullError
+
+    atomic_write_text(tmp_path / "a.txt", "old")
+    with pytest.raises(DiskFullError, match="a.txt"), atomic_path(tmp_path / "a.txt"):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert (tmp_path / "a.txt").read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]

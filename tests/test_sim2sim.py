@@ -188,3 +188,74 @@ def test_video_shows_the_episode_with_the_reference_ghost(exported, tmp_path):
     assert video.count_frames() == len(frames) == 5  # the start and every policy step
     first = video.get_data(0)
     assert first.shape == (480, 640, 3) and first.std() > 10  # a rendered scene, not a blank frame
+
+
+def _renamed(src, dst, old: str, new: str) -> str:
+    """``src`` with graph input/output ``old`` renamed to ``new`` (a graph missing the name sim2sim needs)."""
+    import onnx
+
+    model = onnx.load(str(src))
+    for value in [*model.graph.input, *model.graph.output]:
+        if value.name == old:
+            value.name = new
+    for node in model.graph.node:
+        node.input[:] = [new if name == old else name for name in node.input]
+        node.output[:] = [new if name == old else name for name in node.output]
+    onnx.save(model, str(dst))
+    return str(dst)
+
+
+def _scaled(text: str, factor: float = 1.0, offset: float = 0.0) -> str:
+    return ",".join(repr(float(v) * factor + offset) for v in text.split(","))
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    ("action_scale x100", "check:metadata_matches_robot"),
+    ("default_joint_pos +0.3", "check:metadata_matches_robot"),
+    ("robot biped4", "check:metadata_matches_robot"),
+    ("fps and control_dt at 25 Hz", "check:reference_rate_matches_control_dt"),
+    ("num_observations 118", "num_observations is 118; the graph takes 119"),
+    ("control_dt 0.03", "disagree"),
+    ("fps not a number", "is not a number"),
+    ("no time_step input", "the graph has no input 'time_step'"),
+    ("no body_pos_w output", "the graph has no output 'body_pos_w'"),
+    ("truncated", "not a loadable ONNX model"),
+])
+def test_sim2sim_cross_checks_the_metadata_against_the_graph_the_robot_and_the_motion(exported, tmp_path, spec,
+                                                                                      case, expected):
+    _, _, onnx_path = exported
+    meta = read_metadata(onnx_path)
+    path = tmp_path / "policy.onnx"
+    changes = {
+        "action_scale x100": {"action_scale": _scaled(meta["action_scale"], 100)},
+        "default_joint_pos +0.3": {"default_joint_pos": _scaled(meta["default_joint_pos"], offset=0.3)},
+        "robot biped4": {"robot": "biped4"},
+        "fps and control_dt at 25 Hz": {"fps": "25.0", "control_dt": "0.04"},
+        "num_observations 118": {"num_observations": "118"},
+        "control_dt 0.03": {"control_dt": "0.03"},
+        "fps not a number": {"fps": "fast"},
+    }
+    if case in changes:
+        with_metadata(onnx_path, path, **changes[case])
+    elif case == "no time_step input":
+        _renamed(onnx_path, path, "time_step", "step")
+    elif case == "no body_pos_w output":
+        _renamed(onnx_path, path, "body_pos_w", "body_pos")
+    else:
+        path.write_bytes(onnx_path.read_bytes()[:2000])
+    if expected.startswith("check:"):
+        setup = prepare(path, Q1_XML, robot_spec=spec)
+        failed = [c["name"] for c in setup.robot.checks if not c["ok"]]
+        assert failed == [expected.removeprefix("check:")], setup.robot.checks
+    else:
+        with pytest.raises(Sim2SimError, match=expected):
+            prepare(path, Q1_XML, robot_spec=spec)
+
+
+def test_the_exported_policy_passes_every_cross_check(exported, spec):
+    _, _, onnx_path = exported
+    setup = prepare(onnx_path, Q1_XML, robot_spec=spec)
+    assert [c["name"] for c in setup.robot.checks] == [
+        "pd_gains_match_mjcf", "reference_pose_matches_kinematics", "reference_rate_matches_control_dt",
+        "metadata_matches_robot"]
+    assert all(c["ok"] for c in setup.robot.checks), setup.robot.checks

@@ -142,3 +142,14 @@ def test_plugin_stages_are_ordered_among_the_builtin_ones(clean_env):
     assert [n for n in order if n not in ("tensorrt", "lint")] == BUILTIN_ORDER
     assert dict((s.name, p) for s, p in ordered)["tensorrt"] == "acme"
     assert dict((s.name, p) for s, p in ordered)["train"] == "stages.builtin"
+
+
+def test_the_train_stage_resumes_with_the_settings_given_on_resume(tmp_path):
+    from primebot.pipeline.presets import PipelineSettings
+    from primebot.plugins.stages.training_stage import train_request
+
+    (tmp_path / "args.yaml").write_text("config: {}\n")
+    (tmp_path / "model_5.pt").write_bytes(b"")
+    settings = PipelineSettings(motion="m.npz", iterations=40, resume_sets=["ppo.lr=1e-4"])
+    request = train_request(StageContext(tmp_path, settings, registry=None, stage="train"))
+    assert request.resume == str(tmp_path) and request.iterations == 40 and request.sets == ["ppo.lr=1e-4"]

@@ -68,6 +68,10 @@ def test_train_command_writes_a_run(host, tmp_path, capsys):
         ("task.dimz=3", "did you mean task.dims"),
         ("nonsense", "not key=value"),
         ("ppo.num_mini_batches=5", "does not divide the rollout"),
+        ("ppo.gamma=2", "outside its range"),
+        ("ppo.learning_rate=-1e-3", "outside its range"),
+        ("ppo.lam=.nan", "outside its range"),
+        ("iterations=0", "must all be ≥ 1"),
     ],
 )
 def test_bad_setting_is_a_config_error_naming_the_key(host, tmp_path, capsys, setting, message):
@@ -142,3 +146,58 @@ def test_tensorboard_writes_events_or_says_what_to_install(host, tmp_path, capsy
         return
     assert code == 0
     assert list((tmp_path / "tb").glob("*/tensorboard/events.out.tfevents.*"))
+
+
+def test_resume_with_a_changed_learning_rate_is_applied_and_recorded(host, tmp_path, capsys):
+    import yaml
+
+    from primebot.pipeline.checkpoint import load_checkpoint
+
+    common = ["--no-progress"]
+    assert main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "1", "--log-dir", str(tmp_path),
+                 *common]) == 0
+    run_dir = next((tmp_path / "pointmass").iterdir())
+    assert main(["train", "--resume", str(run_dir), "--iterations", "2", "--set", "ppo.lr=1e-4",
+                 "--set", "ppo.schedule=fixed", *common]) == 0
+    args = yaml.safe_load((run_dir / "args.yaml").read_text())
+    assert args["config"]["ppo"]["learning_rate"] == 1e-4
+    assert args["resumes"][0]["from"] == "model_1.pt" and args["resumes"][0]["set"] == [
+        "ppo.learning_rate=0.0001", "ppo.schedule=fixed"]
+    assert load_checkpoint(run_dir / "model_2.pt")["learner"]["learning_rate"] == 1e-4
+    capsys.readouterr()
+    code = main(["train", "--resume", str(run_dir), "--set", "policy.actor_hidden=[8]", *common])
+    assert code == 2 and "cannot change policy.actor_hidden" in capsys.readouterr().err
+
+
+def test_resume_refuses_to_go_back_in_iterations(host, tmp_path, capsys):
+    assert main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "2", "--log-dir", str(tmp_path),
+                 "--no-progress"]) == 0
+    run_dir = next((tmp_path / "pointmass").iterdir())
+    assert main(["train", "--resume", str(run_dir), "--iterations", "1", "--no-progress"]) == 2
+    assert "would go back" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    ("inf", "body_pos_w"),
+    ("fps30", "fps is 30"),
+    ("quat", "quaternion norm"),
+], ids=["inf", "30fps", "quaternion"])
+def test_train_refuses_an_invalid_motion_before_making_a_run(host, tmp_path, capsys, damage, message):
+    import dataclasses
+
+    from primebot.pipeline.motion import load_motion, save_motion
+
+    motion = load_motion(TESTS.parent / "motions" / "wave.npz")
+    if damage == "inf":
+        motion.body_pos_w[7, 2, 1] = float("inf")
+    elif damage == "fps30":
+        motion = dataclasses.replace(motion, fps=30.0)
+    else:
+        motion.body_quat_w[3:6, 1] *= 1.5
+    path = tmp_path / "bad.npz"
+    save_motion(motion, path)
+    code = main(["train", str(path), "--num-envs", "8", "--iterations", "1", "--log-dir", str(tmp_path / "logs"),
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 5 and message in err and "bad.npz" in err
+    assert not (tmp_path / "logs").exists()

@@ -58,8 +58,10 @@ def eval_command(host: PluginHost, run_dir: str, checkpoint: str | None, episode
     renders the first one through the robot's video camera.
     """
     from ..evaluate import EVAL_FILE, evaluate_run
+    from ..run_lock import run_dir_lock
 
-    report = evaluate_run(host.registry, run_dir, checkpoint, episodes=episodes, seed=seed, video=video)
+    with run_dir_lock(run_dir):
+        report = evaluate_run(host.registry, run_dir, checkpoint, episodes=episodes, seed=seed, video=video)
     click.echo(f"checkpoint {report['checkpoint']} (iteration {report['iteration']})")
     if "episodes" in report:  # a task that scores its own episodes
         click.echo(scalar_table(report["episodes"]))

@@ -37,9 +37,11 @@ def export_command(host: PluginHost, run_dir: str, checkpoint: str | None, fp16:
     runs the bundle without torch.
     """
     from ..export import export_run
+    from ..run_lock import run_dir_lock
 
-    result = export_run(host.registry, run_dir, checkpoint, fp16=fp16, static_batch=static_batch,
-                        export_format=export_format)
+    with run_dir_lock(run_dir):
+        result = export_run(host.registry, run_dir, checkpoint, fp16=fp16, static_batch=static_batch,
+                            export_format=export_format)
     meta = result.metadata
     motion = f", {meta['motion_num_steps']} motion steps" if "motion_num_steps" in meta else ", no motion"
     click.echo(f"policy: {result.onnx_path} ({result.onnx_path.stat().st_size / 1024:.0f} KiB, "

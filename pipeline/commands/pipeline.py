@@ -12,8 +12,10 @@ from ..hookspecs import hookimpl
 from ..pipeline_record import new_record, resumed_record
 from ..pipeline_run import PipelineRunner, Selection, ordered_stages
 from ..plugins import PluginHost
+from ..ppo.config import KEY_ALIASES, RESUMABLE_SETTINGS
 from ..presets import PRESETS, resolve_settings
 from ..report import write_report
+from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir
 
 
@@ -70,8 +72,9 @@ def run_command(ctx: click.Context, host: PluginHost, motion, robot, task, devic
     selection.check([stage.name for stage, _ in stages])  # before any directory is made
     if resume:
         run_dir = Path(resume)
+        ctx.with_resource(run_dir_lock(run_dir))  # before pipeline.json is read: another process may be writing it
         record = resumed_record(run_dir, stages)
-        _apply_resume_overrides(ctx, record.settings, motion=motion, device=device, iterations=iterations)
+        _apply_resume_overrides(ctx, record.settings, motion=motion, device=device, iterations=iterations, sets=sets)
     else:
         if not motion:
             raise click.UsageError("MOTION is required (or --resume RUN_DIR)")
@@ -91,16 +94,18 @@ def run_command(ctx: click.Context, host: PluginHost, motion, robot, task, devic
         ctx.exit(outcome.exit_code)
 
 
-def _apply_resume_overrides(ctx: click.Context, settings, *, motion, device, iterations) -> None:
-    """On --resume only --iterations and --device may change; anything else belongs to a new run."""
-    fixed = ("robot", "task", "num_envs", "eval_episodes", "video", "seed", "sets", "run_name")
+def _apply_resume_overrides(ctx: click.Context, settings, *, motion, device, iterations, sets=()) -> None:
+    """On --resume only --iterations, --device and --set of the optimisation settings may change;
+    anything else belongs to a new run."""
+    fixed = ("robot", "task", "num_envs", "eval_episodes", "video", "seed", "run_name")
     changed = [name for name in fixed if ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
     if ctx.get_parameter_source("preset") == click.core.ParameterSource.COMMANDLINE:
         changed.append("preset")
     if changed:
         raise ConfigError(
             f"--resume continues a run with its own settings; cannot change {', '.join('--' + c.replace('_', '-') for c in changed)}",
-            fix="drop those options (only --iterations and --device apply on resume), or start a new run",
+            fix="drop those options (only --iterations, --device and --set of optimisation settings apply on "
+                "resume), or start a new run",
         )
     if motion and Path(motion) != Path(settings.motion):
         raise ConfigError(f"--resume: the run tracks {settings.motion}, not {motion}", fix="omit MOTION when resuming")
@@ -108,6 +113,19 @@ def _apply_resume_overrides(ctx: click.Context, settings, *, motion, device, ite
         settings.device = device
     if iterations is not None:
         settings.iterations = iterations
+    if sets:
+        refused = [item for item in sets if _setting_key(item) not in RESUMABLE_SETTINGS]
+        if refused:
+            raise ConfigError(
+                f"--resume cannot change {', '.join(refused)}",
+                fix=f"on resume --set may change {', '.join(RESUMABLE_SETTINGS)}; anything else needs a new run",
+            )
+        settings.resume_sets = [*settings.resume_sets, *sets]
+
+
+def _setting_key(item: str) -> str:
+    key = item.partition("=")[0].strip()
+    return KEY_ALIASES.get(key, key)
 
 
 @pipeline_group.command("stages")
@@ -125,7 +143,8 @@ def stages_command(host: PluginHost) -> None:
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 def report_command(run_dir: str) -> None:
     """Rebuild RUN_DIR/report.html from the files in the run directory."""
-    path = write_report(run_dir)
+    with run_dir_lock(run_dir):
+        path = write_report(run_dir)
     click.echo(f"report: {path}")
 
 

@@ -31,13 +31,15 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
     compared with eval.json's walk metrics (speed, distance, falls, length).
     """
     from ..commands.evaluate import metrics_table, scalar_table
+    from ..run_lock import run_dir_lock
     from ..rundir import read_args
     from ..sim2sim import SIM2SIM_FILE, require_checks_passed, sim2sim_run_dir
 
-    if mjcf is None:
-        robot = read_args(run_dir).get("config", {}).get("robot")
-        mjcf = str(host.registry.get("robots", robot).mjcf)
-    report = sim2sim_run_dir(run_dir, mjcf, video=video, physics_hz=physics_hz)
+    with run_dir_lock(run_dir):
+        name = read_args(run_dir).get("config", {}).get("robot")
+        robot = host.registry.get("robots", name) if name or mjcf is None else None
+        mjcf = mjcf or str(robot.mjcf)
+        report = sim2sim_run_dir(run_dir, mjcf, video=video, physics_hz=physics_hz, robot_spec=robot)
     click.echo(f"loop: physics {report['loop']['physics_hz']:.0f} Hz, policy {report['loop']['policy_hz']:.0f} Hz, "
                f"torque PD from ONNX metadata; model {mjcf}")
     if "episodes" in report:  # a policy without a motion on a planar base (walk)

@@ -153,6 +153,23 @@ class TrainConfig:
         return data
 
 
+RESUMABLE_SETTINGS = (
+    "ppo.learning_rate", "ppo.schedule", "ppo.desired_kl", "ppo.max_grad_norm", "ppo.entropy_coef",
+    "ppo.clip_param", "ppo.value_loss_coef", "ppo.num_learning_epochs", "runner.save_interval",
+)
+"""Settings ``--resume RUN --set key=value`` may change: the optimisation, not what the networks,
+the rollout or the environment are. Each such change is recorded in args.yaml."""
+
+
+def resumable_identity(cfg: TrainConfig) -> dict[str, Any]:
+    """``cfg.identity()`` without ``RESUMABLE_SETTINGS``: what a resumed run must still agree on."""
+    data = cfg.identity()
+    for key in RESUMABLE_SETTINGS:
+        section, _, name = key.partition(".")
+        data[section].pop(name, None)
+    return data
+
+
 def _build(klass: type, values: dict[str, Any], section: str) -> Any:
     names = {f.name: f for f in dataclasses.fields(klass)}
     unknown = set(values) - set(names)

@@ -125,9 +125,10 @@ def sim2sim(ctx: StageContext) -> StageResult:
 
     deploy = _require("primebot.pipeline.sim2sim", "sim2sim")
     robot = read_args(ctx.run_dir).get("config", {}).get("robot") or ctx.robot_name()
-    mjcf = str(ctx.registry.get("robots", robot).mjcf)
+    spec = ctx.registry.get("robots", robot)
+    mjcf = str(spec.mjcf)
     report, warnings = _with_video(
-        ctx, lambda video: deploy.sim2sim_run_dir(ctx.run_dir, mjcf, video=video), "sim2sim")
+        ctx, lambda video: deploy.sim2sim_run_dir(ctx.run_dir, mjcf, video=video, robot_spec=spec), "sim2sim")
     deploy.require_checks_passed(report, deploy.SIM2SIM_FILE)
     warnings += [f"sim2sim gap: {line}" for line in report.get("gap_flags", [])]
     return _metrics_result(ctx, {"sim2sim.json": deploy.SIM2SIM_FILE}, report, warnings)

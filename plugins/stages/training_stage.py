@@ -28,7 +28,8 @@ def train_request(ctx: StageContext):
     s = ctx.settings
     if _has_checkpoint(ctx.run_dir) and (ctx.run_dir / "args.yaml").is_file():
         # Only the iteration budget and the device may change on a resume (the trainer checks the rest).
-        return TrainRequest(resume=str(ctx.run_dir), iterations=s.iterations, device=s.device, progress=True)
+        return TrainRequest(resume=str(ctx.run_dir), iterations=s.iterations, device=s.device, progress=True,
+                            sets=list(s.resume_sets))
     return TrainRequest(
         motion=ctx.motion_path(), task=s.task, robot=s.robot, device=s.device, num_envs=s.num_envs,
         iterations=s.iterations, seed=s.seed, sets=[f"ppo.num_steps_per_env={s.steps_per_env}", *s.train_sets],
