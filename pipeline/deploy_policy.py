@@ -38,7 +38,7 @@ INT_LIST_KEYS = ("observation_sizes", "observation_offsets", "observation_terms_
                  "observation_terms_flatten_history_dim")
 TERM_FLOAT_LIST_KEYS = ("observation_terms_scale",)
 """Per-observation-term float lists."""
-FLOAT_KEYS = ("fps", "control_dt", "training_physics_dt")
+FLOAT_KEYS = ("fps", "control_dt", "training_physics_dt", "action_scale_factor")
 INT_KEYS = ("motion_num_steps", "num_observations", "num_actions", "max_episode_steps")
 
 
@@ -283,6 +283,8 @@ def robot_spec_check(meta: dict, spec) -> dict:
     index = {name: i for i, name in enumerate(spec.joint_names)}
     for key in ("default_joint_pos", "action_scale"):
         want = np.asarray(getattr(spec, key), dtype=np.float64)
+        if key == "action_scale":  # the task may scale the robot's action_scale (tracking: actions.scale)
+            want = want * float(meta.get("action_scale_factor", 1.0))
         for j, name in enumerate(meta["joint_names"]):
             if name in index and not np.isclose(meta[key][j], want[index[name]], rtol=1e-6, atol=1e-9):
                 bad.append(f"{key} of {name}: metadata {meta[key][j]:.6g}, robot {spec.name} {want[index[name]]:.6g}")

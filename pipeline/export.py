@@ -132,6 +132,7 @@ def deploy_metadata(env: Any, policy: TrainedPolicy, num_motion_steps: int, moti
         # what an action means: joint target = offset + action_scale * actions (docs/deploy.md)
         "action_offset": getattr(env, "action_offset", ACTION_OFFSET_DEFAULT),
         "action_scale": np.asarray(getattr(env, "action_scale", robot.action_scale), dtype=np.float64),
+        "action_scale_factor": float(getattr(env, "action_scale_factor", 1.0)),
         "command_names": ["motion"],
         "anchor_body_name": robot.anchor_body,
         "root_body_name": _names(tm.model, [idx.root_body_id])[0],

@@ -259,3 +259,13 @@ def test_the_exported_policy_passes_every_cross_check(exported, spec):
         "pd_gains_match_mjcf", "reference_pose_matches_kinematics", "reference_rate_matches_control_dt",
         "metadata_matches_robot"]
     assert all(c["ok"] for c in setup.robot.checks), setup.robot.checks
+
+
+def test_robot_spec_check_accepts_the_tasks_action_scale_factor(spec):
+    from primebot.pipeline.deploy_policy import robot_spec_check
+
+    meta = {"robot": spec.name, "joint_names": list(spec.joint_names),
+            "default_joint_pos": np.asarray(spec.default_joint_pos, dtype=np.float64),
+            "action_scale": 2.0 * np.asarray(spec.action_scale, dtype=np.float64)}
+    assert not robot_spec_check(meta, spec)["ok"]  # twice the robot's scale, unexplained
+    assert robot_spec_check({**meta, "action_scale_factor": 2.0}, spec)["ok"]  # task.actions.scale=2

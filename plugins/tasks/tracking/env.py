@@ -68,8 +68,8 @@ def _decode_rng(rng: np.random.Generator, code: np.ndarray) -> None:
 _OFFSETS = {"reference": ACTION_OFFSET_REFERENCE, "default": ACTION_OFFSET_DEFAULT}
 
 
-def action_parameterisation(robot: RobotSpec, actions: Mapping[str, Any]) -> tuple[str, np.ndarray]:
-    """``(offset, per-joint scale)`` from the task's ``actions`` config (``offset``, ``scale``)."""
+def action_parameterisation(actions: Mapping[str, Any]) -> tuple[str, float]:
+    """``(offset, factor on the robot's action_scale)`` from the task's ``actions`` config (``offset``, ``scale``)."""
     offset = str(actions.get("offset", "default"))
     if offset not in _OFFSETS:
         raise ConfigError(f"task.actions.offset must be one of {', '.join(_OFFSETS)}, got {offset!r}",
@@ -78,7 +78,7 @@ def action_parameterisation(robot: RobotSpec, actions: Mapping[str, Any]) -> tup
     if not (np.isfinite(scale) and scale > 0):
         raise ConfigError(f"task.actions.scale must be a positive number, got {scale!r}",
                           fix="--set task.actions.scale=1.0")
-    return _OFFSETS[offset], scale * np.asarray(robot.action_scale, dtype=np.float64)
+    return _OFFSETS[offset], scale
 
 
 class _EpisodeWindow:
@@ -180,7 +180,8 @@ class TrackingEnv(VecEnv):
         """[N] reference step each env is at (the ONNX ``time_step`` input)."""
 
         self._default_joint_pos = np.asarray(robot.default_joint_pos, dtype=np.float64)
-        self.action_offset, self.action_scale = action_parameterisation(robot, cfg.get("actions") or {})
+        self.action_offset, self.action_scale_factor = action_parameterisation(cfg.get("actions") or {})
+        self.action_scale = self.action_scale_factor * np.asarray(robot.action_scale, dtype=np.float64)
         """What an action means (ONNX metadata ``action_offset``, ``action_scale``): the joint
         target is ``offset + action_scale * action``, the offset the reference's joint positions
         at the observed step (``reference_joint_pos``) or the default pose (``default_joint_pos``)."""
