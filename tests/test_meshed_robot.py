@@ -71,3 +71,13 @@ def test_a_grounded_motion_of_a_meshed_robot_passes_the_floor_rule(tmp_path):
     motion = motion_from_trajectory(model, ix, spec.joint_names, 50.0, root_pos, root_quat, joint_pos)
     report = validate_motion(motion, spec, model)
     assert not [p for p in report.problems if p.check == "floor"], report.problems
+
+
+def test_the_video_camera_is_framed_from_the_robot_height(tmp_path, model):
+    from primebot.pipeline.motion_replay import CameraConfig
+
+    q1 = CameraConfig().framed(model)  # 0.88 m: the distance and look-at height q1 always had
+    assert abs(q1.distance - 2.2) < 0.02 and abs(q1.height - 0.45) < 0.01
+    tall = CameraConfig(shadows=True).framed(mujoco.MjModel.from_xml_path(str(write_meshbot(tmp_path))))
+    assert np.isclose(tall.distance, 2.5 * (STAND_Z + 0.61)) and tall.shadows
+    assert CameraConfig(distance=4.0, height=1.0).framed(model).distance == 4.0  # explicit values stay
