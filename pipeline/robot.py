@@ -153,13 +153,15 @@ def _joint_actuators(model: mujoco.MjModel) -> dict[int, list[int]]:
 
 
 class ModelProblem(str):
-    """One line of ``robot_problems``: what is wrong, with ``fix`` saying what to change."""
+    """One line of ``robot_problems``: what is wrong, with ``fix`` saying what to change and
+    ``check`` the requirement it breaks (``names``, ``actuators``, ``armature``, ``keyframe``, ``floor``)."""
 
     fix: str
+    check: str
 
-    def __new__(cls, text: str, fix: str = "") -> ModelProblem:
+    def __new__(cls, text: str, fix: str = "", check: str = "names") -> ModelProblem:
         problem = super().__new__(cls, text)
-        problem.fix = fix
+        problem.fix, problem.check = fix, check
         return problem
 
 
@@ -272,6 +274,7 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]
         problems.append(ModelProblem(
             f"joint(s) without an actuator: {', '.join(no_actuator)}",
             "add one <motor joint=...> or <position joint=... kp=... kv=...> with the spec's gains per joint",
+            check="actuators",
         ))
     doubled = [
         j
@@ -282,6 +285,7 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]
         problems.append(ModelProblem(
             f"joint(s) driven by more than one actuator: {', '.join(doubled)}",
             "keep exactly one actuator per joint",
+            check="actuators",
         ))
     driven = [
         (j, actuators[model_joints[j]][0], k)
@@ -298,6 +302,7 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]
                 "one gains contract: the spec's stiffness/damping drive every joint (training, export, "
                 "sim2sim); an MJCF <position> actuator must carry the same kp and kv, or be a <motor> "
                 "(torque, no gains in the MJCF)",
+                check="actuators",
             ))
         limited = [
             f"{name} forcerange ±{model.actuator_forcerange[act, 1]:.6g}, spec effort {spec.effort_limit[k]:.6g}"
@@ -309,6 +314,7 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]
             problems.append(ModelProblem(
                 "actuator force limits differ from the spec's effort_limit: " + "; ".join(limited),
                 "set forcerange=\"-E E\" with the spec's effort limit E, or drop forcelimited",
+                check="actuators",
             ))
 
     if "armature" in spec.extra:
@@ -324,6 +330,7 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]
                 "joint armature differs from extra['armature']: " + "; ".join(off),
                 "the MJCF is what training, sim2sim and the deploy bundle simulate: set armature=... on "
                 "each joint in the MJCF (or drop extra['armature'])",
+                check="armature",
             ))
 
     keyframe = spec.extra.get("keyframe")
@@ -334,11 +341,13 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]
             f"(keyframes: {', '.join(repr(k) for k in keys) or 'none'})",
             f"{_did_you_mean([keyframe], keys)}add <keyframe><key name={keyframe!r} qpos=\"...\"/></keyframe> "
             "with the standing pose on the floor (`primebot robots new` writes one)",
+            check="keyframe",
         ))
     if not has_floor(model):
         problems.append(ModelProblem(
             "no floor: the model has no colliding plane on the world body",
             'add <geom name="floor" type="plane" size="0 0 0.05"/> to <worldbody>',
+            check="floor",
         ))
 
     bodies = {
@@ -459,9 +468,11 @@ def load_robot_model(spec: RobotSpec, *, apply_gains: bool = True) -> mujoco.MjM
     return model
 
 
-def robot_indices(model: mujoco.MjModel, spec: RobotSpec) -> RobotIndices:
-    """Index arrays for ``spec`` in ``model`` (which must pass ``check_robot_model``)."""
-    check_robot_model(model, spec)
+def robot_indices(model: mujoco.MjModel, spec: RobotSpec, *, check: bool = True) -> RobotIndices:
+    """Index arrays for ``spec`` in ``model`` (which must pass ``check_robot_model``; ``check=False``
+    when the caller knows its only problems are not about names, e.g. ``robots check``)."""
+    if check:
+        check_robot_model(model, spec)
 
     def body(name: str) -> int:
         return mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)
