@@ -16,6 +16,7 @@ import numpy as np
 
 from .errors import RobotError
 from .kinematics import geom_vertical_extent, robot_geoms
+from .motion_validate import TRAINING_FPS
 from .robot import (
     PER_JOINT_FIELDS,
     RobotSpec,
@@ -27,6 +28,9 @@ from .robot import (
 
 FLOOR_TOL = 0.005
 """m: how far above or below the floor the standing pose's lowest collision point may be."""
+PHYSICS_TIMESTEP = 1.0 / TRAINING_FPS / 4
+"""s: the built-in tasks step the physics 4 times (their default decimation) per control step,
+and the policy runs at the motions' 50 fps: a 5 ms timestep."""
 STAND_SECONDS = 2.0
 """Simulated time of the standing-under-PD check."""
 
@@ -122,6 +126,21 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     )
 
 
+def _timestep(model) -> Finding:
+    step = float(model.opt.timestep)
+    if abs(step - PHYSICS_TIMESTEP) < 1e-9:
+        return Finding("timestep", "ok", f"{step:g} s: 4 physics steps per {TRAINING_FPS:g} Hz control step")
+    substeps = 1.0 / TRAINING_FPS / step
+    alternative = (f", or keep it and train with --set task.decimation={round(substeps)}"
+                   if abs(substeps - round(substeps)) < 1e-6 else "")
+    return Finding(
+        "timestep", "error",
+        f"timestep {step:g} s: with the tasks' 4 substeps the policy would run at {1 / (4 * step):g} Hz, "
+        f"but motions are {TRAINING_FPS:g} fps (the export refuses the mismatch)",
+        f'set <option timestep="{PHYSICS_TIMESTEP:g}"/> in the MJCF (robots new does){alternative}',
+    )
+
+
 def _camera(model) -> Finding:
     from .motion_replay import CameraConfig
 
@@ -142,6 +161,7 @@ def check_robot(spec: RobotSpec, *, simulate: bool = True) -> list[Finding]:
         return [*findings, Finding("model", "error", str(exc).split("\n  fix:")[0], exc.fix or "")]
     findings.append(Finding("model", "ok", f"{spec.mjcf} compiles: {model.nbody - 1} bodies, "
                             f"{model.njnt} joints, {model.nu} actuators, {model.ngeom} geoms"))
+    findings.append(_timestep(model))
     problems = robot_problems(model, spec)
     for check in MODEL_CHECKS:
         mine = [p for p in problems if p.check == check]

@@ -2,7 +2,8 @@
 
 The package holds a copy of the model that meets every requirement of
 docs/robots.md (a floor, one actuator per hinge carrying the spec's gains,
-joint armature, a ``stand`` keyframe with the feet on the floor), the spec
+joint armature, a ``stand`` keyframe with the feet on the floor, a 5 ms
+timestep with the implicitfast integrator), the spec
 with everything guessed from the model marked ``REVIEW``, a pyproject.toml
 with the ``primebot`` entry point and the model as package data, and a test.
 
@@ -29,6 +30,7 @@ from .bundle import model_files
 from .errors import ConfigError, RobotError
 from .kinematics import geom_vertical_extent, robot_geoms, standing_height
 from .robot import actuator_kind, compile_mjcf, pd_gains
+from .robot_check import PHYSICS_TIMESTEP
 
 NATURAL_FREQUENCY_HZ = 10.0
 DAMPING_RATIO = 2.0
@@ -277,6 +279,12 @@ def build_model_copy(source: Path, guess: Guess) -> tuple[str, list[str]]:
         act.ctrllimited = 0
         act.forcelimited = 1
         act.forcerange = [-float(effort[j]), float(effort[j])]
+    if not math.isclose(spec.option.timestep, PHYSICS_TIMESTEP):
+        changes.append(f"timestep {PHYSICS_TIMESTEP:g} s (was {spec.option.timestep:g})")
+        spec.option.timestep = PHYSICS_TIMESTEP
+    if spec.option.integrator != mujoco.mjtIntegrator.mjINT_IMPLICITFAST:
+        changes.append("the implicitfast integrator")
+        spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     model = spec.compile()
     if not any(model.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE and model.geom_bodyid[g] == 0
                for g in range(model.ngeom)):

@@ -58,6 +58,7 @@ def write_meshbot(
     floor: bool = True,
     keyframe: bool = True,
     armature: float = 0.01,
+    timestep: float = 0.005,
     name: str = "meshbot.xml",
 ) -> Path:
     """Write ``meshbot.xml`` and its STL meshes under ``folder``; returns the MJCF path."""
@@ -81,7 +82,7 @@ def write_meshbot(
     qpos = " ".join(str(v) for v in (0, 0, STAND_Z, 1, 0, 0, 0, 0, 0, 0, 0))
     xml = f"""<mujoco model="meshbot">
   <compiler angle="radian" meshdir="meshes"/>
-  <option timestep="0.005"/>
+  <option timestep="{timestep}"/>
   <asset>
     <mesh name="foot" file="foot.stl"/>
     <mesh name="shell" file="shell.stl"/>

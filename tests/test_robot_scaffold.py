@@ -25,10 +25,11 @@ def run(capsys, *args):
 
 def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, clean_env, monkeypatch):
     # a bare model: meshes, no actuators, no floor, no keyframe, no armature
-    mjcf = write_meshbot(tmp_path / "src", actuators=None, floor=False, keyframe=False, armature=0.0)
+    mjcf = write_meshbot(tmp_path / "src", actuators=None, floor=False, keyframe=False, armature=0.0, timestep=0.002)
     code, out, err = run(capsys, "robots", "new", "meshbot", "--mjcf", str(mjcf), "-o", str(tmp_path / "pkg"))
     assert code == 0, err
     assert "a floor" in out and "actuators added" in out and "'stand' keyframe" in out
+    assert "timestep 0.005 s (was 0.002)" in out
     spec_py = (tmp_path / "pkg" / "primebot_meshbot" / "spec.py").read_text()
     assert spec_py.count("# REVIEW") >= 4 and "[project.entry-points.primebot]" in (tmp_path / "pkg" / "pyproject.toml").read_text()
 
@@ -103,3 +104,11 @@ def test_robots_check_passes_position_and_motor_models(tmp_path, kind):
     findings = {f.check: f for f in check_robot(spec)}
     assert findings["actuators"].status == "ok" and findings["stand_on_floor"].status == "ok"
     assert findings["stands_under_pd"].status == "info"
+
+
+def test_robots_check_refuses_a_timestep_the_50_hz_policy_cannot_use(tmp_path):
+    from meshbot import meshbot_spec
+
+    findings = {f.check: f for f in check_robot(meshbot_spec(write_meshbot(tmp_path, timestep=0.002)), simulate=False)}
+    assert findings["timestep"].status == "error" and "125 Hz" in findings["timestep"].detail
+    assert 'timestep="0.005"' in findings["timestep"].fix and "task.decimation=10" in findings["timestep"].fix

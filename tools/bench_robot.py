@@ -148,7 +148,7 @@ def fetch_g1(work: Path, wheel: Path | None, log: Path) -> tuple[Path, str]:
 def bench_one(motion: Path, args: argparse.Namespace) -> dict:
     """``primebot pipeline run MOTION --robot g1``; the row has bench_motions.py's figures."""
     command = primebot("pipeline", "run", str(motion), "--robot", ROBOT, "--preset", args.preset,
-                       "--log-dir", str(args.work / "runs"), "--run-name", f"{ROBOT}_{motion.stem}")
+                       "--log-dir", str(args.work / "runs"), "--run-name", motion.stem)
     for flag in ("iterations", "num_envs", "eval_episodes"):
         if getattr(args, flag) is not None:
             command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
@@ -156,14 +156,14 @@ def bench_one(motion: Path, args: argparse.Namespace) -> dict:
         command.append("--no-video")
     for item in args.set or []:
         command += ["--set", item]
-    log = args.work / f"{ROBOT}_{motion.stem}.log"
+    log = args.work / f"{motion.stem}.log"
     print(f"$ {' '.join(command)}  (log: {log})", flush=True)
     start = time.perf_counter()
     with log.open("w", encoding="utf-8") as out:
         code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
-    row = {"motion": f"{ROBOT}_{motion.stem}", "exit_code": code, "total_s": time.perf_counter() - start,
+    row = {"motion": motion.stem, "exit_code": code, "total_s": time.perf_counter() - start,
            "log": str(log)}
-    run_dir = _run_dir(args.work / "runs", f"{ROBOT}_{motion.stem}")
+    run_dir = _run_dir(args.work / "runs", motion.stem)
     if run_dir is None:
         return row
     stages = {s["name"]: s for s in _read(run_dir / "pipeline.json").get("stages", [])}
