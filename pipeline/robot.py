@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import difflib
+import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -11,7 +11,6 @@ import mujoco
 import numpy as np
 
 from .errors import RobotError
-
 
 PER_JOINT_FIELDS = ("default_joint_pos", "stiffness", "damping", "effort_limit", "action_scale")
 """RobotSpec fields that hold one value per joint, in ``joint_names`` order."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import types
 
-import mujoco
 import numpy as np
 import pytest
 from meshbot import JOINTS, meshbot_spec, write_meshbot
