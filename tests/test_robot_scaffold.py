@@ -112,3 +112,18 @@ def test_robots_check_refuses_a_timestep_the_50_hz_policy_cannot_use(tmp_path):
     findings = {f.check: f for f in check_robot(meshbot_spec(write_meshbot(tmp_path, timestep=0.002)), simulate=False)}
     assert findings["timestep"].status == "error" and "125 Hz" in findings["timestep"].detail
     assert 'timestep="0.005"' in findings["timestep"].fix and "task.decimation=10" in findings["timestep"].fix
+
+
+def test_scaffold_of_a_motor_model_keeps_the_motors_and_reads_their_effort(tmp_path):
+    import importlib.util
+
+    from primebot.pipeline.robot_scaffold import scaffold_robot
+
+    made = scaffold_robot("motorbot", write_meshbot(tmp_path / "src", actuators="motor"), tmp_path / "pkg")
+    assert made.guess.effort == dict.fromkeys(JOINTS, 20.0)  # the motors' ctrlrange x gear
+    assert not any("actuator" in change for change in made.model_changes)
+    module_spec = importlib.util.spec_from_file_location("motorbot_spec", made.folder / made.package / "spec.py")
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    findings = {f.check: f for f in check_robot(module.motorbot_spec(), simulate=False)}
+    assert all(f.status != "error" for f in findings.values()), findings
