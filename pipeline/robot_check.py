@@ -1,9 +1,9 @@
 """``primebot robots check``: every model requirement of a robot, checked up front, each with its fix.
 
 The requirements are ``robot.robot_problems`` (names, actuators and the gains
-contract, armature, keyframe, floor), plus what needs a simulation or the
-standing pose: the stand pose on the floor, the keyframe equal to the
-default pose, standing under the spec's PD servos (information: realistic
+contract, armature, keyframe, floor), plus the timestep and what needs the
+standing pose or a simulation: the stand pose on the floor, no self-collision
+in it, the keyframe equal to the default pose, standing under the spec's PD servos (information: realistic
 gains need a policy to stand), and how the videos frame the robot.
 """
 
@@ -90,6 +90,7 @@ def _floor_and_height(model, spec, ix, key) -> list[Finding]:
         findings.append(Finding(
             "stand_on_floor", "error", f"in {pose} the lowest collision point is {lowest:+.3f} m from the floor", fix
         ))
+    findings.append(_self_collision(model, spec, data))
     if key >= 0:
         joints = model.key_qpos[key][ix.qpos_adr]
         off = np.flatnonzero(~np.isclose(joints, spec.default_joint_pos, atol=1e-4))
@@ -104,6 +105,27 @@ def _floor_and_height(model, spec, ix, key) -> list[Finding]:
         else:
             findings.append(Finding("default_pose", "ok", "the standing keyframe's joints are default_joint_pos"))
     return findings
+
+
+def _self_collision(model, spec, data) -> Finding:
+    """Robot-robot contacts in the standing pose: the self-collision penalty would fire every step."""
+    name = lambda g: mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom {g}"  # noqa: E731
+    counted = {frozenset(pair) for pair in spec.self_collision_geoms}
+    touching = []
+    for contact in data.contact[: data.ncon]:
+        g1, g2 = int(contact.geom1), int(contact.geom2)
+        if model.geom_bodyid[g1] == 0 or model.geom_bodyid[g2] == 0:
+            continue
+        if not counted or frozenset((name(g1), name(g2))) in counted:
+            touching.append(f"{name(g1)}–{name(g2)}")
+    if not touching:
+        return Finding("self_collision", "ok", "no robot geoms touch in the standing pose")
+    return Finding(
+        "self_collision", "error",
+        f"{len(touching)} self-collision contact(s) in the standing pose: {', '.join(touching[:6])}",
+        "move or shrink those collision geoms, exclude the pair (<contact><exclude body1=… body2=…/>), or "
+        "list only the pairs that matter in self_collision_geoms",
+    )
 
 
 def _standing_under_pd(model, spec, ix, key) -> Finding:

@@ -127,3 +127,15 @@ def test_scaffold_of_a_motor_model_keeps_the_motors_and_reads_their_effort(tmp_p
     module_spec.loader.exec_module(module)
     findings = {f.check: f for f in check_robot(module.motorbot_spec(), simulate=False)}
     assert all(f.status != "error" for f in findings.values()), findings
+
+
+def test_robots_check_finds_self_collision_in_the_standing_pose(tmp_path):
+    from meshbot import meshbot_spec
+
+    mjcf = write_meshbot(tmp_path)
+    # thighs 0.2 m apart, 0.11 m thick: they touch each other
+    text = mjcf.read_text().replace('_thigh" type="capsule" fromto="0 0 0 0 0 -0.25" size="0.03"',
+                                    '_thigh" type="capsule" fromto="0 0 0 0 0 -0.25" size="0.11"')
+    mjcf.write_text(text, encoding="utf-8")
+    finding = {f.check: f for f in check_robot(meshbot_spec(mjcf), simulate=False)}["self_collision"]
+    assert finding.status == "error" and "left_thigh–right_thigh" in finding.detail and "exclude" in finding.fix
