@@ -102,10 +102,11 @@ def show_command(host: PluginHost, name: str, robot_xml: str | None, as_json: bo
 def check_command(host: PluginHost, name: str, robot_xml: str | None, no_simulate: bool, as_json: bool) -> None:
     """Every model check of a robot up front, each with its fix.
 
-    Names (with did-you-mean), actuators and the gains contract, armature,
-    keyframe, floor, the standing pose on the floor, the keyframe against the
-    default pose, standing under the spec's PD servos (information) and the
-    video camera's framing. Exits 5 when any check fails.
+    The timestep, names (with did-you-mean), actuators and the gains contract,
+    armature, keyframe, floor, the standing pose on the floor, self-collision
+    in it, the keyframe against the default pose, standing under the spec's PD
+    servos (information) and the video camera's framing. Exits 5 when any
+    check fails.
     """
     spec = get_robot(host.registry, name, robot_xml)
     findings = check_robot(spec, simulate=not no_simulate)
