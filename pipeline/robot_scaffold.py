@@ -391,7 +391,7 @@ def {guess.name}_spec(mjcf: str | Path | None = None) -> RobotSpec:
         feet=FEET,
         self_collision_geoms=(),  # REVIEW: empty counts a contact between any two robot geoms
         root_body=ROOT_BODY,
-        description={f"{guess.name}: {guess.height:.2f} m, {guess.mass:.1f} kg, {len(guess.joint_names)} joints (scaffolded)"!r},
+        description={f"{guess.height:.2f} m, {guess.mass:.1f} kg, {len(guess.joint_names)} joints (scaffolded)"!r},
         extra={{
             "armature": armature,
             "keyframe": {guess.keyframe!r},
