@@ -58,7 +58,7 @@ class BundledModel:
     """Included and loaded files, copied beside it at their relative paths."""
 
 
-def _model_files(mjcf: Path) -> list[Path]:
+def model_files(mjcf: Path) -> list[Path]:
     """Every file ``mjcf`` includes or loads, as paths relative to its folder (MuJoCo's resolution rules)."""
     root_dir = mjcf.parent
     compiler: dict[str, str] = {}
@@ -101,7 +101,7 @@ def bundle_mjcf(mjcf: str | Path, out_dir: str | Path) -> BundledModel:
     target_dir = out_dir / ROBOT_DIR
     if target_dir.exists():
         shutil.rmtree(target_dir)  # a previous export's model (perhaps another robot)
-    assets = _model_files(mjcf)
+    assets = model_files(mjcf)
     for relative in [Path(mjcf.name), *assets]:
         destination = target_dir / relative
         destination.parent.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,10 @@ cpu, cuda or npu. Errors exit non-zero with the thing and the fix named;
 """
 
 
+LISTS_FAILED_PLUGINS = ("plugins",)
+"""Commands that run although a plugin failed to register (they report it)."""
+
+
 def build_cli(host: PluginHost) -> click.Group:
     """A fresh root group with every plugin's commands added."""
 
@@ -40,6 +44,8 @@ def build_cli(host: PluginHost) -> click.Group:
     @click.pass_context
     def cli(ctx: click.Context, debug: bool) -> None:
         ctx.obj = host
+        if ctx.invoked_subcommand not in LISTS_FAILED_PLUGINS:
+            host.raise_failures()
         logging.basicConfig(
             level=logging.DEBUG if debug else logging.INFO,
             format="%(levelname)s %(name)s: %(message)s" if debug else "%(message)s",

@@ -25,9 +25,9 @@ import numpy as np
 import onnxruntime as ort
 
 from .errors import ExportError
+from .robot import actuator_kind, gain_problems
 from .tasks import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
 
-GAIN_RTOL = 1e-3
 """MJCF files carry gains rounded to a few digits; a swapped joint is off by far more."""
 LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names", "end_effector_body_names",
              "base_joint_names", "command_names", "observation_terms_clip")
@@ -327,20 +327,23 @@ def _expected_size(name: str, num_joints: int) -> int | None:
 
 
 def gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
-    """The metadata's kp/kd must be the MJCF position servos' (kp = gainprm[0], kd = −biasprm[2]).
+    """The gains contract (``robot.gain_problems``): every MJCF position servo carries the metadata's
+    kp/kd (kp = gain, kd = kv); a motor carries none, so there is nothing to compare for it.
 
     ``robot``: anything with ``actuator_ids`` in the metadata's joint order.
     """
-    bad = []
-    for j, (name, act) in enumerate(zip(meta["joint_names"], robot.actuator_ids, strict=True)):
-        if model.actuator_biastype[act] != mujoco.mjtBias.mjBIAS_AFFINE:
-            continue  # a motor in the MJCF: the gains live only in the metadata
-        kp, kd = float(model.actuator_gainprm[act, 0]), float(-model.actuator_biasprm[act, 2])
-        mkp, mkd = float(meta["joint_stiffness"][j]), float(meta["joint_damping"][j])
-        if not (np.isclose(kp, mkp, rtol=GAIN_RTOL) and np.isclose(kd, mkd, rtol=GAIN_RTOL)):
-            bad.append(f"{name}: metadata kp={mkp:.6g} kd={mkd:.6g}, MJCF kp={kp:.6g} kd={kd:.6g}")
-    return {"name": "pd_gains_match_mjcf", "ok": not bad,
-            "detail": "; ".join(bad[:6]) if bad else "metadata kp/kd equal the MJCF servo gains"}
+    bad, compared = gain_problems(model, meta["joint_names"], robot.actuator_ids,
+                                  np.asarray(meta["joint_stiffness"]), np.asarray(meta["joint_damping"]),
+                                  source="metadata")
+    motors = sum(actuator_kind(model, int(act)) == "motor" for act in robot.actuator_ids)
+    if bad:
+        detail = "; ".join(bad[:6])
+    elif compared:
+        detail = f"metadata kp/kd equal the MJCF's {compared} position servo(s)"
+        detail += f"; {motors} motor(s) carry no gains" if motors else ""
+    else:
+        detail = f"the MJCF's {motors} actuator(s) are motors: no gains in the MJCF to compare (the loop applies the metadata's)"
+    return {"name": "pd_gains_match_mjcf", "ok": not bad, "detail": detail}
 
 
 def to_torque_mode(robot: DeployRobot, effort: np.ndarray) -> None:

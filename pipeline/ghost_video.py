@@ -106,7 +106,7 @@ def render_ghost_video(
         log.warning("skipping the %s video: %s", title, exc)
         return None
     try:
-        frames = _ghost_frames(renderer, robot_qpos, ghost_qpos, root_body, fps, title, camera or CameraConfig(),
+        frames = _ghost_frames(renderer, robot_qpos, ghost_qpos, root_body, fps, title, (camera or CameraConfig()).framed(model),
                                camera_name)
         write_video(frames, output, fps, (width, height))
     finally:

@@ -18,10 +18,24 @@ from .robot import RobotIndices
 _PLANE = mujoco.mjtGeom.mjGEOM_PLANE
 
 
+def _mesh_vertical_half_ranges(model: mujoco.MjModel, data: mujoco.MjData, geoms: np.ndarray):
+    """Lowest and highest z offset from its centre of each mesh geom in ``geoms``, from its vertices."""
+    rot = data.geom_xmat.reshape(-1, 3, 3)
+    low, high = np.empty(len(geoms)), np.empty(len(geoms))
+    for k, g in enumerate(geoms):
+        mesh = int(model.geom_dataid[g])
+        adr, num = int(model.mesh_vertadr[mesh]), int(model.mesh_vertnum[mesh])
+        # mesh_vert is in the geom's frame (the compiler moves the geom to the mesh's frame)
+        z = model.mesh_vert[adr : adr + num] @ rot[g, 2, :]
+        low[k], high[k] = z.min(), z.max()
+    return low, high
+
+
 def geom_vertical_extent(
     model: mujoco.MjModel, data: mujoco.MjData
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Lowest and highest world z of each geom (exact for spheres, capsules, boxes, cylinders, ellipsoids).
+    """Lowest and highest world z of each geom: exact for spheres, capsules, boxes, cylinders,
+    ellipsoids and meshes (their vertices), the bounding sphere for anything else.
 
     Planes (the floor) get +inf/-inf so they never count as the robot's extremes.
     Needs ``mj_kinematics`` to have run on ``data``.
@@ -46,18 +60,34 @@ def geom_vertical_extent(
             half[sel] = np.sum(np.abs(rot_z[sel]) * size[sel], axis=1)
         elif kind == mujoco.mjtGeom.mjGEOM_ELLIPSOID:
             half[sel] = np.sqrt(np.sum((rot_z[sel] * size[sel]) ** 2, axis=1))
-        else:  # meshes and the rest: the bounding sphere is a safe over-estimate
+        elif kind != mujoco.mjtGeom.mjGEOM_MESH:  # heightfields, SDFs: a safe over-estimate
             half[sel] = model.geom_rbound[sel]
     z = data.geom_xpos[:, 2]
     low, high = z - half, z + half
+    meshes = np.flatnonzero((model.geom_type == mujoco.mjtGeom.mjGEOM_MESH) & (model.geom_dataid >= 0))
+    if len(meshes):
+        mesh_low, mesh_high = _mesh_vertical_half_ranges(model, data, meshes)
+        low[meshes], high[meshes] = z[meshes] + mesh_low, z[meshes] + mesh_high
     planes = model.geom_type == _PLANE
     low[planes], high[planes] = np.inf, -np.inf
     return low, high
 
 
+def collision_geoms(model: mujoco.MjModel) -> np.ndarray:
+    """Geoms that take part in contacts (contype or conaffinity set), as a boolean mask."""
+    return (model.geom_contype != 0) | (model.geom_conaffinity != 0)
+
+
 def robot_geoms(model: mujoco.MjModel) -> np.ndarray:
-    """Geoms attached to robot bodies (not the world), as a boolean mask."""
-    return model.geom_bodyid > 0
+    """The robot's collision geoms (on bodies other than the world), as a boolean mask.
+
+    Visual-only geoms (contype = conaffinity = 0, e.g. detailed meshes) never
+    touch the floor, so they do not count for floor contact or height; a model
+    without any collision geom falls back to every robot geom.
+    """
+    on_robot = model.geom_bodyid > 0
+    colliding = on_robot & collision_geoms(model)
+    return colliding if colliding.any() else on_robot
 
 
 def set_qpos(qpos: np.ndarray, indices: RobotIndices, root_pos, root_quat, joint_pos) -> None:
@@ -95,7 +125,7 @@ def lowest_point(
 
 
 def standing_height(model: mujoco.MjModel, keyframe: str | int = 0) -> float:
-    """Top minus bottom of the robot's geoms in a keyframe (the robot's height)."""
+    """Top minus bottom of the robot's collision geoms in a keyframe (the robot's height)."""
     data = mujoco.MjData(model)
     key = (
         keyframe

@@ -122,6 +122,8 @@ class PluginHost:
         for kind, validator in _validators().items():
             self.registry.declare(kind, validator)
         self.plugins: dict[str, PluginInfo] = {}
+        self.failures: dict[str, PrimebotError] = {}
+        """Plugin name → the error its ``register_*`` hook raised (the others still registered)."""
 
     # -- loading -----------------------------------------------------------
     def add(self, plugin: object, name: str, source: str, module: str | None = None) -> None:
@@ -195,11 +197,31 @@ class PluginHost:
                 f"plugin {impl.plugin_name!r} raised in {impl.function.__name__}: {_describe(exc)}"
             ) from exc
 
-    def collect(self) -> None:
-        """Call every ``register_*`` hook so the registry holds what plugins provide."""
+    def collect(self, *, strict: bool = True) -> None:
+        """Call every ``register_*`` hook so the registry holds what plugins provide.
+
+        With ``strict`` the first hook that raises stops loading. Otherwise a failing
+        plugin is recorded in ``failures`` and the others still register, so ``primebot
+        plugins`` can list every plugin and mark the failing one; the CLI's other commands
+        stop with that error (``raise_failures``).
+        """
         for kind, hook_name in REGISTER_HOOKS.items():
             for impl in self._impls(hook_name):
-                self._call(impl, register=Register(self.registry, kind, impl.plugin_name))
+                try:
+                    self._call(impl, register=Register(self.registry, kind, impl.plugin_name))
+                except PrimebotError as exc:
+                    if strict:
+                        raise
+                    self.failures.setdefault(impl.plugin_name, exc)
+
+    def raise_failures(self) -> None:
+        """Raise a ``PluginError`` for the first plugin whose ``register_*`` hook failed."""
+        for name, exc in self.failures.items():
+            raise PluginError(
+                f"plugin {name!r} ({self.plugins[name].source}) failed to register: {exc}",
+                fix=f"fix it as above, or set PRIMEBOT_DISABLE_PLUGINS={name}; "
+                "`primebot plugins` lists every plugin and marks the failing one",
+            ) from exc
 
     def add_commands(self, cli) -> None:
         """Call ``register_commands`` on the click group and record which plugin added what."""
@@ -230,10 +252,12 @@ def load_plugins(
     environ: dict[str, str] | None = None,
     entry_points_: Iterable[EntryPoint] | None = None,
     extra: Iterable[tuple[str, object]] = (),
+    strict: bool = True,
 ) -> PluginHost:
     """Load built-ins and installed plugins, then fill the registry.
 
-    ``extra`` adds (name, plugin) pairs after entry points (for embedding and tests).
+    ``extra`` adds (name, plugin) pairs after entry points (for embedding and tests);
+    ``strict=False`` records a failing ``register_*`` hook instead of raising (``collect``).
     """
     disabled = disabled_plugins(environ)
     host = PluginHost()
@@ -242,7 +266,7 @@ def load_plugins(
     for name, plugin in extra:
         if name not in disabled:
             host.add(plugin, name, "in-process")
-    host.collect()
+    host.collect(strict=strict)
     return host
 
 
@@ -250,10 +274,10 @@ _HOST: PluginHost | None = None
 
 
 def get_host() -> PluginHost:
-    """The process-wide plugin host, loaded on first use."""
+    """The process-wide plugin host, loaded on first use (a failing register hook is recorded)."""
     global _HOST
     if _HOST is None:
-        _HOST = load_plugins()
+        _HOST = load_plugins(strict=False)
     return _HOST
 
 

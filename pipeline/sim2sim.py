@@ -323,13 +323,25 @@ def checkpoint_flags(policy: dict, evaluation: dict) -> list[str]:
     return [f"eval.json scored {evaluated[0]} (iteration {evaluated[1]}) but the ONNX holds "
             f"{exported[0]} (iteration {exported[1]}): the gaps compare different policies"]
 
+CHECK_FIXES = {
+    "pd_gains_match_mjcf": "the MJCF's position actuators must carry the spec's kp/kv, or be motors (the gains "
+    "contract, docs/robots.md); `primebot robots check ROBOT` finds this before training; fix the MJCF or "
+    "the spec and train again (re-exporting does not change the trained gains)",
+}
+"""Fix text for checks whose cause is not the export (the default fix: re-export)."""
+
+
 def require_checks_passed(report: dict, report_path: str | Path) -> None:
     """Raise ``ExportError`` naming the failed checks of a sim2sim report (written to ``report_path``)."""
     if report.get("checks_passed", True):
         return
-    failed = [c["name"] for c in report.get("checks", []) if not c.get("ok")]
-    raise ExportError(f"sim2sim checks failed: {', '.join(failed)} (see {report_path})",
-                      fix="re-export the policy; check the metadata against the robot (docs/deploy.md)")
+    failed = [c for c in report.get("checks", []) if not c.get("ok")]
+    fixes = [CHECK_FIXES[c["name"]] for c in failed if c["name"] in CHECK_FIXES]
+    if len(fixes) < len(failed):
+        fixes.append("re-export the policy; check the metadata against the robot (docs/deploy.md)")
+    raise ExportError(f"sim2sim checks failed: {', '.join(c['name'] for c in failed)} (see {report_path})"
+                      + "".join(f"\n    {c['name']}: {c.get('detail', '')}" for c in failed),
+                      fix="; ".join(fixes))
 
 def eval_start_steps(evaluation: dict | None) -> list[int]:
     """eval.json's episode start steps, from_start's first (``[0]`` without an evaluation)."""

@@ -151,3 +151,41 @@ def test_a_misspelt_hook_name_is_refused_with_the_right_name(clean_env, make_dis
     with pytest.raises(PluginError, match="'register_robot', which is not a primebot hook") as err:
         load_plugins()
     assert "did you mean 'register_robots'" in str(err.value)
+
+
+SPEC_MISSING_A_FIELD = """
+from pathlib import Path
+
+import numpy as np
+
+from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.robot import RobotSpec
+
+
+@hookimpl
+def register_robots(register):
+    register(RobotSpec(name="halfbot", mjcf=Path("halfbot.xml"), joint_names=("a",),
+                       default_joint_pos=np.zeros(1), stiffness=np.ones(1), damping=np.ones(1),
+                       effort_limit=np.ones(1), action_scale=np.ones(1)))
+"""
+
+
+def test_a_plugin_failing_to_register_is_marked_and_the_others_still_listed(capsys, clean_env, make_distribution):
+    from primebot.pipeline.cli import main
+    from primebot.pipeline.plugins import reset_host
+
+    make_distribution("primebot-halfbot", "primebot_halfbot", SPEC_MISSING_A_FIELD, entry_name="halfbot")
+    reset_host()
+    code = main(["plugins"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "robots.q1" in out and "robots: q1" in out  # every other plugin is still listed
+    halfbot = out[out.index("primebot-halfbot 1.0.0"):]
+    assert "FAILED:" in halfbot and "missing field(s): anchor_body, tracked_bodies, end_effector_bodies, feet" in halfbot
+    assert "1 plugin(s) failed to register: halfbot" in out
+    reset_host()
+    code = main(["robots", "show", "q1"])  # any other command names the failing plugin
+    err = capsys.readouterr().err
+    assert code == 3 and "plugin 'halfbot'" in err and "PRIMEBOT_DISABLE_PLUGINS=halfbot" in err
+    assert "Traceback" not in err
+    reset_host()

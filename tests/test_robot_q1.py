@@ -186,7 +186,8 @@ def test_a_mismatched_model_lists_every_missing_joint_body_and_actuator(tmp_path
     assert "missing body(ies): right_hand_link" in message
     assert "joint(s) without an actuator: waist_yaw_joint" in message
     assert "more than one actuator: waist_pitch_joint" in message
-    assert "robots show q1" in message
+    assert "did you mean 'left_knee_joint' → 'left_knee'?" in message
+    assert "robots check q1" in message and "robots show" not in message  # not circular
 
 
 def test_a_missing_model_file_names_the_path(tmp_path, spec):

@@ -12,14 +12,16 @@ from ..plugins import PluginHost
 
 
 def plugin_table(host: PluginHost) -> list[dict]:
-    """One row per plugin: name, source, hooks and registered names by kind."""
+    """One row per plugin: name, source, hooks, registered names by kind, and the error of a failed hook."""
     rows = []
     for info in host.plugins.values():
         registered: dict[str, list[str]] = {}
         for reg in host.registry.by_plugin(info.name):
             registered.setdefault(reg.kind, []).append(reg.name)
+        failure = host.failures.get(info.name)
         rows.append(
-            {"name": info.name, "source": info.source, "module": info.module, "hooks": info.hooks, "registered": registered}
+            {"name": info.name, "source": info.source, "module": info.module, "hooks": info.hooks, "registered": registered,
+             "error": None if failure is None else str(failure)}
         )
     return rows
 
@@ -42,6 +44,14 @@ def plugins_command(host: PluginHost, as_json: bool) -> None:
         click.echo(f"{row['name']:<{width}}  {row['source']}  ({row['module']})")
         for kind, names in row["registered"].items():
             click.echo(f"{'':<{width}}    {kind}: {', '.join(names)}")
+        if row["error"]:
+            first, *rest = row["error"].splitlines()
+            click.secho(f"{'':<{width}}    FAILED: {first}", fg="red")
+            for line in rest:
+                click.secho(f"{'':<{width}}    {line}", fg="red")
+    failed = [row["name"] for row in rows if row["error"]]
+    if failed:
+        click.echo(f"\n{len(failed)} plugin(s) failed to register: {', '.join(failed)}")
 
 
 @hookimpl

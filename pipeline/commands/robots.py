@@ -10,6 +10,8 @@ from ..cli import pass_host
 from ..hookspecs import hookimpl
 from ..plugins import PluginHost
 from ..robot import describe_robot, get_robot
+from ..robot_check import check_robot, findings_json, require_passing
+from ..robot_scaffold import scaffold_robot
 
 
 @click.group("robots", invoke_without_command=True)
@@ -84,6 +86,64 @@ def show_command(host: PluginHost, name: str, robot_xml: str | None, as_json: bo
     click.echo("\n  body                          mass kg")
     for b in info["bodies"]:
         click.echo(f"  {b['name']:<28} {b['mass']:7.3f}")
+
+
+@robots_command.command("check")
+@click.argument("name")
+@click.option(
+    "--robot-xml",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Check this MJCF instead of the registered one.",
+)
+@click.option("--no-simulate", is_flag=True, help="Skip the standing-under-PD simulation.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@pass_host
+def check_command(host: PluginHost, name: str, robot_xml: str | None, no_simulate: bool, as_json: bool) -> None:
+    """Every model check of a robot up front, each with its fix.
+
+    The timestep, names (with did-you-mean), actuators and the gains contract,
+    armature, keyframe, floor, the standing pose on the floor, self-collision
+    in it, the keyframe against the default pose, standing under the spec's PD
+    servos (information) and the video camera's framing. Exits 5 when any
+    check fails.
+    """
+    spec = get_robot(host.registry, name, robot_xml)
+    findings = check_robot(spec, simulate=not no_simulate)
+    if as_json:
+        click.echo(json.dumps(findings_json(findings), indent=2, ensure_ascii=False))
+    else:
+        click.echo(f"robot {spec.name}  ({spec.mjcf})")
+        colours = {"ok": "green", "error": "red", "info": None}
+        for f in findings:
+            click.echo(f"  {click.style(f'{f.status:<5}', fg=colours[f.status])}  {f.check:<16} {f.detail}")
+            if f.fix and f.status == "error":
+                click.echo(f"  {'':<5}  {'':<16} fix: {f.fix}")
+    require_passing(spec, findings)
+
+
+@robots_command.command("new")
+@click.argument("name")
+@click.option("--mjcf", "mjcf", type=click.Path(dir_okay=False), required=True, help="The robot's MJCF file.")
+@click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
+              help="Folder for the package (default: ./primebot-NAME).")
+def new_command(name: str, mjcf: str, output: str | None) -> None:
+    """Scaffold a pip-installable robot plugin package from an MJCF.
+
+    Joints, bodies, feet, end effectors and anchor are guessed from the model
+    and marked REVIEW; gains follow mjlab's rule from armature and effort.
+    The package's copy of the model gains what it lacks (floor, actuators
+    with the spec's gains, armature, a stand keyframe on the floor).
+    """
+    made = scaffold_robot(name, mjcf, output)
+    g = made.guess
+    click.echo(f"wrote {made.folder}/ ({made.package}): {len(g.joint_names)} joints, {g.height:.2f} m, {g.mass:.1f} kg")
+    click.echo(f"  feet {', '.join(g.feet)}   hands {', '.join(g.hands) or 'none'}   anchor {g.anchor_body}")
+    click.echo(f"  model copy adds: {', '.join(made.model_changes) or 'nothing'}")
+    for topic, note in g.notes.items():
+        click.echo(f"  {topic}: {note}")
+    click.echo(f"next: review the REVIEW lines in {made.folder}/{made.package}/spec.py, then\n"
+               f"  pip install -e {made.folder}\n  primebot robots check {name}")
 
 
 @hookimpl

@@ -80,7 +80,7 @@ def _add_self_collision_sensors(spec: mujoco.MjSpec, robot: RobotSpec, root_body
 
 def build_tracking_model(robot: RobotSpec, soft_limit_factor: float = 0.9) -> TrackingModel:
     """Compile ``robot.mjcf`` with self-collision sensors added, check it and apply the spec's PD gains."""
-    plain = compile_mjcf(robot.mjcf)  # typed errors for a missing or broken file
+    plain = compile_mjcf(robot.mjcf, robot.name)  # typed errors for a missing or broken file
     check_robot_model(plain, robot)
     root = robot.root_body or mujoco.mj_id2name(
         plain, mujoco.mjtObj.mjOBJ_BODY, robot_indices(plain, robot).root_body_id
