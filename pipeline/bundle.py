@@ -18,7 +18,6 @@ torch, so it runs on the robot computer too:
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import xml.etree.ElementTree as ET

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 NOT_TRACKED_EXIT_CODE = 10
 """``primebot pipeline run`` exits with this when every stage finished but the policy does not track
 its motion (the verdict, docs/tasks.md): a finished run is not a working policy."""

@@ -29,6 +29,7 @@ import numpy as np
 from .atomic import atomic_write_text
 from .episode_eval import PreResetTap, evaluate_episodes
 from .errors import ConfigError
+from .ppo.config import TrainConfig
 from .registry import Registry
 from .tracking_metrics import (
     PHYSICS_FAULT,
@@ -40,7 +41,6 @@ from .tracking_metrics import (
     step_errors,
     summarise,
 )
-from .ppo.config import TrainConfig
 from .trained_policy import (
     EVAL_TASK_OVERRIDES,
     TrainedPolicy,

@@ -223,7 +223,6 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     (qpos, step) per policy step for rendering.
     """
     m, r, meta = setup.robot.model, setup.robot, setup.meta
-    default = meta["default_joint_pos"]
     last = setup.reference["joint_pos"].shape[0] - 1
     data = mujoco.MjData(m)  # fresh, as on a robot that boots
     t = int(min(max(start_step, 0), last))
