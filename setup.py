@@ -1,6 +1,6 @@
 """Maps the source folders onto the ``primebot`` namespace.
 
-DESIGN §2 keeps the core in ``pipeline/`` and the built-ins in ``plugins/`` at
+docs/architecture.md §1 keeps the core in ``pipeline/`` and the built-ins in ``plugins/`` at
 the top of the repository, but installs them as ``primebot.pipeline`` and
 ``primebot.plugins``; pyproject.toml alone cannot express a renaming that
 reaches every sub-package, so the mapping is computed here.

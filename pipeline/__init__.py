@@ -11,11 +11,11 @@ import os
 # A torch_npu installed without Ascend CANN makes ``import torch`` fail when
 # torch auto-loads device backends. primebot loads torch_npu itself, guarded,
 # in the npu backend, so autoloading is switched off before anything imports
-# torch (DESIGN §8). A user who sets the variable keeps their choice.
+# torch (docs/architecture.md §4). A user who sets the variable keeps their choice.
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 
 # OpenMP threads that spin while waiting steal the cores MuJoCo's threads need,
-# and stall each other whenever any core is busy (DESIGN §3). Passive waiting
+# and stall each other whenever any core is busy (docs/architecture.md §3). Passive waiting
 # lets torch use every core in the policy forward and the PPO update (measured
 # on 2 cores: 5,099 env-steps/s end to end against 3,534 with one update
 # thread). OpenMP reads this once, when torch is first imported.

@@ -1,6 +1,6 @@
 """Checkpoints: written atomically, loaded with ``weights_only=True``, verified by digest.
 
-A checkpoint (DESIGN §6) is a dict of tensors, numbers, strings and lists
+A checkpoint (docs/architecture.md §3) is a dict of tensors, numbers, strings and lists
 only, so that ``torch.load(weights_only=True)`` can read it without running
 pickle code. It carries a SHA-256 digest of its own content: a truncated or
 bit-flipped file is refused by name, and resume falls back to the previous

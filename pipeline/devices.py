@@ -1,4 +1,4 @@
-"""Device backends and device resolution (DESIGN §8).
+"""Device backends and device resolution (docs/architecture.md §4).
 
 Resolution order: ``--device`` > ``PRIMEBOT_DEVICE`` > ``CUDA_VISIBLE_DEVICES``
 (non-empty) > ``ASCEND_RT_VISIBLE_DEVICES`` (non-empty) > ``cpu``. A device
@@ -97,7 +97,7 @@ def parse_device(text: str) -> tuple[str, int]:
 
 
 def _requested(explicit: str | None, environ: Mapping[str, str]) -> tuple[str, str, bool]:
-    """(device text, source, strict) in DESIGN §8 order; strict means no fallback."""
+    """(device text, source, strict) in docs/architecture.md §4 order; strict means no fallback."""
     if explicit:
         return explicit, "--device", True
     if environ.get("PRIMEBOT_DEVICE", "").strip():
@@ -114,7 +114,7 @@ def resolve_device(
     explicit: str | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> ResolvedDevice:
-    """Pick the device backend per DESIGN §8 from the backends in ``registry``."""
+    """Pick the device backend per docs/architecture.md §4 from the backends in ``registry``."""
     environ = os.environ if environ is None else environ
     text, source, strict = _requested(explicit, environ)
     kind, index = parse_device(text)

@@ -1,4 +1,4 @@
-"""Multi-process training with torchrun and torch.distributed (DESIGN §8).
+"""Multi-process training with torchrun and torch.distributed (docs/architecture.md §4).
 
 ``torchrun --nproc_per_node=K`` starts K ranks; each has its own environments
 (env seed + rank) and device (index = LOCAL_RANK on accelerators). Gradients,

@@ -1,4 +1,4 @@
-"""Typed errors: each names the thing that is wrong and how to fix it (DESIGN §9)."""
+"""Typed errors: each names the thing that is wrong and how to fix it (docs/architecture.md §8)."""
 
 from __future__ import annotations
 

@@ -208,7 +208,7 @@ def motion_from_trajectory(
     root_quat: np.ndarray,
     joint_pos: np.ndarray,
 ) -> Motion:
-    """A complete DESIGN §4 motion from root pose [T, 3]/[T, 4] and joint angles [T, J].
+    """A complete docs/architecture.md §2 motion from root pose [T, 3]/[T, 4] and joint angles [T, J].
 
     Joint velocities and body poses/velocities come from MuJoCo, so every
     tool that writes a motion produces mutually consistent keys.

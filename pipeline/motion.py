@@ -1,4 +1,4 @@
-"""Reference motions: the mjlab/BeyondMimic ``.npz`` format (DESIGN §4), loaded safely."""
+"""Reference motions: the mjlab/BeyondMimic ``.npz`` format (docs/architecture.md §2), loaded safely."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def load_motion(path: str | Path) -> Motion:
                 raise _motion_error(
                     f"{path}: missing key(s) {', '.join(missing)}",
                     key=",".join(missing),
-                    fix="write every key of DESIGN §4 (see docs/motions.md); "
+                    fix="write every key of docs/architecture.md §2 (see docs/motions.md); "
                     "`primebot motion convert` builds them from a CSV",
                 )
             arrays = {}
@@ -210,7 +210,7 @@ def _check_archive(path: Path) -> None:
 
 
 def save_motion(motion: Motion, path: str | Path) -> None:
-    """Write ``motion`` atomically in the DESIGN §4 layout (float32 arrays, like mjlab's tools).
+    """Write ``motion`` atomically in the docs/architecture.md §2 layout (float32 arrays, like mjlab's tools).
 
     The archive is byte-for-byte reproducible: entries are stored uncompressed,
     in a fixed order, with a fixed timestamp (``np.savez`` stamps the current

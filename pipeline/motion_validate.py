@@ -1,4 +1,4 @@
-"""Motion validation (``primebot motion validate``): every rule of DESIGN §4, each problem located.
+"""Motion validation (``primebot motion validate``): every rule of docs/architecture.md §2, each problem located.
 
 ``validate_motion_file`` is built from small checks in the order a user would
 fix things: the file's structure, then shapes and names, then values, then
@@ -62,7 +62,7 @@ def _check_shapes(motion: Motion, out: ProblemCollector) -> bool:
                 "shape",
                 f"shape {shape}, expected {want}",
                 key=key,
-                fix="write arrays as DESIGN §4 lists them",
+                fix="write arrays as docs/architecture.md §2 lists them",
             )
             fine = False
     if not fine:

@@ -1,4 +1,4 @@
-"""The run directory of DESIGN §6: ``logs/<run-name>/<YYYY-mm-dd_HH-MM-SS>/`` and its args.yaml."""
+"""The run directory of docs/architecture.md §6: ``logs/<run-name>/<YYYY-mm-dd_HH-MM-SS>/`` and its args.yaml."""
 
 from __future__ import annotations
 

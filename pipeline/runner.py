@@ -1,4 +1,4 @@
-"""The on-policy training loop: collect, update, log, checkpoint (DESIGN §3, §6).
+"""The on-policy training loop: collect, update, log, checkpoint (docs/architecture.md §3, §6).
 
 Per environment step exactly one host→device copy (observations, critic
 observations and host-drawn noise packed in one pinned buffer, see
@@ -393,7 +393,7 @@ class OnPolicyRunner:
         }
 
     def checkpoint_payload(self) -> dict[str, Any]:
-        """Everything DESIGN §6 lists: weights, optimiser, normaliser, iteration, every RNG, env state, config hash."""
+        """Everything docs/architecture.md §3 lists: weights, optimiser, normaliser, iteration, every RNG, env state, config hash."""
         env = self.env
         return {
             "iteration": self.iteration,

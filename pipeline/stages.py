@@ -118,7 +118,7 @@ class StageContext:
         return str(copy) if copy is not None else self.settings.motion
 
     def resolve_device(self) -> ResolvedDevice:
-        """The device of this run per DESIGN §8; raises ``DeviceUnavailableError`` with the fix."""
+        """The device of this run per docs/architecture.md §4; raises ``DeviceUnavailableError`` with the fix."""
         if self._device is None:
             from .devices import resolve_device
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from .episode_eval import EpisodeRecord
 
 EXPORT_MOTION_TRACKING = "motion_tracking"
-"""ONNX with the reference motion inside (DESIGN §7): inputs obs, time_step; outputs actions + reference."""
+"""ONNX with the reference motion inside (docs/architecture.md §7): inputs obs, time_step; outputs actions + reference."""
 ACTION_OFFSET_DEFAULT = "default_joint_pos"
 ACTION_OFFSET_REFERENCE = "reference_joint_pos"
 ACTION_TARGET_FORMULA = {
@@ -49,7 +49,7 @@ class TaskSpec:
     (``episode_eval.play_episodes``), written to eval.json. ``None``: the motion-tracking metrics."""
     export_kind: str = EXPORT_MOTION_TRACKING
     """What ``primebot export`` writes: ``motion_tracking`` (inputs obs and time_step, outputs actions and
-    the reference motion; DESIGN §7, replayed by sim2sim) or ``policy`` (obs → actions only)."""
+    the reference motion; docs/architecture.md §7, replayed by sim2sim) or ``policy`` (obs → actions only)."""
 
     def __post_init__(self) -> None:
         if self.export_kind not in EXPORT_KINDS:

@@ -57,7 +57,7 @@ _DOWN = np.array([0.0, 0.0, -1.0])
 
 @dataclass(frozen=True)
 class FailureThresholds:
-    """When a tracking episode has failed (DESIGN §5 terminations; mjlab's values)."""
+    """When a tracking episode has failed (docs/architecture.md §5 terminations; mjlab's values)."""
 
     anchor_height: float = 0.25
     """m: |z_anchor − z_ref| above this is a failure."""

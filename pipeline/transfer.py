@@ -1,4 +1,4 @@
-"""The per-step host↔device traffic of the collection loop (DESIGN §3).
+"""The per-step host↔device traffic of the collection loop (docs/architecture.md §3).
 
 One flat float32 host buffer holds observations | critic observations |
 exploration noise, each a contiguous [N, ·] view, so a single copy moves all

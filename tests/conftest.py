@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-# Before anything imports torch (DESIGN §8): a torch_npu without CANN must not break it.
+# Before anything imports torch (docs/architecture.md §4): a torch_npu without CANN must not break it.
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 os.environ.setdefault("MUJOCO_GL", "egl")
 

@@ -1,4 +1,4 @@
-"""Device resolution order (DESIGN §8) and the backends' behaviour on this CPU-only machine."""
+"""Device resolution order (docs/architecture.md §4) and the backends' behaviour on this CPU-only machine."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 One quick-preset run (shrunk further: a few iterations, few envs) is
 interrupted with SIGINT during training, resumed, and must then leave every
-artefact of DESIGN §6 behind. Two cheap runs check that an invalid motion
+artefact of docs/architecture.md §6 behind. Two cheap runs check that an invalid motion
 stops at validate and an unavailable device stops at smoke, each with its
 exit code and fix.
 """

@@ -105,7 +105,7 @@ def test_swapped_joint_order_in_the_metadata_fails_the_checks(exported, tmp_path
 
 
 def test_deploy_observation_equals_the_tracking_task_observation(exported):
-    """Two independent implementations of DESIGN §5's policy observation, on the same states."""
+    """Two independent implementations of docs/architecture.md §5's policy observation, on the same states."""
     host, run_dir, onnx_path = exported
     setup = prepare(onnx_path, Q1_XML)
     policy = load_trained_policy(run_dir)

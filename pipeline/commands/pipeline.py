@@ -21,7 +21,7 @@ from ..rundir import create_run_dir
 
 @click.group("pipeline")
 def pipeline_group() -> None:
-    """Motion in, evaluated ONNX policy out: validate → replay → smoke → train → evaluate → sim2sim → export."""
+    """Motion in, evaluated ONNX policy out: validate → replay → smoke → train → evaluate → export → sim2sim."""
 
 
 def _preset_help() -> str:

@@ -1,6 +1,6 @@
 """PPO in the rsl_rl shape: algorithm (verbs), storage (buffers), networks, normaliser.
 
-NPU-safe by construction (DESIGN §8): no ``torch.distributions``; Gaussian
+NPU-safe by construction (docs/architecture.md §4): no ``torch.distributions``; Gaussian
 log-prob, entropy and KL are closed-form (``gaussian``); exploration noise
 arrives from the host with the observations unless the device RNG is chosen.
 """

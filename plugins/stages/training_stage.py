@@ -1,7 +1,7 @@
 """The ``train`` stage: ``run_training`` in the pipeline's run directory, resumable.
 
 A fresh run trains into the pipeline's own run directory (train.csv,
-model_<it>.pt, model_best.pt and args.yaml beside pipeline.json, DESIGN §6).
+model_<it>.pt, model_best.pt and args.yaml beside pipeline.json, docs/architecture.md §6).
 When the stage ran before and left a checkpoint (Ctrl-C, SIGKILL, a crash),
 it continues from the newest good one, as ``primebot train --resume`` does.
 SIGINT/SIGTERM make the trainer finish its iteration and checkpoint; the

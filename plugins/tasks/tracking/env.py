@@ -105,7 +105,7 @@ class _EpisodeWindow:
 
 
 class TrackingEnv(VecEnv):
-    """The ``tracking`` task (DESIGN §5). Build it with ``TaskSpec.make_env``; see docs/tasks.md."""
+    """The ``tracking`` task (docs/architecture.md §5). Build it with ``TaskSpec.make_env``; see docs/tasks.md."""
 
     def __init__(
         self,
