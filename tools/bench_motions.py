@@ -111,6 +111,16 @@ def write_sheet(rows: list[dict], path: Path, title: str) -> Path:
     return write_contact_sheet(sheet_rows, path, title=title)
 
 
+def report(rows: list[dict], sheet: Path | None, json_path: Path | None, title: str) -> None:
+    """The table, the contact sheet (unless ``sheet`` is None) and the rows as JSON (when ``json_path``)."""
+    print()
+    print_table(rows)
+    if sheet is not None:
+        print(f"contact sheet: {write_sheet(rows, sheet, title=title)}")
+    if json_path:
+        json_path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -139,13 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"      {_minutes(row['total_s'])}, exit {row['exit_code']}, "
               f"{'tracked' if row.get('tracked') else 'not tracked' if row.get('tracked') is False else 'no verdict'}"
               f" {row.get('reason', '')}", flush=True)
-    print()
-    print_table(rows)
-    sheet = write_sheet(rows, args.sheet or args.log_dir / "bench_motions.png",
-                        title=f"sim2sim, preset {args.preset}: robot (solid) and reference (ghost)")
-    print(f"contact sheet: {sheet}")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    report(rows, args.sheet or args.log_dir / "bench_motions.png", args.json,
+           title=f"sim2sim, preset {args.preset}: robot (solid) and reference (ghost)")
     return 0
 
 

@@ -24,7 +24,6 @@ Nothing before step 6 trains; ``--stop-before-train`` ends there.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_motions import _read, _run_dir, print_table, write_sheet  # noqa: E402
+from bench_motions import _read, _run_dir, report  # noqa: E402
 
 G1_PREFIX = "mjlab/asset_zoo/robots/unitree_g1/xmls/"
 ROBOT = "g1"
@@ -223,12 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"stopped before training; motions: {', '.join(map(str, motions))}")
         return 0
     rows = [bench_one(motion, args) for motion in motions]
-    print()
-    print_table(rows)
-    if not args.no_video:
-        print(f"contact sheet: {write_sheet(rows, args.work / 'bench_robot.png', title='G1 (mjlab wheel), sim2sim')}")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    report(rows, None if args.no_video else args.work / "bench_robot.png", args.json,
+           title="G1 (mjlab wheel), sim2sim")
     return 0
 
 
