@@ -129,7 +129,7 @@ def _facts(pipeline: dict[str, Any], run_dir: Path) -> str:
     items = [
         ("motion", s.get("motion", "?")), ("robot", robot), ("task", s.get("task", "?")),
         ("device", device), ("preset", s.get("preset", "?")),
-        ("training", f"{s.get('num_envs', '?')} envs × {s.get('iterations', '?')} it × {s.get('steps_per_env', '?')} steps"),
+        ("training", _training_fact(pipeline, s)),
         ("stage time", format_duration(total)), ("started", pipeline.get("created", "?")),
     ]
     return "".join(f"<div>{_e(k)} <b>{_e(v)}</b></div>" for k, v in items)
@@ -154,6 +154,15 @@ def _verdict(verdict: dict[str, Any], source: str) -> str:
         " · what to try: docs/tasks.md, “When a motion does not track”")
     return (f'<div class="verdict {css}"><span class="big">{label}</span><span class="src">{_e(source)}</span> · '
             f"{_e(verdict.get('reason', ''))}{_e(advice)}</div>")
+
+
+def _training_fact(pipeline: dict[str, Any], settings: dict[str, Any]) -> str:
+    """envs × iterations × steps; the iterations actually trained when the stop rule ended training early."""
+    planned = settings.get("iterations", "?")
+    trained = next((r.get("summary", {}).get("iterations") for r in pipeline.get("stages", [])
+                    if r.get("name") == "train" and r.get("status") == "done"), None)
+    iterations = f"{trained} of at most {planned}" if trained is not None and trained != planned else planned
+    return f"{settings.get('num_envs', '?')} envs × {iterations} it × {settings.get('steps_per_env', '?')} steps"
 
 
 def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float], verdict: dict[str, Any]) -> str:
