@@ -42,9 +42,9 @@ def test_episode_metrics_give_the_statue_baseline_worst_body_and_worst_step():
     for t in range(1, 6):  # a robot that holds the start pose
         still = TrackingSnapshot(
             joint_pos=np.zeros((1, 1)), joint_vel=np.zeros((1, 1)), body_pos_w=ref[0][None].copy(),
-            root_pos_w=np.zeros((1, 3)), ee_pos_w=np.zeros((1, 0, 3)), anchor_pos_w=np.zeros((1, 3)),
+            root_pos_w=np.zeros((1, 3)), ee_pos_w=np.zeros((1, 1, 3)), anchor_pos_w=np.zeros((1, 3)),
             anchor_quat_w=np.array([[1.0, 0, 0, 0]]), ref_joint_pos=np.zeros((1, 1)), ref_joint_vel=np.zeros((1, 1)),
-            ref_body_pos_w=ref[t][None].copy(), ref_root_pos_w=np.zeros((1, 3)), ref_ee_pos_w=np.zeros((1, 0, 3)),
+            ref_body_pos_w=ref[t][None].copy(), ref_root_pos_w=np.zeros((1, 3)), ref_ee_pos_w=np.zeros((1, 1, 3)),
             ref_anchor_pos_w=np.zeros((1, 3)), ref_anchor_quat_w=np.array([[1.0, 0, 0, 0]]),
         )
         metrics.add_step(step_errors(still))
