@@ -173,6 +173,8 @@ class VerdictProbe:
     def for_run(cls, registry: Registry, cfg: TrainConfig, motion: Any, *, episodes: int = 16,
                 seed: int = 0) -> VerdictProbe | None:
         """The probe of a training configuration, or None when its task tracks no motion."""
+        if motion is None:  # no reference (walk): nothing to build an env for
+            return None
         env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides={"sampling": {"mode": "uniform"}})
         if any(not hasattr(env, name) for name in TRACKING_ENV_ATTRIBUTES):
             env.close()
