@@ -11,7 +11,7 @@ import click
 
 from . import __version__
 from .errors import PrimebotError
-from .plugins import PluginHost, get_host
+from .hooks.host import PluginHost, get_host
 
 pass_host = click.make_pass_decorator(PluginHost)
 """Decorator giving a command the loaded ``PluginHost`` (registry included)."""

@@ -110,7 +110,7 @@ def write_meshbot(
 
 def meshbot_spec(mjcf: Path, **overrides):
     """A RobotSpec for ``write_meshbot``'s model (gains equal its position servos)."""
-    from primebot.pipeline.robot import RobotSpec
+    from primebot.pipeline.robot.spec import RobotSpec
 
     fields = dict(
         name="meshbot",

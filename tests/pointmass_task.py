@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.env import StepResult, VecEnv
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.tasks import TaskSpec
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.sim.env import StepResult, VecEnv
+from primebot.pipeline.sim.task import TaskSpec
 
 DEFAULT_CONFIG = {
     "dims": 2,

@@ -6,8 +6,13 @@ import mujoco
 import numpy as np
 import pytest
 
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.robot import describe_robot, load_robot_model, robot_indices, robot_problems
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.robot.spec import (
+    describe_robot,
+    load_robot_model,
+    robot_indices,
+    robot_problems,
+)
 from primebot.plugins.robots.biped4.spec import BIPED4_MJCF, JOINT_NAMES, ROOT_JOINTS, biped4_spec
 
 

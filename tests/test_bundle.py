@@ -13,14 +13,14 @@ import yaml
 from torch_free import run_sim2sim_without_torch
 from tracking_run import REPO, tracking_host, train_tiny_run
 
-from primebot.pipeline import export as export_module
-from primebot.pipeline.bundle import bundle_mjcf, verify_bundle
-from primebot.pipeline.deploy_policy import parse_metadata
+from primebot.pipeline.deploy.bundle import bundle_mjcf, verify_bundle
+from primebot.pipeline.deploy.policy import parse_metadata
+from primebot.pipeline.deploy.sim2sim import sim2sim_run_dir
 from primebot.pipeline.errors import ExportError
-from primebot.pipeline.export import FP16_ACTIONS_ATOL, closed_loop_gate, export_run
-from primebot.pipeline.motion import file_sha256, load_motion
-from primebot.pipeline.onnx_export import MOTION_OUTPUTS, PARITY_ATOL, format_value, read_metadata
-from primebot.pipeline.sim2sim import sim2sim_run_dir
+from primebot.pipeline.export import run as export_module
+from primebot.pipeline.export.graph import MOTION_OUTPUTS, PARITY_ATOL, format_value, read_metadata
+from primebot.pipeline.export.run import FP16_ACTIONS_ATOL, closed_loop_gate, export_run
+from primebot.pipeline.motion.format import file_sha256, load_motion
 
 Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
 MJLAB_TRACKING_KEYS = (
@@ -176,7 +176,7 @@ def test_mjlab_format_reads_as_mjlab_documents_it(mjlab_bundle):
 
 
 def test_the_mjlab_format_bundle_runs_in_the_deploy_loop(mjlab_bundle):
-    from primebot.pipeline.bundle import run_bundle
+    from primebot.pipeline.deploy.bundle import run_bundle
 
     run_dir, _ = mjlab_bundle
     report = run_bundle(run_dir / "export", [0])

@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 import torch
 
-from primebot.pipeline.checkpoint import (
+from primebot.pipeline.errors import CheckpointError, NonFiniteError
+from primebot.pipeline.train.checkpoints import (
     from_storable,
     load_checkpoint,
     load_latest_good,
     save_checkpoint,
     to_storable,
 )
-from primebot.pipeline.errors import CheckpointError, NonFiniteError
 
 
 def _payload(scale: float = 1.0) -> dict:
@@ -160,7 +160,7 @@ def test_an_interrupted_first_checkpoint_says_there_is_nothing_to_resume(tmp_pat
 def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
     from tracking_run import train_tiny_run
 
-    from primebot.pipeline.trained_policy import load_trained_policy
+    from primebot.pipeline.train.policy import load_trained_policy
 
     run_dir = train_tiny_run(tmp_path)
     (run_dir / "model_99.pt").write_text("not a checkpoint\n")

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from primebot.pipeline import __version__
 from primebot.pipeline.cli import build_cli
-from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.hooks.host import load_plugins
 
 
 def all_command_paths(group: click.Group, prefix=()):

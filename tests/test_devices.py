@@ -10,9 +10,9 @@ import textwrap
 import pytest
 
 from primebot.pipeline.cli import main
-from primebot.pipeline.devices import parse_device, resolve_device
+from primebot.pipeline.devices.backend import parse_device, resolve_device
 from primebot.pipeline.errors import ConfigError, DeviceUnavailableError
-from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.hooks.host import load_plugins
 
 
 @pytest.fixture
@@ -87,7 +87,7 @@ def test_broken_torch_npu_leaves_torch_importable_and_npu_unavailable(tmp_path):
         """
         import primebot.pipeline  # sets TORCH_DEVICE_BACKEND_AUTOLOAD=0 before torch
         import torch
-        from primebot.pipeline.plugins import load_plugins
+        from primebot.pipeline.hooks.host import load_plugins
         npu = load_plugins().registry.get("backends", "npu")
         status = npu.availability()
         print(status.available, status.reason)

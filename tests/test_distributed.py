@@ -10,10 +10,10 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from primebot.pipeline.distributed import context_from_env, shutdown_distributed
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.training import TrainRequest, run_training
-from primebot.pipeline.training_log import read_csv_rows
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.train.distributed import context_from_env, shutdown_distributed
+from primebot.pipeline.train.log import read_csv_rows
+from primebot.pipeline.train.session import TrainRequest, run_training
 
 
 def _free_port() -> int:

@@ -9,9 +9,7 @@ import numpy as np
 import pytest
 from tracking_run import tracking_host, train_tiny_run
 
-from primebot.pipeline.evaluate import env_snapshot, evaluate_run
-from primebot.pipeline.rotations import quat_from_axis_angle
-from primebot.pipeline.tracking_metrics import (
+from primebot.pipeline.evaluate.metrics import (
     ERROR_KEYS,
     EpisodeMetrics,
     FailureThresholds,
@@ -21,7 +19,9 @@ from primebot.pipeline.tracking_metrics import (
     metric_gaps,
     step_errors,
 )
-from primebot.pipeline.trained_policy import load_trained_policy, make_run_env
+from primebot.pipeline.evaluate.run import env_snapshot, evaluate_run
+from primebot.pipeline.rotations import quat_from_axis_angle
+from primebot.pipeline.train.policy import load_trained_policy, make_run_env
 
 
 def _snapshot(n: int = 2, j: int = 3, k: int = 4, e: int = 2) -> TrackingSnapshot:
@@ -132,9 +132,9 @@ def test_eval_and_export_refuse_a_task_that_tracks_no_motion(tmp_path):
     import pointmass_task
 
     from primebot.pipeline.errors import ConfigError
-    from primebot.pipeline.export import export_run
-    from primebot.pipeline.plugins import load_plugins
-    from primebot.pipeline.training import TrainRequest, run_training
+    from primebot.pipeline.export.run import export_run
+    from primebot.pipeline.hooks.host import load_plugins
+    from primebot.pipeline.train.session import TrainRequest, run_training
 
     host = load_plugins(environ={"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}, extra=[("pointmass", pointmass_task)])
     run_dir = run_training(host.registry, TrainRequest(task="pointmass", num_envs=4, iterations=1,

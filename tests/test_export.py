@@ -9,13 +9,18 @@ import pytest
 import yaml
 from tracking_run import tracking_host, train_tiny_run
 
-from primebot.pipeline import export as export_module
 from primebot.pipeline.cli import main
-from primebot.pipeline.deploy_policy import parse_metadata
+from primebot.pipeline.deploy.policy import parse_metadata
 from primebot.pipeline.errors import ExportError
-from primebot.pipeline.export import export_run
-from primebot.pipeline.motion import load_motion
-from primebot.pipeline.onnx_export import OUTPUT_NAMES, format_value, parity_failures, read_metadata
+from primebot.pipeline.export import run as export_module
+from primebot.pipeline.export.graph import (
+    OUTPUT_NAMES,
+    format_value,
+    parity_failures,
+    read_metadata,
+)
+from primebot.pipeline.export.run import export_run
+from primebot.pipeline.motion.format import load_motion
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +125,6 @@ def test_a_graph_onnxruntime_does_not_reproduce_is_refused_and_nothing_replaced(
         export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
     assert result.onnx_path.read_bytes() == before
     assert (run_dir / "export" / "policy.rejected.onnx").is_file()
-    monkeypatch.setattr("primebot.pipeline.plugins._HOST", host)
+    monkeypatch.setattr("primebot.pipeline.hooks.host._HOST", host)
     assert main(["export", str(run_dir)]) == 8
     assert "differs by" in capsys.readouterr().err

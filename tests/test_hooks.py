@@ -15,15 +15,15 @@ import click
 import click.testing
 import numpy as np
 
-from primebot.pipeline import hookspecs
 from primebot.pipeline.cli import build_cli
-from primebot.pipeline.env import VecEnv
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.rewards import RewardTerm
-from primebot.pipeline.robot import RobotSpec
-from primebot.pipeline.stages import Stage
-from primebot.pipeline.tasks import TaskSpec
+from primebot.pipeline.hooks import specs as hookspecs
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.robot.spec import RobotSpec
+from primebot.pipeline.sim.env import VecEnv
+from primebot.pipeline.sim.rewards import RewardTerm
+from primebot.pipeline.sim.task import TaskSpec
+from primebot.pipeline.stages.contract import Stage
 
 HOOK_NAMES = sorted(
     name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")

@@ -6,15 +6,15 @@ import mujoco
 import numpy as np
 from meshbot import STAND_Z, meshbot_spec, write_meshbot
 
-from primebot.pipeline.kinematics import (
+from primebot.pipeline.motion.validate import validate_motion
+from primebot.pipeline.robot.kinematics import (
     geom_vertical_extent,
     lowest_point,
     motion_from_trajectory,
     robot_geoms,
     standing_height,
 )
-from primebot.pipeline.motion_validate import validate_motion
-from primebot.pipeline.robot import load_robot_model, robot_indices
+from primebot.pipeline.robot.spec import load_robot_model, robot_indices
 
 
 def _stand(model, keyframe="stand"):
@@ -74,7 +74,7 @@ def test_a_grounded_motion_of_a_meshed_robot_passes_the_floor_rule(tmp_path):
 
 
 def test_the_video_camera_is_framed_from_the_robot_height(tmp_path, model):
-    from primebot.pipeline.motion_replay import CameraConfig
+    from primebot.pipeline.motion.replay import CameraConfig
 
     q1 = CameraConfig().framed(model)  # 0.88 m: the distance and look-at height q1 always had
     assert abs(q1.distance - 2.2) < 0.02 and abs(q1.height - 0.45) < 0.01

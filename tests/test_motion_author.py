@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.errors import MotionError
-from primebot.pipeline.kinematics import lowest_point
-from primebot.pipeline.motion import file_sha256, load_motion
-from primebot.pipeline.motion_author import author_file, author_motion, load_source, minimum_jerk
-from primebot.pipeline.robot import robot_indices
+from primebot.pipeline.motion.author import author_file, author_motion, load_source, minimum_jerk
+from primebot.pipeline.motion.format import file_sha256, load_motion
+from primebot.pipeline.robot.kinematics import lowest_point
+from primebot.pipeline.robot.spec import robot_indices
 
 
 def write(tmp_path, text: str, name: str = "src.yaml"):
@@ -201,7 +201,7 @@ def test_bad_sources_name_the_key_and_the_fix(tmp_path, spec, model, body, messa
 
 def test_author_command_writes_to_a_non_ascii_path(tmp_path, repo_root, capsys, clean_env):
     from primebot.pipeline.cli import main
-    from primebot.pipeline.plugins import reset_host
+    from primebot.pipeline.hooks.host import reset_host
 
     reset_host()
     out = tmp_path / "运动" / "挥手.npz"

@@ -9,16 +9,16 @@ import pytest
 
 from primebot.pipeline.cli import main
 from primebot.pipeline.errors import MotionError
-from primebot.pipeline.motion import load_motion, save_motion
-from primebot.pipeline.motion_convert import (
+from primebot.pipeline.hooks.host import reset_host
+from primebot.pipeline.motion.convert import (
     convert_csv,
     read_csv,
     resample,
     resample_motion,
     write_csv,
 )
-from primebot.pipeline.motion_validate import validate_motion, validate_motion_file
-from primebot.pipeline.plugins import reset_host
+from primebot.pipeline.motion.format import load_motion, save_motion
+from primebot.pipeline.motion.validate import validate_motion, validate_motion_file
 from primebot.pipeline.rotations import quat_from_axis_angle, quat_to_rotvec
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

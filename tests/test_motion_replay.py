@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.errors import RenderError
-from primebot.pipeline.motion import load_motion
-from primebot.pipeline.motion_replay import replay_or_skip, replay_video
+from primebot.pipeline.motion.format import load_motion
+from primebot.pipeline.motion.replay import replay_or_skip, replay_video
 from primebot.plugins.robots.q1.spec import Q1_MJCF, q1_spec
 
 FRAMES = 12

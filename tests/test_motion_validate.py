@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.cli import main
-from primebot.pipeline.kinematics import motion_from_trajectory
-from primebot.pipeline.motion import load_motion, save_motion
-from primebot.pipeline.motion_validate import validate_motion_file
-from primebot.pipeline.plugins import reset_host
-from primebot.pipeline.robot import robot_indices
+from primebot.pipeline.hooks.host import reset_host
+from primebot.pipeline.motion.format import load_motion, save_motion
+from primebot.pipeline.motion.validate import validate_motion_file
+from primebot.pipeline.robot.kinematics import motion_from_trajectory
+from primebot.pipeline.robot.spec import robot_indices
 
 KNEE = 3  # left_knee_joint
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from primebot.pipeline.cli import build_cli
-from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.run_lock import LOCK_FILE
 
 STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
@@ -31,8 +31,8 @@ DISABLE_BUILTINS = {"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}
 FAKE_STAGES = '''
 import os, time
 from primebot.pipeline.errors import DeviceUnavailableError, ExportError, MotionError, NonFiniteError
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.stages import Stage, StageInterrupted, StageResult, StageSkipped
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.stages.contract import Stage, StageInterrupted, StageResult, StageSkipped
 
 NAMES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
 ERRORS = {
@@ -201,7 +201,7 @@ def test_only_and_skip_and_from_select_stages(run_cli, tmp_path):
 
 def test_unknown_stage_names_and_contradictory_options_are_refused(run_cli, tmp_path):
     from primebot.pipeline.errors import ConfigError, UnknownNameError
-    from primebot.pipeline.pipeline_run import Selection
+    from primebot.pipeline.stages.runner import Selection
 
     with pytest.raises(UnknownNameError, match=r"--skip 'trian': no such stage; stages: validate, train"):
         Selection(skip=("trian",)).check(["validate", "train"])
@@ -244,8 +244,8 @@ class _TensorRTPlugin:
     """A third-party stage after export, and one squeezed in before train."""
 
     def __init__(self):
-        from primebot.pipeline.hookspecs import hookimpl
-        from primebot.pipeline.stages import Stage, StageResult
+        from primebot.pipeline.hooks.specs import hookimpl
+        from primebot.pipeline.stages.contract import Stage, StageResult
 
         def tensorrt(ctx):
             onnx = ctx.output("export", "export")
@@ -372,8 +372,8 @@ def test_a_stage_outdated_by_a_rerun_is_not_kept_as_done_when_deselected(run_cli
 def test_a_stage_calling_sys_exit_fails_the_stage_instead_of_ending_the_run_with_exit_0(run_cli, tmp_path):
     import sys as _sys
 
-    from primebot.pipeline.hookspecs import hookimpl
-    from primebot.pipeline.stages import Stage
+    from primebot.pipeline.hooks.specs import hookimpl
+    from primebot.pipeline.stages.contract import Stage
 
     class Quitter:
         @hookimpl

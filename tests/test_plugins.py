@@ -9,11 +9,11 @@ import sys
 import pytest
 
 from primebot.pipeline.errors import PluginError
-from primebot.pipeline.plugins import DEFAULT_PLUGINS, load_plugins
+from primebot.pipeline.hooks.host import DEFAULT_PLUGINS, load_plugins
 
 BACKEND_PLUGIN = """
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.devices import Availability, Backend
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.devices.backend import Availability, Backend
 
 
 class FpgaBackend(Backend):
@@ -133,7 +133,7 @@ def test_core_never_imports_plugins(repo_root):
 
 @pytest.mark.parametrize("source", [
     "import sys\nsys.exit(0)\n",
-    "import sys\nfrom primebot.pipeline.hookspecs import hookimpl\n\n@hookimpl\ndef register_robots(register):\n"
+    "import sys\nfrom primebot.pipeline.hooks.specs import hookimpl\n\n@hookimpl\ndef register_robots(register):\n"
     "    sys.exit(0)\n",
 ], ids=["at-import", "in-a-hook"])
 def test_a_plugin_calling_sys_exit_fails_every_command_loudly(make_distribution, source):
@@ -146,7 +146,7 @@ def test_a_plugin_calling_sys_exit_fails_every_command_loudly(make_distribution,
 
 def test_a_misspelt_hook_name_is_refused_with_the_right_name(clean_env, make_distribution):
     make_distribution("primebot-typo", "primebot_typo", (
-        "from primebot.pipeline.hookspecs import hookimpl\n\n@hookimpl\ndef register_robot(register):\n    pass\n"
+        "from primebot.pipeline.hooks.specs import hookimpl\n\n@hookimpl\ndef register_robot(register):\n    pass\n"
     ), entry_name="typo")
     with pytest.raises(PluginError, match="'register_robot', which is not a primebot hook") as err:
         load_plugins()
@@ -158,8 +158,8 @@ from pathlib import Path
 
 import numpy as np
 
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.robot import RobotSpec
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.robot.spec import RobotSpec
 
 
 @hookimpl
@@ -172,7 +172,7 @@ def register_robots(register):
 
 def test_a_plugin_failing_to_register_is_marked_and_the_others_still_listed(capsys, clean_env, make_distribution):
     from primebot.pipeline.cli import main
-    from primebot.pipeline.plugins import reset_host
+    from primebot.pipeline.hooks.host import reset_host
 
     make_distribution("primebot-halfbot", "primebot_halfbot", SPEC_MISSING_A_FIELD, entry_name="halfbot")
     reset_host()

@@ -8,8 +8,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from primebot.pipeline.ppo.config import TrainConfig, apply_task_defaults
-from primebot.pipeline.runner import OnPolicyRunner
-from primebot.pipeline.transfer import StepTransfer
+from primebot.pipeline.train.runner import OnPolicyRunner
+from primebot.pipeline.train.transfer import StepTransfer
 
 RANDOM_OPS = {
     "normal", "normal_", "randn", "randn_like", "rand", "rand_like", "uniform", "uniform_", "bernoulli",

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from primebot.pipeline.pipeline_record import StageRecord, new_record
-from primebot.pipeline.presets import resolve_settings
-from primebot.pipeline.report import headline_metrics, write_report
-from primebot.pipeline.report_curves import curve_specs
-from primebot.pipeline.stages import Stage
+from primebot.pipeline.report.curves import curve_specs
+from primebot.pipeline.report.page import headline_metrics, write_report
+from primebot.pipeline.stages.contract import Stage
+from primebot.pipeline.stages.presets import resolve_settings
+from primebot.pipeline.stages.record import StageRecord, new_record
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 
@@ -71,7 +71,7 @@ def make_run_dir(root: Path, *, video: bool = True) -> Path:
         "sampled": {"episode_records": [_episode(None, 50, 0.06), _episode("anchor_height", 10, 0.2)]},
     }))
     if video:
-        from primebot.pipeline.motion_replay import write_video
+        from primebot.pipeline.motion.replay import write_video
 
         frames = (np.full((48, 64, 3), (40 * k) % 255, dtype=np.uint8) for k in range(25))
         write_video(frames, run_dir / "videos" / "replay.mp4", 50.0, (64, 48))

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.errors import ConfigError, UnknownNameError
-from primebot.pipeline.registry import Registry
-from primebot.pipeline.rewards import RewardManager, RewardTerm
+from primebot.pipeline.hooks.registry import Registry
 from primebot.pipeline.rotations import quat_from_axis_angle
+from primebot.pipeline.sim.rewards import RewardManager, RewardTerm
 from primebot.plugins.rewards import tracking as terms
 
 E = np.e

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from primebot.pipeline.cli import main
-from primebot.pipeline.plugins import reset_host
+from primebot.pipeline.hooks.host import reset_host
 
 
 def run(capsys, *args):

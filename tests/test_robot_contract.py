@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from meshbot import JOINTS, meshbot_spec, write_meshbot
 
-from primebot.pipeline.deploy_policy import gain_check
+from primebot.pipeline.deploy.policy import gain_check
 from primebot.pipeline.errors import RobotError
-from primebot.pipeline.robot import (
+from primebot.pipeline.robot.spec import (
     compile_mjcf,
     load_robot_model,
     robot_indices,

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.errors import RobotError
-from primebot.pipeline.kinematics import standing_height
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.robot import compile_mjcf, load_robot_model, robot_indices
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.robot.kinematics import standing_height
+from primebot.pipeline.robot.spec import compile_mjcf, load_robot_model, robot_indices
 from primebot.plugins.robots.q1.spec import Q1_MJCF
 
 
@@ -176,7 +176,7 @@ def test_a_mismatched_model_lists_every_missing_joint_body_and_actuator(tmp_path
     xml = xml.replace('joint="left_knee_joint"', 'joint="left_knee"')
     bad = tmp_path / "bad.xml"
     bad.write_text(xml, encoding="utf-8")
-    from primebot.pipeline.robot import with_mjcf
+    from primebot.pipeline.robot.spec import with_mjcf
 
     with pytest.raises(RobotError) as err:
         load_robot_model(with_mjcf(spec, bad))
@@ -191,7 +191,7 @@ def test_a_mismatched_model_lists_every_missing_joint_body_and_actuator(tmp_path
 
 
 def test_a_missing_model_file_names_the_path(tmp_path, spec):
-    from primebot.pipeline.robot import with_mjcf
+    from primebot.pipeline.robot.spec import with_mjcf
 
     with pytest.raises(RobotError, match="does not exist"):
         load_robot_model(with_mjcf(spec, tmp_path / "nope.xml"))
@@ -201,7 +201,7 @@ def test_spec_gains_are_applied_to_a_swapped_model_with_other_gains(tmp_path, sp
     xml = Q1_MJCF.read_text(encoding="utf-8").replace('kp="86.9', 'kp="500.9')
     other = tmp_path / "stiff.xml"
     other.write_text(xml, encoding="utf-8")
-    from primebot.pipeline.robot import with_mjcf
+    from primebot.pipeline.robot.spec import with_mjcf
 
     model = load_robot_model(with_mjcf(spec, other))
     ix = robot_indices(model, spec)

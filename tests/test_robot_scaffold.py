@@ -11,8 +11,8 @@ import pytest
 from meshbot import JOINTS, write_meshbot
 
 from primebot.pipeline.cli import main
-from primebot.pipeline.plugins import load_plugins, reset_host
-from primebot.pipeline.robot_check import check_robot
+from primebot.pipeline.hooks.host import load_plugins, reset_host
+from primebot.pipeline.robot.checks import check_robot
 
 
 def run(capsys, *args):
@@ -76,7 +76,7 @@ TYPO_PLUGIN = """
 import sys
 sys.path.insert(0, {tests!r})
 from meshbot import meshbot_spec, JOINTS
-from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.hooks.specs import hookimpl
 
 
 @hookimpl
@@ -117,7 +117,7 @@ def test_robots_check_refuses_a_timestep_the_50_hz_policy_cannot_use(tmp_path):
 def test_scaffold_of_a_motor_model_keeps_the_motors_and_reads_their_effort(tmp_path):
     import importlib.util
 
-    from primebot.pipeline.robot_scaffold import scaffold_robot
+    from primebot.pipeline.robot.scaffold import scaffold_robot
 
     made = scaffold_robot("motorbot", write_meshbot(tmp_path / "src", actuators="motor"), tmp_path / "pkg")
     assert made.guess.effort == dict.fromkeys(JOINTS, 20.0)  # the motors' ctrlrange x gear

@@ -8,11 +8,11 @@ import pointmass_task
 import pytest
 import torch
 
-from primebot.pipeline.checkpoint import load_checkpoint, numbered_checkpoints
 from primebot.pipeline.errors import NonFiniteError
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.training import TrainRequest, run_training
-from primebot.pipeline.training_log import WALL_CLOCK_COLUMNS, TrainingLog, read_csv_rows
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.train.checkpoints import load_checkpoint, numbered_checkpoints
+from primebot.pipeline.train.log import WALL_CLOCK_COLUMNS, TrainingLog, read_csv_rows
+from primebot.pipeline.train.session import TrainRequest, run_training
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +184,7 @@ class _ScriptedProbe:
 
 def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registry, tmp_path):
     from primebot.pipeline.ppo.config import TrainConfig
-    from primebot.pipeline.runner import OnPolicyRunner
+    from primebot.pipeline.train.runner import OnPolicyRunner
 
     spec = registry.get("tasks", "pointmass")
     cfg = TrainConfig(task="pointmass", num_envs=16, iterations=40)

@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from primebot.pipeline.sim import BatchSim
+from primebot.pipeline.sim.physics import BatchSim
 
 # A small floating body with two actuated hinges that hits the floor: enough
 # for contacts, position actuators and a free joint.

@@ -13,15 +13,7 @@ from torch import nn
 from torch_free import run_sim2sim_without_torch
 from tracking_run import REPO, tracking_host, train_tiny_run
 
-from primebot.pipeline.evaluate import evaluate_run
-from primebot.pipeline.export import export_run
-from primebot.pipeline.onnx_export import (
-    DeployPolicy,
-    motion_at_control_rate,
-    read_metadata,
-    write_onnx,
-)
-from primebot.pipeline.sim2sim import (
+from primebot.pipeline.deploy.sim2sim import (
     Sim2SimError,
     gap_flags,
     main,
@@ -29,7 +21,15 @@ from primebot.pipeline.sim2sim import (
     run_sim2sim,
     sim2sim_run_dir,
 )
-from primebot.pipeline.trained_policy import load_trained_policy, make_run_env
+from primebot.pipeline.evaluate.run import evaluate_run
+from primebot.pipeline.export.graph import (
+    DeployPolicy,
+    motion_at_control_rate,
+    read_metadata,
+    write_onnx,
+)
+from primebot.pipeline.export.run import export_run
+from primebot.pipeline.train.policy import load_trained_policy, make_run_env
 
 Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
 
@@ -152,8 +152,8 @@ def test_gap_flags_name_the_metrics_beyond_their_threshold():
 
 
 def test_cli_eval_then_sim2sim_and_a_bad_export_exits_non_zero(exported, monkeypatch, capsys, tmp_path):
-    from primebot.pipeline import plugins
     from primebot.pipeline.cli import main as cli
+    from primebot.pipeline.hooks import host as plugins
 
     host, run_dir, onnx_path = exported
     monkeypatch.setattr(plugins, "_HOST", host)
@@ -175,8 +175,8 @@ def test_cli_eval_then_sim2sim_and_a_bad_export_exits_non_zero(exported, monkeyp
 def test_video_shows_the_episode_with_the_reference_ghost(exported, tmp_path):
     import imageio
 
-    from primebot.pipeline.sim2sim import render_episode, run_episode
-    from primebot.pipeline.tracking_metrics import EpisodeMetrics
+    from primebot.pipeline.deploy.sim2sim import render_episode, run_episode
+    from primebot.pipeline.evaluate.metrics import EpisodeMetrics
 
     setup = prepare(exported[2], Q1_XML)
     frames: list = []
@@ -262,7 +262,7 @@ def test_the_exported_policy_passes_every_cross_check(exported, spec):
 
 
 def test_robot_spec_check_accepts_the_tasks_action_scale_factor(spec):
-    from primebot.pipeline.deploy_policy import robot_spec_check
+    from primebot.pipeline.deploy.policy import robot_spec_check
 
     meta = {"robot": spec.name, "joint_names": list(spec.joint_names),
             "default_joint_pos": np.asarray(spec.default_joint_pos, dtype=np.float64),

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from primebot.pipeline.errors import PluginError
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.stages import (
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.stages.contract import (
     Stage,
     StageContext,
     StageResult,
@@ -112,7 +112,7 @@ def test_stage_results_may_be_a_result_a_dict_or_none():
 
 
 def test_context_paths_and_outputs_of_earlier_stages(tmp_path):
-    from primebot.pipeline.presets import PipelineSettings
+    from primebot.pipeline.stages.presets import PipelineSettings
 
     ctx = StageContext(tmp_path, PipelineSettings(motion="m.npz"), registry=None, stage="export",
                        outputs={"train": {"checkpoint": "model_best.pt"}})
@@ -132,7 +132,7 @@ class _PluginWithTwoStages:
 
 
 def test_plugin_stages_are_ordered_among_the_builtin_ones(clean_env):
-    from primebot.pipeline.pipeline_run import ordered_stages
+    from primebot.pipeline.stages.runner import ordered_stages
 
     host = load_plugins(extra=[("acme", _PluginWithTwoStages())])
     ordered = ordered_stages(host.registry)
@@ -145,7 +145,7 @@ def test_plugin_stages_are_ordered_among_the_builtin_ones(clean_env):
 
 
 def test_the_train_stage_resumes_with_the_settings_given_on_resume(tmp_path):
-    from primebot.pipeline.presets import PipelineSettings
+    from primebot.pipeline.stages.presets import PipelineSettings
     from primebot.plugins.stages.training_stage import train_request
 
     (tmp_path / "args.yaml").write_text("config: {}\n")

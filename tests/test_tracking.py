@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.motion import load_motion
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.rewards import RewardTerm
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.motion.format import load_motion
 from primebot.pipeline.rotations import quat_error_magnitude
+from primebot.pipeline.sim.rewards import RewardTerm
 
 WAVE = Path(__file__).resolve().parents[1] / "motions" / "wave.npz"
 EXACT = {

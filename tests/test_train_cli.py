@@ -12,11 +12,11 @@ from pathlib import Path
 import pointmass_task
 import pytest
 
-from primebot.pipeline import plugins
-from primebot.pipeline.checkpoint import numbered_checkpoints
 from primebot.pipeline.cli import main
-from primebot.pipeline.training import TrainRequest, run_training
-from primebot.pipeline.training_log import read_csv_rows
+from primebot.pipeline.hooks import host as plugins
+from primebot.pipeline.train.checkpoints import numbered_checkpoints
+from primebot.pipeline.train.log import read_csv_rows
+from primebot.pipeline.train.session import TrainRequest, run_training
 
 TESTS = Path(__file__).parent
 
@@ -24,7 +24,7 @@ CLI_WITH_POINTMASS = f"""
 import sys
 sys.path.insert(0, {str(TESTS)!r})
 import pointmass_task
-from primebot.pipeline import plugins
+from primebot.pipeline.hooks import host as plugins
 from primebot.pipeline.cli import main
 plugins._HOST = plugins.load_plugins(extra=[("pointmass", pointmass_task)])
 sys.exit(main(sys.argv[1:]))
@@ -151,7 +151,7 @@ def test_tensorboard_writes_events_or_says_what_to_install(host, tmp_path, capsy
 def test_resume_with_a_changed_learning_rate_is_applied_and_recorded(host, tmp_path, capsys):
     import yaml
 
-    from primebot.pipeline.checkpoint import load_checkpoint
+    from primebot.pipeline.train.checkpoints import load_checkpoint
 
     common = ["--no-progress"]
     assert main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "1", "--log-dir", str(tmp_path),
@@ -185,7 +185,7 @@ def test_resume_refuses_to_go_back_in_iterations(host, tmp_path, capsys):
 def test_train_refuses_an_invalid_motion_before_making_a_run(host, tmp_path, capsys, damage, message):
     import dataclasses
 
-    from primebot.pipeline.motion import load_motion, save_motion
+    from primebot.pipeline.motion.format import load_motion, save_motion
 
     motion = load_motion(TESTS.parent / "motions" / "wave.npz")
     if damage == "inf":

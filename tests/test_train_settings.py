@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from primebot.pipeline.errors import ConfigError
-from primebot.pipeline.plugins import load_plugins
+from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.ppo.config import parse_set
-from primebot.pipeline.training import TrainRequest, resolve_config
+from primebot.pipeline.train.session import TrainRequest, resolve_config
 
 
 def test_exponent_without_a_dot_is_a_number():

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from primebot.pipeline.checkpoint import load_checkpoint
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.training import TrainRequest, run_training
-from primebot.pipeline.training_log import WALL_CLOCK_COLUMNS, read_csv_rows
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.train.checkpoints import load_checkpoint
+from primebot.pipeline.train.log import WALL_CLOCK_COLUMNS, read_csv_rows
+from primebot.pipeline.train.session import TrainRequest, run_training
 
 WAVE = Path(__file__).resolve().parents[1] / "motions" / "wave.npz"
 SMALL = ["policy.actor_hidden=[64,64]", "policy.critic_hidden=[64,64]", "ppo.num_steps_per_env=8",

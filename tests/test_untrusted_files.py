@@ -10,10 +10,10 @@ import pytest
 
 from primebot.pipeline.cli import main
 from primebot.pipeline.errors import MotionError
+from primebot.pipeline.hooks.host import reset_host
 from primebot.pipeline.limits import MAX_DECODED_BYTES, MAX_MOTION_FRAMES
-from primebot.pipeline.motion import load_motion, save_motion
-from primebot.pipeline.motion_convert import resample
-from primebot.pipeline.plugins import reset_host
+from primebot.pipeline.motion.convert import resample
+from primebot.pipeline.motion.format import load_motion, save_motion
 
 WAVE = Path(__file__).resolve().parents[1] / "motions" / "wave.npz"
 

@@ -7,10 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from primebot.pipeline.evaluate import play_episodes
-from primebot.pipeline.motion import load_motion
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.tracking_metrics import (
+from primebot.pipeline.evaluate.metrics import (
     EpisodeMetrics,
     TrackingSnapshot,
     VerdictRule,
@@ -18,6 +15,9 @@ from primebot.pipeline.tracking_metrics import (
     step_errors,
     tracking_verdict,
 )
+from primebot.pipeline.evaluate.run import play_episodes
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.motion.format import load_motion
 
 MOTIONS = Path(__file__).resolve().parents[1] / "motions"
 EXACT = {"randomization": {"enabled": False}, "observations": {"noise": False}, "log_reward_terms": False,
@@ -127,8 +127,8 @@ def test_the_reference_replayed_under_pd_tracks_the_wave(host):
 def test_training_logs_the_verdict_of_its_checks(tmp_path):
     from tracking_run import TINY, WAVE, tracking_host
 
-    from primebot.pipeline.training import TrainRequest, run_training
-    from primebot.pipeline.training_log import read_csv_rows
+    from primebot.pipeline.train.log import read_csv_rows
+    from primebot.pipeline.train.session import TrainRequest, run_training
 
     request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=2, seed=3, log_dir=str(tmp_path),
                            progress=False, sets=[*TINY, "runner.check_interval=1"])

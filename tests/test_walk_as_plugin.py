@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.training import TrainRequest, resolve_config, run_training
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.train.session import TrainRequest, resolve_config, run_training
 
 # Another robot (biped4's model under a new name and a deeper crouch) and a
 # task asking for a faster walk, from outside the primebot package.
@@ -17,8 +17,8 @@ import dataclasses
 
 import numpy as np
 
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.tasks import TaskSpec
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.sim.task import TaskSpec
 from primebot.plugins.robots.biped4.spec import biped4_spec
 from primebot.plugins.tasks.walk.task import DEFAULT_CONFIG, make_walk_env
 

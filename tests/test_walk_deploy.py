@@ -14,17 +14,17 @@ from test_motion_replay import probe
 from torch_free import run_sim2sim_without_torch
 
 from primebot.pipeline.cli import main
-from primebot.pipeline.deploy_policy import parse_metadata
-from primebot.pipeline.episode_eval import EpisodeRecord
-from primebot.pipeline.evaluate import evaluate_run
-from primebot.pipeline.export import export_run
-from primebot.pipeline.onnx_export import read_metadata
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.sim2sim import main as sim2sim_main
-from primebot.pipeline.sim2sim import sim2sim_run_dir
-from primebot.pipeline.sim2sim_planar import Sim2SimError, run_planar_sim2sim
-from primebot.pipeline.trained_policy import load_trained_policy, make_run_env
-from primebot.pipeline.training import TrainRequest, run_training
+from primebot.pipeline.deploy.planar import Sim2SimError, run_planar_sim2sim
+from primebot.pipeline.deploy.policy import parse_metadata
+from primebot.pipeline.deploy.sim2sim import main as sim2sim_main
+from primebot.pipeline.deploy.sim2sim import sim2sim_run_dir
+from primebot.pipeline.evaluate.episodes import EpisodeRecord
+from primebot.pipeline.evaluate.run import evaluate_run
+from primebot.pipeline.export.graph import read_metadata
+from primebot.pipeline.export.run import export_run
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.train.policy import load_trained_policy, make_run_env
+from primebot.pipeline.train.session import TrainRequest, run_training
 from primebot.plugins.robots.biped4.spec import BIPED4_MJCF, biped4_spec
 from primebot.plugins.tasks.walk import mdp
 from primebot.plugins.tasks.walk.metrics import walk_metrics
@@ -222,7 +222,7 @@ def _run_with(onnx_path: str, tmp_path) -> str:
 
 def test_a_task_spec_with_an_unknown_export_kind_is_refused_by_name():
     from primebot.pipeline.errors import ConfigError
-    from primebot.pipeline.tasks import TaskSpec
+    from primebot.pipeline.sim.task import TaskSpec
 
     with pytest.raises(ConfigError, match="task 'hop': export_kind 'tflite' is unknown"):
         TaskSpec("hop", make_walk_env, export_kind="tflite")
@@ -233,7 +233,7 @@ def test_walk_bundle_with_fp16_and_a_static_batch_runs_on_its_own_model(walk_exp
 
     import yaml
 
-    from primebot.pipeline.bundle import run_bundle
+    from primebot.pipeline.deploy.bundle import run_bundle
 
     host, run_dir, _ = walk_export
     copy = tmp_path / "walk" / run_dir.name

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.tasks import TaskSpec
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.sim.task import TaskSpec
 from primebot.plugins.robots.biped4.spec import biped4_spec
 from primebot.plugins.tasks.walk.task import make_walk_env
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from primebot.pipeline.cli import main
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.training import TrainRequest, resolve_config
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.train.session import TrainRequest, resolve_config
 
 
 def test_train_walk_resolves_to_seed_000_hyper_parameters():

@@ -23,7 +23,7 @@ sys.exit(code)
 """
 
 
-def run_sim2sim_without_torch(args: list[str], module: str = "sim2sim") -> subprocess.CompletedProcess:
+def run_sim2sim_without_torch(args: list[str], module: str = "deploy.sim2sim") -> subprocess.CompletedProcess:
     """``python -m primebot.pipeline.<module> ARGS`` with torch unimportable; asserts success and no leak."""
     script = textwrap.dedent(BLOCK_TORCH_AND_RUN.format(args=[str(a) for a in args], module=module))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

@@ -11,9 +11,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from primebot.pipeline.motion import file_sha256
-from primebot.pipeline.plugins import PluginHost, load_plugins
-from primebot.pipeline.training import TrainRequest, run_training
+from primebot.pipeline.hooks.host import PluginHost, load_plugins
+from primebot.pipeline.motion.format import file_sha256
+from primebot.pipeline.train.session import TrainRequest, run_training
 
 REPO = Path(__file__).resolve().parents[1]
 WAVE = REPO / "motions" / "wave.npz"

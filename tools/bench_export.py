@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from primebot.pipeline.onnx_export import onnx_latency
+from primebot.pipeline.export.graph import onnx_latency
 
 FILES = ("policy.onnx", "policy_fp16.onnx")
 

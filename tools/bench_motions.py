@@ -100,7 +100,7 @@ def print_table(rows: list[dict]) -> None:
 
 
 def write_sheet(rows: list[dict], path: Path, title: str) -> Path:
-    from primebot.pipeline.contact_sheet import video_stills, write_contact_sheet
+    from primebot.pipeline.render.contact_sheet import video_stills, write_contact_sheet
 
     sheet_rows = []
     for r in rows:

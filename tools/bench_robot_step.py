@@ -19,8 +19,8 @@ import time
 import mujoco
 from mujoco.batch import Batch
 
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.robot import get_robot, load_robot_model, robot_indices
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.robot.spec import get_robot, load_robot_model, robot_indices
 
 
 def main(argv: list[str] | None = None) -> None:

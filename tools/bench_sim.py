@@ -46,8 +46,8 @@ def run_one(
     import torch
     from mujoco.batch import Batch
 
-    from primebot.pipeline.motion import load_motion
-    from primebot.pipeline.plugins import load_plugins
+    from primebot.pipeline.hooks.host import load_plugins
+    from primebot.pipeline.motion.format import load_motion
 
     torch.set_num_threads(torch_threads)
     host = load_plugins()
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
-    from primebot.pipeline.sim import available_cores
+    from primebot.pipeline.sim.physics import available_cores
 
     threads = args.threads or available_cores()
     if args.child:  # one size, in its own process so peak memory is its own

@@ -19,11 +19,11 @@ import time
 
 import torch
 
-from primebot.pipeline.devices import resolve_device
-from primebot.pipeline.motion import load_motion
-from primebot.pipeline.plugins import get_host
-from primebot.pipeline.runner import OnPolicyRunner, auto_update_threads
-from primebot.pipeline.training import TrainRequest, resolve_config
+from primebot.pipeline.devices.backend import resolve_device
+from primebot.pipeline.hooks.host import get_host
+from primebot.pipeline.motion.format import load_motion
+from primebot.pipeline.train.runner import OnPolicyRunner, auto_update_threads
+from primebot.pipeline.train.session import TrainRequest, resolve_config
 
 
 def main() -> None:

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.env import StepResult, VecEnv
+from primebot.pipeline.sim.env import StepResult, VecEnv
 
 
 class EpisodeRecorder(VecEnv):
@@ -101,10 +101,10 @@ class EpisodeRecorder(VecEnv):
 
 def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: int) -> dict[str, Any]:
     """Train one seed until both averages reach the threshold (or ``max_steps``); return its figures."""
-    from primebot.pipeline.devices import resolve_device
-    from primebot.pipeline.plugins import load_plugins
-    from primebot.pipeline.runner import EPISODE_WINDOW, OnPolicyRunner
-    from primebot.pipeline.training import TrainRequest, resolve_config
+    from primebot.pipeline.devices.backend import resolve_device
+    from primebot.pipeline.hooks.host import load_plugins
+    from primebot.pipeline.train.runner import EPISODE_WINDOW, OnPolicyRunner
+    from primebot.pipeline.train.session import TrainRequest, resolve_config
 
     host = load_plugins()
     resolved = resolve_device(host.registry, device)

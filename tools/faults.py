@@ -187,7 +187,7 @@ def copy_run(run: Path, name: str) -> Path:
 
 
 def motion_with(name: str, change: Callable) -> Path:
-    from primebot.pipeline.motion import load_motion, save_motion
+    from primebot.pipeline.motion.format import load_motion, save_motion
 
     motion = change(load_motion(WAVE))
     path = WORK / "motions" / f"{name}.npz"
@@ -294,8 +294,8 @@ case("2", "train refuses a NaN motion up front, naming it")(_bad_motion_case("na
 # -- 3: stage invalidation -----------------------------------------------------------------------------
 FAKE_STAGES = '''
 import os, time
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.stages import Stage, StageResult
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.stages.contract import Stage, StageResult
 
 NAMES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
 
@@ -430,7 +430,7 @@ def exit_at_import(work: Path) -> tuple[bool, str]:
 def exit_in_hook(work: Path) -> tuple[bool, str]:
     site = plugin_site("quitter_hook", """
         import sys
-        from primebot.pipeline.hookspecs import hookimpl
+        from primebot.pipeline.hooks.specs import hookimpl
 
         @hookimpl
         def register_stages(register):
@@ -618,7 +618,7 @@ def orphan_tmp(work: Path) -> tuple[bool, str]:
 @case("10", "a misspelt hook name (register_robot) is refused")
 def misspelt_hook(work: Path) -> tuple[bool, str]:
     site = plugin_site("typo_plugin", """
-        from primebot.pipeline.hookspecs import hookimpl
+        from primebot.pipeline.hooks.specs import hookimpl
 
         @hookimpl
         def register_robot(register):

@@ -14,11 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from primebot.pipeline.contact_sheet import motion_stills, write_contact_sheet
-from primebot.pipeline.motion import file_sha256, load_motion
-from primebot.pipeline.motion_author import author_file
-from primebot.pipeline.plugins import load_plugins
-from primebot.pipeline.robot import get_robot
+from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.motion.author import author_file
+from primebot.pipeline.motion.format import file_sha256, load_motion
+from primebot.pipeline.render.contact_sheet import motion_stills, write_contact_sheet
+from primebot.pipeline.robot.spec import get_robot
 
 MOTIONS = Path(__file__).resolve().parents[1] / "motions"
 

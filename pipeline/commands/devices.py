@@ -7,9 +7,9 @@ import json
 import click
 
 from ..cli import pass_host
-from ..devices import resolve_device
-from ..hookspecs import hookimpl
-from ..plugins import PluginHost
+from ..devices.backend import resolve_device
+from ..hooks.host import PluginHost
+from ..hooks.specs import hookimpl
 
 
 def backend_rows(host: PluginHost) -> list[dict]:
@@ -51,7 +51,7 @@ def devices_command(host: PluginHost, probe: bool, device: str | None, as_json: 
     resolved = resolve_device(host.registry, device)
     report: dict = {"backends": rows, "resolved": {"device": resolved.torch_device, "source": resolved.source}}
     if probe:
-        from ..device_probe import probe as run_probe
+        from ..devices.probe import probe as run_probe
 
         report["probe"] = run_probe(resolved)
     if as_json:

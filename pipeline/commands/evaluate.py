@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..cli import pass_host
-from ..hookspecs import hookimpl
-from ..plugins import PluginHost
+from ..hooks.host import PluginHost
+from ..hooks.specs import hookimpl
 
 SHOWN = ("success_rate", "fall_rate", "mean_episode_length_s", "mpkpe_m", "mpkpe_root_relative_m",
          "joint_pos_error_rad", "joint_vel_error_rad_s", "ee_pos_error_m", "anchor_pos_error_m", "anchor_ori_error_rad")
@@ -57,7 +57,7 @@ def eval_command(host: PluginHost, run_dir: str, checkpoint: str | None, episode
     length, walking threshold reached) plays --episodes episodes, and --video
     renders the first one through the robot's video camera.
     """
-    from ..evaluate import EVAL_FILE, evaluate_run
+    from ..evaluate.run import EVAL_FILE, evaluate_run
     from ..run_lock import run_dir_lock
 
     with run_dir_lock(run_dir):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from ..cli import pass_host
-from ..hookspecs import hookimpl
-from ..plugins import PluginHost
+from ..hooks.host import PluginHost
+from ..hooks.specs import hookimpl
 
 
 @click.command("export")
@@ -36,7 +36,7 @@ def export_command(host: PluginHost, run_dir: str, checkpoint: str | None, fp16:
     how much they differ. `python -m primebot.pipeline.bundle RUN_DIR/export`
     runs the bundle without torch.
     """
-    from ..export import export_run
+    from ..export.run import export_run
     from ..run_lock import run_dir_lock
 
     with run_dir_lock(run_dir):

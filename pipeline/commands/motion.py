@@ -5,9 +5,9 @@ from __future__ import annotations
 import click
 
 from ..cli import pass_host
-from ..hookspecs import hookimpl
-from ..plugins import PluginHost
-from ..robot import get_robot
+from ..hooks.host import PluginHost
+from ..hooks.specs import hookimpl
+from ..robot.spec import get_robot
 
 robot_option = click.option(
     "--robot", default=None, help="Registered robot name (default: q1, or the source's 'robot:')."
@@ -52,7 +52,7 @@ def author_command(
 
     import yaml
 
-    from ..motion_author import author_file
+    from ..motion.author import author_file
 
     if robot is None:
         try:
@@ -90,7 +90,7 @@ def validate_command(
     import json
 
     from ..errors import MotionError
-    from ..motion_validate import validate_motion_file
+    from ..motion.validate import validate_motion_file
 
     spec = get_robot(host.registry, robot or "q1", robot_xml)
     report = validate_motion_file(file, spec)
@@ -132,8 +132,8 @@ def replay_command(
     """
     from pathlib import Path
 
-    from ..motion import load_motion
-    from ..motion_replay import CameraConfig, replay_video
+    from ..motion.format import load_motion
+    from ..motion.replay import CameraConfig, replay_video
 
     spec = get_robot(host.registry, robot or "q1", robot_xml)
     out = Path(output) if output else Path(file).with_suffix(".mp4")
@@ -176,8 +176,8 @@ def convert_command(
     from pathlib import Path
 
     from ..errors import MotionError
-    from ..motion import load_motion, save_motion
-    from ..motion_convert import convert_csv, write_csv
+    from ..motion.convert import convert_csv, write_csv
+    from ..motion.format import load_motion, save_motion
 
     spec = get_robot(host.registry, robot or "q1", robot_xml)
     source = Path(file)
@@ -226,8 +226,8 @@ def resample_command(
     """
     from pathlib import Path
 
-    from ..motion import load_motion, save_motion
-    from ..motion_convert import resample_motion
+    from ..motion.convert import resample_motion
+    from ..motion.format import load_motion, save_motion
 
     spec = get_robot(host.registry, robot or "q1", robot_xml)
     source = Path(file)

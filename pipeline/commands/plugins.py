@@ -7,8 +7,8 @@ import json
 import click
 
 from ..cli import pass_host
-from ..hookspecs import hookimpl
-from ..plugins import PluginHost
+from ..hooks.host import PluginHost
+from ..hooks.specs import hookimpl
 
 
 def plugin_table(host: PluginHost) -> list[dict]:

@@ -7,11 +7,11 @@ import json
 import click
 
 from ..cli import pass_host
-from ..hookspecs import hookimpl
-from ..plugins import PluginHost
-from ..robot import describe_robot, get_robot
-from ..robot_check import check_robot, findings_json, require_passing
-from ..robot_scaffold import scaffold_robot
+from ..hooks.host import PluginHost
+from ..hooks.specs import hookimpl
+from ..robot.checks import check_robot, findings_json, require_passing
+from ..robot.scaffold import scaffold_robot
+from ..robot.spec import describe_robot, get_robot
 
 
 @click.group("robots", invoke_without_command=True)

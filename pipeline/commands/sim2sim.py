@@ -6,8 +6,8 @@ import click
 
 from ..cli import pass_host
 from ..errors import ExportError
-from ..hookspecs import hookimpl
-from ..plugins import PluginHost
+from ..hooks.host import PluginHost
+from ..hooks.specs import hookimpl
 
 
 @click.command("sim2sim")
@@ -30,10 +30,10 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
     export (no motion, planar base) starts from the default pose and is
     compared with eval.json's walk metrics (speed, distance, falls, length).
     """
-    from ..commands.evaluate import metrics_table, scalar_table
+    from ..deploy.sim2sim import SIM2SIM_FILE, require_checks_passed, sim2sim_run_dir
     from ..run_lock import run_dir_lock
     from ..rundir import read_args
-    from ..sim2sim import SIM2SIM_FILE, require_checks_passed, sim2sim_run_dir
+    from .evaluate import metrics_table, scalar_table
 
     with run_dir_lock(run_dir):
         name = read_args(run_dir).get("config", {}).get("robot")

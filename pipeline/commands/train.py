@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from ..cli import pass_host
-from ..distributed import shutdown_distributed
-from ..hookspecs import hookimpl
-from ..plugins import PluginHost
-from ..training import TrainRequest, run_training
+from ..hooks.host import PluginHost
+from ..hooks.specs import hookimpl
+from ..train.distributed import shutdown_distributed
+from ..train.session import TrainRequest, run_training
 
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 """A run stopped by a signal exits 128 + signal number, after writing its checkpoint."""

@@ -6,8 +6,8 @@ import platform
 
 import torch
 
-from primebot.pipeline.devices import Availability, Backend
-from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.devices.backend import Availability, Backend
+from primebot.pipeline.hooks.specs import hookimpl
 
 
 class CpuBackend(Backend):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from primebot.pipeline.devices import Availability, Backend
-from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.devices.backend import Availability, Backend
+from primebot.pipeline.hooks.specs import hookimpl
 
 
 class CudaBackend(Backend):

@@ -14,8 +14,8 @@ from types import ModuleType
 
 import torch
 
-from primebot.pipeline.devices import Availability, Backend
-from primebot.pipeline.hookspecs import hookimpl
+from primebot.pipeline.devices.backend import Availability, Backend
+from primebot.pipeline.hooks.specs import hookimpl
 
 
 class NpuBackend(Backend):

@@ -9,8 +9,8 @@ A plugin adds a stage by registering ``Stage(name, run, after=("export",))``.
 
 from __future__ import annotations
 
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.stages import Stage
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.stages.contract import Stage
 
 from . import device_smoke, motion_stages, policy_stages, training_stage
 

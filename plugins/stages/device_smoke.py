@@ -15,7 +15,7 @@ import tempfile
 from typing import Any
 
 from primebot.pipeline.errors import DeviceUnavailableError
-from primebot.pipeline.stages import StageContext, StageResult
+from primebot.pipeline.stages.contract import StageContext, StageResult
 
 _QUIET_TASK_SETS = {"tracking": ("task.log_reward_terms=false",)}
 """Task settings that keep the smoke test's output short (the train stage prints the reward table)."""
@@ -54,9 +54,9 @@ def smoke(ctx: StageContext) -> StageResult:
     """Probe the device and train two iterations on it; fail with the fix if it cannot."""
     import torch
 
-    from primebot.pipeline.device_probe import probe
-    from primebot.pipeline.distributed import shutdown_distributed
-    from primebot.pipeline.training import TrainRequest, run_training
+    from primebot.pipeline.devices.probe import probe
+    from primebot.pipeline.train.distributed import shutdown_distributed
+    from primebot.pipeline.train.session import TrainRequest, run_training
 
     s = ctx.settings
     resolved = ctx.resolve_device()  # DeviceUnavailableError carries what to install
@@ -73,7 +73,7 @@ def smoke(ctx: StageContext) -> StageResult:
             log_dir=scratch, run_name="smoke", progress=False,
         )
         # The scratch run's own "run directory: /tmp/…" line would only confuse.
-        training_log = logging.getLogger("primebot.pipeline.training")
+        training_log = logging.getLogger("primebot.pipeline.train.session")
         level = training_log.level
         training_log.setLevel(logging.WARNING)
         try:

@@ -11,8 +11,8 @@ import importlib
 from typing import Any
 
 from primebot.pipeline.errors import PluginError
-from primebot.pipeline.report import headline_metrics
-from primebot.pipeline.stages import StageContext, StageResult
+from primebot.pipeline.report.page import headline_metrics
+from primebot.pipeline.stages.contract import StageContext, StageResult
 
 
 def _require(module: str, stage: str) -> Any:
@@ -40,7 +40,7 @@ def _relative(ctx: StageContext, path: Any) -> str:
 
 def export(ctx: StageContext) -> StageResult:
     """Write export/policy.onnx and deploy.yaml; accepted only on onnxruntime parity."""
-    export_module = _require("primebot.pipeline.export", "export")
+    export_module = _require("primebot.pipeline.export.run", "export")
     result = export_module.export_run(ctx.registry, ctx.run_dir)
     latency = result.latency
     median = latency.get("median_ms", latency.get("p50_ms"))
@@ -111,7 +111,7 @@ def _metrics_result(ctx: StageContext, outputs: dict[str, str], report: dict[str
 
 def evaluate(ctx: StageContext) -> StageResult:
     """Run the deterministic policy in the training simulator and write eval.json."""
-    evaluation = _require("primebot.pipeline.evaluate", "evaluate")
+    evaluation = _require("primebot.pipeline.evaluate.run", "evaluate")
     s = ctx.settings
     report, warnings = _with_video(
         ctx, lambda video: evaluation.evaluate_run(ctx.registry, ctx.run_dir, episodes=s.eval_episodes,
@@ -123,7 +123,7 @@ def sim2sim(ctx: StageContext) -> StageResult:
     """Replay the exported ONNX in the deploy-style loop and write sim2sim.json."""
     from primebot.pipeline.rundir import read_args
 
-    deploy = _require("primebot.pipeline.sim2sim", "sim2sim")
+    deploy = _require("primebot.pipeline.deploy.sim2sim", "sim2sim")
     robot = read_args(ctx.run_dir).get("config", {}).get("robot") or ctx.robot_name()
     spec = ctx.registry.get("robots", robot)
     mjcf = str(spec.mjcf)

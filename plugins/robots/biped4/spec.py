@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.robot import RobotSpec
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.robot.spec import RobotSpec
 
 BIPED4_MJCF = Path(__file__).with_name("biped4.xml")
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.robot import RobotSpec, pd_gains
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.robot.spec import RobotSpec, pd_gains
 
 Q1_MJCF = Path(__file__).with_name("q1.xml")
 

@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 
 from primebot.pipeline.errors import RobotError
-from primebot.pipeline.robot import (
+from primebot.pipeline.robot.spec import (
     RobotIndices,
     RobotSpec,
     apply_spec_actuators,

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from primebot.pipeline.rotations import quat_apply_inverse
-from primebot.pipeline.sim import BatchSim
+from primebot.pipeline.sim.physics import BatchSim
 
 from .model import TrackingModel
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from primebot.pipeline.errors import MotionError
-from primebot.pipeline.motion import Motion
-from primebot.pipeline.robot import RobotSpec
+from primebot.pipeline.motion.format import Motion
+from primebot.pipeline.robot.spec import RobotSpec
 from primebot.pipeline.rotations import quat_apply_inverse, quat_normalize, quat_slerp
 
 from .model import TrackingModel

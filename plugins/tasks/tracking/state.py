@@ -41,7 +41,7 @@ from primebot.pipeline.rotations import (
     rotate_about_z,
     yaw_angle,
 )
-from primebot.pipeline.sim import BatchSim
+from primebot.pipeline.sim.physics import BatchSim
 
 from .model import TrackingModel
 from .reference import MotionReference

@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.env import StepResult, VecEnv
 from primebot.pipeline.errors import RobotError
-from primebot.pipeline.robot import RobotSpec, load_robot_model, robot_indices
-from primebot.pipeline.sim import BatchSim
+from primebot.pipeline.robot.spec import RobotSpec, load_robot_model, robot_indices
+from primebot.pipeline.sim.env import StepResult, VecEnv
+from primebot.pipeline.sim.physics import BatchSim
 
 from . import mdp
 

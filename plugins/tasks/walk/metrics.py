@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.episode_eval import EpisodeRecord
+from primebot.pipeline.evaluate.episodes import EpisodeRecord
 
 from .env import WalkEnv
 

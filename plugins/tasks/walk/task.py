@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from primebot.pipeline.errors import ConfigError
-from primebot.pipeline.hookspecs import hookimpl
-from primebot.pipeline.robot import RobotSpec
-from primebot.pipeline.sim import available_cores
-from primebot.pipeline.tasks import EXPORT_POLICY, TaskSpec
+from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.robot.spec import RobotSpec
+from primebot.pipeline.sim.physics import available_cores
+from primebot.pipeline.sim.task import EXPORT_POLICY, TaskSpec
 
 from . import mdp
 from .env import WalkEnv

@@ -1,0 +1,190 @@
+"""The deploy bundle (``RUN_DIR/export/``) as the robot side sees it, and its torch-free reference runner.
+
+``primebot export`` writes the bundle; this module holds what does not need
+torch, so it runs on the robot computer too:
+
+- ``bundle_mjcf`` copies the robot model the policy was trained on into the
+  bundle byte for byte (``robot/<name>.xml``), with every file it includes or
+  loads (meshes, textures, height fields, skins) at the same relative path;
+- ``verify_bundle`` reads ``deploy.yaml`` and checks every listed file's
+  SHA-256;
+- ``python -m primebot.pipeline.bundle BUNDLE_DIR`` verifies the bundle and
+  runs the policy on the bundled MJCF in the sim2sim deploy loop
+  (``sim2sim.run_sim2sim``: numpy, mujoco and onnxruntime only), from the
+  start steps ``deploy.yaml`` records (eval.json's at export time), so it
+  reproduces the run's ``sim2sim.json`` metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mujoco
+import yaml
+
+from ..atomic import atomic_path
+from ..errors import ExportError
+from ..motion.format import file_sha256
+
+DEPLOY_FILE = "deploy.yaml"
+README_FILE = "README.md"
+ROBOT_DIR = "robot"
+"""Bundle folder of the robot model and its assets."""
+
+_ASSET_FILE_ATTRIBUTES = {
+    "mesh": ("file",),
+    "texture": ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback"),
+    "hfield": ("file",),
+    "skin": ("file",),
+}
+_ASSET_DIRS = {"mesh": "meshdir", "texture": "texturedir"}
+
+
+@dataclass
+class BundledModel:
+    """The robot model as copied into the bundle (paths relative to the bundle folder)."""
+
+    file: str
+    sha256: str
+    source: str
+    """Where training read it."""
+    assets: list[str] = field(default_factory=list)
+    """Included and loaded files, copied beside it at their relative paths."""
+
+
+def model_files(mjcf: Path) -> list[Path]:
+    """Every file ``mjcf`` includes or loads, as paths relative to its folder (MuJoCo's resolution rules)."""
+    root_dir = mjcf.parent
+    compiler: dict[str, str] = {}
+    found: list[tuple[str, str]] = []  # (tag, file)
+    pending, seen = [mjcf], set()
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            tree = ET.parse(path)
+        except ET.ParseError as exc:
+            raise ExportError(f"robot model {path} is not readable XML: {exc}") from exc
+        for element in tree.iter():
+            if element.tag == "compiler":
+                compiler.update({k: v for k, v in element.attrib.items() if k in ("meshdir", "texturedir", "assetdir")})
+            elif element.tag == "include" and element.get("file"):
+                found.append(("include", element.get("file")))
+                pending.append(root_dir / element.get("file"))
+            for attribute in _ASSET_FILE_ATTRIBUTES.get(element.tag, ()):
+                if element.get(attribute):
+                    found.append((element.tag, element.get(attribute)))
+    out = []
+    for tag, name in found:
+        folder = compiler.get(_ASSET_DIRS.get(tag, ""), compiler.get("assetdir", "")) if tag != "include" else ""
+        relative = Path(folder) / name
+        if relative.is_absolute() or ".." in relative.parts:
+            raise ExportError(
+                f"robot model {mjcf} loads {relative}, outside its folder: the bundle cannot carry it",
+                fix="keep included files and assets under the MJCF's folder, with relative paths",
+            )
+        out.append(relative)
+    return sorted(set(out))
+
+
+def bundle_mjcf(mjcf: str | Path, out_dir: str | Path) -> BundledModel:
+    """Copy ``mjcf`` and everything it loads to ``out_dir/robot/``; the copy must compile like the original."""
+    mjcf, out_dir = Path(mjcf).resolve(), Path(out_dir)
+    target_dir = out_dir / ROBOT_DIR
+    if target_dir.exists():
+        shutil.rmtree(target_dir)  # a previous export's model (perhaps another robot)
+    assets = model_files(mjcf)
+    for relative in [Path(mjcf.name), *assets]:
+        destination = target_dir / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(destination) as tmp:
+            shutil.copyfile(mjcf.parent / relative, tmp)
+    copy = target_dir / mjcf.name
+    original, bundled = mujoco.MjModel.from_xml_path(str(mjcf)), mujoco.MjModel.from_xml_path(str(copy))
+    sizes = ("nq", "nv", "nu", "nbody", "njnt", "ngeom", "nmesh")
+    if any(getattr(original, s) != getattr(bundled, s) for s in sizes):
+        raise ExportError(f"the bundled copy {copy} of {mjcf} compiles to another model",
+                          fix="report it with the MJCF")
+    return BundledModel(file=f"{ROBOT_DIR}/{mjcf.name}", sha256=file_sha256(copy), source=str(mjcf),
+                        assets=[f"{ROBOT_DIR}/{a.as_posix()}" for a in assets])
+
+
+# -- reading a bundle ---------------------------------------------------------------------------------
+def verify_bundle(bundle_dir: str | Path) -> dict:
+    """``deploy.yaml`` of ``bundle_dir``, after checking that every file it lists has its SHA-256.
+
+    Raises ``ExportError`` naming each missing or changed file.
+    """
+    bundle_dir = Path(bundle_dir)
+    path = bundle_dir / DEPLOY_FILE
+    if not path.is_file():
+        raise ExportError(f"{path} does not exist: not a deploy bundle",
+                          fix="export the run first: primebot export RUN_DIR (the bundle is RUN_DIR/export)")
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    problems = []
+    for role, entry in (document.get("files") or {}).items():
+        if not isinstance(entry, dict) or "file" not in entry:
+            continue
+        file = bundle_dir / entry["file"]
+        if not file.is_file():
+            problems.append(f"{role}: {entry['file']} is missing")
+        elif entry.get("sha256") and file_sha256(file) != entry["sha256"]:
+            problems.append(f"{role}: {entry['file']} has changed since export (SHA-256 differs)")
+        for asset in entry.get("assets") or ():
+            if not (bundle_dir / asset).is_file():
+                problems.append(f"{role}: asset {asset} is missing")
+    if problems:
+        raise ExportError(f"deploy bundle {bundle_dir} is incomplete:\n    " + "\n    ".join(problems),
+                          fix="copy the whole export/ folder, or export again")
+    return document
+
+
+def run_bundle(bundle_dir: str | Path, start_steps: list[int] | None = None, variant: str = "policy",
+               physics_hz: float | None = None) -> dict:
+    """Verify the bundle, then run its ``variant`` (``policy`` or ``policy_fp16``) on the bundled MJCF.
+
+    ``start_steps`` default: those deploy.yaml records (eval.json's at export time), else ``[0]``.
+    Returns the sim2sim report (``sim2sim.run_sim2sim``).
+    """
+    bundle_dir = Path(bundle_dir)
+    document = verify_bundle(bundle_dir)
+    files = document.get("files") or {}
+    if variant not in files:
+        raise ExportError(f"deploy bundle {bundle_dir} has no {variant!r} file",
+                          fix="export it (primebot export RUN_DIR --fp16 for policy_fp16)")
+    from .sim2sim import PHYSICS_HZ, run_policy_file
+
+    starts = start_steps or (document.get("reference_check") or {}).get("start_steps") or [0]
+    return run_policy_file(bundle_dir / files[variant]["file"], bundle_dir / files["mjcf"]["file"], starts,
+                           physics_hz or PHYSICS_HZ)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m primebot.pipeline.bundle BUNDLE_DIR``: verify a deploy bundle and run it on its own MJCF."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("bundle", help="the export folder (deploy.yaml, policy.onnx, robot/...)")
+    parser.add_argument("--start", type=int, nargs="*", default=None,
+                        help="start steps (the first is 'from_start'); default: those deploy.yaml records")
+    parser.add_argument("--variant", default="policy", choices=("policy", "policy_fp16"))
+    parser.add_argument("--physics-hz", type=float, default=None, help="physics and PD rate (default 1000)")
+    parser.add_argument("--output", help="write the report here as JSON")
+    args = parser.parse_args(argv)
+    try:
+        report = run_bundle(args.bundle, args.start, args.variant, args.physics_hz)
+    except ExportError as exc:
+        print(f"bundle: error: {exc}", file=sys.stderr)
+        return 2
+    from .policy import emit_report
+
+    return emit_report(report, args.output)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

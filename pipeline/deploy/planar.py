@@ -1,0 +1,271 @@
+"""sim2sim for a policy without a reference motion on a planar base (``export_kind: policy``, e.g. walk).
+
+The deploy-style loop of ``sim2sim`` (a fresh ``MjData`` from the MJCF,
+physics at 1 kHz, τ = kp·(q* − q) − kd·q̇ from the metadata's gains clipped
+to the effort limit every physics step, the policy at the metadata's control
+rate, no randomisation or noise), for a robot whose base is the joints named
+in ``base_joint_names`` (biped4: slide x, slide z, hinge pitch) instead of a
+free joint. Reads only the ONNX file and the MJCF; imports numpy, mujoco and
+onnxruntime (never torch).
+
+The observation is built by name from ``observation_names``, from what the
+robot senses: ``torso_pitch`` and ``torso_pitch_rate`` from the base's hinge
+(an IMU's pitch and gyro on hardware), ``<joint>_pos`` (minus the default
+pose) and ``<joint>_vel`` from the encoders, ``<joint>_last_action`` from the
+previous policy output. A name it does not know is refused, as is an MJCF
+whose joints do not fit. Episodes start in the metadata's default pose,
+actions are clipped to ``action_clip`` and targets to the MJCF joint range
+as in training, and an episode ends at ``max_episode_steps`` or on the fall
+the metadata gives (``termination_min_height`` of the root body,
+``termination_max_pitch``).
+
+Checks: the metadata's kp/kd are the MJCF servos' (``gain_check``), and its
+default pose is the MJCF's first keyframe (biped4's ``stand``) by joint name,
+which a permuted ``joint_names`` (hip ↔ knee) fails.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import onnxruntime as ort
+
+from .policy import (
+    PHYSICS_HZ,
+    Sim2SimError,
+    gain_check,
+    hold_joint_targets,
+    load_policy,
+    match_joints,
+    setup_torque_loop,
+)
+
+POSE_TOLERANCE_RAD = 1e-6
+GAP_THRESHOLDS = {"fall_rate": 0.2, "mean_forward_speed_m_s": 0.2, "mean_episode_length_s": 2.0}
+"""|sim2sim − eval| beyond these is flagged."""
+COMPARED_KEYS = ("mean_forward_speed_m_s", "mean_distance_m", "fall_rate", "mean_episode_length",
+                 "mean_episode_length_s")
+
+
+@dataclass
+class PlanarRobot:
+    """MJCF indices of the policy joints (metadata order) and of the planar base."""
+
+    model: mujoco.MjModel
+    qpos_adr: np.ndarray
+    dof_adr: np.ndarray
+    actuator_ids: np.ndarray
+    joint_range: np.ndarray
+    forward_qpos_adr: int
+    pitch_qpos_adr: int
+    pitch_dof_adr: int
+    root_body: int
+    checks: list[dict] = field(default_factory=list)
+
+
+def is_planar_policy(meta: dict) -> bool:
+    """Whether ``meta`` is a policy without a motion (``export_kind: policy``)."""
+    return meta.get("export_kind") == "policy"
+
+
+def check_planar_robot(session: ort.InferenceSession, meta: dict, model: mujoco.MjModel) -> PlanarRobot:
+    """Match the ONNX to the planar MJCF by name; raise ``Sim2SimError`` listing every mismatch."""
+    base = list(meta.get("base_joint_names") or [])
+    if base in ([], ["free"]):
+        raise Sim2SimError(
+            "sim2sim replays a policy without a reference motion only on a planar base (base_joint_names "
+            f"slide x, slide z, hinge pitch); this export's base is {meta.get('base_joint_names', 'unknown')!r}",
+            fix="evaluate it with `primebot eval RUN_DIR`; a free-base deploy loop for such tasks is not written yet",
+        )
+    problems: list[str] = []
+    joints = list(meta["joint_names"])
+    obs_input = session.get_inputs()[0].shape[1]
+    if obs_input != len(meta["observation_names"]):
+        problems.append(f"observation size: the graph takes {obs_input} values, observation_names lists "
+                        f"{len(meta['observation_names'])}")
+    known = {"torso_pitch", "torso_pitch_rate"} | {f"{j}_{s}" for j in joints for s in ("pos", "vel", "last_action")}
+    unknown = [n for n in meta["observation_names"] if n not in known]
+    if unknown:
+        problems.append(f"observation term(s) unknown to the planar deploy loop: {', '.join(unknown)}")
+    joint_ids, actuators = match_joints(model, joints, problems, base=tuple(base))
+    types = {}
+    for name in base:
+        j = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if j < 0:
+            problems.append(f"base joint {name!r} (metadata base_joint_names) is not in the MJCF")
+        else:
+            types[name] = (j, int(model.jnt_type[j]))
+    slides = [(j, n) for n, (j, t) in types.items() if t == mujoco.mjtJoint.mjJNT_SLIDE]
+    hinges = [j for j, t in types.values() if t == mujoco.mjtJoint.mjJNT_HINGE]
+    if types and len(types) == len(base) and (len(slides) != 2 or len(hinges) != 1):
+        problems.append(f"base joints {', '.join(base)} must be two slides (x, z) and one hinge (pitch)")
+    if problems:
+        raise Sim2SimError("the ONNX policy does not fit the robot model:\n    " + "\n    ".join(problems)
+                           + "\n  fix: export the policy for this robot, or pass the MJCF it was trained with")
+    forward = max(slides, key=lambda s: abs(model.jnt_axis[s[0], 0]))[0]  # the slide along x
+    ids = np.array(joint_ids)
+    robot = PlanarRobot(
+        model=model, qpos_adr=model.jnt_qposadr[ids].astype(np.int64), dof_adr=model.jnt_dofadr[ids].astype(np.int64),
+        actuator_ids=np.array([actuators[j] for j in joint_ids], dtype=np.int64),
+        joint_range=np.where(model.jnt_limited[ids, None] > 0, model.jnt_range[ids], [-np.inf, np.inf]),
+        forward_qpos_adr=int(model.jnt_qposadr[forward]), pitch_qpos_adr=int(model.jnt_qposadr[hinges[0]]),
+        pitch_dof_adr=int(model.jnt_dofadr[hinges[0]]), root_body=int(model.jnt_bodyid[hinges[0]]),
+    )
+    robot.checks += [gain_check(model, robot, meta), _default_pose_check(robot, meta)]
+    return robot
+
+
+def _default_pose_check(robot: PlanarRobot, meta: dict) -> dict:
+    """The metadata's default pose must be the MJCF's first keyframe at the policy joints (when it has one)."""
+    m = robot.model
+    if m.nkey == 0:
+        return {"name": "default_pose_matches_keyframe", "ok": True, "detail": "the MJCF has no keyframe to compare"}
+    key = m.key_qpos[0][robot.qpos_adr]
+    default = np.asarray(meta["default_joint_pos"])
+    bad = [f"{n}: metadata {d:.4g}, keyframe {k:.4g}"
+           for n, d, k in zip(meta["joint_names"], default, key, strict=True) if abs(d - k) > POSE_TOLERANCE_RAD]
+    name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_KEY, 0) or "0"
+    return {"name": "default_pose_matches_keyframe", "ok": not bad,
+            "detail": (f"metadata default_joint_pos differs from keyframe {name!r}: " + "; ".join(bad)
+                       + " (is joint_names in the MJCF's order?)") if bad
+            else f"metadata default_joint_pos equals keyframe {name!r}"}
+
+
+def build_observation(robot: PlanarRobot, meta: dict, data: mujoco.MjData, last_action: np.ndarray) -> np.ndarray:
+    """The policy observation, term by term in ``observation_names`` order, from sensed quantities."""
+    index = {name: j for j, name in enumerate(meta["joint_names"])}
+    default = meta["default_joint_pos"]
+    values = []
+    for name in meta["observation_names"]:
+        if name == "torso_pitch":
+            values.append(data.qpos[robot.pitch_qpos_adr])
+        elif name == "torso_pitch_rate":
+            values.append(data.qvel[robot.pitch_dof_adr])
+        elif name.endswith("_last_action"):
+            values.append(last_action[index[name[: -len("_last_action")]]])
+        elif name.endswith("_pos"):
+            j = index[name[: -len("_pos")]]
+            values.append(data.qpos[robot.qpos_adr[j]] - default[j])
+        else:  # <joint>_vel: check_planar_robot let no other name through
+            values.append(data.qvel[robot.dof_adr[index[name[: -len("_vel")]]]])
+    return np.asarray(values, dtype=np.float32)
+
+
+def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, substeps: int,
+                max_steps: int, frames: list | None = None) -> dict:
+    """One episode from the default pose; returns its record (length, fell, distance, speed)."""
+    m = robot.model
+    default, scale = meta["default_joint_pos"], meta["action_scale"]
+    clip = _float(meta, "action_clip", np.inf)
+    min_height = _float(meta, "termination_min_height", -np.inf)
+    max_pitch = _float(meta, "termination_max_pitch", np.inf)
+    data = mujoco.MjData(m)  # fresh, as on a robot that boots
+    data.qpos[robot.qpos_adr] = default
+    mujoco.mj_forward(m, data)
+    start_x = float(data.qpos[robot.forward_qpos_adr])
+    last_action = np.zeros(len(default))
+    fell, length = False, 0
+    if frames is not None:
+        frames.append(data.qpos.copy())
+    while length < max_steps:
+        obs = build_observation(robot, meta, data, last_action)
+        actions = session.run(["actions"], {"obs": obs[None]})[0][0].astype(np.float64)
+        last_action = np.clip(actions, -clip, clip)
+        target = np.clip(default + scale * last_action, robot.joint_range[:, 0], robot.joint_range[:, 1])
+        hold_joint_targets(robot, data, meta, target, substeps)
+        mujoco.mj_forward(m, data)
+        length += 1
+        if frames is not None:
+            frames.append(data.qpos.copy())
+        broken = not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all())
+        height, pitch = data.xpos[robot.root_body, 2], data.qpos[robot.pitch_qpos_adr]
+        if broken or height < min_height or abs(pitch) > max_pitch:
+            fell = True
+            break
+    distance = float(data.qpos[robot.forward_qpos_adr]) - start_x if np.isfinite(data.qpos).all() else 0.0
+    duration = length * float(meta["control_dt"])
+    return {"length": length, "terminated": fell, "distance_m": distance, "forward_speed_m_s": distance / duration}
+
+
+def _float(meta: dict, key: str, default: float) -> float:
+    value = meta.get(key)
+    return default if value in (None, "none") else float(value)
+
+
+def summarise(records: list[dict], control_dt: float) -> dict:
+    """Eval's walk metrics that need no reward: speed, distance, fall rate, episode length."""
+    lengths = np.array([r["length"] for r in records])
+    return {
+        "episodes": len(records),
+        "mean_forward_speed_m_s": float(np.mean([r["forward_speed_m_s"] for r in records])),
+        "mean_distance_m": float(np.mean([r["distance_m"] for r in records])),
+        "fall_rate": float(np.mean([r["terminated"] for r in records])),
+        "mean_episode_length": float(lengths.mean()),
+        "mean_episode_length_s": float(lengths.mean() * control_dt),
+    }
+
+
+def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: int = 1,
+                       max_steps: int | None = None, record_frames: bool = False,
+                       physics_hz: float = PHYSICS_HZ) -> dict:
+    """Check the pair, run ``episodes`` episodes (identical: nothing is random) and return the report."""
+    t0 = time.perf_counter()
+    session, meta = load_policy(onnx_path)
+    model = mujoco.MjModel.from_xml_path(str(mjcf_path))
+    robot = check_planar_robot(session, meta, model)
+    control_dt = float(meta["control_dt"])
+    substeps = setup_torque_loop(robot, meta, control_dt, physics_hz)
+    max_steps = int(max_steps or meta.get("max_episode_steps") or 1000)
+    frames: list = []
+    records = [run_episode(session, meta, robot, substeps, max_steps, frames if record_frames and k == 0 else None)
+               for k in range(episodes)]
+    return {
+        "onnx": str(onnx_path), "mjcf": str(mjcf_path),
+        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "export_kind")},
+        "loop": {"physics_hz": 1.0 / model.opt.timestep, "policy_hz": 1.0 / control_dt, "substeps": substeps,
+                 "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort", "base": meta["base_joint_names"],
+                 "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
+        "checks": robot.checks, "checks_passed": all(c["ok"] for c in robot.checks),
+        "episodes": {**summarise(records, control_dt), "episode_records": records},
+        "wall_s": time.perf_counter() - t0,
+        **({"_frames": frames, "_robot": robot} if record_frames else {}),
+    }
+
+
+def planar_sim2sim_run_dir(run_dir: Path, onnx_path: Path, mjcf: str | Path, *, video: bool = False,
+                           physics_hz: float = PHYSICS_HZ) -> dict:
+    """sim2sim.json for a run with a planar ``policy`` export, compared with eval.json's ``episodes``."""
+    from ..atomic import atomic_write_text
+    from .sim2sim import SIM2SIM_FILE, checkpoint_flags, gap_flags
+
+    eval_path = run_dir / "eval.json"
+    evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
+    report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
+    frames, robot = report.pop("_frames", []), report.pop("_robot", None)
+    report["eval"] = str(eval_path) if evaluation else None
+    flags: list[str] = []
+    if evaluation and "episodes" in evaluation:
+        flags += checkpoint_flags(report["policy"], evaluation)
+        ours, theirs = report["episodes"], evaluation["episodes"]
+        gaps = {k: float(ours[k]) - float(theirs[k]) for k in COMPARED_KEYS if k in ours and k in theirs}
+        report["gap_vs_eval"] = {"episodes": gaps}
+        flags += [f"episodes {line}" for line in gap_flags(gaps, GAP_THRESHOLDS)]
+    report["gap_thresholds"] = GAP_THRESHOLDS
+    report["gap_flags"] = flags
+    report["gap_flagged"] = bool(flags)
+    if video and frames:
+        from ..render.ghost import render_ghost_video
+
+        fps = report["loop"]["policy_hz"]
+        camera = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
+        path = render_ghost_video(robot.model, frames, None, robot.root_body, run_dir / "videos" / "sim2sim.mp4",
+                                  fps, title="sim2sim", camera_name=camera)
+        if path is not None:
+            report["video"] = str(path)
+    atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
+    return report

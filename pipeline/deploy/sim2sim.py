@@ -1,0 +1,439 @@
+"""sim2sim: the exported policy in a deploy-style MuJoCo loop that uses no torch at all.
+
+Reads only the ONNX file (graph and metadata) and the robot's MJCF, and
+imports only numpy, mujoco, onnxruntime, the standard library and
+``tracking_metrics`` (numpy), so it runs wherever the robot-side stack runs
+(``python -m primebot.pipeline.deploy.sim2sim policy.onnx robot.xml``). It differs
+from training on purpose:
+
+- a fresh ``MjData`` from the MJCF, physics at 1 kHz (training: 200 Hz);
+- the MJCF's position servos become torque motors, and the loop computes
+  τ = kp·(q* − q) − kd·q̇, clipped to the effort limit, every physics step
+  from the metadata's gains (as a joint HAL does at 500 Hz–1 kHz);
+- the policy runs at the metadata's control rate (50 Hz), no randomisation
+  and no observation noise;
+- observations come from ``deploy_policy.DeployObservation``, written
+  independently of the training task, from what the robot senses (joint
+  encoders, the root IMU's orientation and gyro, forward kinematics to the
+  anchor body), in the order ``observation_names`` gives.
+
+Before running, ``check_policy_robot`` refuses an ONNX whose observation size,
+joints or bodies do not fit the MJCF (naming them), and two checks catch
+wrong metadata: the reference joints must reproduce the reference body
+positions through the MJCF's kinematics at every step (a permuted
+``joint_names`` fails it), and the metadata's kp/kd must be the MJCF's.
+
+A policy without a reference motion on a planar base (``export_kind:
+policy``, the walk task) runs in ``sim2sim_planar``'s loop instead; the
+command line and ``sim2sim_run_dir`` choose by the ONNX metadata.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import onnxruntime as ort
+
+from ..errors import ExportError
+from ..evaluate.metrics import (
+    PHYSICS_FAULT,
+    EpisodeMetrics,
+    FailureThresholds,
+    TrackingSnapshot,
+    failure_checks,
+    first_failure,
+    step_errors,
+    summarise,
+)
+from .planar import is_planar_policy, planar_sim2sim_run_dir, run_planar_sim2sim
+from .policy import (
+    PHYSICS_HZ,
+    DeployObservation,
+    DeployRobot,
+    Sim2SimError,
+    check_policy_robot,
+    emit_report,
+    hold_joint_targets,
+    joint_targets,
+    load_policy,
+    reference_table,
+    robot_spec_check,
+    setup_torque_loop,
+)
+
+REFERENCE_POSE_TOLERANCE_M = 2e-3
+"""float32 motion data reproduces body positions to well under a millimetre; more means wrong metadata."""
+# -- episodes -------------------------------------------------------------------------------------
+def set_reference_state(robot: DeployRobot, data: mujoco.MjData, ref: dict[str, np.ndarray], t: int,
+                        root_index: int, stage: str = "forward") -> None:
+    """Put the robot exactly in the reference state of step ``t`` (root pose and velocity, joints).
+
+    ``stage="kinematics"`` computes only body poses (enough for the pose check).
+    """
+    m = robot.model
+    mujoco.mj_resetData(m, data)
+    a, d = robot.root_qpos_adr, robot.root_dof_adr
+    quat = ref["body_quat_w"][t, root_index]
+    data.qpos[a:a + 3] = ref["body_pos_w"][t, root_index]
+    data.qpos[a + 3:a + 7] = quat / np.linalg.norm(quat)
+    data.qpos[robot.qpos_adr] = ref["joint_pos"][t]
+    data.qvel[d:d + 3] = ref["body_lin_vel_w"][t, root_index]
+    inverse, local = np.zeros(4), np.zeros(3)
+    mujoco.mju_negQuat(inverse, data.qpos[a + 3:a + 7])
+    mujoco.mju_rotVecQuat(local, ref["body_ang_vel_w"][t, root_index], inverse)
+    data.qvel[d + 3:d + 6] = local  # a free joint's angular velocity is in its body frame
+    data.qvel[robot.dof_adr] = ref["joint_vel"][t]
+    (mujoco.mj_kinematics if stage == "kinematics" else mujoco.mj_forward)(m, data)
+
+
+def reference_pose_check(robot: DeployRobot, ref: dict[str, np.ndarray], root_index: int,
+                         max_frames: int = 500) -> dict:
+    """The reference joints through the MJCF's kinematics must land the bodies where the reference says.
+
+    Checked over the whole motion (up to ``max_frames`` evenly spread steps):
+    two swapped joints that agree at the first frame differ somewhere later.
+    """
+    data = mujoco.MjData(robot.model)
+    steps = ref["joint_pos"].shape[0]
+    worst_error, worst_body, worst_step = -1.0, 0, 0
+    for t in np.unique(np.linspace(0, steps - 1, min(steps, max_frames)).astype(int)):
+        set_reference_state(robot, data, ref, int(t), root_index, stage="kinematics")
+        error = np.linalg.norm(data.xpos[robot.motion_body_ids] - ref["body_pos_w"][t], axis=-1)
+        if error.max() > worst_error:
+            worst_error, worst_body, worst_step = float(error.max()), int(np.argmax(error)), int(t)
+    ok = worst_error <= REFERENCE_POSE_TOLERANCE_M
+    name = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY, int(robot.motion_body_ids[worst_body]))
+    detail = (f"reference joints reproduce the reference bodies at every step (worst {name}: {worst_error:.2e} m)"
+              if ok else
+              f"at step {worst_step} body {name} is {worst_error:.3f} m from the reference when the reference joints "
+              "are applied in joint_names order: the metadata's joint order does not match the motion")
+    return {"name": "reference_pose_matches_kinematics", "ok": ok, "detail": detail, "max_error_m": worst_error}
+
+
+REFERENCE_RATE_TOLERANCE = 0.1
+"""The reference joint velocities may differ from d(joint_pos)/dt at control_dt by this fraction (float32, finite
+differences); a wrong rate is off by its ratio (50 vs 30 fps: 40 %)."""
+
+
+def reference_rate_check(ref: dict[str, np.ndarray], control_dt: float) -> dict:
+    """The graph's reference motion must move at the metadata's rate: its joint velocities equal the finite
+    differences of its joint positions at ``control_dt`` (a wrong fps/control_dt scales them)."""
+    pos, vel = ref["joint_pos"], ref["joint_vel"]
+    estimate = np.gradient(pos, control_dt, axis=0) if len(pos) > 2 else np.zeros_like(pos)
+    power = float((estimate * estimate).sum())
+    if power < 1e-12:
+        return {"name": "reference_rate_matches_control_dt", "ok": True,
+                "detail": "the reference joints do not move: nothing to compare"}
+    scale = float((vel * estimate).sum() / power)
+    ok = abs(scale - 1.0) <= REFERENCE_RATE_TOLERANCE
+    detail = (f"reference joint_vel = {scale:.3f} x d(joint_pos)/dt at control_dt {control_dt:g} s" +
+              ("" if ok else f": the motion in the graph runs at {1 / (control_dt * scale):.4g} fps, "
+                             f"the metadata says {1 / control_dt:.4g}"))
+    return {"name": "reference_rate_matches_control_dt", "ok": ok, "detail": detail, "scale": scale}
+
+
+@dataclass
+class Sim2SimSetup:
+    session: ort.InferenceSession
+    meta: dict
+    robot: DeployRobot
+    reference: dict[str, np.ndarray]
+    observation: DeployObservation
+    thresholds: FailureThresholds
+    substeps: int
+    index: dict[str, np.ndarray]
+    control_dt: float
+    """Seconds per policy step (metadata ``control_dt``, else 1 / ``fps``)."""
+
+
+def _threshold(meta: dict, key: str, default: float) -> float:
+    value = meta.get(key)
+    if value is None:
+        return default
+    return float("inf") if value == "none" else float(value)
+
+
+def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PHYSICS_HZ,
+            robot_spec=None) -> Sim2SimSetup:
+    """Load both files, check that they fit, switch the actuators to torque mode and read the reference.
+
+    ``physics_hz`` is the rate of the physics and of the PD loop (a joint HAL runs at 500 Hz–1 kHz).
+    ``robot_spec``: the run's registered robot, when known; its default pose and action scale are
+    then checked against the metadata.
+    """
+    session, meta = load_policy(onnx_path)
+    model = mujoco.MjModel.from_xml_path(str(mjcf_path))
+    robot = check_policy_robot(session, meta, model)
+    control_dt = float(meta.get("control_dt") or 1.0 / meta["fps"])
+    substeps = setup_torque_loop(robot, meta, control_dt, physics_hz)
+    ref = reference_table(session, meta)
+    names = meta["body_names"]
+    index = {
+        "root": np.array([names.index(meta.get("root_body_name") or _root_name(robot))]),
+        "anchor": np.array([names.index(meta["anchor_body_name"])]),
+        "tracked": np.array([names.index(b) for b in meta.get("tracked_body_names") or names]),
+        "ee": np.array([names.index(b) for b in meta.get("end_effector_body_names") or []], dtype=np.int64),
+    }
+    robot.checks.append(reference_pose_check(robot, ref, int(index["root"][0])))
+    robot.checks.append(reference_rate_check(ref, control_dt))
+    if robot_spec is not None:
+        robot.checks.append(robot_spec_check(meta, robot_spec))
+    thresholds = FailureThresholds(
+        anchor_height=_threshold(meta, "termination_anchor_height", FailureThresholds.anchor_height),
+        anchor_ori=_threshold(meta, "termination_anchor_orientation", FailureThresholds.anchor_ori),
+        ee_height=_threshold(meta, "termination_end_effector_height", FailureThresholds.ee_height),
+    )
+    return Sim2SimSetup(session, meta, robot, ref, DeployObservation(robot, meta), thresholds, substeps, index,
+                        control_dt)
+
+
+def _root_name(robot: DeployRobot) -> str:
+    return mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY, robot.root_body)
+
+
+def snapshot(setup: Sim2SimSetup, data: mujoco.MjData, t: int) -> TrackingSnapshot:
+    """Robot and reference at step ``t`` in the shared metrics' terms (one episode, N = 1)."""
+    r, ref, ix = setup.robot, setup.reference, setup.index
+    body = r.motion_body_ids
+    pos = lambda ids: data.xpos[body[ids]][None]  # noqa: E731 - local shorthand
+    rpos = lambda ids: ref["body_pos_w"][t, ids][None]  # noqa: E731
+    return TrackingSnapshot(
+        joint_pos=data.qpos[r.qpos_adr][None], joint_vel=data.qvel[r.dof_adr][None],
+        body_pos_w=pos(ix["tracked"]), root_pos_w=pos(ix["root"])[:, 0], ee_pos_w=pos(ix["ee"]),
+        anchor_pos_w=pos(ix["anchor"])[:, 0], anchor_quat_w=data.xquat[body[ix["anchor"]]].copy(),
+        ref_joint_pos=ref["joint_pos"][t][None], ref_joint_vel=ref["joint_vel"][t][None],
+        ref_body_pos_w=rpos(ix["tracked"]), ref_root_pos_w=rpos(ix["root"])[:, 0], ref_ee_pos_w=rpos(ix["ee"]),
+        ref_anchor_pos_w=rpos(ix["anchor"])[:, 0], ref_anchor_quat_w=ref["body_quat_w"][t, ix["anchor"]],
+    )
+
+
+def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: EpisodeMetrics,
+                frames: list | None = None) -> dict:
+    """One episode from the reference state at ``start_step``; returns its record (also in ``metrics``).
+
+    Ends like a training episode: on a failed check, after ``max_steps``
+    policy steps, or at the motion's last step. ``frames`` collects
+    (qpos, step) per policy step for rendering.
+    """
+    m, r, meta = setup.robot.model, setup.robot, setup.meta
+    last = setup.reference["joint_pos"].shape[0] - 1
+    data = mujoco.MjData(m)  # fresh, as on a robot that boots
+    t = int(min(max(start_step, 0), last))
+    set_reference_state(r, data, setup.reference, t, int(setup.index["root"][0]))
+    last_action = np.zeros(len(meta["joint_names"]))
+    failure, length = None, 0
+    time_step = np.zeros((1, 1), np.float32)
+    if frames is not None:
+        frames.append((data.qpos.copy(), t))
+    while True:
+        obs = setup.observation.build(data, setup.reference, t, last_action)
+        time_step[0, 0] = t
+        actions = setup.session.run(["actions"], {"obs": obs[None], "time_step": time_step})[0][0]
+        last_action = actions.astype(np.float64)
+        hold_joint_targets(r, data, meta, joint_targets(meta, setup.reference, t, last_action), setup.substeps)
+        mujoco.mj_forward(m, data)  # sensed quantities at the new state
+        length += 1
+        t = min(t + 1, last)
+        if frames is not None:
+            frames.append((data.qpos.copy(), t))
+        if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+            failure = PHYSICS_FAULT
+            break
+        snap = snapshot(setup, data, t)
+        metrics.add_step(step_errors(snap))
+        failure = first_failure(failure_checks(snap, setup.thresholds))[0]
+        if failure is not None or length >= max_steps or t >= last:
+            break
+    metrics.finish([0], failure, [start_step])
+    return metrics.episodes[-1]
+
+
+def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), max_steps: int | None = None,
+                record_frames: bool = False, physics_hz: float = PHYSICS_HZ, robot_spec=None) -> dict:
+    """Check the pair, run one episode per start step and return the sim2sim report (metrics and checks)."""
+    t0 = time.perf_counter()
+    setup = prepare(onnx_path, mjcf_path, physics_hz, robot_spec)
+    meta, control_dt = setup.meta, setup.control_dt
+    max_steps = int(max_steps or meta.get("max_episode_steps") or setup.reference["joint_pos"].shape[0])
+    groups: dict[str, dict] = {}
+    frames: dict[int, list] = {}
+    tracked = setup.index["tracked"]
+    body_names = tuple(meta["body_names"][int(i)] for i in tracked)
+    all_records: list[dict] = []
+    for group, starts in (("from_start", [int(start_steps[0])]), ("sampled", [int(s) for s in start_steps[1:]])):
+        if not starts:
+            continue
+        metrics = EpisodeMetrics(1, control_dt, reference_body_pos=setup.reference["body_pos_w"][:, tracked],
+                                 max_episode_steps=max_steps, body_names=body_names)
+        for start in starts:
+            episode_frames = [] if record_frames and start not in frames else None
+            run_episode(setup, start, max_steps, metrics, episode_frames)
+            if episode_frames is not None:
+                frames[start] = episode_frames
+        groups[group] = {**metrics.summary(), "episode_records": metrics.episodes}
+        all_records += metrics.episodes
+    if all_records:
+        groups["overall"] = summarise(all_records, control_dt, body_names)
+    checks = setup.robot.checks
+    return {
+        "onnx": str(onnx_path), "mjcf": str(mjcf_path),
+        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256")},
+        "loop": {"physics_hz": 1.0 / setup.robot.model.opt.timestep, "policy_hz": 1.0 / control_dt,
+                 "substeps": setup.substeps, "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
+                 "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
+        "checks": checks, "checks_passed": all(c["ok"] for c in checks),
+        **groups, "wall_s": time.perf_counter() - t0,
+        **({"_frames": frames, "_setup": setup} if record_frames else {}),
+    }
+
+
+GAP_THRESHOLDS = {
+    "success_rate": 0.2,
+    "fall_rate": 0.2,
+    "mpkpe_m": 0.05,
+    "mpkpe_root_relative_m": 0.05,
+    "joint_pos_error_rad": 0.1,
+    "anchor_ori_error_rad": 0.2,
+}
+"""|sim2sim − eval| beyond these is flagged: the policy leans on something training had and the robot lacks."""
+SIM2SIM_FILE = "sim2sim.json"
+
+
+def gap_flags(gaps: dict[str, float], thresholds: dict[str, float] | None = None) -> list[str]:
+    """One line per metric whose sim2sim − eval difference is beyond its threshold."""
+    thresholds = GAP_THRESHOLDS if thresholds is None else thresholds
+    return [f"{key}: sim2sim − eval = {gaps[key]:+.4g} (threshold ±{limit:g})"
+            for key, limit in thresholds.items() if key in gaps and not abs(gaps[key]) <= limit]
+
+
+def checkpoint_flags(policy: dict, evaluation: dict) -> list[str]:
+    """A flag when eval.json scored another checkpoint than the ONNX's ``policy`` metadata names."""
+    exported = (policy.get("checkpoint"), str(policy.get("iteration")))
+    evaluated = (Path(str(evaluation.get("checkpoint"))).name, str(evaluation.get("iteration")))
+    if exported == evaluated:
+        return []
+    return [f"eval.json scored {evaluated[0]} (iteration {evaluated[1]}) but the ONNX holds "
+            f"{exported[0]} (iteration {exported[1]}): the gaps compare different policies"]
+
+CHECK_FIXES = {
+    "pd_gains_match_mjcf": "the MJCF's position actuators must carry the spec's kp/kv, or be motors (the gains "
+    "contract, docs/robots.md); `primebot robots check ROBOT` finds this before training; fix the MJCF or "
+    "the spec and train again (re-exporting does not change the trained gains)",
+}
+"""Fix text for checks whose cause is not the export (the default fix: re-export)."""
+
+
+def require_checks_passed(report: dict, report_path: str | Path) -> None:
+    """Raise ``ExportError`` naming the failed checks of a sim2sim report (written to ``report_path``)."""
+    if report.get("checks_passed", True):
+        return
+    failed = [c for c in report.get("checks", []) if not c.get("ok")]
+    fixes = [CHECK_FIXES[c["name"]] for c in failed if c["name"] in CHECK_FIXES]
+    if len(fixes) < len(failed):
+        fixes.append("re-export the policy; check the metadata against the robot (docs/deploy.md)")
+    raise ExportError(f"sim2sim checks failed: {', '.join(c['name'] for c in failed)} (see {report_path})"
+                      + "".join(f"\n    {c['name']}: {c.get('detail', '')}" for c in failed),
+                      fix="; ".join(fixes))
+
+def eval_start_steps(evaluation: dict | None) -> list[int]:
+    """eval.json's episode start steps, from_start's first (``[0]`` without an evaluation)."""
+    starts = [int(e["start_step"]) for group in ("from_start", "sampled")
+              for e in (evaluation or {}).get(group, {}).get("episode_records", [])
+              if e.get("start_step") is not None]
+    return starts or [0]
+
+
+def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
+                    physics_hz: float = PHYSICS_HZ, robot_spec=None) -> dict:
+    """sim2sim for a run: its export/policy.onnx on ``mjcf``, from eval.json's start frames when present.
+
+    Writes ``sim2sim.json`` (metrics, checks, differences from eval and flags)
+    and returns it. ``video`` renders the from-start episode with the
+    reference as a ghost into ``videos/sim2sim.mp4``.
+    """
+    from ..atomic import atomic_write_text
+    from ..evaluate.metrics import metric_gaps
+
+    run_dir = Path(run_dir)
+    onnx_path = run_dir / "export" / "policy.onnx"
+    if not onnx_path.is_file():
+        raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
+    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
+        return planar_sim2sim_run_dir(run_dir, onnx_path, mjcf, video=video, physics_hz=physics_hz)
+    eval_path = run_dir / "eval.json"
+    evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
+    starts = eval_start_steps(evaluation)
+    report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz, robot_spec=robot_spec)
+    frames, setup = report.pop("_frames", {}), report.pop("_setup", None)
+    report["eval"] = str(eval_path) if evaluation else None
+    flags: list[str] = []
+    if evaluation:
+        flags += checkpoint_flags(report["policy"], evaluation)
+        report["gap_vs_eval"] = {}
+        for group in ("from_start", "sampled"):
+            if group in report and group in evaluation:
+                gaps = metric_gaps(evaluation[group], report[group])
+                report["gap_vs_eval"][group] = gaps
+                flags += [f"{group} {line}" for line in gap_flags(gaps)]
+    report["gap_thresholds"] = GAP_THRESHOLDS
+    report["gap_flags"] = flags
+    report["gap_flagged"] = bool(flags)
+    if video and frames:  # the run's own setup: the ONNX and MJCF are loaded and checked once
+        path = render_episode(setup, frames[starts[0]], run_dir / "videos" / "sim2sim.mp4")
+        if path is not None:
+            report["video"] = str(path)
+    atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
+    return report
+
+
+def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | None:
+    """The episode's robot with the reference as a ghost (``ghost_video``); None without OpenGL."""
+    from ..render.ghost import render_ghost_video
+    from ..robot.kinematics import set_qpos
+
+    r, ref = setup.robot, setup.reference
+    root = int(setup.index["root"][0])
+    ghosts = []
+    for qpos, t in frames:
+        ghost = qpos.copy()
+        # DeployRobot has the root_qpos_adr and qpos_adr set_qpos reads from RobotIndices
+        set_qpos(ghost, r, ref["body_pos_w"][t, root], ref["body_quat_w"][t, root], ref["joint_pos"][t])
+        ghosts.append(ghost)
+    return render_ghost_video(r.model, [q for q, _ in frames], ghosts, r.root_body, output, 1.0 / setup.control_dt,
+                              title="sim2sim")
+
+
+def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps, physics_hz: float = PHYSICS_HZ) -> dict:
+    """The sim2sim report of one ONNX file on ``mjcf``: the tracking loop from ``start_steps``, or the
+    planar loop for a policy without a motion (walk)."""
+    if is_planar_policy(load_policy(onnx_path)[1]):
+        return run_planar_sim2sim(onnx_path, mjcf, physics_hz=physics_hz)
+    return run_sim2sim(onnx_path, mjcf, start_steps, physics_hz=physics_hz)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m primebot.pipeline.deploy.sim2sim POLICY.onnx ROBOT.xml``: a torch-free deploy check."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("onnx")
+    parser.add_argument("mjcf")
+    parser.add_argument("--start", type=int, nargs="*", default=[0], help="start steps (the first is 'from_start')")
+    parser.add_argument("--output", help="write the report here as JSON")
+    parser.add_argument("--physics-hz", type=float, default=PHYSICS_HZ, help="physics and PD rate (default 1000)")
+    args = parser.parse_args(argv)
+    try:
+        report = run_policy_file(args.onnx, args.mjcf, args.start, args.physics_hz)
+    except Sim2SimError as exc:
+        print(f"sim2sim: error: {exc}", file=sys.stderr)
+        return 2
+    return emit_report(report, args.output)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Devices: backends, resolving ``--device`` and probing (docs/architecture.md §4)."""

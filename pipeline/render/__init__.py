@@ -1,0 +1,1 @@
+"""Videos and pictures: the ghost video and the contact sheet."""

@@ -1,0 +1,114 @@
+"""Videos of a policy with its reference drawn through it as a translucent ghost (eval and sim2sim).
+
+Reuses the replay renderer (``motion_replay``: offscreen GL context, scene,
+camera settings, H.264 writer); each frame renders the robot's state, then
+adds the reference pose's robot geoms (``mjCAT_DYNAMIC``: not the floor) to
+the same scene with a translucent colour. Without a reference (a task that
+tracks no motion, e.g. walk) it renders the robot alone, optionally through
+a camera of the MJCF (biped4's ``side`` camera follows the walker's centre
+of mass). Torch-free, so sim2sim can use it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from ..errors import RenderError
+from ..motion.replay import CameraConfig, MotionRenderer, write_video
+
+log = logging.getLogger(__name__)
+
+GHOST_RGBA = (0.2, 0.75, 1.0, 0.35)
+"""The reference: light blue, mostly transparent."""
+
+
+def _fixed_camera(model: mujoco.MjModel, name: str) -> int:
+    camera_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, name)
+    if camera_id < 0:
+        cameras = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, c) for c in range(model.ncam)]
+        raise RenderError(f"the model has no camera {name!r} (it has: {', '.join(map(str, cameras)) or 'none'})",
+                          fix="name a <camera> of the MJCF in the robot's extra['video_camera']")
+    return camera_id
+
+
+def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
+                  ghost_qpos: Sequence[np.ndarray] | None, root_body: int, fps: float, title: str,
+                  camera: CameraConfig, camera_name: str | None = None):
+    model = renderer.model
+    ghost = mujoco.MjData(model)
+    perturb = mujoco.MjvPerturb()
+    cam = renderer.camera
+    if camera_name is not None:
+        cam.type = mujoco.mjtCamera.mjCAMERA_FIXED
+        cam.fixedcamid = _fixed_camera(model, camera_name)
+    else:
+        cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+        cam.distance, cam.azimuth, cam.elevation = camera.distance, camera.azimuth, camera.elevation
+    renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = camera.shadows
+    renderer.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = camera.shadows
+    lookat = None
+    ghosts = ghost_qpos if ghost_qpos is not None else [None] * len(robot_qpos)
+    for k, (qpos, ref_qpos) in enumerate(zip(robot_qpos, ghosts, strict=True)):
+        renderer.data.qpos[:] = qpos
+        mujoco.mj_forward(model, renderer.data)
+        root = renderer.data.xpos[root_body]
+        if lookat is None:
+            lookat = np.array([root[0], root[1], camera.height])
+        lookat[:2] += camera.smoothing * (root[:2] - lookat[:2])
+        cam.lookat[:] = lookat
+        mujoco.mjv_updateScene(model, renderer.data, renderer.option, None, cam, mujoco.mjtCatBit.mjCAT_ALL,
+                               renderer.scene)
+        if ref_qpos is not None:
+            ghost.qpos[:] = ref_qpos
+            mujoco.mj_kinematics(model, ghost)
+            first = renderer.scene.ngeom
+            mujoco.mjv_addGeoms(model, ghost, renderer.option, perturb, mujoco.mjtCatBit.mjCAT_DYNAMIC,
+                                renderer.scene)
+            for g in range(first, renderer.scene.ngeom):
+                renderer.scene.geoms[g].rgba[:] = GHOST_RGBA
+        mujoco.mjr_render(renderer.viewport, renderer.scene, renderer.context)
+        # without a reference, the distance covered is what a gait video is watched for
+        note = "(ghost: reference)" if ref_qpos is not None else f"x = {root[0]:6.2f} m"
+        label = f"{title}   t = {k / fps:5.2f} s   {note}"
+        mujoco.mjr_overlay(mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_BOTTOMLEFT, renderer.viewport,
+                           label, "", renderer.context)
+        mujoco.mjr_readPixels(renderer.pixels, None, renderer.viewport, renderer.context)
+        yield np.flipud(renderer.pixels)
+
+
+def render_ghost_video(
+    model: mujoco.MjModel,
+    robot_qpos: Sequence[np.ndarray],
+    ghost_qpos: Sequence[np.ndarray] | None,
+    root_body: int,
+    output: str | Path,
+    fps: float,
+    *,
+    title: str = "policy",
+    width: int = 640,
+    height: int = 480,
+    camera: CameraConfig | None = None,
+    camera_name: str | None = None,
+) -> Path | None:
+    """Write an H.264 video of ``robot_qpos`` with ``ghost_qpos`` overlaid; ``None`` (logged) without OpenGL.
+
+    ``ghost_qpos=None`` draws the robot alone; ``camera_name`` views it through that MJCF camera
+    instead of the trailing free ``camera``.
+    """
+    try:
+        renderer = MotionRenderer(model, None, width, height)  # type: ignore[arg-type] - indices only serve frames()
+    except RenderError as exc:
+        log.warning("skipping the %s video: %s", title, exc)
+        return None
+    try:
+        frames = _ghost_frames(renderer, robot_qpos, ghost_qpos, root_body, fps, title, (camera or CameraConfig()).framed(model),
+                               camera_name)
+        write_video(frames, output, fps, (width, height))
+    finally:
+        renderer.close()
+    return Path(output)

@@ -1,0 +1,1 @@
+"""Robots: the spec plugins register, its checks, kinematics and the scaffold for a new robot."""

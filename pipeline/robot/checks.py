@@ -1,0 +1,220 @@
+"""``primebot robots check``: every model requirement of a robot, checked up front, each with its fix.
+
+The requirements are ``robot.robot_problems`` (names, actuators and the gains
+contract, armature, keyframe, floor), plus the timestep and what needs the
+standing pose or a simulation: the stand pose on the floor, no self-collision
+in it, the keyframe equal to the default pose, standing under the spec's PD servos (information: realistic
+gains need a policy to stand), and how the videos frame the robot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import mujoco
+import numpy as np
+
+from ..errors import RobotError
+from ..motion.validate import TRAINING_FPS
+from .kinematics import geom_vertical_extent, robot_geoms
+from .spec import (
+    PER_JOINT_FIELDS,
+    RobotSpec,
+    apply_spec_actuators,
+    compile_mjcf,
+    robot_indices,
+    robot_problems,
+)
+
+FLOOR_TOL = 0.005
+"""m: how far above or below the floor the standing pose's lowest collision point may be."""
+PHYSICS_TIMESTEP = 1.0 / TRAINING_FPS / 4
+"""s: the built-in tasks step the physics 4 times (their default decimation) per control step,
+and the policy runs at the motions' 50 fps: a 5 ms timestep."""
+STAND_SECONDS = 2.0
+"""Simulated time of the standing-under-PD check."""
+
+MODEL_CHECKS = ("names", "actuators", "armature", "keyframe", "floor")
+"""The ``robot_problems`` requirements, in the order ``robots check`` lists them."""
+OK_DETAIL = {
+    "names": "joints, bodies and the floating base match the spec",
+    "actuators": "one actuator per joint; position servos carry the spec's kp/kv (motors carry none)",
+    "armature": "the MJCF's joint armature is extra['armature']",
+    "keyframe": "the keyframe extra['keyframe'] names is in the model",
+    "floor": "a colliding plane on the world body",
+}
+
+
+@dataclass
+class Finding:
+    """One line of ``robots check``: ``status`` is ``ok``, ``error`` or ``info``."""
+
+    check: str
+    status: str
+    detail: str
+    fix: str = ""
+
+
+def stand_key(model: mujoco.MjModel, spec: RobotSpec) -> int:
+    """The keyframe of the standing pose: ``extra['keyframe']`` (name or index), else the first; -1 if none."""
+    key = spec.extra.get("keyframe", 0)
+    if isinstance(key, str):
+        key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, key)
+    return key if 0 <= key < model.nkey else -1
+
+
+def _stand_data(model: mujoco.MjModel, key: int) -> mujoco.MjData:
+    data = mujoco.MjData(model)
+    if key >= 0:
+        mujoco.mj_resetDataKeyframe(model, data, key)
+    mujoco.mj_forward(model, data)
+    return data
+
+
+def _floor_and_height(model, spec, ix, key) -> list[Finding]:
+    data = _stand_data(model, key)
+    low, high = geom_vertical_extent(model, data)
+    mask = robot_geoms(model)
+    lowest, height = float(low[mask].min()), float(high[mask].max() - low[mask].min())
+    mass = float(model.body_subtreemass[ix.root_body_id])
+    pose = f"keyframe {key}" if key >= 0 else "the model's initial pose (no keyframe)"
+    findings = [Finding("height", "info", f"{height:.3f} m tall (collision geoms), {mass:.2f} kg, "
+                        f"{spec.num_joints} joints")]
+    if abs(lowest) <= FLOOR_TOL:
+        findings.append(Finding("stand_on_floor", "ok", f"in {pose} the lowest collision point is "
+                                f"{lowest * 1000:+.1f} mm from the floor"))
+    else:
+        fix = f"move the standing keyframe's root by {-lowest:+.4f} m vertically"
+        if not spec.extra.get("root_joints"):  # a free joint: qpos holds the root's world z
+            fix += f" (qpos[{ix.root_qpos_adr + 2}] = {data.qpos[ix.root_qpos_adr + 2] - lowest:.4f})"
+        findings.append(Finding(
+            "stand_on_floor", "error", f"in {pose} the lowest collision point is {lowest:+.3f} m from the floor", fix
+        ))
+    findings.append(_self_collision(model, spec, data))
+    if key >= 0:
+        joints = model.key_qpos[key][ix.qpos_adr]
+        off = np.flatnonzero(~np.isclose(joints, spec.default_joint_pos, atol=1e-4))
+        if len(off):
+            names = ", ".join(f"{spec.joint_names[j]} {joints[j]:.3f} vs {spec.default_joint_pos[j]:.3f}"
+                              for j in off[:4])
+            findings.append(Finding(
+                "default_pose", "error",
+                f"the standing keyframe's joints differ from default_joint_pos at {len(off)} joint(s): {names}",
+                "make the keyframe's joint qpos (and ctrl for position servos) the spec's default_joint_pos",
+            ))
+        else:
+            findings.append(Finding("default_pose", "ok", "the standing keyframe's joints are default_joint_pos"))
+    return findings
+
+
+def _self_collision(model, spec, data) -> Finding:
+    """Robot-robot contacts in the standing pose: the self-collision penalty would fire every step."""
+    name = lambda g: mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom {g}"  # noqa: E731
+    counted = {frozenset(pair) for pair in spec.self_collision_geoms}
+    touching = []
+    for contact in data.contact[: data.ncon]:
+        g1, g2 = int(contact.geom1), int(contact.geom2)
+        if model.geom_bodyid[g1] == 0 or model.geom_bodyid[g2] == 0:
+            continue
+        if not counted or frozenset((name(g1), name(g2))) in counted:
+            touching.append(f"{name(g1)}–{name(g2)}")
+    if not touching:
+        return Finding("self_collision", "ok", "no robot geoms touch in the standing pose")
+    return Finding(
+        "self_collision", "error",
+        f"{len(touching)} self-collision contact(s) in the standing pose: {', '.join(touching[:6])}",
+        "move or shrink those collision geoms, exclude the pair (<contact><exclude body1=… body2=…/>), or "
+        "list only the pairs that matter in self_collision_geoms",
+    )
+
+
+def _standing_under_pd(model, spec, ix, key) -> Finding:
+    """Hold ctrl = default pose with the spec's servos from the standing pose (information only)."""
+    apply_spec_actuators(model, spec, ix)
+    data = _stand_data(model, key)
+    data.ctrl[ix.actuator_ids] = spec.default_joint_pos
+    start = float(data.xpos[ix.anchor_body_id, 2])
+    for _ in range(int(STAND_SECONDS / model.opt.timestep)):
+        mujoco.mj_step(model, data)
+    end = float(data.xpos[ix.anchor_body_id, 2])
+    up = float(data.xmat[ix.root_body_id].reshape(3, 3)[2, 2])
+    fell = end < 0.6 * start or up < 0.5
+    verdict = "fell" if fell else "stayed up"
+    return Finding(
+        "stands_under_pd", "info",
+        f"with ctrl = default pose and the spec's gains, no policy, it {verdict} over {STAND_SECONDS:.0f} s "
+        f"(anchor {start:.2f} → {end:.2f} m)"
+        + ("; realistic gains often cannot hold a robot without a policy: training does" if fell else ""),
+    )
+
+
+def _timestep(model) -> Finding:
+    step = float(model.opt.timestep)
+    if abs(step - PHYSICS_TIMESTEP) < 1e-9:
+        return Finding("timestep", "ok", f"{step:g} s: 4 physics steps per {TRAINING_FPS:g} Hz control step")
+    substeps = 1.0 / TRAINING_FPS / step
+    alternative = (f", or keep it and train with --set task.decimation={round(substeps)}"
+                   if abs(substeps - round(substeps)) < 1e-6 else "")
+    return Finding(
+        "timestep", "error",
+        f"timestep {step:g} s: with the tasks' 4 substeps the policy would run at {1 / (4 * step):g} Hz, "
+        f"but motions are {TRAINING_FPS:g} fps (the export refuses the mismatch)",
+        f'set <option timestep="{PHYSICS_TIMESTEP:g}"/> in the MJCF (robots new does){alternative}',
+    )
+
+
+def _camera(model) -> Finding:
+    from ..motion.replay import CameraConfig
+
+    cam = CameraConfig().framed(model)
+    return Finding("camera", "info", f"videos: a camera {cam.distance:.2f} m away looking at "
+                   f"{cam.height:.2f} m (framed from the robot's height)")
+
+
+def check_robot(spec: RobotSpec, *, simulate: bool = True) -> list[Finding]:
+    """Every check of ``spec`` and its model, in order; never raises for a model problem."""
+    findings = [Finding(
+        "spec", "ok",
+        f"{spec.num_joints} joints; {', '.join(PER_JOINT_FIELDS)} have one value per joint",
+    )]
+    try:
+        model = compile_mjcf(spec.mjcf, spec.name)
+    except RobotError as exc:
+        return [*findings, Finding("model", "error", str(exc).split("\n  fix:")[0], exc.fix or "")]
+    findings.append(Finding("model", "ok", f"{spec.mjcf} compiles: {model.nbody - 1} bodies, "
+                            f"{model.njnt} joints, {model.nu} actuators, {model.ngeom} geoms"))
+    findings.append(_timestep(model))
+    problems = robot_problems(model, spec)
+    for check in MODEL_CHECKS:
+        mine = [p for p in problems if p.check == check]
+        if not mine:
+            detail = OK_DETAIL[check]
+            if check == "armature" and "armature" not in spec.extra:
+                detail = "no extra['armature']: the MJCF's joint armature is simulated as it is"
+            findings.append(Finding(check, "ok", detail))
+        findings += [Finding(check, "error", str(p), p.fix) for p in mine]
+    if any(p.check == "names" for p in problems):
+        return findings  # the rest needs the spec's joints and bodies in the model
+    ix = robot_indices(model, spec, check=False)
+    key = stand_key(model, spec)
+    if not any(p.check == "floor" for p in problems):
+        findings += _floor_and_height(model, spec, ix, key)
+    if simulate and not any(p.check in ("floor", "actuators") for p in problems):
+        findings.append(_standing_under_pd(model, spec, ix, key))
+    findings.append(_camera(model))
+    return findings
+
+
+def require_passing(spec: RobotSpec, findings: list[Finding]) -> None:
+    """Raise ``RobotError`` when any finding is an error."""
+    failed = list(dict.fromkeys(f.check for f in findings if f.status == "error"))
+    if failed:
+        raise RobotError(
+            f"robot {spec.name!r} fails {len(failed)} check(s): {', '.join(failed)}",
+            fix="apply each fix above, then run `primebot robots check` again (docs/robots.md)",
+        )
+
+
+def findings_json(findings: list[Finding]) -> list[dict]:
+    return [asdict(f) for f in findings]
+

@@ -1,0 +1,57 @@
+"""The task spec: how a registered task builds its vectorised environment."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+from .env import VecEnv
+
+if TYPE_CHECKING:
+    from ..evaluate.episodes import EpisodeRecord
+
+EXPORT_MOTION_TRACKING = "motion_tracking"
+"""ONNX with the reference motion inside (docs/architecture.md §7): inputs obs, time_step; outputs actions + reference."""
+ACTION_OFFSET_DEFAULT = "default_joint_pos"
+ACTION_OFFSET_REFERENCE = "reference_joint_pos"
+ACTION_TARGET_FORMULA = {
+    ACTION_OFFSET_DEFAULT: "joint_pos_target = default_joint_pos + action_scale * actions",
+    ACTION_OFFSET_REFERENCE: "joint_pos_target = joint_pos + action_scale * actions "
+                             "(joint_pos: the ONNX's reference output for the same time_step)",
+}
+"""What an action means (ONNX metadata ``action_offset``; docs/deploy.md): the joint targets a policy's
+actions stand for. A file without the key was trained with ``default_joint_pos``."""
+EXPORT_POLICY = "policy"
+"""ONNX of the policy alone: input obs, output actions (tasks that track no motion, e.g. walk)."""
+EXPORT_KINDS = (EXPORT_MOTION_TRACKING, EXPORT_POLICY)
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A task as registered through ``register_tasks``."""
+
+    name: str
+    make_env: Callable[..., VecEnv]
+    """Builds the environment; keyword arguments are defined by the task family."""
+    default_config: Mapping[str, Any] = field(default_factory=dict)
+    """Task settings (YAML-able) that ``--set task.key=value`` may override."""
+    description: str = ""
+    needs_motion: bool = True
+    """Whether the task tracks a reference motion (``primebot train MOTION``)."""
+    default_robot: str | None = None
+    open_config_sections: tuple[str, ...] = ()
+    """Config sections whose keys are not fixed by ``default_config`` (e.g. ``rewards``:
+    any registered reward term may be added as ``task.rewards.<term>={weight: ..}``)."""
+    episode_metrics: Callable[[VecEnv, Sequence[EpisodeRecord]], dict[str, Any]] | None = None
+    """How ``primebot eval`` scores this task: a summary of episodes the deterministic policy played
+    (``episode_eval.play_episodes``), written to eval.json. ``None``: the motion-tracking metrics."""
+    export_kind: str = EXPORT_MOTION_TRACKING
+    """What ``primebot export`` writes: ``motion_tracking`` (inputs obs and time_step, outputs actions and
+    the reference motion; docs/architecture.md §7, replayed by sim2sim) or ``policy`` (obs → actions only)."""
+
+    def __post_init__(self) -> None:
+        if self.export_kind not in EXPORT_KINDS:
+            raise ConfigError(f"task {self.name!r}: export_kind {self.export_kind!r} is unknown",
+                              fix=f"use one of: {', '.join(EXPORT_KINDS)}")

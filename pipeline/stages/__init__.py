@@ -1,0 +1,1 @@
+"""Pipeline stages: the stage contract, the runner, the run record and the presets."""

@@ -1,0 +1,233 @@
+"""Checkpoints: written atomically, loaded with ``weights_only=True``, verified by digest.
+
+A checkpoint (docs/architecture.md §3) is a dict of tensors, numbers, strings and lists
+only, so that ``torch.load(weights_only=True)`` can read it without running
+pickle code. It carries a SHA-256 digest of its own content: a truncated or
+bit-flipped file is refused by name, and resume falls back to the previous
+good one. Nothing non-finite is ever written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import pickle
+import re
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..atomic import atomic_path
+from ..errors import CheckpointError, NonFiniteError
+from ..limits import MAX_CHECKPOINT_BYTES, over_budget
+
+log = logging.getLogger(__name__)
+
+FORMAT = "primebot-checkpoint"
+VERSION = 1
+CHECKPOINT_PATTERN = re.compile(r"^model_(\d+)\.pt$")
+"""Numbered checkpoints, ``model_<iteration>.pt``; ``model_best.pt`` is not resumed from."""
+# The way out of a truncated or corrupt checkpoint (both load errors suggest it).
+_EARLIER_CHECKPOINT_FIX = "resume from an earlier model_<it>.pt (primebot does this automatically with --resume)"
+ZIP_MAGIC = b"PK\x03\x04"
+"""torch.save's format is a zip archive; anything else is not a checkpoint primebot wrote."""
+REQUIRED_KEYS = ("iteration", "learner")
+"""What every primebot checkpoint holds besides its format marker and digest."""
+
+
+# -- numpy ↔ tensor, so environment state survives weights_only -------------------
+def to_storable(value: Any) -> Any:
+    """Replace numpy arrays/scalars by tensors/Python numbers, recursively."""
+    if isinstance(value, np.ndarray):
+        return {"__ndarray__": torch.from_numpy(np.ascontiguousarray(value).copy())}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: to_storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_storable(v) for v in value)
+    return value
+
+
+def from_storable(value: Any) -> Any:
+    """Inverse of ``to_storable``."""
+    if isinstance(value, dict):
+        if set(value) == {"__ndarray__"}:
+            return value["__ndarray__"].numpy()
+        return {k: from_storable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(from_storable(v) for v in value)
+    return value
+
+
+# -- digest and finiteness ---------------------------------------------------------
+def _walk(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key in sorted(value, key=str):
+            yield from _walk(value[key], f"{prefix}/{key}")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            yield from _walk(item, f"{prefix}[{i}]")
+    else:
+        yield prefix, value
+
+
+def content_digest(payload: dict[str, Any]) -> str:
+    """SHA-256 over every leaf (tensor bytes, dtype, shape; repr of other values)."""
+    digest = hashlib.sha256()
+    for name, leaf in _walk({k: v for k, v in payload.items() if k != "digest"}):
+        digest.update(name.encode())
+        if isinstance(leaf, torch.Tensor):
+            t = leaf.detach().cpu().contiguous()
+            digest.update(f"{t.dtype}{tuple(t.shape)}".encode())
+            digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+        else:
+            digest.update(repr(leaf).encode())
+    return digest.hexdigest()
+
+
+def nonfinite_entries(payload: Any) -> list[str]:
+    """Paths of floating-point tensors (or floats) holding NaN or Inf."""
+    bad = []
+    for name, leaf in _walk(payload):
+        if isinstance(leaf, torch.Tensor) and leaf.is_floating_point():
+            if not bool(torch.isfinite(leaf).all()):
+                bad.append(name)
+        elif isinstance(leaf, float) and not np.isfinite(leaf):
+            bad.append(name)
+    return bad
+
+
+# -- save / load -------------------------------------------------------------------
+def save_checkpoint(path: str | Path, payload: dict[str, Any]) -> Path:
+    """Write ``payload`` atomically (temp file in the same directory, fsync, rename).
+
+    Refuses (``NonFiniteError``) when any tensor holds NaN/Inf: a bad
+    checkpoint must never replace a good one.
+    """
+    path = Path(path)
+    bad = nonfinite_entries(payload)
+    if bad:
+        raise NonFiniteError(
+            f"refusing to write checkpoint {path}: non-finite values in {', '.join(bad[:5])}",
+            fix="training diverged; resume from the previous checkpoint with a lower learning rate "
+                "(primebot train --resume RUN_DIR --set ppo.learning_rate=1e-4)",
+        )
+    data = {**payload, "format": FORMAT, "version": VERSION}
+    data["digest"] = content_digest(data)
+    with atomic_path(path) as tmp:
+        torch.save(data, tmp)
+    return path
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Load and verify a checkpoint; any problem is a ``CheckpointError`` naming the file.
+
+    This is the one rule for reading a checkpoint (resume, eval, export): the
+    file must be a zip archive (what ``torch.save`` writes), load with
+    ``weights_only=True`` (a pickled object, code that would run on load, is
+    rejected before anything in it executes), carry the primebot format
+    marker and version, the keys every checkpoint has, and a digest matching
+    its content. Whatever else goes wrong inside ``torch.load`` on a foreign
+    or damaged file is reported as corrupt, never as a traceback.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(ZIP_MAGIC))
+    except OSError as exc:
+        raise CheckpointError(f"checkpoint {path} cannot be read: {exc}") from None
+    if head != ZIP_MAGIC:
+        what = "empty" if not head else "not a torch checkpoint (no zip header)"
+        raise CheckpointError(f"checkpoint {path} is {what}", fix=_EARLIER_CHECKPOINT_FIX)
+    _check_size(path)
+    try:
+        data = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        raise CheckpointError(
+            f"checkpoint {path} carries a pickled Python object that weights_only loading refuses "
+            f"(it could run code); it was not loaded: {str(exc).splitlines()[0]}",
+            fix="only load checkpoints written by primebot; never lower the safety of torch.load",
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - torch raises anything (IndexError, KeyError…) on foreign bytes
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise CheckpointError(
+            f"checkpoint {path} is truncated or corrupt: {type(exc).__name__}: {first}",
+            fix=_EARLIER_CHECKPOINT_FIX,
+        ) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CheckpointError(f"{path} is not a primebot checkpoint (no '{FORMAT}' marker)")
+    if data.get("version") != VERSION:
+        raise CheckpointError(f"checkpoint {path} has version {data.get('version')}; this primebot reads {VERSION}")
+    if data.get("digest") != content_digest(data):
+        raise CheckpointError(
+            f"checkpoint {path} is corrupt: its content does not match its digest",
+            fix=_EARLIER_CHECKPOINT_FIX,
+        )
+    missing = [key for key in REQUIRED_KEYS if key not in data]
+    if missing:
+        raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)}", fix=_EARLIER_CHECKPOINT_FIX)
+    return data
+
+
+def _check_size(path: Path) -> None:
+    """Refuse, from the zip directory alone, a checkpoint that would decode past ``MAX_CHECKPOINT_BYTES``
+    or holds compressed entries (``torch.save`` never compresses; a deflated entry is a zip bomb's tool)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            entries = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise CheckpointError(f"checkpoint {path} is truncated or corrupt: {type(exc).__name__}: {exc}",
+                              fix=_EARLIER_CHECKPOINT_FIX) from None
+    if any(info.compress_type != zipfile.ZIP_STORED for info in entries):
+        raise CheckpointError(f"checkpoint {path} holds compressed entries: torch.save did not write it",
+                              fix="only load checkpoints written by primebot")
+    problem = over_budget(f"checkpoint {path}", sum(info.file_size for info in entries), MAX_CHECKPOINT_BYTES)
+    if problem:
+        raise CheckpointError(problem, fix="only load checkpoints written by primebot")
+
+
+def numbered_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
+    """(iteration, path) of every ``model_<it>.pt`` in ``run_dir``, newest first."""
+    found = []
+    for path in Path(run_dir).iterdir():
+        match = CHECKPOINT_PATTERN.match(path.name)
+        if match:
+            found.append((int(match.group(1)), path))
+    return sorted(found, reverse=True)
+
+
+def load_latest_good(run_dir: str | Path, map_location: str | torch.device = "cpu") -> tuple[Path, dict[str, Any]]:
+    """The newest checkpoint in ``run_dir`` that loads; bad ones are skipped with a warning."""
+    candidates = numbered_checkpoints(run_dir)
+    if not candidates:
+        partial = interrupted_writes(run_dir)
+        if partial:
+            raise CheckpointError(
+                f"no checkpoint was completed in {run_dir}: the run stopped while writing its first one "
+                f"({partial[0].name} is the unfinished write); there is nothing to resume",
+                fix="start the run again (without --resume)",
+            )
+        raise CheckpointError(f"no model_<it>.pt checkpoint in {run_dir}", fix="check the run directory path")
+    errors = []
+    for _, path in candidates:
+        try:
+            return path, load_checkpoint(path, map_location)
+        except CheckpointError as exc:
+            log.warning("warning: %s; falling back to the previous checkpoint", str(exc).splitlines()[0])
+            errors.append(str(exc).splitlines()[0])
+    raise CheckpointError(
+        f"no loadable checkpoint in {run_dir}: " + "; ".join(errors),
+        fix="start the run again (without --resume); the files above are not checkpoints primebot can read",
+    )
+
+
+def interrupted_writes(run_dir: str | Path) -> list[Path]:
+    """Temporary files of atomic checkpoint writes that never finished (the process was killed mid-write)."""
+    return sorted(Path(run_dir).glob(".model_*.pt.*.pt.tmp"))

@@ -1,0 +1,326 @@
+"""A training session: from command-line settings to a finished (or resumable) run directory.
+
+Used by ``primebot train`` and by anything that trains programmatically
+(the pipeline stage). Resolves task, robot, motion and device from the
+registry, merges the configuration (defaults < task's sections < flags <
+``--set``), builds the environment and the runner, and writes args.yaml.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import platform
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from .. import __version__
+from ..devices.backend import ResolvedDevice, resolve_device
+from ..errors import ConfigError
+from ..hooks.registry import Registry
+from ..motion.format import load_motion
+from ..motion.validate import require_valid_motion
+from ..ppo.config import RESUMABLE_SETTINGS, TrainConfig, apply_task_defaults, parse_set, set_value
+from ..run_lock import run_dir_lock
+from ..rundir import create_run_dir, read_args, write_args
+from .checkpoints import interrupted_writes, load_latest_good
+from .distributed import DistContext, context_from_env, init_distributed
+from .runner import OnPolicyRunner, RunResult
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainRequest:
+    """What the user asked for; None means "the default" (or "unchanged" on resume)."""
+
+    motion: str | None = None
+    task: str | None = None
+    robot: str | None = None
+    device: str | None = None
+    num_envs: int | None = None
+    iterations: int | None = None
+    seed: int | None = None
+    run_name: str | None = None
+    sets: list[str] = field(default_factory=list)
+    resume: str | None = None
+    tensorboard: bool = False
+    log_dir: str = "logs"
+    run_dir: str | None = None
+    """Train into this directory (e.g. the pipeline's run directory) instead of a new logs/<name>/<time>."""
+    progress: bool = True
+
+
+def resolve_config(registry: Registry, request: TrainRequest, device: str) -> TrainConfig:
+    """Defaults < the task's ``ppo``/``policy``/``runner`` sections < flags < ``--set``."""
+    cfg = TrainConfig(task=request.task or "tracking")
+    spec = registry.get("tasks", cfg.task)
+    try:
+        apply_task_defaults(cfg, dict(spec.default_config))
+        cfg.robot = request.robot or spec.default_robot
+        for name in ("num_envs", "iterations", "seed"):
+            value = getattr(request, name)
+            if value is not None:
+                setattr(cfg, name, value)
+        for key, value in parse_set(request.sets):
+            set_value(cfg, key, value, open_sections=tuple(spec.open_config_sections))
+    except ValueError as exc:
+        raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
+    cfg.device = device
+    _check(cfg)
+    return cfg
+
+
+RANGES = {
+    "ppo.gamma": (0.0, 1.0, "(0, 1]"),
+    "ppo.lam": (None, 1.0, "[0, 1]"),
+    "ppo.clip_param": (0.0, None, "> 0"),
+    "ppo.learning_rate": (0.0, None, "> 0"),
+    "ppo.desired_kl": (0.0, None, "> 0"),
+    "ppo.max_grad_norm": (0.0, None, "> 0"),
+    "ppo.entropy_coef": (None, None, "≥ 0"),
+    "ppo.value_loss_coef": (None, None, "≥ 0"),
+    "policy.init_noise_std": (0.0, None, "> 0"),
+}
+"""Key → (exclusive lower bound or None for ≥ 0, inclusive upper bound or None, the range in words)."""
+
+
+def _check_ranges(cfg: TrainConfig) -> None:
+    for key, (low, high, words) in RANGES.items():
+        section, _, name = key.partition(".")
+        value = getattr(getattr(cfg, section), name)
+        fine = math.isfinite(value) and (value > low if low is not None else value >= 0)
+        fine = fine and (high is None or value <= high)
+        if not fine:
+            raise ConfigError(f"{key}={value!r} is outside its range {words}", fix=f"--set {key}=<a value in {words}>")
+
+
+def _check(cfg: TrainConfig) -> None:
+    ppo = cfg.ppo
+    batch = ppo.num_steps_per_env * cfg.num_envs
+    if cfg.num_envs < 1 or cfg.iterations < 1 or ppo.num_steps_per_env < 1 or ppo.num_learning_epochs < 1:
+        raise ConfigError(
+            f"num_envs ({cfg.num_envs}), iterations ({cfg.iterations}), ppo.num_steps_per_env "
+            f"({ppo.num_steps_per_env}) and ppo.num_learning_epochs ({ppo.num_learning_epochs}) must all be ≥ 1",
+            fix="a run trains at least one iteration of at least one environment",
+        )
+    _check_ranges(cfg)
+    if ppo.num_mini_batches < 1 or batch % ppo.num_mini_batches:
+        raise ConfigError(
+            f"ppo.num_mini_batches={ppo.num_mini_batches} does not divide the rollout "
+            f"({ppo.num_steps_per_env} steps × {cfg.num_envs} envs = {batch})",
+            fix="choose num_envs and num_mini_batches so the rollout splits evenly",
+        )
+    if cfg.runner.noise not in ("host", "device"):
+        raise ConfigError(f"runner.noise must be host or device, not {cfg.runner.noise!r}")
+    if ppo.mixed_precision not in ("auto", "on", "off"):
+        raise ConfigError(f"ppo.mixed_precision must be auto, on or off, not {ppo.mixed_precision!r}")
+    if ppo.schedule not in ("adaptive", "fixed"):
+        raise ConfigError(f"ppo.schedule must be adaptive or fixed, not {ppo.schedule!r}")
+    if cfg.runner.save_interval < 1:
+        raise ConfigError("runner.save_interval must be ≥ 1")
+    if cfg.runner.check_interval < 0 or cfg.runner.time_limit_min < 0:
+        raise ConfigError("runner.check_interval and runner.time_limit_min must be ≥ 0 (0: off)")
+    if cfg.runner.stop_when_tracked and cfg.runner.check_interval == 0:
+        raise ConfigError("runner.stop_when_tracked needs verdict checks",
+                          fix="--set runner.check_interval=25 (iterations between checks)")
+
+
+def _device_for_rank(resolved: ResolvedDevice, ctx: DistContext) -> ResolvedDevice:
+    if not ctx.enabled or resolved.backend.name == "cpu":
+        return resolved
+    # One accelerator per rank: torchrun's LOCAL_RANK picks it.
+    device = ResolvedDevice(resolved.backend, ctx.local_rank, f"{resolved.source} + LOCAL_RANK")
+    set_device = getattr(getattr(torch, resolved.backend.name, None), "set_device", None)
+    if set_device is not None:
+        set_device(device.torch_device)
+    return device
+
+
+def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
+    """The run's own configuration with the resume's changes applied, and those changes (``key=value``)."""
+    changed = [name for name in ("task", "robot", "num_envs", "seed", "run_name") if getattr(request, name) is not None]
+    if changed:
+        raise ConfigError(
+            f"--resume continues a run with its own settings; cannot change {', '.join(changed)}",
+            fix="drop those options (only --iterations, --device, --tensorboard and --set of the optimisation "
+                "settings apply on resume), or start a new run",
+        )
+    args = read_args(request.resume)
+    try:
+        cfg = TrainConfig.from_dict(args["config"])
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"{request.resume}/args.yaml has no usable 'config' section: {exc}") from None
+    try:
+        pairs = parse_set(request.sets)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    refused = [key for key, _ in pairs if key not in RESUMABLE_SETTINGS]
+    if refused:
+        raise ConfigError(
+            f"--resume cannot change {', '.join(refused)}: the checkpoint's networks, rollout and environment "
+            "depend on it",
+            fix=f"on resume --set may change {', '.join(RESUMABLE_SETTINGS)}; anything else needs a new run",
+        )
+    applied = []
+    for key, value in pairs:
+        try:
+            set_value(cfg, key, value)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        applied.append(f"{key}={value}")
+    if request.iterations is not None:
+        cfg.iterations = request.iterations
+    _check(cfg)
+    return cfg, applied
+
+
+def _load_motion(path: str, robot: Any) -> Any:
+    """The motion for training: fully validated against the robot (``require_valid_motion``), so an
+    Inf, a 30 fps file or non-unit quaternions stop here, naming the file, key and frame."""
+    if robot is None:
+        return load_motion(path)
+    return require_valid_motion(path, robot)
+
+
+@dataclass
+class TrainOutcome:
+    """What ``run_training`` leaves behind."""
+
+    result: RunResult
+    run_dir: Path | None
+    """The run directory (None on ranks > 0, which write nothing)."""
+    runner: OnPolicyRunner
+    """The trained runner (its learner holds the final weights)."""
+
+
+def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
+    """Train as ``request`` says. The process group (under torchrun) is left up for the caller."""
+    with contextlib.ExitStack() as stack:  # holds the run directory's lock (rank 0) until training ends
+        if request.resume and context_from_env().is_main:  # rank 0 is the one that writes
+            stack.enter_context(run_dir_lock(request.resume))  # before args.yaml is read
+        return _run_training(registry, request, stack)
+
+
+def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.ExitStack) -> TrainOutcome:
+    overrides: list[str] = []
+    if request.resume:
+        cfg, overrides = _resume_config(request)
+        motion_path = request.motion or cfg.motion
+    else:
+        cfg = None
+        motion_path = request.motion
+    resolved = resolve_device(registry, request.device or (cfg.device if cfg else None))
+    ctx = init_distributed(resolved.backend.collective)
+    resolved = _device_for_rank(resolved, ctx)
+    if cfg is None:
+        cfg = resolve_config(registry, request, resolved.torch_device)
+    cfg.device = resolved.torch_device
+
+    spec = registry.get("tasks", cfg.task)
+    robot = registry.get("robots", cfg.robot) if cfg.robot else None
+    motion = None
+    if spec.needs_motion:
+        if not motion_path:
+            raise ConfigError(f"task {cfg.task!r} tracks a reference motion", fix="primebot train MOTION.npz")
+        motion = _load_motion(motion_path, robot)
+        if request.resume and cfg.motion_sha256 and motion.sha256 != cfg.motion_sha256:
+            raise ConfigError(
+                f"motion {motion_path} differs from the one the run trained on (sha256 {cfg.motion_sha256[:12]}…)",
+                fix="pass the original motion file as MOTION",
+            )
+        cfg.motion, cfg.motion_sha256 = str(motion_path), motion.sha256
+
+    env = spec.make_env(
+        robot=robot, motion=motion, num_envs=cfg.num_envs, seed=cfg.seed + ctx.rank,
+        config=cfg.task_config, registry=registry, num_threads=None,
+    )
+    probe = None
+    try:
+        if cfg.runner.check_interval > 0 and not ctx.enabled:
+            from ..evaluate.run import VerdictProbe
+
+            probe = VerdictProbe.for_run(registry, cfg, motion, seed=cfg.seed + 1)
+        elif cfg.runner.check_interval > 0:
+            log.warning("runner.check_interval: no verdict checks under torchrun (evaluate after training)")
+        runner = OnPolicyRunner(
+            env, cfg, dist=ctx,
+            autocast_dtype=resolved.backend.autocast_dtype(), tensorboard=request.tensorboard and ctx.is_main,
+            progress=request.progress, probe=probe,
+        )
+        # The run directory appears only once the environment and the learner exist,
+        # so a bad setting leaves no empty run behind.
+        run_dir: Path | None = None
+        if request.resume:
+            run_dir = Path(request.resume)
+        elif ctx.is_main and request.run_dir:
+            run_dir = Path(request.run_dir)
+            run_dir.mkdir(parents=True, exist_ok=True)
+        elif ctx.is_main:
+            default_name = Path(motion_path).stem if motion_path else cfg.task
+            run_dir = create_run_dir(request.log_dir, request.run_name or default_name)
+        runner.run_dir = run_dir if ctx.is_main else None
+        if ctx.is_main and run_dir is not None and not request.resume:
+            stack.enter_context(run_dir_lock(run_dir))
+        history: list[dict[str, Any]] = []
+        if request.resume:
+            path, payload = load_latest_good(run_dir, map_location="cpu")
+            runner.restore(payload, source=str(path))
+            if runner.iteration > cfg.iterations:
+                raise ConfigError(
+                    f"{run_dir} is at iteration {runner.iteration} ({path.name}); --iterations {cfg.iterations} "
+                    "would go back",
+                    fix=f"resume with --iterations above {runner.iteration}, or evaluate the run as it is",
+                )
+            if overrides:
+                _apply_overrides(runner, overrides, path.name)
+            history = list(read_args(run_dir).get("resumes") or [])
+            history.append({"from": path.name, "iteration": runner.iteration, "set": overrides,
+                            "command": " ".join(sys.argv)})
+            log.info("resuming %s from %s (iteration %d of %d)", run_dir, path.name, runner.iteration, cfg.iterations)
+        if ctx.is_main and run_dir is not None:
+            for partial in interrupted_writes(run_dir):  # this process holds the run's lock: nobody is writing them
+                partial.unlink(missing_ok=True)
+            write_args(run_dir, _args_document(cfg, resolved, ctx, history))
+            log.info("run directory: %s", run_dir)
+        result = runner.learn()
+    finally:
+        env.close()
+        if probe is not None:
+            probe.close()
+    return TrainOutcome(result, run_dir if ctx.is_main else None, runner)
+
+
+def _apply_overrides(runner: OnPolicyRunner, overrides: list[str], checkpoint: str) -> None:
+    """Make the resume's ``--set`` changes take effect over the restored learner state."""
+    cfg = runner.cfg
+    if any(item.startswith("ppo.learning_rate=") for item in overrides):
+        # the restored optimiser carries the learning rate it had reached; the override replaces it
+        runner.ppo.learning_rate = cfg.ppo.learning_rate
+        for group in runner.ppo.optimizer.param_groups:
+            group["lr"] = cfg.ppo.learning_rate
+    log.warning("resuming from %s with changed settings: %s (recorded in args.yaml)", checkpoint, ", ".join(overrides))
+
+
+def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext,
+                   resumes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    document = {
+        "config": cfg.to_dict(),
+        "run": {
+            "primebot_version": __version__,
+            "torch_version": str(torch.__version__),
+            "python": platform.python_version(),
+            "device_source": device.source,
+            "world_size": ctx.world_size,
+            "command": " ".join(sys.argv),
+        },
+    }
+    if resumes:
+        # each resume: the checkpoint it continued, its iteration, the settings it changed (--set), the command
+        document["resumes"] = resumes
+    return document
