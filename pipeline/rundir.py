@@ -15,6 +15,8 @@ ARGS_FILE = "args.yaml"
 CSV_FILE = "train.csv"
 CURVE_FILE = "train.png"
 BEST_CHECKPOINT = "model_best.pt"
+EVAL_FILE = "eval.json"
+SIM2SIM_FILE = "sim2sim.json"
 
 
 def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None) -> Path:

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.hooks.host import load_plugins
+from primebot.pipeline.robot.describe import describe_robot
 from primebot.pipeline.robot.spec import (
-    describe_robot,
     load_robot_model,
     robot_indices,
     robot_problems,

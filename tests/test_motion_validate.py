@@ -11,8 +11,8 @@ import pytest
 from primebot.pipeline.cli import main
 from primebot.pipeline.hooks.host import reset_host
 from primebot.pipeline.motion.format import load_motion, save_motion
+from primebot.pipeline.motion.trajectory import motion_from_trajectory
 from primebot.pipeline.motion.validate import validate_motion_file
-from primebot.pipeline.robot.kinematics import motion_from_trajectory
 from primebot.pipeline.robot.spec import robot_indices
 
 KNEE = 3  # left_knee_joint

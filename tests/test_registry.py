@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from primebot.pipeline.errors import RegistrationError, UnknownNameError
-from primebot.pipeline.hooks.registry import Register, Registry
+from primebot.pipeline.registry import Register, Registry
 
 
 def make_registry() -> Registry:

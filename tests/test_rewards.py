@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.errors import ConfigError, UnknownNameError
-from primebot.pipeline.hooks.registry import Registry
+from primebot.pipeline.registry import Registry
 from primebot.pipeline.rotations import quat_from_axis_angle
 from primebot.pipeline.sim.rewards import RewardManager, RewardTerm
 from primebot.plugins.rewards import tracking as terms

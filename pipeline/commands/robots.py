@@ -10,8 +10,9 @@ from ..cli import pass_host
 from ..hooks.host import PluginHost
 from ..hooks.specs import hookimpl
 from ..robot.checks import check_robot, findings_json, require_passing
+from ..robot.describe import describe_robot
 from ..robot.scaffold import scaffold_robot
-from ..robot.spec import describe_robot, get_robot
+from ..robot.spec import get_robot
 
 
 @click.group("robots", invoke_without_command=True)

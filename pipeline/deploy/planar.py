@@ -35,6 +35,8 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
+from ..rundir import EVAL_FILE, SIM2SIM_FILE
+from .gaps import checkpoint_flags, gap_flags
 from .policy import (
     PHYSICS_HZ,
     Sim2SimError,
@@ -241,9 +243,8 @@ def planar_sim2sim_run_dir(run_dir: Path, onnx_path: Path, mjcf: str | Path, *, 
                            physics_hz: float = PHYSICS_HZ) -> dict:
     """sim2sim.json for a run with a planar ``policy`` export, compared with eval.json's ``episodes``."""
     from ..atomic import atomic_write_text
-    from .sim2sim import SIM2SIM_FILE, checkpoint_flags, gap_flags
 
-    eval_path = run_dir / "eval.json"
+    eval_path = run_dir / EVAL_FILE
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
     report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
     frames, robot = report.pop("_frames", []), report.pop("_robot", None)

@@ -52,6 +52,8 @@ from ..evaluate.metrics import (
     step_errors,
     summarise,
 )
+from ..rundir import EVAL_FILE, SIM2SIM_FILE
+from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .planar import is_planar_policy, planar_sim2sim_run_dir, run_planar_sim2sim
 from .policy import (
     PHYSICS_HZ,
@@ -294,33 +296,7 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
     }
 
 
-GAP_THRESHOLDS = {
-    "success_rate": 0.2,
-    "fall_rate": 0.2,
-    "mpkpe_m": 0.05,
-    "mpkpe_root_relative_m": 0.05,
-    "joint_pos_error_rad": 0.1,
-    "anchor_ori_error_rad": 0.2,
-}
-"""|sim2sim − eval| beyond these is flagged: the policy leans on something training had and the robot lacks."""
-SIM2SIM_FILE = "sim2sim.json"
 
-
-def gap_flags(gaps: dict[str, float], thresholds: dict[str, float] | None = None) -> list[str]:
-    """One line per metric whose sim2sim − eval difference is beyond its threshold."""
-    thresholds = GAP_THRESHOLDS if thresholds is None else thresholds
-    return [f"{key}: sim2sim − eval = {gaps[key]:+.4g} (threshold ±{limit:g})"
-            for key, limit in thresholds.items() if key in gaps and not abs(gaps[key]) <= limit]
-
-
-def checkpoint_flags(policy: dict, evaluation: dict) -> list[str]:
-    """A flag when eval.json scored another checkpoint than the ONNX's ``policy`` metadata names."""
-    exported = (policy.get("checkpoint"), str(policy.get("iteration")))
-    evaluated = (Path(str(evaluation.get("checkpoint"))).name, str(evaluation.get("iteration")))
-    if exported == evaluated:
-        return []
-    return [f"eval.json scored {evaluated[0]} (iteration {evaluated[1]}) but the ONNX holds "
-            f"{exported[0]} (iteration {exported[1]}): the gaps compare different policies"]
 
 CHECK_FIXES = {
     "pd_gains_match_mjcf": "the MJCF's position actuators must carry the spec's kp/kv, or be motors (the gains "
@@ -367,7 +343,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
     if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
         return planar_sim2sim_run_dir(run_dir, onnx_path, mjcf, video=video, physics_hz=physics_hz)
-    eval_path = run_dir / "eval.json"
+    eval_path = run_dir / EVAL_FILE
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
     starts = eval_start_steps(evaluation)
     report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz, robot_spec=robot_spec)

@@ -21,7 +21,7 @@ from ..errors import ConfigError, DeviceUnavailableError
 if TYPE_CHECKING:
     import torch
 
-    from ..hooks.registry import Registry
+    from ..registry import Registry
 
 log = logging.getLogger(__name__)
 

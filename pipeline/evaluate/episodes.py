@@ -14,7 +14,6 @@ names in ``extra["video_camera"]`` (else a camera trailing the root).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,27 +21,7 @@ import mujoco
 import numpy as np
 
 from ..errors import ConfigError
-
-
-@dataclass
-class EpisodeRecord:
-    """One finished episode of one env slot."""
-
-    slot: int
-    episode_return: float
-    """Sum of the task's rewards (weights and dt applied, as in training's ``episode_return``)."""
-    length: int
-    """Control steps played, including the one that ended the episode."""
-    terminated: bool
-    """Ended by a failure (a fall); ``False``: reached the time limit."""
-    start_qpos: np.ndarray
-    final_qpos: np.ndarray
-    """qpos at the end of the last step, before the task's reset."""
-
-    def to_json(self) -> dict[str, Any]:
-        """The scalar fields (eval.json's ``episode_records``)."""
-        return {"slot": self.slot, "return": self.episode_return, "length": self.length,
-                "terminated": self.terminated}
+from ..sim.task import EpisodeRecord
 
 
 class PreResetTap:

@@ -28,8 +28,9 @@ import numpy as np
 
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
-from ..hooks.registry import Registry
 from ..ppo.config import TrainConfig
+from ..registry import Registry
+from ..rundir import EVAL_FILE
 from ..train.policy import (
     EVAL_TASK_OVERRIDES,
     TrainedPolicy,
@@ -49,8 +50,6 @@ from .metrics import (
     step_errors,
     summarise,
 )
-
-EVAL_FILE = "eval.json"
 
 
 def thresholds_of(env: Any) -> FailureThresholds:

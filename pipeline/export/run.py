@@ -45,9 +45,10 @@ from ..deploy.bundle import DEPLOY_FILE, README_FILE, BundledModel, bundle_mjcf
 from ..deploy.policy import parse_clip
 from ..errors import ExportError
 from ..evaluate.run import require_tracking_env
-from ..hooks.registry import Registry
 from ..motion.format import file_sha256
+from ..registry import Registry
 from ..robot.spec import compile_mjcf
+from ..rundir import EVAL_FILE
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_TARGET_FORMULA, EXPORT_POLICY
 from ..train.policy import TrainedPolicy, load_trained_policy, make_run_env
 from .graph import (
@@ -563,7 +564,7 @@ def _eval_start_steps(run_dir: Path) -> list[int]:
     """eval.json's start steps (the ones ``primebot sim2sim`` replays), ``[0]`` without an evaluation."""
     from ..deploy.sim2sim import eval_start_steps
 
-    path = run_dir / "eval.json"
+    path = run_dir / EVAL_FILE
     return eval_start_steps(json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None)
 
 

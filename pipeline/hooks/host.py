@@ -19,8 +19,8 @@ from typing import Any
 import pluggy
 
 from ..errors import PluginError, PrimebotError
+from ..registry import Register, Registry
 from . import specs as hookspecs
-from .registry import Register, Registry
 
 ENTRY_POINT_GROUP = "primebot"
 

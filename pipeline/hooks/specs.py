@@ -17,7 +17,7 @@ import pluggy
 if TYPE_CHECKING:
     import click
 
-    from .registry import Register
+    from ..registry import Register
 
 PROJECT = "primebot"
 

@@ -34,13 +34,13 @@ import yaml
 from ..errors import MotionError
 from ..robot.kinematics import (
     geom_vertical_extent,
-    motion_from_trajectory,
     posed_frames,
     robot_geoms,
 )
 from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from ..rotations import quat_from_euler_xyz, quat_slerp
 from .format import Motion
+from .trajectory import motion_from_trajectory
 
 KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "note"}
 SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes"}

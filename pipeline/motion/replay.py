@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import mujoco
@@ -22,7 +21,8 @@ import numpy as np
 
 from ..atomic import atomic_path
 from ..errors import RenderError
-from ..robot.kinematics import set_qpos, standing_height
+from ..robot.camera import CameraConfig
+from ..robot.kinematics import set_qpos
 from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from ..rotations import quat_normalize
 from .format import Motion
@@ -38,45 +38,6 @@ INSTALL_HINT = (
     f"apt-get install {GL_PACKAGES['egl']} {GL_PACKAGES['osmesa']} "
     "(then MUJOCO_GL=egl or MUJOCO_GL=osmesa); the rest of the pipeline runs without the video"
 )
-
-
-DISTANCE_PER_HEIGHT = 2.5
-"""Camera distance over the robot's standing height: the whole robot with room for arms and steps
-(MuJoCo's 45° field of view shows ±1.04 robot heights at that distance)."""
-LOOKAT_PER_HEIGHT = 0.51
-"""Look-at height over the robot's standing height (about its centre)."""
-
-
-@dataclass
-class CameraConfig:
-    """A camera that trails the robot's root at a fixed distance and angle.
-
-    ``distance`` and ``height`` left at None are framed from the robot's standing
-    height (``framed``): 2.2 m and 0.45 m for the 0.88 m q1, 3.2 m and 0.66 m for a 1.29 m G1.
-    """
-
-    distance: float | None = None
-    """m; None: ``DISTANCE_PER_HEIGHT`` × the robot's height."""
-    azimuth: float = 135.0
-    """Degrees; 180 looks at the robot's front when it faces +x."""
-    elevation: float = -15.0
-    height: float | None = None
-    """Look-at height above the floor, m; None: ``LOOKAT_PER_HEIGHT`` × the robot's height."""
-    smoothing: float = 0.15
-    """Share of the way the look-at point moves toward the root each frame (1 = rigid)."""
-    shadows: bool = False
-    """Shadows and reflections triple the cost of a frame on software (Mesa) OpenGL."""
-
-    def framed(self, model: mujoco.MjModel) -> CameraConfig:
-        """This camera with ``distance``/``height`` set from ``model``'s standing height where None."""
-        if self.distance is not None and self.height is not None:
-            return self
-        robot_height = standing_height(model)
-        return replace(
-            self,
-            distance=DISTANCE_PER_HEIGHT * robot_height if self.distance is None else self.distance,
-            height=LOOKAT_PER_HEIGHT * robot_height if self.height is None else self.height,
-        )
 
 
 def _gl_candidates() -> list[str]:

@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 
 from ..errors import MotionError
+from ..robot.checks import TRAINING_FPS
 from ..robot.kinematics import geom_vertical_extent, posed_frames, robot_geoms
 from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from ..rotations import (
@@ -26,7 +27,6 @@ from ..rotations import (
 from .format import ARRAY_KEYS, Motion, load_motion
 from .problems import Problem, ProblemCollector, ValidationReport
 
-TRAINING_FPS = 50.0
 QUAT_NORM_TOL = 1e-3
 JOINT_LIMIT_MARGIN = 0.02  # rad: retargeting and float32 storage graze the limits
 JUMP_JOINT = 0.35  # rad per frame (17.5 rad/s at 50 fps): faster than any actuator

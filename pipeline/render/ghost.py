@@ -19,7 +19,8 @@ import mujoco
 import numpy as np
 
 from ..errors import RenderError
-from ..motion.replay import CameraConfig, MotionRenderer, write_video
+from ..motion.replay import MotionRenderer, write_video
+from ..robot.camera import CameraConfig
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from .. import __version__
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from ..evaluate.metrics import TRACKING_RULE
-from ..rundir import CSV_FILE, read_args
+from ..rundir import BEST_CHECKPOINT, CSV_FILE, EVAL_FILE, SIM2SIM_FILE, read_args
 from ..stages.record import PIPELINE_FILE, format_duration
 from ..train.log import read_csv_rows
 from .curves import render_curves
@@ -303,7 +303,7 @@ def _metric_tables(eval_metrics: dict[str, float], sim_metrics: dict[str, float]
 
 
 def _files(run_dir: Path) -> str:
-    names = ["pipeline.json", "pipeline.log", "args.yaml", CSV_FILE, "model_best.pt", "eval.json", "sim2sim.json",
+    names = ["pipeline.json", "pipeline.log", "args.yaml", CSV_FILE, BEST_CHECKPOINT, EVAL_FILE, SIM2SIM_FILE,
              "export/policy.onnx", "export/deploy.yaml"]
     checkpoints = sorted(run_dir.glob("model_*.pt"), key=lambda p: p.stat().st_mtime)
     if checkpoints and checkpoints[-1].name != "model_best.pt":
@@ -323,8 +323,8 @@ def write_report(run_dir: str | Path) -> Path:
     """Render ``report.html`` (and its curve PNGs) for ``run_dir`` from the files there; returns its path."""
     run_dir = Path(run_dir)
     pipeline = _read_json(run_dir / PIPELINE_FILE) or {"stages": [], "settings": {}}
-    eval_head = headline_metrics(_read_json(run_dir / "eval.json"))
-    sim_head = headline_metrics(_read_json(run_dir / "sim2sim.json"))
+    eval_head = headline_metrics(_read_json(run_dir / EVAL_FILE))
+    sim_head = headline_metrics(_read_json(run_dir / SIM2SIM_FILE))
     eval_metrics, sim_metrics = _scalars(eval_head), _scalars(sim_head)
     verdict, verdict_source = _verdict_of(sim_head, eval_head)
     curves = render_curves(run_dir)

@@ -15,7 +15,7 @@ import mujoco
 import numpy as np
 
 from ..errors import RobotError
-from ..motion.validate import TRAINING_FPS
+from .camera import CameraConfig
 from .kinematics import geom_vertical_extent, robot_geoms
 from .spec import (
     PER_JOINT_FIELDS,
@@ -26,6 +26,8 @@ from .spec import (
     robot_problems,
 )
 
+TRAINING_FPS = 50.0
+"""Frames per second of a motion the pipeline trains on: the policy's control rate (``motion validate`` refuses another)."""
 FLOOR_TOL = 0.005
 """m: how far above or below the floor the standing pose's lowest collision point may be."""
 PHYSICS_TIMESTEP = 1.0 / TRAINING_FPS / 4
@@ -164,8 +166,6 @@ def _timestep(model) -> Finding:
 
 
 def _camera(model) -> Finding:
-    from ..motion.replay import CameraConfig
-
     cam = CameraConfig().framed(model)
     return Finding("camera", "info", f"videos: a camera {cam.distance:.2f} m away looking at "
                    f"{cam.height:.2f} m (framed from the robot's height)")
@@ -217,4 +217,3 @@ def require_passing(spec: RobotSpec, findings: list[Finding]) -> None:
 
 def findings_json(findings: list[Finding]) -> list[dict]:
     return [asdict(f) for f in findings]
-

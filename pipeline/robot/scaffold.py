@@ -26,11 +26,10 @@ import mujoco
 import numpy as np
 
 from ..atomic import atomic_write_text
-from ..deploy.bundle import model_files
 from ..errors import ConfigError, RobotError
 from .checks import PHYSICS_TIMESTEP
 from .kinematics import geom_vertical_extent, robot_geoms, standing_height
-from .spec import actuator_kind, compile_mjcf, pd_gains
+from .spec import actuator_kind, compile_mjcf, model_files, pd_gains
 
 NATURAL_FREQUENCY_HZ = 10.0
 DAMPING_RATIO = 2.0

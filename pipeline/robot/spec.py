@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import difflib
 import os
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from ..errors import RobotError
+from ..errors import ExportError, RobotError
 
 PER_JOINT_FIELDS = ("default_joint_pos", "stiffness", "damping", "effort_limit", "action_scale")
 """RobotSpec fields that hold one value per joint, in ``joint_names`` order."""
@@ -520,46 +521,49 @@ def get_robot(registry, name: str, robot_xml: str | Path | None = None) -> Robot
     return with_mjcf(registry.get("robots", name), robot_xml)
 
 
-def describe_robot(spec: RobotSpec, model: mujoco.MjModel | None = None) -> dict:
-    """Joints (limits, gains, effort, default), bodies (mass), total mass and standing height, as plain data."""
-    from .kinematics import standing_height  # kinematics imports this module
+_ASSET_FILE_ATTRIBUTES = {
+    "mesh": ("file",),
+    "texture": ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback"),
+    "hfield": ("file",),
+    "skin": ("file",),
+}
 
-    model = load_robot_model(spec) if model is None else model
-    ix = robot_indices(model, spec)
-    keyframe = spec.extra.get("keyframe", 0)
-    joints = [
-        {
-            "name": name,
-            "lower": float(ix.joint_range[j, 0]),
-            "upper": float(ix.joint_range[j, 1]),
-            "default": float(spec.default_joint_pos[j]),
-            "kp": float(spec.stiffness[j]),
-            "kd": float(spec.damping[j]),
-            "effort": float(spec.effort_limit[j]),
-            "action_scale": float(spec.action_scale[j]),
-            "armature": float(model.dof_armature[ix.dof_adr[j]]),
-        }
-        for j, name in enumerate(spec.joint_names)
-    ]
-    bodies = [
-        {"name": name, "mass": float(model.body_mass[b + 1])}
-        for b, name in enumerate(ix.body_names)
-    ]
-    return {
-        "name": spec.name,
-        "mjcf": str(spec.mjcf),
-        "description": spec.description,
-        "num_joints": spec.num_joints,
-        "num_bodies": len(bodies),
-        "mass": float(model.body_subtreemass[ix.root_body_id]),
-        "height": standing_height(model, keyframe),
-        "timestep": float(model.opt.timestep),
-        "anchor_body": spec.anchor_body,
-        "root_body": spec.root_body,
-        "tracked_bodies": list(spec.tracked_bodies),
-        "end_effector_bodies": list(spec.end_effector_bodies),
-        "feet": list(spec.feet),
-        "self_collision_pairs": [list(pair) for pair in spec.self_collision_geoms],
-        "joints": joints,
-        "bodies": bodies,
-    }
+
+_ASSET_DIRS = {"mesh": "meshdir", "texture": "texturedir"}
+
+
+def model_files(mjcf: Path) -> list[Path]:
+    """Every file ``mjcf`` includes or loads, as paths relative to its folder (MuJoCo's resolution rules)."""
+    root_dir = mjcf.parent
+    compiler: dict[str, str] = {}
+    found: list[tuple[str, str]] = []  # (tag, file)
+    pending, seen = [mjcf], set()
+    while pending:
+        path = pending.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        try:
+            tree = ET.parse(path)
+        except ET.ParseError as exc:
+            raise ExportError(f"robot model {path} is not readable XML: {exc}") from exc
+        for element in tree.iter():
+            if element.tag == "compiler":
+                compiler.update({k: v for k, v in element.attrib.items() if k in ("meshdir", "texturedir", "assetdir")})
+            elif element.tag == "include" and element.get("file"):
+                found.append(("include", element.get("file")))
+                pending.append(root_dir / element.get("file"))
+            for attribute in _ASSET_FILE_ATTRIBUTES.get(element.tag, ()):
+                if element.get(attribute):
+                    found.append((element.tag, element.get(attribute)))
+    out = []
+    for tag, name in found:
+        folder = compiler.get(_ASSET_DIRS.get(tag, ""), compiler.get("assetdir", "")) if tag != "include" else ""
+        relative = Path(folder) / name
+        if relative.is_absolute() or ".." in relative.parts:
+            raise ExportError(
+                f"robot model {mjcf} loads {relative}, outside its folder: the bundle cannot carry it",
+                fix="keep included files and assets under the MJCF's folder, with relative paths",
+            )
+        out.append(relative)
+    return sorted(set(out))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError
-from ..hooks.registry import Registry
+from ..registry import Registry
 
 
 @dataclass(frozen=True)

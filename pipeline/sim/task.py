@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import numpy as np
 
 from ..errors import ConfigError
 from .env import VecEnv
-
-if TYPE_CHECKING:
-    from ..evaluate.episodes import EpisodeRecord
 
 EXPORT_MOTION_TRACKING = "motion_tracking"
 """ONNX with the reference motion inside (docs/architecture.md §7): inputs obs, time_step; outputs actions + reference."""
@@ -26,6 +25,27 @@ actions stand for. A file without the key was trained with ``default_joint_pos``
 EXPORT_POLICY = "policy"
 """ONNX of the policy alone: input obs, output actions (tasks that track no motion, e.g. walk)."""
 EXPORT_KINDS = (EXPORT_MOTION_TRACKING, EXPORT_POLICY)
+
+
+@dataclass
+class EpisodeRecord:
+    """One finished episode of one env slot."""
+
+    slot: int
+    episode_return: float
+    """Sum of the task's rewards (weights and dt applied, as in training's ``episode_return``)."""
+    length: int
+    """Control steps played, including the one that ended the episode."""
+    terminated: bool
+    """Ended by a failure (a fall); ``False``: reached the time limit."""
+    start_qpos: np.ndarray
+    final_qpos: np.ndarray
+    """qpos at the end of the last step, before the task's reset."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The scalar fields (eval.json's ``episode_records``)."""
+        return {"slot": self.slot, "return": self.episode_return, "length": self.length,
+                "terminated": self.terminated}
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from ..errors import PluginError
 
 if TYPE_CHECKING:
     from ..devices.backend import ResolvedDevice
-    from ..hooks.registry import Registry
+    from ..registry import Registry
     from .presets import PipelineSettings
 
 log = logging.getLogger(__name__)

@@ -28,7 +28,7 @@ from ..errors import (
     PrimebotError,
     UnknownNameError,
 )
-from ..hooks.registry import Registry
+from ..registry import Registry
 from ..run_lock import run_dir_lock
 from .contract import (
     Stage,

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from primebot.pipeline.errors import ConfigError
-from primebot.pipeline.hooks.registry import Registry
 from primebot.pipeline.motion.format import Motion
+from primebot.pipeline.registry import Registry
 from primebot.pipeline.robot.spec import RobotSpec
 from primebot.pipeline.rotations import quat_apply_inverse, quat_from_euler_xyz, quat_mul
 from primebot.pipeline.sim.env import StepResult, VecEnv

@@ -10,9 +10,9 @@ from typing import Any
 import yaml
 
 from primebot.pipeline.errors import ConfigError
-from primebot.pipeline.hooks.registry import Registry
 from primebot.pipeline.hooks.specs import hookimpl
 from primebot.pipeline.motion.format import Motion
+from primebot.pipeline.registry import Registry
 from primebot.pipeline.robot.spec import RobotSpec
 from primebot.pipeline.sim.task import TaskSpec
 

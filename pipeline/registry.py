@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import RegistrationError, UnknownNameError
+from .errors import RegistrationError, UnknownNameError
 
 Validator = Callable[[str, Any], None]
 """Checks one registration; raises ``RegistrationError`` (or TypeError/ValueError) to refuse it."""
