@@ -7,7 +7,7 @@ import pointmass_task
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from primebot.pipeline.ppo.config import TrainConfig, apply_task_defaults
+from primebot.pipeline.train.config import TrainConfig, apply_task_defaults
 from primebot.pipeline.train.runner import OnPolicyRunner
 from primebot.pipeline.train.transfer import StepTransfer
 

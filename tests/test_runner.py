@@ -183,7 +183,7 @@ class _ScriptedProbe:
 
 
 def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registry, tmp_path):
-    from primebot.pipeline.ppo.config import TrainConfig
+    from primebot.pipeline.train.config import TrainConfig
     from primebot.pipeline.train.runner import OnPolicyRunner
 
     spec = registry.get("tasks", "pointmass")

@@ -6,7 +6,7 @@ import pytest
 
 from primebot.pipeline.errors import ConfigError
 from primebot.pipeline.hooks.host import load_plugins
-from primebot.pipeline.ppo.config import parse_set
+from primebot.pipeline.train.config import parse_set
 from primebot.pipeline.train.session import TrainRequest, resolve_config
 
 

@@ -10,13 +10,13 @@ from ..cli import pass_host
 from ..errors import ConfigError
 from ..hooks.host import PluginHost
 from ..hooks.specs import hookimpl
-from ..ppo.config import KEY_ALIASES, RESUMABLE_SETTINGS
 from ..report.page import write_report
 from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir
 from ..stages.presets import PRESETS, resolve_settings
 from ..stages.record import new_record, resumed_record
 from ..stages.runner import PipelineRunner, Selection, ordered_stages
+from ..train.config import KEY_ALIASES, RESUMABLE_SETTINGS
 
 
 @click.group("pipeline")

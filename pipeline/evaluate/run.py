@@ -28,9 +28,9 @@ import numpy as np
 
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
-from ..ppo.config import TrainConfig
 from ..registry import Registry
 from ..rundir import EVAL_FILE
+from ..train.config import TrainConfig
 from ..train.policy import (
     EVAL_TASK_OVERRIDES,
     TrainedPolicy,

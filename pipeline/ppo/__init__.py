@@ -8,7 +8,7 @@ arrives from the host with the observations unless the device RNG is chosen.
 from __future__ import annotations
 
 from .algorithm import PPO
-from .config import PolicyConfig, PPOConfig, RunnerConfig, TrainConfig
+from .config import PolicyConfig, PPOConfig
 from .networks import ActorCritic
 from .normalizer import EmpiricalNormalizer
 from .storage import RolloutStorage
@@ -20,6 +20,4 @@ __all__ = [
     "PPOConfig",
     "PolicyConfig",
     "RolloutStorage",
-    "RunnerConfig",
-    "TrainConfig",
 ]

@@ -22,13 +22,13 @@ from torch import nn
 
 from ..errors import CheckpointError, ConfigError
 from ..motion.format import Motion, load_motion
-from ..ppo.config import TrainConfig
 from ..ppo.networks import ActorCritic
 from ..ppo.normalizer import EmpiricalNormalizer
 from ..registry import Registry
 from ..rundir import BEST_CHECKPOINT, read_args
 from ..sim.env import VecEnv
 from .checkpoints import load_checkpoint, load_latest_good, numbered_checkpoints
+from .config import TrainConfig
 
 log = logging.getLogger(__name__)
 

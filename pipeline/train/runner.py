@@ -26,13 +26,13 @@ import torch
 
 from ..errors import CheckpointError, NonFiniteError
 from ..ppo.algorithm import PPO
-from ..ppo.config import TrainConfig, resumable_identity
 from ..ppo.networks import ActorCritic
 from ..ppo.normalizer import EmpiricalNormalizer
 from ..rundir import BEST_CHECKPOINT
 from ..sim.env import VecEnv
 from ..sim.physics import available_cores
 from .checkpoints import from_storable, save_checkpoint, to_storable
+from .config import TrainConfig, resumable_identity
 from .distributed import DistContext
 from .log import TrainingLog
 from .signals import install_stop_handlers

@@ -24,11 +24,11 @@ from ..devices.backend import ResolvedDevice, resolve_device
 from ..errors import ConfigError
 from ..motion.format import load_motion
 from ..motion.validate import require_valid_motion
-from ..ppo.config import RESUMABLE_SETTINGS, TrainConfig, apply_task_defaults, parse_set, set_value
 from ..registry import Registry
 from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir, read_args, write_args
 from .checkpoints import interrupted_writes, load_latest_good
+from .config import RESUMABLE_SETTINGS, TrainConfig, apply_task_defaults, parse_set, set_value
 from .distributed import DistContext, context_from_env, init_distributed
 from .runner import OnPolicyRunner, RunResult
 
