@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import pytest
+from import_graph import imports, source_files
 
 from primebot.pipeline.errors import PluginError
 from primebot.pipeline.hooks.host import DEFAULT_PLUGINS, load_plugins
@@ -101,33 +102,13 @@ def test_plugins_command_lists_source_and_registrations(make_distribution):
     assert "backends.cpu" in result.stdout and "built-in" in result.stdout
 
 
-def _absolute_imports(path, package: str):
-    """Every module an ``import`` statement in ``path`` names, relative imports resolved."""
-    import ast
-
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                yield node.lineno, alias.name
-        elif isinstance(node, ast.ImportFrom):
-            base = package.split(".")
-            if node.level:
-                base = base[: len(base) - node.level + 1]
-                yield node.lineno, ".".join([*base, *([node.module] if node.module else [])])
-            else:
-                yield node.lineno, node.module or ""
-
-
 def test_core_never_imports_plugins(repo_root):
-    offenders = []
-    for path in (repo_root / "pipeline").rglob("*.py"):
-        parts = path.relative_to(repo_root).with_suffix("").parts
-        package = ".".join(["primebot", *parts[:-1]])
-        offenders += [
-            f"{path.name}:{line} imports {name}"
-            for line, name in _absolute_imports(path, package)
-            if name == "primebot.plugins" or name.startswith("primebot.plugins.")
-        ]
+    offenders = [
+        f"{i.path.name}:{i.line} imports {i.module}"
+        for path in source_files("pipeline")
+        for i in imports(path)
+        if i.module == "primebot.plugins" or i.module.startswith("primebot.plugins.")
+    ]
     assert not offenders, f"the core imports primebot.plugins: {offenders}"
 
 

@@ -7,8 +7,6 @@ import click
 from ..cli import pass_host
 from ..hooks.host import PluginHost
 from ..hooks.specs import hookimpl
-from ..train.distributed import shutdown_distributed
-from ..train.session import TrainRequest, run_training
 
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 """A run stopped by a signal exits 128 + signal number, after writing its checkpoint."""
@@ -41,6 +39,9 @@ def train_command(host: PluginHost, motion: str | None, task, robot, device, num
     SIGINT/SIGTERM finish the iteration, checkpoint and exit (resume with
     --resume). Under torchrun every rank trains its own environments.
     """
+    from ..train.distributed import shutdown_distributed
+    from ..train.session import TrainRequest, run_training
+
     request = TrainRequest(
         motion=motion, task=task, robot=robot, device=device, num_envs=num_envs, iterations=iterations,
         seed=seed, run_name=run_name, sets=list(sets), resume=resume, tensorboard=tensorboard,

@@ -67,6 +67,10 @@ class TaskSpec:
     episode_metrics: Callable[[VecEnv, Sequence[EpisodeRecord]], dict[str, Any]] | None = None
     """How ``primebot eval`` scores this task: a summary of episodes the deterministic policy played
     (``episode_eval.play_episodes``), written to eval.json. ``None``: the motion-tracking metrics."""
+    verdict_probe: Callable[..., Any] | None = None
+    """Training's stop rule for this task (``runner.check_interval``): ``verdict_probe(registry, cfg, motion,
+    seed=…)`` returns a probe (``probe(policy)`` → the summary with the verdict, ``probe.close()``) or None.
+    ``None``: training never checks the task's verdict (docs/architecture.md §3, §9)."""
     export_kind: str = EXPORT_MOTION_TRACKING
     """What ``primebot export`` writes: ``motion_tracking`` (inputs obs and time_step, outputs actions and
     the reference motion; docs/architecture.md §7, replayed by sim2sim) or ``policy`` (obs → actions only)."""

@@ -242,12 +242,10 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
     )
     probe = None
     try:
-        if cfg.runner.check_interval > 0 and not ctx.enabled:
-            from ..evaluate.run import VerdictProbe
-
-            probe = VerdictProbe.for_run(registry, cfg, motion, seed=cfg.seed + 1)
-        elif cfg.runner.check_interval > 0:
+        if cfg.runner.check_interval > 0 and ctx.enabled:
             log.warning("runner.check_interval: no verdict checks under torchrun (evaluate after training)")
+        elif cfg.runner.check_interval > 0 and spec.verdict_probe is not None:
+            probe = spec.verdict_probe(registry, cfg, motion, seed=cfg.seed + 1)
         runner = OnPolicyRunner(
             env, cfg, dist=ctx,
             autocast_dtype=resolved.backend.autocast_dtype(), tensorboard=request.tensorboard and ctx.is_main,

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import platform
+from typing import TYPE_CHECKING
 
-import torch
+from primebot.pipeline.api import Availability, Backend, hookimpl
 
-from primebot.pipeline.devices.backend import Availability, Backend
-from primebot.pipeline.hooks.specs import hookimpl
+if TYPE_CHECKING:  # torch is imported when a backend is used, not when it is registered
+    import torch
 
 
 class CpuBackend(Backend):
@@ -27,6 +28,8 @@ class CpuBackend(Backend):
         return "cpu"
 
     def autocast_dtype(self) -> torch.dtype | None:
+        import torch
+
         return torch.bfloat16
 
     def synchronize(self) -> None:

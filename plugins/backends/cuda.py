@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import torch
+from typing import TYPE_CHECKING
 
-from primebot.pipeline.devices.backend import Availability, Backend
-from primebot.pipeline.hooks.specs import hookimpl
+from primebot.pipeline.api import Availability, Backend, hookimpl
+
+if TYPE_CHECKING:  # torch is imported when a backend is used, not when it is registered
+    import torch
 
 
 class CudaBackend(Backend):
@@ -17,6 +19,8 @@ class CudaBackend(Backend):
     )
 
     def availability(self) -> Availability:
+        import torch
+
         if not torch.backends.cuda.is_built():
             return Availability(False, f"this torch ({torch.__version__}) was built without CUDA")
         if not torch.cuda.is_available():
@@ -24,15 +28,23 @@ class CudaBackend(Backend):
         return Availability(True)
 
     def device_count(self) -> int:
+        import torch
+
         return torch.cuda.device_count() if self.availability().available else 0
 
     def device_name(self, index: int = 0) -> str:
+        import torch
+
         return torch.cuda.get_device_name(index)
 
     def autocast_dtype(self) -> torch.dtype | None:
+        import torch
+
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
 
     def synchronize(self) -> None:
+        import torch
+
         torch.cuda.synchronize()
 
 

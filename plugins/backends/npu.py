@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib
 import os
+from importlib.metadata import version
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-import torch
+from primebot.pipeline.api import Availability, Backend, hookimpl
 
-from primebot.pipeline.devices.backend import Availability, Backend
-from primebot.pipeline.hooks.specs import hookimpl
+if TYPE_CHECKING:  # torch is imported when a backend is used, not when it is registered
+    import torch
 
 
 class NpuBackend(Backend):
@@ -24,7 +26,7 @@ class NpuBackend(Backend):
     install_hint = (
         "install Ascend CANN (toolkit + kernels) for your NPU, `source "
         "/usr/local/Ascend/ascend-toolkit/set_env.sh`, then `pip install primebot[npu]` "
-        f"or torch_npu built for torch {torch.__version__.split('+')[0]} exactly"
+        f"or torch_npu built for torch {version('torch').split('+')[0]} exactly"
     )
 
     def __init__(self) -> None:
@@ -40,6 +42,8 @@ class NpuBackend(Backend):
         return self._module
 
     def availability(self) -> Availability:
+        import torch
+
         if self._torch_npu() is None:
             return Availability(False, self._import_error or "torch_npu is not installed")
         npu = getattr(torch, "npu", None)
@@ -52,15 +56,23 @@ class NpuBackend(Backend):
         return Availability(True)
 
     def device_count(self) -> int:
+        import torch
+
         return torch.npu.device_count() if self.availability().available else 0
 
     def device_name(self, index: int = 0) -> str:
+        import torch
+
         return torch.npu.get_device_name(index)
 
     def autocast_dtype(self) -> torch.dtype | None:
+        import torch
+
         return torch.float16
 
     def synchronize(self) -> None:
+        import torch
+
         torch.npu.synchronize()
 
 

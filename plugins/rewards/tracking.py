@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from primebot.pipeline.hooks.specs import hookimpl
-from primebot.pipeline.rotations import quat_error_magnitude
-from primebot.pipeline.sim.rewards import RewardTerm
+from primebot.pipeline.api import RewardTerm, hookimpl, quat_error_magnitude
 
 
 def _squared_norm(delta: np.ndarray) -> np.ndarray:

@@ -9,8 +9,7 @@ A plugin adds a stage by registering ``Stage(name, run, after=("export",))``.
 
 from __future__ import annotations
 
-from primebot.pipeline.hooks.specs import hookimpl
-from primebot.pipeline.stages.contract import Stage
+from primebot.pipeline.api import Stage, hookimpl
 
 from . import device_smoke, motion_stages, policy_stages, training_stage
 

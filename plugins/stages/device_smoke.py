@@ -14,8 +14,7 @@ import logging
 import tempfile
 from typing import Any
 
-from primebot.pipeline.errors import DeviceUnavailableError
-from primebot.pipeline.stages.contract import StageContext, StageResult
+from primebot.pipeline.api import DeviceUnavailableError, StageContext, StageResult
 
 _QUIET_TASK_SETS = {"tracking": ("task.log_reward_terms=false",)}
 """Task settings that keep the smoke test's output short (the train stage prints the reward table)."""
@@ -54,14 +53,12 @@ def smoke(ctx: StageContext) -> StageResult:
     """Probe the device and train two iterations on it; fail with the fix if it cannot."""
     import torch
 
-    from primebot.pipeline.devices.probe import probe
-    from primebot.pipeline.train.distributed import shutdown_distributed
-    from primebot.pipeline.train.session import TrainRequest, run_training
+    from primebot.pipeline.api import TrainRequest, probe_device, run_training, shutdown_distributed
 
     s = ctx.settings
     resolved = ctx.resolve_device()  # DeviceUnavailableError carries what to install
     ctx.echo(f"      device {resolved.torch_device} ({resolved.backend.device_name(resolved.index)}, from {resolved.source})")
-    timings = probe(resolved, repeats=3)
+    timings = probe_device(resolved, repeats=3)
     ctx.echo(f"      probe: matmul {timings['matmul_gflops']:.1f} GFLOP/s, h2d {timings['h2d_GBps']:.2f} GB/s, "
              f"MLP train step {timings['mlp_train_step_ms']:.2f} ms")
     with tempfile.TemporaryDirectory(prefix="primebot-smoke-") as scratch:
@@ -73,7 +70,7 @@ def smoke(ctx: StageContext) -> StageResult:
             log_dir=scratch, run_name="smoke", progress=False,
         )
         # The scratch run's own "run directory: /tmp/…" line would only confuse.
-        training_log = logging.getLogger("primebot.pipeline.train.session")
+        training_log = logging.getLogger(run_training.__module__)
         level = training_log.level
         training_log.setLevel(logging.WARNING)
         try:

@@ -15,16 +15,21 @@ import json
 import shutil
 from pathlib import Path
 
-from primebot.pipeline.atomic import atomic_path, atomic_write_text
-from primebot.pipeline.errors import MotionError
-from primebot.pipeline.stages.contract import StageContext, StageResult, StageSkipped
+from primebot.pipeline.api import (
+    MotionError,
+    StageContext,
+    StageResult,
+    StageSkipped,
+    atomic_path,
+    atomic_write_text,
+)
 
 VALIDATION_FILE = "motion_validation.json"
 REPLAY_VIDEO = "videos/replay.mp4"
 
 
 def _robot(ctx: StageContext):
-    from primebot.pipeline.robot.spec import get_robot
+    from primebot.pipeline.api import get_robot
 
     return get_robot(ctx.registry, ctx.robot_name())
 
@@ -36,7 +41,7 @@ def _needs_motion(ctx: StageContext) -> None:
 
 def validate(ctx: StageContext) -> StageResult:
     """Check the motion against the robot; raise ``MotionError`` with the report when invalid."""
-    from primebot.pipeline.motion.validate import validate_motion_file
+    from primebot.pipeline.api import validate_motion_file
 
     _needs_motion(ctx)
     path = ctx.settings.motion
@@ -64,9 +69,7 @@ def validate(ctx: StageContext) -> StageResult:
 
 def replay(ctx: StageContext) -> StageResult:
     """Render the reference motion to videos/replay.mp4 (skipped without OpenGL or with video off)."""
-    from primebot.pipeline.errors import RenderError
-    from primebot.pipeline.motion.format import load_motion
-    from primebot.pipeline.motion.replay import replay_video
+    from primebot.pipeline.api import RenderError, load_motion, replay_video
 
     _needs_motion(ctx)
     if not ctx.settings.video:

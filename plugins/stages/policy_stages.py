@@ -7,23 +7,20 @@ so a pipeline run and a by-hand run produce the same files.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-from primebot.pipeline.errors import PluginError
-from primebot.pipeline.report.page import headline_metrics
-from primebot.pipeline.stages.contract import StageContext, StageResult
+from primebot.pipeline.api import PluginError, StageContext, StageResult, headline_metrics
 
 
-def _require(module: str, stage: str) -> Any:
-    """Import the module a stage adapts; a missing one is a clear error, not a traceback."""
+def _require(name: str, stage: str) -> Any:
+    """The core function a stage adapts; one this primebot installation lacks is a clear error, not a traceback."""
+    from primebot.pipeline import api
+
     try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
+        return getattr(api, name)
+    except AttributeError:
         raise PluginError(
-            f"the {stage} stage needs {module}, which this primebot installation lacks",
+            f"the {stage} stage needs primebot.pipeline.api.{name}, which this primebot installation lacks",
             fix=f"update primebot, or skip the stage: --skip {stage}",
         ) from None
 
@@ -40,8 +37,10 @@ def _relative(ctx: StageContext, path: Any) -> str:
 
 def export(ctx: StageContext) -> StageResult:
     """Write export/policy.onnx and deploy.yaml; accepted only on onnxruntime parity."""
-    export_module = _require("primebot.pipeline.export.run", "export")
-    result = export_module.export_run(ctx.registry, ctx.run_dir)
+    from primebot.pipeline.api import EXPORT_DIR, EXPORT_REPORT_FILE
+
+    export_run = _require("export_run", "export")
+    result = export_run(ctx.registry, ctx.run_dir)
     latency = result.latency
     median = latency.get("median_ms", latency.get("p50_ms"))
     summary = {"parity_max_abs_diff": float(f"{result.max_difference():.3g}")}
@@ -52,8 +51,8 @@ def export(ctx: StageContext) -> StageResult:
         "deploy.yaml": _relative(ctx, result.deploy_path),
         "motion": _relative(ctx, result.motion_path),
     }
-    if (ctx.run_dir / export_module.EXPORT_DIR / export_module.REPORT_FILE).is_file():
-        outputs["export.json"] = f"{export_module.EXPORT_DIR}/{export_module.REPORT_FILE}"
+    if (ctx.run_dir / EXPORT_DIR / EXPORT_REPORT_FILE).is_file():
+        outputs["export.json"] = f"{EXPORT_DIR}/{EXPORT_REPORT_FILE}"
     return StageResult(
         outputs=outputs,
         summary=summary,
@@ -64,7 +63,7 @@ def export(ctx: StageContext) -> StageResult:
 
 def _with_video(ctx: StageContext, run, what: str):
     """Run ``run(video)`` with the preset's video; without OpenGL, warn and run again without it."""
-    from primebot.pipeline.errors import RenderError
+    from primebot.pipeline.api import RenderError
 
     try:
         return run(ctx.settings.video), []
@@ -111,24 +110,26 @@ def _metrics_result(ctx: StageContext, outputs: dict[str, str], report: dict[str
 
 def evaluate(ctx: StageContext) -> StageResult:
     """Run the deterministic policy in the training simulator and write eval.json."""
-    evaluation = _require("primebot.pipeline.evaluate.run", "evaluate")
+    from primebot.pipeline.api import EVAL_FILE
+
+    evaluate_run = _require("evaluate_run", "evaluate")
     s = ctx.settings
     report, warnings = _with_video(
-        ctx, lambda video: evaluation.evaluate_run(ctx.registry, ctx.run_dir, episodes=s.eval_episodes,
+        ctx, lambda video: evaluate_run(ctx.registry, ctx.run_dir, episodes=s.eval_episodes,
                                                    seed=s.seed, video=video), "evaluation")
-    return _metrics_result(ctx, {"eval.json": evaluation.EVAL_FILE}, report, warnings)
+    return _metrics_result(ctx, {"eval.json": EVAL_FILE}, report, warnings)
 
 
 def sim2sim(ctx: StageContext) -> StageResult:
     """Replay the exported ONNX in the deploy-style loop and write sim2sim.json."""
-    from primebot.pipeline.rundir import read_args
+    from primebot.pipeline.api import SIM2SIM_FILE, read_args, require_checks_passed
 
-    deploy = _require("primebot.pipeline.deploy.sim2sim", "sim2sim")
+    sim2sim_run_dir = _require("sim2sim_run_dir", "sim2sim")
     robot = read_args(ctx.run_dir).get("config", {}).get("robot") or ctx.robot_name()
     spec = ctx.registry.get("robots", robot)
     mjcf = str(spec.mjcf)
     report, warnings = _with_video(
-        ctx, lambda video: deploy.sim2sim_run_dir(ctx.run_dir, mjcf, video=video, robot_spec=spec), "sim2sim")
-    deploy.require_checks_passed(report, deploy.SIM2SIM_FILE)
+        ctx, lambda video: sim2sim_run_dir(ctx.run_dir, mjcf, video=video, robot_spec=spec), "sim2sim")
+    require_checks_passed(report, SIM2SIM_FILE)
     warnings += [f"sim2sim gap: {line}" for line in report.get("gap_flags", [])]
-    return _metrics_result(ctx, {"sim2sim.json": deploy.SIM2SIM_FILE}, report, warnings)
+    return _metrics_result(ctx, {"sim2sim.json": SIM2SIM_FILE}, report, warnings)

@@ -12,18 +12,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from primebot.pipeline.stages.contract import StageContext, StageInterrupted, StageResult
+from primebot.pipeline.api import StageContext, StageInterrupted, StageResult
 
 
 def _has_checkpoint(run_dir: Path) -> bool:
-    from primebot.pipeline.train.checkpoints import numbered_checkpoints
+    from primebot.pipeline.api import numbered_checkpoints
 
     return bool(numbered_checkpoints(run_dir))
 
 
 def train_request(ctx: StageContext):
     """The ``TrainRequest`` for this run: fresh into the run directory, or a resume of it."""
-    from primebot.pipeline.train.session import TrainRequest
+    from primebot.pipeline.api import TrainRequest
 
     s = ctx.settings
     if _has_checkpoint(ctx.run_dir) and (ctx.run_dir / "args.yaml").is_file():
@@ -39,9 +39,13 @@ def train_request(ctx: StageContext):
 
 def train(ctx: StageContext) -> StageResult:
     """Train (or continue training) the policy; raise ``StageInterrupted`` when a signal stopped it."""
-    from primebot.pipeline.rundir import BEST_CHECKPOINT, CSV_FILE, CURVE_FILE
-    from primebot.pipeline.train.distributed import shutdown_distributed
-    from primebot.pipeline.train.session import run_training
+    from primebot.pipeline.api import (
+        BEST_CHECKPOINT,
+        CSV_FILE,
+        CURVE_FILE,
+        run_training,
+        shutdown_distributed,
+    )
 
     request = train_request(ctx)
     if request.resume:

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from primebot.pipeline.hooks.specs import hookimpl
-from primebot.pipeline.robot.spec import RobotSpec
+from primebot.pipeline.api import RobotSpec, hookimpl
 
 BIPED4_MJCF = Path(__file__).with_name("biped4.xml")
 

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from primebot.pipeline.hooks.specs import hookimpl
-from primebot.pipeline.robot.spec import RobotSpec, pd_gains
+from primebot.pipeline.api import RobotSpec, hookimpl, pd_gains
 
 Q1_MJCF = Path(__file__).with_name("q1.xml")
 

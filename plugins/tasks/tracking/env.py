@@ -18,15 +18,23 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.errors import ConfigError
-from primebot.pipeline.motion.format import Motion
-from primebot.pipeline.registry import Registry
-from primebot.pipeline.robot.spec import RobotSpec
-from primebot.pipeline.rotations import quat_apply_inverse, quat_from_euler_xyz, quat_mul
-from primebot.pipeline.sim.env import StepResult, VecEnv
-from primebot.pipeline.sim.physics import STAGE_NONE, STAGE_VEL, BatchSim
-from primebot.pipeline.sim.rewards import RewardManager
-from primebot.pipeline.sim.task import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE
+from primebot.pipeline.api import (
+    ACTION_OFFSET_DEFAULT,
+    ACTION_OFFSET_REFERENCE,
+    STAGE_NONE,
+    STAGE_VEL,
+    BatchSim,
+    ConfigError,
+    Motion,
+    Registry,
+    RewardManager,
+    RobotSpec,
+    StepResult,
+    VecEnv,
+    quat_apply_inverse,
+    quat_from_euler_xyz,
+    quat_mul,
+)
 
 from .model import build_tracking_model
 from .observations import ObservationBuilder

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from primebot.pipeline.errors import RobotError
-from primebot.pipeline.robot.spec import (
+from primebot.pipeline.api import (
+    RobotError,
     RobotIndices,
     RobotSpec,
     apply_spec_actuators,

@@ -22,12 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from primebot.pipeline.rotations import (
-    matrix_first_two_columns,
-    quat_conjugate,
-    quat_mul,
-    quat_to_matrix,
-)
+from primebot.pipeline.api import matrix_first_two_columns, quat_conjugate, quat_mul, quat_to_matrix
 
 from .state import TrackingState
 

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.rotations import quat_apply_inverse
-from primebot.pipeline.sim.physics import BatchSim
+from primebot.pipeline.api import BatchSim, quat_apply_inverse
 
 from .model import TrackingModel
 

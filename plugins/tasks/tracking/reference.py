@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from primebot.pipeline.errors import MotionError
-from primebot.pipeline.motion.format import Motion
-from primebot.pipeline.robot.spec import RobotSpec
-from primebot.pipeline.rotations import quat_apply_inverse, quat_normalize, quat_slerp
+from primebot.pipeline.api import (
+    Motion,
+    MotionError,
+    RobotSpec,
+    quat_apply_inverse,
+    quat_normalize,
+    quat_slerp,
+)
 
 from .model import TrackingModel
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.errors import ConfigError
+from primebot.pipeline.api import ConfigError
 
 MODES = ("adaptive", "uniform", "start")
 

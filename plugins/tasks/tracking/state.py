@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from primebot.pipeline.rotations import (
+from primebot.pipeline.api import (
+    BatchSim,
     cross,
     quat_apply_inverse,
     quat_conjugate,
@@ -41,7 +42,6 @@ from primebot.pipeline.rotations import (
     rotate_about_z,
     yaw_angle,
 )
-from primebot.pipeline.sim.physics import BatchSim
 
 from .model import TrackingModel
 from .reference import MotionReference

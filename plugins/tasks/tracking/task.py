@@ -9,12 +9,7 @@ from typing import Any
 
 import yaml
 
-from primebot.pipeline.errors import ConfigError
-from primebot.pipeline.hooks.specs import hookimpl
-from primebot.pipeline.motion.format import Motion
-from primebot.pipeline.registry import Registry
-from primebot.pipeline.robot.spec import RobotSpec
-from primebot.pipeline.sim.task import TaskSpec
+from primebot.pipeline.api import ConfigError, Motion, Registry, RobotSpec, TaskSpec, hookimpl
 
 from .env import TrackingEnv
 
@@ -73,6 +68,13 @@ def make_tracking_env(
     )
 
 
+def verdict_probe(registry: Registry, cfg: Any, motion: Motion | None, *, seed: int):
+    """The stop rule's probe: the deterministic policy on a few evaluation episodes (``VerdictProbe``)."""
+    from primebot.pipeline.api import VerdictProbe
+
+    return VerdictProbe.for_run(registry, cfg, motion, seed=seed)
+
+
 TRACKING = TaskSpec(
     name="tracking",
     make_env=make_tracking_env,
@@ -81,6 +83,7 @@ TRACKING = TaskSpec(
     needs_motion=True,
     default_robot="q1",
     open_config_sections=OPEN_SECTIONS,
+    verdict_probe=verdict_probe,
 )
 
 

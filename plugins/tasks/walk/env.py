@@ -13,10 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.errors import RobotError
-from primebot.pipeline.robot.spec import RobotSpec, load_robot_model, robot_indices
-from primebot.pipeline.sim.env import StepResult, VecEnv
-from primebot.pipeline.sim.physics import BatchSim
+from primebot.pipeline.api import (
+    BatchSim,
+    RobotError,
+    RobotSpec,
+    StepResult,
+    VecEnv,
+    load_robot_model,
+    robot_indices,
+)
 
 from . import mdp
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.evaluate.episodes import EpisodeRecord
+from primebot.pipeline.api import EpisodeRecord
 
 from .env import WalkEnv
 

@@ -12,11 +12,14 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from primebot.pipeline.errors import ConfigError
-from primebot.pipeline.hooks.specs import hookimpl
-from primebot.pipeline.robot.spec import RobotSpec
-from primebot.pipeline.sim.physics import available_cores
-from primebot.pipeline.sim.task import EXPORT_POLICY, TaskSpec
+from primebot.pipeline.api import (
+    EXPORT_POLICY,
+    ConfigError,
+    RobotSpec,
+    TaskSpec,
+    available_cores,
+    hookimpl,
+)
 
 from . import mdp
 from .env import WalkEnv

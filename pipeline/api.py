@@ -1,0 +1,211 @@
+"""The one module plugins import: everything a plugin of primebot may rely on (docs/plugin_hooks.md).
+
+The names below are the stable surface for third-party plugins; the modules
+they come from may move between releases, this module keeps them. The
+built-in plugins (``primebot.plugins``) import nothing else of the core, and
+``tests/test_plugin_api.py`` keeps it so.
+
+Importing this module does not import torch: the names that need the
+training stack (``run_training``, ``evaluate_run``, ``export_run`` …) are
+loaded the first time they are used, so registering plugins stays cheap and
+``primebot --help`` stays fast (docs/architecture.md §1, "Heavy imports are late").
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .atomic import atomic_path, atomic_write_text
+from .devices.backend import Availability, Backend, ResolvedDevice
+from .errors import (
+    NOT_TRACKED_EXIT_CODE,
+    CheckpointError,
+    ConfigError,
+    DeviceUnavailableError,
+    DiskFullError,
+    ExportError,
+    MotionError,
+    NonFiniteError,
+    PluginError,
+    PrimebotError,
+    RegistrationError,
+    RenderError,
+    RobotError,
+    UnknownNameError,
+)
+from .hooks.specs import hookimpl
+from .motion.format import Motion, load_motion, save_motion
+from .registry import Register, Registry
+from .report.page import headline_metrics
+from .robot.spec import (
+    RobotIndices,
+    RobotSpec,
+    apply_spec_actuators,
+    check_robot_model,
+    compile_mjcf,
+    get_robot,
+    load_robot_model,
+    pd_gains,
+    robot_indices,
+)
+from .rotations import (
+    cross,
+    matrix_first_two_columns,
+    quat_apply,
+    quat_apply_inverse,
+    quat_conjugate,
+    quat_error_magnitude,
+    quat_from_axis_angle,
+    quat_from_euler_xyz,
+    quat_mul,
+    quat_mul_about_z,
+    quat_normalize,
+    quat_slerp,
+    quat_to_matrix,
+    quat_to_rotvec,
+    rotate_about_z,
+    subtract_frame_transforms,
+    yaw_angle,
+    yaw_quat,
+)
+from .rundir import (
+    ARGS_FILE,
+    BEST_CHECKPOINT,
+    CSV_FILE,
+    CURVE_FILE,
+    EVAL_FILE,
+    SIM2SIM_FILE,
+    read_args,
+)
+from .sim.env import StepResult, VecEnv
+from .sim.physics import STAGE_NONE, STAGE_VEL, BatchSim, available_cores
+from .sim.rewards import RewardManager, RewardTerm
+from .sim.task import (
+    ACTION_OFFSET_DEFAULT,
+    ACTION_OFFSET_REFERENCE,
+    ACTION_TARGET_FORMULA,
+    EXPORT_MOTION_TRACKING,
+    EXPORT_POLICY,
+    EpisodeRecord,
+    TaskSpec,
+)
+from .stages.contract import Stage, StageContext, StageInterrupted, StageResult, StageSkipped
+
+LAZY: dict[str, tuple[str, str]] = {
+    # training (torch)
+    "TrainRequest": ("train.session", "TrainRequest"),
+    "run_training": ("train.session", "run_training"),
+    "shutdown_distributed": ("train.distributed", "shutdown_distributed"),
+    "numbered_checkpoints": ("train.checkpoints", "numbered_checkpoints"),
+    "probe_device": ("devices.probe", "probe"),
+    # the motion's checks and its video
+    "validate_motion_file": ("motion.validate", "validate_motion_file"),
+    "replay_video": ("motion.replay", "replay_video"),
+    # the trained policy: evaluation, export, sim2sim
+    "evaluate_run": ("evaluate.run", "evaluate_run"),
+    "VerdictProbe": ("evaluate.run", "VerdictProbe"),
+    "export_run": ("export.run", "export_run"),
+    "EXPORT_DIR": ("export.run", "EXPORT_DIR"),
+    "EXPORT_REPORT_FILE": ("export.run", "REPORT_FILE"),
+    "sim2sim_run_dir": ("deploy.sim2sim", "sim2sim_run_dir"),
+    "require_checks_passed": ("deploy.sim2sim", "require_checks_passed"),
+}
+"""Names loaded on first use: ``api.NAME`` → (module under ``primebot.pipeline``, attribute)."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = LAZY[name]
+    # Not cached here: the attribute is looked up in its module at every use.
+    return getattr(importlib.import_module(f"{__package__}.{module}"), attribute)
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, *LAZY])
+
+
+# The names imported above; ``LAZY`` adds those loaded on first use (not part of ``import *``).
+__all__ = [
+    "ACTION_OFFSET_DEFAULT",
+    "ACTION_OFFSET_REFERENCE",
+    "ACTION_TARGET_FORMULA",
+    "ARGS_FILE",
+    "BEST_CHECKPOINT",
+    "CSV_FILE",
+    "CURVE_FILE",
+    "EVAL_FILE",
+    "EXPORT_MOTION_TRACKING",
+    "EXPORT_POLICY",
+    "NOT_TRACKED_EXIT_CODE",
+    "SIM2SIM_FILE",
+    "STAGE_NONE",
+    "STAGE_VEL",
+    "apply_spec_actuators",
+    "atomic_path",
+    "atomic_write_text",
+    "Availability",
+    "available_cores",
+    "Backend",
+    "BatchSim",
+    "check_robot_model",
+    "CheckpointError",
+    "compile_mjcf",
+    "ConfigError",
+    "cross",
+    "DeviceUnavailableError",
+    "DiskFullError",
+    "EpisodeRecord",
+    "ExportError",
+    "get_robot",
+    "headline_metrics",
+    "hookimpl",
+    "load_motion",
+    "load_robot_model",
+    "matrix_first_two_columns",
+    "Motion",
+    "MotionError",
+    "NonFiniteError",
+    "pd_gains",
+    "PluginError",
+    "PrimebotError",
+    "quat_apply",
+    "quat_apply_inverse",
+    "quat_conjugate",
+    "quat_error_magnitude",
+    "quat_from_axis_angle",
+    "quat_from_euler_xyz",
+    "quat_mul",
+    "quat_mul_about_z",
+    "quat_normalize",
+    "quat_slerp",
+    "quat_to_matrix",
+    "quat_to_rotvec",
+    "read_args",
+    "Register",
+    "RegistrationError",
+    "Registry",
+    "RenderError",
+    "ResolvedDevice",
+    "RewardManager",
+    "RewardTerm",
+    "robot_indices",
+    "RobotError",
+    "RobotIndices",
+    "RobotSpec",
+    "rotate_about_z",
+    "save_motion",
+    "Stage",
+    "StageContext",
+    "StageInterrupted",
+    "StageResult",
+    "StageSkipped",
+    "StepResult",
+    "subtract_frame_transforms",
+    "TaskSpec",
+    "UnknownNameError",
+    "VecEnv",
+    "yaw_angle",
+    "yaw_quat",
+]
