@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_pipeline_run import only_run_dir, read_pipeline
+from pipeline_runs import only_run_dir, read_pipeline
 
 STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
 

@@ -14,7 +14,7 @@ from primebot.pipeline.motion.format import load_motion
 from primebot.pipeline.rotations import quat_error_magnitude
 from primebot.pipeline.sim.rewards import RewardTerm
 
-WAVE = Path(__file__).resolve().parents[1] / "motions" / "wave.npz"
+WAVE = Path(__file__).resolve().parents[2] / "motions" / "wave.npz"
 EXACT = {
     "randomization": {"enabled": False},
     "observations": {"noise": False},

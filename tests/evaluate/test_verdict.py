@@ -19,7 +19,7 @@ from primebot.pipeline.evaluate.run import play_episodes
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.format import load_motion
 
-MOTIONS = Path(__file__).resolve().parents[1] / "motions"
+MOTIONS = Path(__file__).resolve().parents[2] / "motions"
 EXACT = {"randomization": {"enabled": False}, "observations": {"noise": False}, "log_reward_terms": False,
          "fresh_kinematics": True, "sampling": {"mode": "start"}}
 

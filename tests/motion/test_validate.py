@@ -16,7 +16,7 @@ from primebot.pipeline.motion.validate import validate_motion_file
 from primebot.pipeline.robot.spec import robot_indices
 
 KNEE = 3  # left_knee_joint
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

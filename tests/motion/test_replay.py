@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import subprocess
 from dataclasses import replace
 
 import imageio_ffmpeg
 import numpy as np
 import pytest
+from video_probe import probe
 
 from primebot.pipeline.errors import RenderError
 from primebot.pipeline.motion.format import load_motion
@@ -22,30 +21,9 @@ FRAMES = 12
 def short_wave():
     from pathlib import Path
 
-    motion = load_motion(Path(__file__).resolve().parents[1] / "motions" / "wave.npz")
+    motion = load_motion(Path(__file__).resolve().parents[2] / "motions" / "wave.npz")
     cut = {key: value[80 : 80 + FRAMES] for key, value in motion.arrays().items()}
     return replace(motion, **cut)
-
-
-def probe(path) -> dict:
-    """Codec, size and fps from ffmpeg's stream line; frame count by decoding."""
-    result = subprocess.run(
-        [imageio_ffmpeg.get_ffmpeg_exe(), "-hide_banner", "-i", str(path)],
-        capture_output=True,
-        text=True,
-    )
-    stream = next(line for line in result.stderr.splitlines() if "Video:" in line)
-    codec = re.search(r"Video: (\w+)", stream).group(1)
-    width, height = map(int, re.search(r", (\d+)x(\d+)", stream).groups())
-    fps = float(re.search(r"([\d.]+) fps", stream).group(1))
-    frames, _ = imageio_ffmpeg.count_frames_and_secs(str(path))
-    return {
-        "codec": codec,
-        "size": (width, height),
-        "fps": fps,
-        "frames": frames,
-        "pix_fmt": "yuv420p" in stream,
-    }
 
 
 def test_replay_writes_a_playable_h264_video(tmp_path, short_wave):

@@ -10,7 +10,6 @@ entry-point distribution and kill a real ``primebot pipeline run``.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from pipeline_runs import only_run_dir, read_pipeline
 
 from primebot.pipeline.cli import build_cli
 from primebot.pipeline.hooks.host import load_plugins
@@ -97,16 +97,6 @@ def run_cli(fake_site, clean_env, tmp_path):
         return result
 
     return invoke
-
-
-def only_run_dir(log_dir: Path) -> Path:
-    dirs = [p.parent for p in log_dir.rglob("pipeline.json")]
-    assert len(dirs) == 1, dirs
-    return dirs[0]
-
-
-def read_pipeline(run_dir: Path) -> dict:
-    return json.loads((run_dir / "pipeline.json").read_text(encoding="utf-8"))
 
 
 def statuses(doc: dict) -> dict[str, str]:

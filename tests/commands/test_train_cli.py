@@ -18,7 +18,7 @@ from primebot.pipeline.train.checkpoints import numbered_checkpoints
 from primebot.pipeline.train.log import read_csv_rows
 from primebot.pipeline.train.session import TrainRequest, run_training
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).resolve().parents[1]
 
 CLI_WITH_POINTMASS = f"""
 import sys

@@ -21,7 +21,7 @@ from primebot.pipeline.motion.format import load_motion, save_motion
 from primebot.pipeline.motion.validate import validate_motion, validate_motion_file
 from primebot.pipeline.rotations import quat_from_axis_angle, quat_to_rotvec
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def ramp_csv(

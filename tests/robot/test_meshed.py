@@ -6,11 +6,11 @@ import mujoco
 import numpy as np
 from meshbot import STAND_Z, meshbot_spec, write_meshbot
 
+from primebot.pipeline.motion.trajectory import motion_from_trajectory
 from primebot.pipeline.motion.validate import validate_motion
 from primebot.pipeline.robot.kinematics import (
     geom_vertical_extent,
     lowest_point,
-    motion_from_trajectory,
     robot_geoms,
     standing_height,
 )

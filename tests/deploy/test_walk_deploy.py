@@ -10,8 +10,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx_metadata import with_metadata
-from test_motion_replay import probe
 from torch_free import run_sim2sim_without_torch
+from video_probe import probe
 
 from primebot.pipeline.cli import main
 from primebot.pipeline.deploy.planar import Sim2SimError, run_planar_sim2sim

@@ -33,7 +33,7 @@ def test_minimum_jerk_blend_hits_its_hand_computed_values():
     ) == pytest.approx(1.875)
 
 
-SHIPPED = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "motions").glob("*.yaml"))
+SHIPPED = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "motions").glob("*.yaml"))
 
 
 @pytest.mark.parametrize("name", SHIPPED)

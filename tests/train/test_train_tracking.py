@@ -12,7 +12,7 @@ from primebot.pipeline.train.checkpoints import load_checkpoint
 from primebot.pipeline.train.log import WALL_CLOCK_COLUMNS, read_csv_rows
 from primebot.pipeline.train.session import TrainRequest, run_training
 
-WAVE = Path(__file__).resolve().parents[1] / "motions" / "wave.npz"
+WAVE = Path(__file__).resolve().parents[2] / "motions" / "wave.npz"
 SMALL = ["policy.actor_hidden=[64,64]", "policy.critic_hidden=[64,64]", "ppo.num_steps_per_env=8",
          "task.log_reward_terms=false"]
 
