@@ -17,6 +17,7 @@ import importlib
 from typing import Any
 
 from .atomic import atomic_path, atomic_write_text
+from .cli import pass_host
 from .devices.backend import Availability, Backend, ResolvedDevice
 from .errors import (
     NOT_TRACKED_EXIT_CODE,
@@ -161,6 +162,7 @@ __all__ = [
     "get_robot",
     "headline_metrics",
     "hookimpl",
+    "pass_host",
     "load_motion",
     "load_robot_model",
     "matrix_first_two_columns",

@@ -2,7 +2,7 @@
 
 Reads only the ONNX file (graph and metadata) and the robot's MJCF, and
 imports only numpy, mujoco, onnxruntime, the standard library and
-``tracking_metrics`` (numpy), so it runs wherever the robot-side stack runs
+``evaluate.metrics`` (numpy), so it runs wherever the robot-side stack runs
 (``python -m primebot.pipeline.deploy.sim2sim policy.onnx robot.xml``). It differs
 from training on purpose:
 
@@ -12,7 +12,7 @@ from training on purpose:
   from the metadata's gains (as a joint HAL does at 500 Hz–1 kHz);
 - the policy runs at the metadata's control rate (50 Hz), no randomisation
   and no observation noise;
-- observations come from ``deploy_policy.DeployObservation``, written
+- observations come from ``deploy.policy.DeployObservation``, written
   independently of the training task, from what the robot senses (joint
   encoders, the root IMU's orientation and gyro, forward kinematics to the
   anchor body), in the order ``observation_names`` gives.
@@ -24,7 +24,7 @@ positions through the MJCF's kinematics at every step (a permuted
 ``joint_names`` fails it), and the metadata's kp/kd must be the MJCF's.
 
 A policy without a reference motion on a planar base (``export_kind:
-policy``, the walk task) runs in ``sim2sim_planar``'s loop instead; the
+policy``, the walk task) runs in ``deploy.planar``'s loop instead; the
 command line and ``sim2sim_run_dir`` choose by the ONNX metadata.
 """
 
@@ -370,7 +370,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
 
 
 def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | None:
-    """The episode's robot with the reference as a ghost (``ghost_video``); None without OpenGL."""
+    """The episode's robot with the reference as a ghost (``render.ghost``); None without OpenGL."""
     from ..render.ghost import render_ghost_video
     from ..robot.kinematics import set_qpos
 

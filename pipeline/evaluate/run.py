@@ -6,13 +6,13 @@ observation noise and no randomisation: one from the motion's first frame
 (``sampled``, seeded). Each environment slot plays exactly one episode; an
 episode ends as in training (a failed termination check, the time-out, or
 the motion's last frame). Errors are taken after every policy step,
-including the step that ends the episode, with ``tracking_metrics`` (the
+including the step that ends the episode, with ``evaluate.metrics`` (the
 code sim2sim uses too), and written to eval.json with the configuration
 they came from.
 
 A task that tracks no motion scores its own episodes: when its ``TaskSpec``
 has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
-``episode_eval`` (same deterministic policy, same task overrides) and writes
+``evaluate.episodes`` (same deterministic policy, same task overrides) and writes
 the task's metrics under ``episodes`` instead.
 """
 

@@ -1,7 +1,7 @@
 """Loading plugins: built-ins first (``DEFAULT_PLUGINS``), then entry points of group ``primebot``.
 
 Every plugin, built-in or not, contributes through the hooks in
-``hookspecs``. ``PRIMEBOT_DISABLE_PLUGINS=a,b`` skips plugins by name. A
+``hooks.specs``. ``PRIMEBOT_DISABLE_PLUGINS=a,b`` skips plugins by name. A
 plugin that fails to import stops start-up with an error naming the plugin,
 its distribution and the original exception.
 """

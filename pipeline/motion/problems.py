@@ -1,5 +1,5 @@
 """Findings of motion validation: a located ``Problem``, the ``ValidationReport`` of one file, and
-the ``ProblemCollector`` the checks in ``motion_validate`` write to.
+the ``ProblemCollector`` the checks in ``motion.validate`` write to.
 
 Kept apart from the checks so the report's shape (its text and JSON forms) is in one place.
 """

@@ -1,6 +1,6 @@
 """Videos of a policy with its reference drawn through it as a translucent ghost (eval and sim2sim).
 
-Reuses the replay renderer (``motion_replay``: offscreen GL context, scene,
+Reuses the replay renderer (``motion.replay``: offscreen GL context, scene,
 camera settings, H.264 writer); each frame renders the robot's state, then
 adds the reference pose's robot geoms (``mjCAT_DYNAMIC``: not the floor) to
 the same scene with a translucent colour. Without a reference (a task that

@@ -145,7 +145,7 @@ def _verdict_of(sim_doc: dict[str, Any], eval_doc: dict[str, Any]) -> tuple[dict
 
 
 def _verdict(verdict: dict[str, Any], source: str) -> str:
-    """The banner: TRACKED (green) only when the policy really does the motion (tracking_metrics.tracking_verdict)."""
+    """The banner: TRACKED (green) only when the policy really does the motion (evaluate.metrics.tracking_verdict)."""
     if not verdict:
         return ('<div class="verdict unknown"><span class="big">No verdict yet</span>'
                 "it appears once evaluate or sim2sim has scored the policy against its motion's statue baseline</div>")

@@ -337,8 +337,7 @@ from pathlib import Path
 
 import numpy as np
 
-from primebot.pipeline.hooks.specs import hookimpl
-from primebot.pipeline.robot.spec import RobotSpec, pd_gains
+from primebot.pipeline.api import RobotSpec, hookimpl, pd_gains
 
 MJCF = Path(__file__).parent / "model" / {model_file!r}
 

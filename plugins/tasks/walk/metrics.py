@@ -1,6 +1,6 @@
 """How ``primebot eval`` scores a walk policy (the ``episode_metrics`` of the walk TaskSpec).
 
-From the episodes the deterministic policy played (``episode_eval``): the
+From the episodes the deterministic policy played (``evaluate.episodes``): the
 mean return, how far and how fast the torso went along the walking
 direction, how often the walker fell, how long episodes lasted, and whether
 the mean return reaches the task's walking threshold (the return of walking
