@@ -22,6 +22,7 @@ and the time split per stage of (b)/(c). Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -38,13 +39,63 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+class PhysicsLimit:
+    """The physics limit of a tracking env: its model's ``Batch.step`` alone.
+
+    A plain batch of the same model, with the env's per-env friction and mass,
+    is stepped from states recorded while the env itself stepped (controls and
+    pushes included, copied in untimed), so both do the same physics work.
+    ``tools/bench_train.py`` reuses it to give its ratio to the limit.
+    """
+
+    def __init__(self, env, threads: int) -> None:
+        from mujoco.batch import Batch
+
+        self.env = env
+        self.batch = Batch(env.model_info.model, env.num_envs, threads)
+        for name in ("geom_friction", "body_mass", "body_inertia", "body_ipos"):
+            values = env.sim.batch.expanded(name)
+            if values is not None:
+                self.batch.expand(name)[:] = values
+        self.batch.set_const()
+        self.recorded: list = []
+        self._replayed = 0
+
+    @contextlib.contextmanager
+    def recording(self, limit: int = 40):
+        """Record up to ``limit`` states the env's own batch steps from, while the block runs."""
+        sim_batch = self.env.sim.batch
+        env_batch_step = sim_batch.step
+
+        def recording_step(*args, **kwargs):
+            if len(self.recorded) < limit:
+                self.recorded.append(sim_batch.state.copy())
+            return env_batch_step(*args, **kwargs)
+
+        sim_batch.step = recording_step  # an instance attribute shadows the method
+        try:
+            yield self
+        finally:
+            del sim_batch.step
+
+    def seconds(self, count: int) -> float:
+        """Seconds for ``count`` control steps of physics alone, from the recorded states."""
+        elapsed = 0.0
+        for _ in range(count):
+            self.batch.state[:] = self.recorded[self._replayed % len(self.recorded)]
+            self._replayed += 1
+            start = time.perf_counter()
+            self.batch.step(nstep=self.env.sim.decimation)
+            elapsed += time.perf_counter() - start
+        return elapsed
+
+
 def run_one(
     num_envs: int, steps: int, repeats: int, threads: int, torch_threads: int, motion_path: str
 ) -> dict:
     """Measure (a), (b), (c) for one env count in this process; return the figures."""
     import numpy as np
     import torch
-    from mujoco.batch import Batch
 
     from primebot.pipeline.hooks.host import load_plugins
     from primebot.pipeline.motion.format import load_motion
@@ -68,39 +119,15 @@ def run_one(
     n, j = env.num_envs, env.num_actions
 
     # (a) the same model, with the env's per-env friction/mass, on a plain batch,
-    # stepped from exactly the states (b) stepped from: the states (controls and
-    # pushes included) are recorded during a pass of (b) and replayed, so both
-    # do the same physics work.
-    batch = Batch(env.model_info.model, n, threads)
-    for name in ("geom_friction", "body_mass", "body_inertia", "body_ipos"):
-        values = env.sim.batch.expanded(name)
-        if values is not None:
-            batch.expand(name)[:] = values
-    batch.set_const()
-    recorded: list[np.ndarray] = []
-    env_batch_step = env.sim.batch.step
-
-    def recording_step(*args, **kwargs):
-        recorded.append(env.sim.batch.state.copy())
-        return env_batch_step(*args, **kwargs)
-
+    # stepped from exactly the states (b) steps from.
+    limit = PhysicsLimit(env, threads)
     env.reset()
-    env.sim.batch.step = recording_step  # an instance attribute shadows the method
-    for _ in range(min(steps, 40)):
-        env.step(rng.uniform(-1, 1, (n, j)).astype(np.float32))
-    del env.sim.batch.step
-    replayed = 0
+    with limit.recording():
+        for _ in range(min(steps, 40)):
+            env.step(rng.uniform(-1, 1, (n, j)).astype(np.float32))
 
     def physics(count: int) -> tuple[float, dict]:
-        nonlocal replayed
-        elapsed = 0.0
-        for _ in range(count):
-            batch.state[:] = recorded[replayed % len(recorded)]
-            replayed += 1
-            start = time.perf_counter()
-            batch.step(nstep=env.sim.decimation)
-            elapsed += time.perf_counter() - start
-        return elapsed, {}
+        return limit.seconds(count), {}
 
     # (b) the env alone
     def env_steps(count: int) -> tuple[float, dict]:

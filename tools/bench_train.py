@@ -15,7 +15,9 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -23,7 +25,10 @@ from primebot.pipeline.devices.backend import resolve_device
 from primebot.pipeline.hooks.host import get_host
 from primebot.pipeline.motion.format import load_motion
 from primebot.pipeline.train.runner import OnPolicyRunner, auto_update_threads
-from primebot.pipeline.train.session import TrainRequest, resolve_config
+from primebot.pipeline.train.session import TrainRequest, resolve_config, resolve_mixed_precision
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_sim import PhysicsLimit  # noqa: E402
 
 
 def main() -> None:
@@ -44,6 +49,7 @@ def main() -> None:
     request = TrainRequest(motion=args.motion, task=args.task, num_envs=args.num_envs,
                            iterations=args.warmup + args.iterations, sets=args.sets)
     cfg = resolve_config(registry, request, device.torch_device)
+    resolve_mixed_precision(cfg, device.backend)  # as a new training run does
     spec = registry.get("tasks", cfg.task)
     robot = registry.get("robots", cfg.robot) if cfg.robot else None
     motion = load_motion(args.motion) if spec.needs_motion else None
@@ -53,15 +59,22 @@ def main() -> None:
     default_threads = torch.get_num_threads()
     steps = cfg.ppo.num_steps_per_env * cfg.num_envs
     samples: dict[str, list[float]] = {k: [] for k in ("env_s", "policy_s", "transfer_s", "collect_s", "update_s",
-                                                        "iteration_s", "sps")}
+                                                        "iteration_s", "sps", "physics_sps")}
+    limit = PhysicsLimit(env, env.sim.num_threads)
     start = time.perf_counter()
     for i in range(args.warmup + args.iterations):
         t0 = time.perf_counter()
-        runner._one_iteration(default_threads, start)
+        if i < args.warmup:  # record the states the physics limit steps from
+            with limit.recording():
+                runner._one_iteration(default_threads, start)
+        else:
+            runner._one_iteration(default_threads, start)
         device.backend.synchronize()
         elapsed = time.perf_counter() - t0
         if i < args.warmup:
             continue
+        # the physics limit, interleaved with the iterations so a busy machine slows both alike
+        samples["physics_sps"].append(steps / limit.seconds(cfg.ppo.num_steps_per_env))
         for key in ("env_s", "policy_s", "transfer_s", "collect_s", "update_s"):
             samples[key].append(runner.timing[key])
         samples["iteration_s"].append(elapsed)
@@ -76,6 +89,9 @@ def main() -> None:
         **{f"median_{k}": round(v, 4) for k, v in medians.items()},
         "env_steps_per_s": round(medians["sps"]),
         "collect_only_env_steps_per_s": round(steps / medians["collect_s"]),
+        "physics_limit_env_steps_per_s": round(medians["physics_sps"]),
+        "ratio_to_physics_limit": round(medians["sps"] / medians["physics_sps"], 3),
+        "mixed_precision": runner.ppo.autocast_dtype is not None,
     }
     if args.json:
         print(json.dumps(report))
@@ -88,6 +104,8 @@ def main() -> None:
     print(f"  iteration {it:8.3f} s")
     print(f"end to end: {report['env_steps_per_s']} env-steps/s (collection alone: "
           f"{report['collect_only_env_steps_per_s']} env-steps/s)")
+    print(f"physics limit (Batch.step alone, same run): {report['physics_limit_env_steps_per_s']} env-steps/s; "
+          f"end to end / limit = {report['ratio_to_physics_limit']:.3f}")
 
 
 if __name__ == "__main__":

@@ -43,13 +43,18 @@ def devices_command(host: PluginHost, probe: bool, device: str | None, as_json: 
 
     The device training uses is chosen by --device > PRIMEBOT_DEVICE >
     CUDA_VISIBLE_DEVICES > ASCEND_RT_VISIBLE_DEVICES > cpu. With --probe the
-    resolved device runs a 512×512 matmul, host↔device copies of a 1024×119
-    float32 batch and a 512-256-128 MLP forward+backward, and the timings are
-    printed.
+    resolved device runs a 512×512 matmul (float32 and the mixed-precision
+    dtype), host↔device copies of a 1024×119 float32 batch and a 512-256-128
+    MLP forward+backward, and the timings are printed. The last line says
+    whether the device runs mixed precision natively (on a CPU: bf16
+    instructions such as AVX512-BF16 or AMX), which is where training's
+    ppo.mixed_precision=auto turns it on.
     """
     rows = backend_rows(host)
     resolved = resolve_device(host.registry, device)
-    report: dict = {"backends": rows, "resolved": {"device": resolved.torch_device, "source": resolved.source}}
+    native = resolved.backend.native_autocast()
+    report: dict = {"backends": rows, "resolved": {"device": resolved.torch_device, "source": resolved.source,
+                                                   "native_autocast": native}}
     if probe:
         from ..devices.probe import probe as run_probe
 
@@ -65,6 +70,9 @@ def devices_command(host: PluginHost, probe: bool, device: str | None, as_json: 
             f"{row['collective']:<10} {row['autocast']:<9} {detail}"
         )
     click.echo(f"\nresolved device: {resolved.torch_device} (from {resolved.source})")
+    dtype = str(resolved.backend.autocast_dtype()).replace("torch.", "")
+    click.echo(f"mixed precision: {dtype} native ({native}): ppo.mixed_precision=auto turns it on" if native else
+               f"mixed precision: no native {dtype} here: ppo.mixed_precision=auto leaves it off")
     if probe:
         click.echo(f"probe on {resolved.torch_device}:")
         for key, value in report["probe"].items():

@@ -64,6 +64,12 @@ class Backend(ABC):
     def autocast_dtype(self) -> torch.dtype | None:
         """The dtype mixed precision uses on this backend, or None if it has none."""
 
+    def native_autocast(self) -> str:
+        """Why mixed precision runs natively here (the hardware feature), or '' where it would be
+        emulated and slow. ``ppo.mixed_precision=auto`` turns it on exactly where this is non-empty;
+        an accelerator with an autocast dtype is native unless its backend says otherwise."""
+        return "accelerator" if self.autocast_dtype() is not None else ""
+
     @abstractmethod
     def synchronize(self) -> None:
         """Wait for all queued work on the backend's devices."""

@@ -34,6 +34,11 @@ def probe(device: ResolvedDevice, *, repeats: int = 10, obs_dim: int = 119, batc
     seconds = _median_seconds(lambda: torch.mm(a, b), sync, repeats)
     results["matmul_512_ms"] = seconds * 1e3
     results["matmul_gflops"] = 2 * 512**3 / seconds / 1e9
+    dtype = device.backend.autocast_dtype()
+    if dtype is not None:  # the mixed-precision product: about twice the float32 rate where it is native
+        a16, b16 = a.to(dtype), b.to(dtype)
+        seconds = _median_seconds(lambda: torch.mm(a16, b16), sync, repeats)
+        results["matmul_autocast_gflops"] = 2 * 512**3 / seconds / 1e9
 
     host = torch.randn(batch, obs_dim)
     if dev.type != "cpu":

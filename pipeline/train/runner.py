@@ -142,6 +142,8 @@ class OnPolicyRunner:
         obs_norm = EmpiricalNormalizer(env.num_obs) if pol.empirical_normalization else None
         critic_norm = EmpiricalNormalizer(env.num_critic_obs) if pol.empirical_normalization else None
         mode = cfg.ppo.mixed_precision
+        # a new run arrives with auto settled (training.resolve_mixed_precision); an unsettled auto,
+        # as runs from before that recorded it, keeps its old meaning: on for accelerators only
         use_amp = mode == "on" or (mode == "auto" and torch.device(self.device).type != "cpu")
         return PPO(
             actor_critic, cfg.ppo, env.num_envs, env.num_obs, env.num_critic_obs, self.device,

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from .. import __version__
-from ..devices.backend import ResolvedDevice, resolve_device
+from ..devices.backend import Backend, ResolvedDevice, resolve_device
 from ..errors import ConfigError
 from ..motion.format import load_motion
 from ..motion.validate import require_valid_motion
@@ -74,6 +74,22 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str) -> Tr
     cfg.device = device
     _check(cfg)
     return cfg
+
+
+def resolve_mixed_precision(cfg: TrainConfig, backend: Backend) -> str:
+    """Settle ``ppo.mixed_precision=auto`` for a new run: ``on`` where the backend runs its autocast
+    dtype natively (an accelerator, a CPU with bf16 instructions), else ``off``. The settled value is
+    what args.yaml records, so a resume reproduces it. Returns why, for the log."""
+    mode = cfg.ppo.mixed_precision
+    if mode != "auto":
+        return f"{mode} (set)"
+    native = backend.native_autocast()
+    cfg.ppo.mixed_precision = "on" if native else "off"
+    dtype = str(backend.autocast_dtype()).replace("torch.", "")
+    why = f"{dtype} in the update (auto: native on {backend.name}: {native})" if native else \
+        f"off (auto: {backend.name} has no native {dtype})"
+    log.info("mixed precision: %s", why)
+    return why
 
 
 RANGES = {
@@ -220,6 +236,7 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
     resolved = _device_for_rank(resolved, ctx)
     if cfg is None:
         cfg = resolve_config(registry, request, resolved.torch_device)
+        resolve_mixed_precision(cfg, resolved.backend)  # a resume keeps the choice args.yaml recorded
     cfg.device = resolved.torch_device
 
     spec = registry.get("tasks", cfg.task)
@@ -314,6 +331,8 @@ def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext,
             "torch_version": str(torch.__version__),
             "python": platform.python_version(),
             "device_source": device.source,
+            # why ppo.mixed_precision=auto settled as config.ppo records (resolve_mixed_precision)
+            "native_autocast": device.backend.native_autocast() or "none",
             "world_size": ctx.world_size,
             "command": " ".join(sys.argv),
         },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -103,8 +104,23 @@ def test_broken_torch_npu_leaves_torch_importable_and_npu_unavailable(tmp_path):
 def test_devices_probe_really_runs_on_cpu(clean_env, capsys):
     assert main(["devices", "--probe", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
-    for key in ("matmul_512_ms", "h2d_GBps", "d2h_GBps", "mlp_train_step_ms", "[DONE] probe on cpu"):
+    for key in ("matmul_512_ms", "matmul_autocast_gflops", "h2d_GBps", "d2h_GBps", "mlp_train_step_ms",
+                "[DONE] probe on cpu"):
         assert key in out
+
+
+@pytest.mark.parametrize(("native", "line"), [
+    ("avx512_bf16", "mixed precision: bfloat16 native (avx512_bf16): ppo.mixed_precision=auto turns it on"),
+    ("", "mixed precision: no native bfloat16 here: ppo.mixed_precision=auto leaves it off"),
+])
+def test_devices_says_whether_the_cpu_has_native_bf16(clean_env, capsys, monkeypatch, native, line):
+    from primebot.plugins.backends.cpu import CpuBackend
+
+    monkeypatch.setattr(CpuBackend, "native_autocast", lambda self: native)
+    assert main(["devices", "--device", "cpu"]) == 0
+    assert line in capsys.readouterr().out
+    assert main(["devices", "--device", "cpu", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["resolved"]["native_autocast"] == native
 
 
 def test_asking_for_npu_exits_non_zero_with_the_fix(clean_env, capsys):

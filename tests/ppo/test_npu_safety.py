@@ -68,7 +68,9 @@ def test_device_noise_draws_on_the_device_rng():
     assert "randperm" in update.names()
 
 
-def test_mixed_precision_is_off_by_default_on_cpu():
+def test_an_unsettled_auto_leaves_mixed_precision_off_on_cpu():
+    # new runs settle auto from the CPU's flags (test_mixed_precision.py); a runner handed "auto"
+    # directly, as runs recorded before that, keeps the old meaning
     runner = _runner("host", "auto")
     assert runner.ppo.autocast_dtype is None
     collect, update = _record_training_step(runner)
