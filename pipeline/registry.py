@@ -22,6 +22,11 @@ class Registration:
     obj: Any
     plugin: str
 
+DEFAULT_TASK = "tracking"
+"""The task a command runs when none is named (``--task``, ``TrainConfig.task``): the built-in
+motion-tracking task. The one place the core names a task; its ``default_robot`` is the robot the
+``motion`` commands use when none is named (``Registry.default_robot``)."""
+
 
 class Registry:
     """Named robots, reward terms, tasks, backends and stages, each traced to its plugin.
@@ -33,6 +38,10 @@ class Registry:
     def __init__(self) -> None:
         self._validators: dict[str, Validator] = {}
         self._items: dict[str, dict[str, Registration]] = {}
+
+    def default_robot(self) -> str:
+        """The robot a command uses when none is named: the default task's (``DEFAULT_TASK``)."""
+        return self.get("tasks", DEFAULT_TASK).default_robot
 
     def declare(self, kind: str, validator: Validator | None = None) -> None:
         """Make ``kind`` registrable; ``validator`` checks each object handed in."""

@@ -10,7 +10,8 @@ from ..hooks.specs import hookimpl
 from ..robot.spec import get_robot
 
 robot_option = click.option(
-    "--robot", default=None, help="Registered robot name (default: q1, or the source's 'robot:')."
+    "--robot", default=None,
+    help="Registered robot name (default: the default task's robot, q1 as shipped, or the source's 'robot:')."
 )
 robot_xml_option = click.option(
     "--robot-xml",
@@ -57,10 +58,10 @@ def author_command(
     if robot is None:
         try:
             robot = (yaml.safe_load(Path(source).read_text(encoding="utf-8")) or {}).get(
-                "robot", "q1"
+                "robot", host.registry.default_robot()
             )
         except (yaml.YAMLError, AttributeError):
-            robot = "q1"  # author_file reports the broken source with its path
+            robot = host.registry.default_robot()  # author_file reports the broken source with its path
     spec = get_robot(host.registry, robot, robot_xml)
     out = Path(output) if output else Path(source).with_suffix(".npz")
     motion = author_file(source, spec, out)
@@ -92,7 +93,7 @@ def validate_command(
     from ..errors import MotionError
     from ..motion.validate import validate_motion_file
 
-    spec = get_robot(host.registry, robot or "q1", robot_xml)
+    spec = get_robot(host.registry, robot or host.registry.default_robot(), robot_xml)
     report = validate_motion_file(file, spec)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
@@ -135,7 +136,7 @@ def replay_command(
     from ..motion.format import load_motion
     from ..motion.replay import CameraConfig, replay_video
 
-    spec = get_robot(host.registry, robot or "q1", robot_xml)
+    spec = get_robot(host.registry, robot or host.registry.default_robot(), robot_xml)
     out = Path(output) if output else Path(file).with_suffix(".mp4")
     motion = load_motion(file)
     replay_video(
@@ -179,7 +180,7 @@ def convert_command(
     from ..motion.convert import convert_csv, write_csv
     from ..motion.format import load_motion, save_motion
 
-    spec = get_robot(host.registry, robot or "q1", robot_xml)
+    spec = get_robot(host.registry, robot or host.registry.default_robot(), robot_xml)
     source = Path(file)
     if source.suffix.lower() == ".csv":
         if input_fps is None:
@@ -229,7 +230,7 @@ def resample_command(
     from ..motion.convert import resample_motion
     from ..motion.format import load_motion, save_motion
 
-    spec = get_robot(host.registry, robot or "q1", robot_xml)
+    spec = get_robot(host.registry, robot or host.registry.default_robot(), robot_xml)
     source = Path(file)
     out = Path(output) if output else source.with_name(f"{source.stem}_{fps:g}fps.npz")
     motion = load_motion(source)

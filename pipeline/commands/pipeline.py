@@ -10,6 +10,7 @@ from ..cli import pass_host
 from ..errors import ConfigError
 from ..hooks.host import PluginHost
 from ..hooks.specs import hookimpl
+from ..registry import DEFAULT_TASK
 from ..report.page import write_report
 from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir
@@ -31,7 +32,7 @@ def _preset_help() -> str:
 @pipeline_group.command("run")
 @click.argument("motion", required=False)
 @click.option("--robot", default=None, help="Registered robot. [default: the task's robot]")
-@click.option("--task", default="tracking", show_default=True, help="Registered task.")
+@click.option("--task", default=DEFAULT_TASK, show_default=True, help="Registered task.")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1, npu, npu:0 … [default: resolved per docs/devices.md]")
 @click.option("--preset", type=click.Choice(list(PRESETS)), default="default", show_default=True,
               help=f"How big every stage is ({_preset_help()}).")

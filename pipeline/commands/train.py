@@ -7,6 +7,7 @@ import click
 from ..cli import pass_host
 from ..hooks.host import PluginHost
 from ..hooks.specs import hookimpl
+from ..registry import DEFAULT_TASK
 
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 """A run stopped by a signal exits 128 + signal number, after writing its checkpoint."""
@@ -14,7 +15,7 @@ SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 
 @click.command("train")
 @click.argument("motion", required=False)
-@click.option("--task", default=None, help="Registered task. [default: tracking]")
+@click.option("--task", default=None, help=f"Registered task. [default: {DEFAULT_TASK}]")
 @click.option("--robot", default=None, help="Registered robot. [default: the task's robot]")
 @click.option("--device", default=None, help="cpu, cuda, cuda:1, npu, npu:0 … [default: resolved per docs/devices.md]")
 @click.option("--num-envs", type=int, default=None, help="Environments per rank. [default: 1024]")

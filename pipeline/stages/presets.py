@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ConfigError
+from ..registry import DEFAULT_TASK
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ class PipelineSettings:
     """Path of the reference motion (.npz), as given."""
     robot: str | None = None
     """Registered robot; None means the task's default robot."""
-    task: str = "tracking"
+    task: str = DEFAULT_TASK
     """Registered task."""
     device: str | None = None
     """Requested device (cpu, cuda, npu:0 …); None resolves per docs/devices.md."""
@@ -135,7 +136,7 @@ def resolve_settings(
     *,
     preset: str = "default",
     robot: str | None = None,
-    task: str = "tracking",
+    task: str = DEFAULT_TASK,
     device: str | None = None,
     num_envs: int | None = None,
     iterations: int | None = None,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ppo.config import PolicyConfig, PPOConfig
+from ..registry import DEFAULT_TASK
 
 
 @dataclass
@@ -44,7 +45,7 @@ class RunnerConfig:
 class TrainConfig:
     """Everything one training run needs, as written to args.yaml."""
 
-    task: str = "tracking"
+    task: str = DEFAULT_TASK
     """Registered task name."""
     robot: str | None = None
     """Registered robot name (default: the task's default robot)."""

@@ -24,7 +24,7 @@ from ..devices.backend import Backend, ResolvedDevice, resolve_device
 from ..errors import ConfigError
 from ..motion.format import load_motion
 from ..motion.validate import require_valid_motion
-from ..registry import Registry
+from ..registry import DEFAULT_TASK, Registry
 from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir, read_args, write_args
 from .checkpoints import interrupted_writes, load_latest_good
@@ -58,7 +58,7 @@ class TrainRequest:
 
 def resolve_config(registry: Registry, request: TrainRequest, device: str) -> TrainConfig:
     """Defaults < the task's ``ppo``/``policy``/``runner`` sections < flags < ``--set``."""
-    cfg = TrainConfig(task=request.task or "tracking")
+    cfg = TrainConfig(task=request.task or DEFAULT_TASK)
     spec = registry.get("tasks", cfg.task)
     try:
         apply_task_defaults(cfg, dict(spec.default_config))
