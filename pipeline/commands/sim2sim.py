@@ -31,9 +31,9 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
     compared with eval.json's walk metrics (speed, distance, falls, length).
     """
     from ..deploy.sim2sim import SIM2SIM_FILE, require_checks_passed, sim2sim_run_dir
+    from ..report.tables import metrics_table, scalar_table
     from ..run_lock import run_dir_lock
     from ..rundir import read_args
-    from .evaluate import metrics_table, scalar_table
 
     with run_dir_lock(run_dir):
         name = read_args(run_dir).get("config", {}).get("robot")

@@ -35,6 +35,7 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
+from ..evaluate.metrics import threshold
 from ..rundir import EVAL_FILE, SIM2SIM_FILE
 from .gaps import checkpoint_flags, gap_flags
 from .policy import (
@@ -163,9 +164,9 @@ def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, s
     """One episode from the default pose; returns its record (length, fell, distance, speed)."""
     m = robot.model
     default, scale = meta["default_joint_pos"], meta["action_scale"]
-    clip = _float(meta, "action_clip", np.inf)
-    min_height = _float(meta, "termination_min_height", -np.inf)
-    max_pitch = _float(meta, "termination_max_pitch", np.inf)
+    clip = threshold(meta, "action_clip", np.inf, disabled=np.inf)
+    min_height = threshold(meta, "termination_min_height", -np.inf, disabled=-np.inf)
+    max_pitch = threshold(meta, "termination_max_pitch", np.inf, disabled=np.inf)
     data = mujoco.MjData(m)  # fresh, as on a robot that boots
     data.qpos[robot.qpos_adr] = default
     mujoco.mj_forward(m, data)
@@ -192,11 +193,6 @@ def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, s
     distance = float(data.qpos[robot.forward_qpos_adr]) - start_x if np.isfinite(data.qpos).all() else 0.0
     duration = length * float(meta["control_dt"])
     return {"length": length, "terminated": fell, "distance_m": distance, "forward_speed_m_s": distance / duration}
-
-
-def _float(meta: dict, key: str, default: float) -> float:
-    value = meta.get(key)
-    return default if value in (None, "none") else float(value)
 
 
 def summarise(records: list[dict], control_dt: float) -> dict:

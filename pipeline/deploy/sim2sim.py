@@ -51,6 +51,7 @@ from ..evaluate.metrics import (
     first_failure,
     step_errors,
     summarise,
+    threshold,
 )
 from ..rundir import EVAL_FILE, SIM2SIM_FILE
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
@@ -155,13 +156,6 @@ class Sim2SimSetup:
     """Seconds per policy step (metadata ``control_dt``, else 1 / ``fps``)."""
 
 
-def _threshold(meta: dict, key: str, default: float) -> float:
-    value = meta.get(key)
-    if value is None:
-        return default
-    return float("inf") if value == "none" else float(value)
-
-
 def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PHYSICS_HZ,
             robot_spec=None) -> Sim2SimSetup:
     """Load both files, check that they fit, switch the actuators to torque mode and read the reference.
@@ -188,9 +182,9 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
     if robot_spec is not None:
         robot.checks.append(robot_spec_check(meta, robot_spec))
     thresholds = FailureThresholds(
-        anchor_height=_threshold(meta, "termination_anchor_height", FailureThresholds.anchor_height),
-        anchor_ori=_threshold(meta, "termination_anchor_orientation", FailureThresholds.anchor_ori),
-        ee_height=_threshold(meta, "termination_end_effector_height", FailureThresholds.ee_height),
+        anchor_height=threshold(meta, "termination_anchor_height", FailureThresholds.anchor_height),
+        anchor_ori=threshold(meta, "termination_anchor_orientation", FailureThresholds.anchor_ori),
+        ee_height=threshold(meta, "termination_end_effector_height", FailureThresholds.ee_height),
     )
     return Sim2SimSetup(session, meta, robot, ref, DeployObservation(robot, meta), thresholds, substeps, index,
                         control_dt)

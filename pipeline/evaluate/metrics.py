@@ -30,7 +30,10 @@ Definitions (world frame unless said otherwise; K tracked bodies, E end effector
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -65,6 +68,15 @@ class FailureThresholds:
     """|z of gravity in the anchor frame − the same in the reference anchor frame| above this is a failure."""
     ee_height: float = 0.25
     """m: any end effector's |z − z_ref| above this is a failure."""
+
+
+def threshold(settings: Mapping[str, Any], key: str, default: float, disabled: float = math.inf) -> float:
+    """A threshold from a task's settings or an ONNX's metadata: ``default`` when ``key`` is absent,
+    ``disabled`` when it is ``None`` or ``"none"`` (the check is off), else the number."""
+    if key not in settings:
+        return default
+    value = settings[key]
+    return disabled if value is None or value == "none" else float(value)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from ..registry import Registry
 from ..rundir import EVAL_FILE
+from ..sim.task import TRACKING_ENV_ATTRIBUTES, require_tracking_env
 from ..train.config import TrainConfig
 from ..train.policy import (
     EVAL_TASK_OVERRIDES,
@@ -49,37 +50,18 @@ from .metrics import (
     first_failure,
     step_errors,
     summarise,
+    threshold,
 )
 
 
 def thresholds_of(env: Any) -> FailureThresholds:
     """The env's termination thresholds in the shared metrics' terms (a disabled check never fails)."""
     given = getattr(env, "termination_thresholds", {}) or {}
-
-    def value(key: str, default: float) -> float:
-        if key not in given:
-            return default
-        return float("inf") if given[key] is None else float(given[key])
-
     return FailureThresholds(
-        anchor_height=value("anchor_height", FailureThresholds.anchor_height),
-        anchor_ori=value("anchor_orientation", FailureThresholds.anchor_ori),
-        ee_height=value("end_effector_height", FailureThresholds.ee_height),
+        anchor_height=threshold(given, "anchor_height", FailureThresholds.anchor_height),
+        anchor_ori=threshold(given, "anchor_orientation", FailureThresholds.anchor_ori),
+        ee_height=threshold(given, "end_effector_height", FailureThresholds.ee_height),
     )
-
-
-TRACKING_ENV_ATTRIBUTES = ("state", "reference", "model_info", "observations", "time_steps")
-
-
-def require_tracking_env(env: Any, task: str) -> None:
-    """Raise ``ConfigError`` unless ``env`` exposes what motion-tracking evaluation and export read."""
-    missing = [name for name in TRACKING_ENV_ATTRIBUTES if not hasattr(env, name)]
-    if missing:
-        raise ConfigError(
-            f"task {task!r} is not a motion-tracking task (its environment has no {', '.join(missing)}); "
-            "eval, export and sim2sim measure and ship reference tracking",
-            fix="train with --task tracking (the default) to get a deployable tracking policy",
-        )
 
 
 def env_snapshot(env: Any, rows: np.ndarray) -> TrackingSnapshot:

@@ -44,12 +44,16 @@ from ..atomic import atomic_path, atomic_write_text
 from ..deploy.bundle import DEPLOY_FILE, README_FILE, BundledModel, bundle_mjcf
 from ..deploy.policy import parse_clip
 from ..errors import ExportError
-from ..evaluate.run import require_tracking_env
 from ..motion.format import file_sha256
 from ..registry import Registry
 from ..robot.spec import compile_mjcf
 from ..rundir import EVAL_FILE
-from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_TARGET_FORMULA, EXPORT_POLICY
+from ..sim.task import (
+    ACTION_OFFSET_DEFAULT,
+    ACTION_TARGET_FORMULA,
+    EXPORT_POLICY,
+    require_tracking_env,
+)
 from ..train.policy import TrainedPolicy, load_trained_policy, make_run_env
 from .graph import (
     INPUT_NAMES,

@@ -25,6 +25,12 @@ actions stand for. A file without the key was trained with ``default_joint_pos``
 EXPORT_POLICY = "policy"
 """ONNX of the policy alone: input obs, output actions (tasks that track no motion, e.g. walk)."""
 EXPORT_KINDS = (EXPORT_MOTION_TRACKING, EXPORT_POLICY)
+TRACKING_ENV_ATTRIBUTES = ("state", "reference", "model_info", "observations", "time_steps")
+"""What the environment of a ``motion_tracking`` task exposes beyond ``VecEnv``, read by evaluation and
+export (the built-in task's ``TrackingEnv``): ``state`` (robot and reference of every env: joint, body and
+anchor poses), ``reference`` (the motion on the robot, per step), ``model_info`` (model, indices, tracked
+bodies, end effectors), ``observations`` (the observation terms, names and sizes) and ``time_steps`` (each
+env's reference step)."""
 
 
 @dataclass
@@ -79,3 +85,15 @@ class TaskSpec:
         if self.export_kind not in EXPORT_KINDS:
             raise ConfigError(f"task {self.name!r}: export_kind {self.export_kind!r} is unknown",
                               fix=f"use one of: {', '.join(EXPORT_KINDS)}")
+
+
+
+def require_tracking_env(env: Any, task: str) -> None:
+    """Raise ``ConfigError`` unless ``env`` exposes what motion-tracking evaluation and export read."""
+    missing = [name for name in TRACKING_ENV_ATTRIBUTES if not hasattr(env, name)]
+    if missing:
+        raise ConfigError(
+            f"task {task!r} is not a motion-tracking task (its environment has no {', '.join(missing)}); "
+            "eval, export and sim2sim measure and ship reference tracking",
+            fix="train with --task tracking (the default) to get a deployable tracking policy",
+        )
