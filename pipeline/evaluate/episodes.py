@@ -44,6 +44,9 @@ class PreResetTap:
     def capture(self, ids: np.ndarray) -> None:
         """Called with the ids about to be reset (override)."""
 
+    def clear(self) -> None:
+        """Forget what the last step captured (override)."""
+
     def _reset_envs(self, ids: np.ndarray) -> None:
         self.capture(np.asarray(ids))
         self._original(ids)
@@ -65,6 +68,37 @@ class _FinalQpos(PreResetTap):
             for i in ids:
                 self.final[int(i)] = self.env.sim.qpos[i].copy()
 
+    def clear(self) -> None:
+        self.final.clear()
+
+
+def play_each_slot_once(
+    env: Any,
+    act: Callable[[np.ndarray], np.ndarray],
+    tap: PreResetTap,
+    on_step: Callable[[Any, np.ndarray, np.ndarray], None],
+    on_reset: Callable[[], None] = lambda: None,
+) -> None:
+    """Step ``env`` with ``act`` until every env slot has finished one episode, then close ``tap``.
+
+    ``on_reset()`` runs after the first reset; ``on_step(result, running, finished)`` after every step,
+    with the slots still playing before that step and those whose episode that step ended (the tap
+    holds the state they ended in, taken before the task reset them).
+    """
+    try:
+        obs, _ = env.reset()
+        on_reset()
+        running = np.ones(env.num_envs, bool)
+        while running.any():
+            tap.clear()
+            result = env.step(act(obs))
+            obs = result.obs
+            finished = np.flatnonzero((result.terminated | result.truncated) & running)
+            on_step(result, running, finished)
+            running[finished] = False
+    finally:
+        tap.close()
+
 
 def play_episodes(
     env: Any, act: Callable[[np.ndarray], np.ndarray], trace_slot: int | None = None
@@ -78,32 +112,29 @@ def play_episodes(
     tap = _FinalQpos(env)
     trace: list[np.ndarray] = []
     records: dict[int, EpisodeRecord] = {}
-    try:
-        obs, _ = env.reset()
+    returns = np.zeros(n)
+    lengths = np.zeros(n, dtype=np.int64)
+    start: list[np.ndarray] = []
+
+    def on_reset() -> None:
         tap.armed = True
-        start = env.sim.qpos.copy()
-        returns = np.zeros(n)
-        lengths = np.zeros(n, dtype=np.int64)
-        running = np.ones(n, bool)
+        start.append(env.sim.qpos.copy())
         if trace_slot is not None:
             trace.append(env.sim.qpos[trace_slot].copy())
-        while running.any():
-            tap.final.clear()
-            result = env.step(act(obs))
-            obs = result.obs
-            returns[running] += result.reward[running]
-            lengths[running] += 1
-            if trace_slot is not None and running[trace_slot]:
-                trace.append(tap.final.get(trace_slot, env.sim.qpos[trace_slot]).copy())
-            for i in np.flatnonzero((result.terminated | result.truncated) & running):
-                records[int(i)] = EpisodeRecord(
-                    slot=int(i), episode_return=float(returns[i]), length=int(lengths[i]),
-                    terminated=bool(result.terminated[i]), start_qpos=start[i],
-                    final_qpos=tap.final.get(int(i), env.sim.qpos[i]).copy(),
-                )
-                running[i] = False
-    finally:
-        tap.close()
+
+    def on_step(result: Any, running: np.ndarray, finished: np.ndarray) -> None:
+        returns[running] += result.reward[running]
+        lengths[running] += 1
+        if trace_slot is not None and running[trace_slot]:
+            trace.append(tap.final.get(trace_slot, env.sim.qpos[trace_slot]).copy())
+        for i in finished:
+            records[int(i)] = EpisodeRecord(
+                slot=int(i), episode_return=float(returns[i]), length=int(lengths[i]),
+                terminated=bool(result.terminated[i]), start_qpos=start[0][i],
+                final_qpos=tap.final.get(int(i), env.sim.qpos[i]).copy(),
+            )
+
+    play_each_slot_once(env, act, tap, on_step, on_reset)
     return [records[i] for i in range(n)], trace
 
 

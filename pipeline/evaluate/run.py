@@ -40,7 +40,7 @@ from ..train.policy import (
     make_run_env,
     one_torch_thread,
 )
-from .episodes import PreResetTap, evaluate_episodes
+from .episodes import PreResetTap, evaluate_episodes, play_each_slot_once
 from .metrics import (
     PHYSICS_FAULT,
     EpisodeMetrics,
@@ -177,36 +177,31 @@ def play_episodes(env: Any, policy: TrainedPolicy, trace_slot: int | None = None
     metrics = episode_metrics_of(env, n)
     tap = _FinalStateTap(env)
     trace = EpisodeTrace([], [])
-    try:
-        obs, _ = env.reset()
-        starts = np.asarray(env.time_steps).copy()
-        running = np.ones(n, bool)
+    starts: list[np.ndarray] = []
+
+    def on_reset() -> None:
+        starts.append(np.asarray(env.time_steps).copy())
         if trace_slot is not None:
             trace.qpos.append(env.sim.qpos[trace_slot].copy())
             trace.time_steps.append(int(env.time_steps[trace_slot]))
-        while running.any():
-            tap.clear()
-            result = env.step(policy.act(obs))
-            obs = result.obs
-            done = result.terminated | result.truncated
-            ids = np.arange(n)
-            snap = env_snapshot(env, ids)
-            if tap.snapshots:  # the finished envs' final state, not their fresh episode
-                snap = _stack([tap.snapshots.get(int(i), _row(snap, int(i))) for i in ids])
-            if trace_slot is not None and running[trace_slot]:
-                qpos, step = tap.final.get(trace_slot, (env.sim.qpos[trace_slot].copy(), int(env.time_steps[trace_slot])))
-                trace.qpos.append(qpos)
-                trace.time_steps.append(step)
-            metrics.add_step(step_errors(snap), running)
-            finished = np.flatnonzero(done & running)
-            if finished.size:
-                reasons = first_failure(failure_checks(snap, thresholds))
-                for i in finished:
-                    why = (reasons[i] or PHYSICS_FAULT) if result.terminated[i] else None
-                    metrics.finish([i], why, [starts[i]])
-                running[finished] = False
-    finally:
-        tap.close()
+
+    def on_step(result: Any, running: np.ndarray, finished: np.ndarray) -> None:
+        ids = np.arange(n)
+        snap = env_snapshot(env, ids)
+        if tap.snapshots:  # the finished envs' final state, not their fresh episode
+            snap = _stack([tap.snapshots.get(int(i), _row(snap, int(i))) for i in ids])
+        if trace_slot is not None and running[trace_slot]:
+            qpos, step = tap.final.get(trace_slot, (env.sim.qpos[trace_slot].copy(), int(env.time_steps[trace_slot])))
+            trace.qpos.append(qpos)
+            trace.time_steps.append(step)
+        metrics.add_step(step_errors(snap), running)
+        if finished.size:
+            reasons = first_failure(failure_checks(snap, thresholds))
+            for i in finished:
+                why = (reasons[i] or PHYSICS_FAULT) if result.terminated[i] else None
+                metrics.finish([i], why, [starts[0][i]])
+
+    play_each_slot_once(env, policy.act, tap, on_step, on_reset)
     return metrics, trace
 
 
