@@ -365,19 +365,15 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
 
 def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | None:
     """The episode's robot with the reference as a ghost (``render.ghost``); None without OpenGL."""
-    from ..render.ghost import render_ghost_video
-    from ..robot.kinematics import set_qpos
+    from ..render.ghost import reference_ghosts, render_ghost_video
 
     r, ref = setup.robot, setup.reference
     root = int(setup.index["root"][0])
-    ghosts = []
-    for qpos, t in frames:
-        ghost = qpos.copy()
-        # DeployRobot has the root_qpos_adr and qpos_adr set_qpos reads from RobotIndices
-        set_qpos(ghost, r, ref["body_pos_w"][t, root], ref["body_quat_w"][t, root], ref["joint_pos"][t])
-        ghosts.append(ghost)
-    return render_ghost_video(r.model, [q for q, _ in frames], ghosts, r.root_body, output, 1.0 / setup.control_dt,
-                              title="sim2sim")
+    qpos = [q for q, _ in frames]
+    # DeployRobot has the root_qpos_adr and qpos_adr set_qpos reads from RobotIndices
+    ghosts = reference_ghosts(qpos, [t for _, t in frames], r, ref["body_pos_w"][:, root], ref["body_quat_w"][:, root],
+                              ref["joint_pos"])
+    return render_ghost_video(r.model, qpos, ghosts, r.root_body, output, 1.0 / setup.control_dt, title="sim2sim")
 
 
 def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps, physics_hz: float = PHYSICS_HZ) -> dict:

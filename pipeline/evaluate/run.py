@@ -283,14 +283,9 @@ def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_m
 
 
 def _render(env: Any, trace: EpisodeTrace, path: Path) -> Path | None:
-    from ..render.ghost import render_ghost_video
-    from ..robot.kinematics import set_qpos
+    from ..render.ghost import reference_ghosts, render_ghost_video
 
     ref, idx = env.reference, env.model_info.indices
-    ghosts = []
-    for qpos, t in zip(trace.qpos, trace.time_steps, strict=True):
-        ghost = qpos.copy()
-        set_qpos(ghost, idx, ref.root_pos_w[t], ref.root_quat_w[t], ref.joint_pos[t])
-        ghosts.append(ghost)
+    ghosts = reference_ghosts(trace.qpos, trace.time_steps, idx, ref.root_pos_w, ref.root_quat_w, ref.joint_pos)
     return render_ghost_video(env.model_info.model, trace.qpos, ghosts, idx.root_body_id, path,
                               1.0 / env.step_dt, title="eval")

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import RenderError
 from ..motion.replay import MotionRenderer, write_video
 from ..robot.camera import CameraConfig
+from ..robot.kinematics import set_qpos
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,21 @@ def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
                            label, "", renderer.context)
         mujoco.mjr_readPixels(renderer.pixels, None, renderer.viewport, renderer.context)
         yield np.flipud(renderer.pixels)
+
+
+def reference_ghosts(frames: Sequence[np.ndarray], steps: Sequence[int], indices, root_pos_w: np.ndarray,
+                     root_quat_w: np.ndarray, joint_pos: np.ndarray) -> list[np.ndarray]:
+    """The ghost of each robot frame: its qpos with the reference pose at that frame's step put in.
+
+    ``indices``: anything ``set_qpos`` takes (``RobotIndices``, a deploy robot); the reference arrays are
+    per step (root position [T, 3], root quaternion [T, 4], joint angles [T, J]).
+    """
+    ghosts = []
+    for qpos, t in zip(frames, steps, strict=True):
+        ghost = qpos.copy()
+        set_qpos(ghost, indices, root_pos_w[t], root_quat_w[t], joint_pos[t])
+        ghosts.append(ghost)
+    return ghosts
 
 
 def render_ghost_video(
