@@ -1,7 +1,7 @@
 """Regenerate the shipped motions (motions/*.npz) from their keyframe sources (motions/*.yaml).
 
     python tools/make_motions.py            # rewrite every motions/<name>.npz
-    python tools/make_motions.py --check    # exit 1 if a shipped file differs from a fresh build
+    python tools/make_motions.py --check    # exit 1 if a shipped file differs from a fresh build (beyond SAME_MOTION_ATOL)
     python tools/make_motions.py --sheet docs/images/motions.png   # also draw every motion's replay stills
 
 The output is deterministic: the same source, robot and MuJoCo build give the same bytes.
@@ -16,7 +16,12 @@ from pathlib import Path
 
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.author import author_file
-from primebot.pipeline.motion.format import file_sha256, load_motion
+from primebot.pipeline.motion.format import (
+    SAME_MOTION_ATOL,
+    file_sha256,
+    load_motion,
+    motion_difference,
+)
 from primebot.pipeline.render.contact_sheet import motion_stills, write_contact_sheet
 from primebot.pipeline.robot.spec import get_robot
 
@@ -45,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 fresh = Path(tmp) / target.name
                 author_file(source, spec, fresh)
-                same = target.is_file() and file_sha256(fresh) == file_sha256(target)
+                same = target.is_file() and motion_difference(load_motion(fresh), load_motion(target)) <= SAME_MOTION_ATOL
             print(f"{'ok   ' if same else 'STALE'} {target.name}")
             if not same:
                 stale.append(target.name)

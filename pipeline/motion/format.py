@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import math
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,26 @@ class Motion:
             if bad.any():
                 return key, int(np.argmax(bad))
         return None
+
+
+SAME_MOTION_ATOL = 1e-6
+"""Largest difference (m, rad, per second) two builds of one motion may show: authoring the same
+source with another numpy or MuJoCo build changes the last bits of a few values (about 1e-16)."""
+
+
+def motion_difference(a: Motion, b: Motion) -> float:
+    """The largest absolute difference between two motions' arrays; inf when their fps, names or
+    shapes differ. Two builds are the same motion when this is at most ``SAME_MOTION_ATOL``."""
+    if a.fps != b.fps or a.joint_names != b.joint_names or a.body_names != b.body_names:
+        return math.inf
+    worst = 0.0
+    for key in ARRAY_KEYS:
+        x, y = getattr(a, key), getattr(b, key)
+        if x.shape != y.shape:
+            return math.inf
+        if x.size:
+            worst = max(worst, float(np.max(np.abs(x.astype(np.float64) - y))))
+    return worst
 
 
 def file_sha256(path: str | Path) -> str:

@@ -24,6 +24,7 @@ from ..rotations import (
     quat_normalize,
     quat_to_rotvec,
 )
+from .balance import balance_margins
 from .format import ARRAY_KEYS, Motion, load_motion
 from .problems import Problem, ProblemCollector, ValidationReport
 
@@ -35,6 +36,7 @@ FK_POS_TOL = 0.01  # m
 FK_ROT_TOL = 0.02  # rad
 FLOOR_ERROR = -0.02  # m: deeper than this is an error, shallower a warning
 FLOOR_WARNING = -0.005
+BALANCE_TOL = 0.01  # m: a zero-moment point further outside the feet than this cannot be followed
 
 RESAMPLE_FIX = "resample it: primebot motion resample {path} --fps 50"
 
@@ -377,6 +379,29 @@ def _check_kinematics(
             )
 
 
+def _check_balance(motion: Motion, model: mujoco.MjModel, indices: RobotIndices, out: ProblemCollector) -> None:
+    """The zero-moment point stays over the planted feet (pipeline/balance.py); a warning, not an error,
+    because the estimate ignores angular momentum and a policy may still step or lean its way through."""
+    if motion.fps <= 0 or not len(indices.feet_body_ids):
+        return
+    root = indices.root_body_id - 1
+    margin = balance_margins(model, indices, indices.feet_body_ids, motion.body_pos_w[:, root],
+                             quat_normalize(motion.body_quat_w[:, root]), motion.joint_pos, motion.fps)
+    bad = np.nan_to_num(margin, nan=0.0) < -BALANCE_TOL
+    if bad.any():
+        out.frames(
+            "warning",
+            "balance",
+            f"the zero-moment point leaves the support of the planted feet by up to {-np.nanmin(margin):.3f} m: "
+            "a robot with flat feet tips over their edge here, so no policy can follow these frames",
+            bad,
+            key="body_pos_w",
+            fix="move the centre of mass over the support foot before lifting the other (hip and ankle roll), "
+                "and give weight shifts more time (accelerating the body pushes the zero-moment point out); "
+                "see docs/motions.md, \"Balance\"",
+        )
+
+
 def _column(columns: dict[str, list[str]], key: str, index: int) -> str:
     names = columns.get("joint" if key.startswith("joint") else "body") or []
     return names[index] if index < len(names) else str(index)
@@ -424,6 +449,7 @@ def validate_motion(
                 _check_continuity(motion, columns, out)
             if names_match:
                 _check_kinematics(motion, model, indices, out)
+                _check_balance(motion, model, indices, out)
     report.problems = out.problems
     return report
 

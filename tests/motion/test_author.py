@@ -11,7 +11,7 @@ import pytest
 
 from primebot.pipeline.errors import MotionError
 from primebot.pipeline.motion.author import author_file, author_motion, load_source, minimum_jerk
-from primebot.pipeline.motion.format import file_sha256, load_motion
+from primebot.pipeline.motion.format import SAME_MOTION_ATOL, load_motion, motion_difference
 from primebot.pipeline.robot.kinematics import lowest_point
 from primebot.pipeline.robot.spec import robot_indices
 
@@ -37,10 +37,12 @@ SHIPPED = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "motions
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_shipped_motion_regenerates_byte_for_byte(repo_root, tmp_path, spec, name):
+def test_shipped_motion_regenerates_from_its_source(repo_root, tmp_path, spec, name):
+    # the same arrays to the last float32 digit or so: another numpy/MuJoCo build moves a few bits
     fresh = tmp_path / f"{name}.npz"
     author_file(repo_root / "motions" / f"{name}.yaml", spec, fresh)
-    assert file_sha256(fresh) == file_sha256(repo_root / "motions" / f"{name}.npz")
+    shipped = load_motion(repo_root / "motions" / f"{name}.npz")
+    assert motion_difference(load_motion(fresh), shipped) <= SAME_MOTION_ATOL
 
 
 def test_wave_keeps_feet_flat_and_still_and_moves_only_the_right_arm(repo_root, spec):
@@ -207,7 +209,7 @@ def test_author_command_writes_to_a_non_ascii_path(tmp_path, repo_root, capsys, 
     out = tmp_path / "运动" / "挥手.npz"
     assert main(["motion", "author", str(repo_root / "motions" / "wave.yaml"), "-o", str(out)]) == 0
     assert "281 frames at 50 fps" in capsys.readouterr().out
-    assert file_sha256(out) == file_sha256(repo_root / "motions" / "wave.npz")
+    assert motion_difference(load_motion(out), load_motion(repo_root / "motions" / "wave.npz")) <= SAME_MOTION_ATOL
 
 
 def test_wave_is_trackable_by_pd_control_on_the_reference_alone(repo_root, spec, model):
@@ -236,7 +238,7 @@ def test_wave_is_trackable_by_pd_control_on_the_reference_alone(repo_root, spec,
 def test_a_named_support_foot_stays_put_while_the_other_leg_moves(repo_root):
     motion = load_motion(repo_root / "motions" / "march.npz")
     right, left = (motion.body_names.index(f"{side}_ankle_roll_link") for side in ("right", "left"))
-    raise_left = slice(55, 105)  # frames of 1.1-2.1 s: plant_feet: right_ankle_roll_link, left knee up
+    raise_left = slice(60, 110)  # frames of 1.2-2.2 s: plant_feet: right_ankle_roll_link, left knee up
     support = motion.body_pos_w[raise_left, right, :2]
     assert np.abs(support - support[0]).max() < 1e-6
     assert np.ptp(motion.body_pos_w[raise_left, left, 2]) > 0.1  # the left foot rose more than 10 cm

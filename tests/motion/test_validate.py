@@ -7,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from primebot.pipeline.cli import main
 from primebot.pipeline.hooks.host import reset_host
+from primebot.pipeline.motion.author import author_file
 from primebot.pipeline.motion.format import load_motion, save_motion
 from primebot.pipeline.motion.trajectory import motion_from_trajectory
 from primebot.pipeline.motion.validate import validate_motion_file
@@ -64,12 +66,33 @@ def only(report, check):
     return found[0]
 
 
+UNBALANCED = {"getup", "turn", "walk"}
+"""Shipped motions whose zero-moment point leaves the planted feet: getup pushes up from the floor
+past what the feet can carry; walk and turn lift a foot before the weight is over the other."""
+
+
 def test_shipped_motions_are_valid(repo_root, spec, model):
     names = sorted(path.stem for path in (repo_root / "motions").glob("*.npz"))
     assert len(names) >= 8, names  # the motion library: wave, getup and at least six more
     for name in names:
         report = validate_motion_file(repo_root / "motions" / f"{name}.npz", spec, model)
-        assert report.ok and not report.problems, [str(p) for p in report.problems]
+        assert report.ok, [str(p) for p in report.problems]
+        assert [p.check for p in report.problems] == (["balance"] if name in UNBALANCED else []), name
+
+
+def test_a_weight_shift_too_fast_for_the_feet_is_a_balance_warning(repo_root, tmp_path, spec, model):
+    # The march as first authored: 0.6 s across from one foot to the other. Min-jerk over 7 cm in
+    # 0.6 s accelerates the body at up to 1.1 m/s², which puts the zero-moment point ~5 cm to the
+    # side, past the edge of a 7 cm wide foot; the shipped march takes 1.0 s (0.8 cm to spare).
+    source = yaml.safe_load((repo_root / "motions" / "march.yaml").read_text())
+    source["keyframes"] = [{**k, "time": round(k["time"] * 0.6, 2)} for k in source["keyframes"]]
+    path = tmp_path / "fast_march.yaml"
+    path.write_text(yaml.safe_dump(source))
+    author_file(path, spec, tmp_path / "fast_march.npz")
+    problem = only(validate_motion_file(tmp_path / "fast_march.npz", spec, model), "balance")
+    assert problem.severity == "warning" and "zero-moment point" in problem.message
+    assert "docs/motions.md" in problem.fix
+    assert not [p for p in validate_motion_file(repo_root / "motions" / "march.npz", spec, model).problems]
 
 
 def test_missing_key(tmp_path, spec, model, wave):
