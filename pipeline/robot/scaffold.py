@@ -8,10 +8,14 @@ with everything guessed from the model marked ``REVIEW``, a pyproject.toml
 with the ``primebot`` entry point and the model as package data, and a test.
 
 Gains follow mjlab's rule from each joint's reflected inertia (armature):
-stiffness = armature·ω², damping = 2·ζ·armature·ω (ω = 2π·10 Hz, ζ = 2),
+stiffness = armature·ω², damping = 2·ζ·armature·ω (ω = 2π·f, ζ = 2),
 action scale = 0.25·effort/stiffness. A model without armature or effort
 limits gets estimates from the mass each joint carries (marked ``REVIEW``):
-replace them with the motors' values.
+replace them with the motors' values. The natural frequency f is mjlab's
+10 Hz, raised where that leaves a joint softer than 1.5 × the gravity torque
+per radian it carries standing (``STANCE_STIFFNESS_SAFETY``): below that the
+PD servos alone let the robot fold over, every training episode starts with a
+fall, and the laptop presets do not learn (docs/robots.md, "Gains").
 """
 
 from __future__ import annotations
@@ -32,6 +36,10 @@ from .kinematics import geom_vertical_extent, robot_geoms, standing_height
 from .spec import actuator_kind, compile_mjcf, model_files, pd_gains
 
 NATURAL_FREQUENCY_HZ = 10.0
+"""mjlab's natural frequency of the joint servos: the scaffold's lowest."""
+STANCE_STIFFNESS_SAFETY = 1.5
+"""Every joint's stiffness at least this × its gravity stiffness standing (``gravity_stiffness``)."""
+FREQUENCY_STEP_HZ = 0.5
 DAMPING_RATIO = 2.0
 ACTION_SCALE_EFFORT_FRACTION = 0.25
 GRAVITY = 9.81
@@ -65,6 +73,8 @@ class Guess:
     keyframe: str
     height: float
     mass: float
+    natural_frequency_hz: float = NATURAL_FREQUENCY_HZ
+    """Of the servos (mjlab's 10 Hz, or higher so that they hold the robot standing)."""
     notes: dict[str, str] = field(default_factory=dict)
     """What was estimated rather than read, by topic."""
     model_changes: list[str] = field(default_factory=list)
@@ -114,6 +124,31 @@ def _carried_mass(model: mujoco.MjModel, joint: int, feet: set[int]) -> float:
     if below & feet:
         return float(model.body_subtreemass[int(model.body_rootid[body])])
     return float(model.body_subtreemass[body])
+
+
+def gravity_stiffness(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,
+                      feet: set[int]) -> np.ndarray:
+    """N·m/rad per joint: how fast gravity's torque on what the joint carries grows as it bends,
+    in the pose of ``data`` (``mj_kinematics`` done). A joint on the way to a foot carries the rest of
+    the robot, standing on it (lever: the height of that mass's centre above the joint); any other
+    joint carries its subtree (lever: the distance to the subtree's centre of mass). A servo softer
+    than this cannot hold its load up without a policy's help."""
+    robot = [b for b in range(1, model.nbody) if _is_ancestor(model, root, b)]
+    out = np.empty(len(joints))
+    for k, j in enumerate(joints):
+        body = int(model.jnt_bodyid[j])
+        below = [b for b in robot if _is_ancestor(model, body, b)]
+        stance = bool(set(below) & feet)
+        carried = [b for b in robot if b not in below] if stance else below
+        mass = model.body_mass[carried]
+        if mass.sum() <= 0:
+            out[k] = 0.0
+            continue
+        com = (data.xipos[carried] * mass[:, None]).sum(axis=0) / mass.sum()
+        offset = com - data.xanchor[j]
+        lever = abs(offset[2]) if stance else float(np.linalg.norm(offset))
+        out[k] = float(mass.sum()) * GRAVITY * lever
+    return out
 
 
 def _is_ancestor(model: mujoco.MjModel, ancestor: int, body: int) -> bool:
@@ -216,6 +251,20 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
                       EFFORT_PER_CARRIED_TORQUE * carried * GRAVITY * 0.1 * height)
             estimated_effort.append(joint_name)
         effort[joint_name] = float(f"{eff:.4g}")
+    # mjlab's 10 Hz, or the lowest frequency (in FREQUENCY_STEP_HZ) at which every servo is at least
+    # STANCE_STIFFNESS_SAFETY × as stiff as gravity's pull on what it carries (stiffness grows as f²)
+    kp_10 = np.array([armature[n] for n in names]) * (2 * math.pi * NATURAL_FREQUENCY_HZ) ** 2
+    needed = STANCE_STIFFNESS_SAFETY * gravity_stiffness(model, data, joints, root, feet_set) / kp_10
+    frequency = NATURAL_FREQUENCY_HZ * math.sqrt(max(1.0, float(needed.max())))
+    frequency = math.ceil(frequency / FREQUENCY_STEP_HZ - 1e-9) * FREQUENCY_STEP_HZ
+    weakest = names[int(np.argmax(needed))]
+    if frequency > NATURAL_FREQUENCY_HZ:
+        notes["gains"] = (f"mjlab's 10 Hz raised to {frequency:g} Hz: at 10 Hz {weakest} would be "
+                          f"{1 / needed.max() * STANCE_STIFFNESS_SAFETY:.2f} × as stiff as the gravity torque "
+                          "per radian it carries standing, and the robot folds over under its servos; lower "
+                          "it only if your motors cannot hold these gains")
+    else:
+        notes["gains"] = f"mjlab's 10 Hz: every servo is ≥ {STANCE_STIFFNESS_SAFETY:g} × its gravity stiffness"
     if estimated_armature:
         notes["armature"] = (f"estimated for {len(estimated_armature)} joint(s) without armature in the MJCF "
                              "(0.03 × carried mass × (0.1·height)², at least 0.003): replace with your motors' "
@@ -232,7 +281,8 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
         name=name, joint_names=names, default_pose=dict(zip(names, map(float, pose), strict=True)),
         armature=armature, effort=effort, root_body=body(root), anchor_body=body(anchor),
         feet=tuple(map(body, feet)), hands=tuple(map(body, hands)), tracked_bodies=tuple(map(body, tracked)),
-        keyframe=key_name or "stand", height=float(height), mass=float(model.body_subtreemass[root]), notes=notes,
+        keyframe=key_name or "stand", height=float(height), mass=float(model.body_subtreemass[root]),
+        natural_frequency_hz=frequency, notes=notes,
     )
 
 
@@ -249,7 +299,7 @@ def gains(guess: Guess) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     """(armature, stiffness, damping, effort) in joint order, by mjlab's rule."""
     armature = np.array([guess.armature[j] for j in guess.joint_names])
     effort = np.array([guess.effort[j] for j in guess.joint_names])
-    kp, kd = pd_gains(armature, NATURAL_FREQUENCY_HZ, DAMPING_RATIO)
+    kp, kd = pd_gains(armature, guess.natural_frequency_hz, DAMPING_RATIO)
     return armature, kp, kd, effort
 
 
@@ -325,7 +375,7 @@ def spec_source(guess: Guess, model_file: str) -> str:
 
 Review every line marked REVIEW, then run `primebot robots check {guess.name}`.
 Gains follow mjlab's rule: stiffness = armature·ω², damping = 2·ζ·armature·ω
-(ω = 2π·{NATURAL_FREQUENCY_HZ:g} Hz, ζ = {DAMPING_RATIO:g}); action scale = {ACTION_SCALE_EFFORT_FRACTION}·effort/stiffness.
+(ω = 2π·{guess.natural_frequency_hz:g} Hz, ζ = {DAMPING_RATIO:g}); action scale = {ACTION_SCALE_EFFORT_FRACTION}·effort/stiffness.
 The model copy in model/ carries the same armature and gains (the gains contract,
 docs/robots.md): change both together, or re-run `primebot robots new`.
 """
@@ -341,7 +391,8 @@ from primebot.pipeline.api import RobotSpec, hookimpl, pd_gains
 
 MJCF = Path(__file__).parent / "model" / {model_file!r}
 
-NATURAL_FREQUENCY_HZ = {NATURAL_FREQUENCY_HZ!r}
+# REVIEW servo natural frequency (Hz): {n.get("gains", "")}
+NATURAL_FREQUENCY_HZ = {guess.natural_frequency_hz!r}
 DAMPING_RATIO = {DAMPING_RATIO!r}
 
 # Policy joints, in the MJCF's order (the action order and a motion's joint_pos columns).
