@@ -76,6 +76,7 @@ from .rundir import (
     CSV_FILE,
     CURVE_FILE,
     EVAL_FILE,
+    EXPORT_DIR,
     SIM2SIM_FILE,
     read_args,
 )
@@ -107,7 +108,6 @@ LAZY: dict[str, tuple[str, str]] = {
     "evaluate_run": ("evaluate.run", "evaluate_run"),
     "VerdictProbe": ("evaluate.run", "VerdictProbe"),
     "export_run": ("export.run", "export_run"),
-    "EXPORT_DIR": ("export.run", "EXPORT_DIR"),
     "EXPORT_REPORT_FILE": ("export.run", "REPORT_FILE"),
     "sim2sim_run_dir": ("deploy.sim2sim", "sim2sim_run_dir"),
     "require_checks_passed": ("deploy.sim2sim", "require_checks_passed"),
@@ -137,6 +137,7 @@ __all__ = [
     "CSV_FILE",
     "CURVE_FILE",
     "EVAL_FILE",
+    "EXPORT_DIR",
     "EXPORT_MOTION_TRACKING",
     "EXPORT_POLICY",
     "NOT_TRACKED_EXIT_CODE",

@@ -11,12 +11,18 @@ import yaml
 from .atomic import atomic_write_text
 from .errors import ConfigError
 
+# The names in a run directory (docs/architecture.md §6), each written here once.
+PIPELINE_FILE = "pipeline.json"
+LOG_FILE = "pipeline.log"
+REPORT_FILE = "report.html"
 ARGS_FILE = "args.yaml"
 CSV_FILE = "train.csv"
 CURVE_FILE = "train.png"
 BEST_CHECKPOINT = "model_best.pt"
 EVAL_FILE = "eval.json"
 SIM2SIM_FILE = "sim2sim.json"
+VIDEO_DIR = "videos"
+EXPORT_DIR = "export"
 
 
 def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None) -> Path:

@@ -36,7 +36,7 @@ import numpy as np
 import onnxruntime as ort
 
 from ..evaluate.metrics import threshold
-from ..rundir import EVAL_FILE, SIM2SIM_FILE
+from ..rundir import EVAL_FILE, SIM2SIM_FILE, VIDEO_DIR
 from .gaps import checkpoint_flags, gap_flags
 from .policy import (
     PHYSICS_HZ,
@@ -260,7 +260,7 @@ def planar_sim2sim_run_dir(run_dir: Path, onnx_path: Path, mjcf: str | Path, *, 
 
         fps = report["loop"]["policy_hz"]
         camera = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
-        path = render_ghost_video(robot.model, frames, None, robot.root_body, run_dir / "videos" / "sim2sim.mp4",
+        path = render_ghost_video(robot.model, frames, None, robot.root_body, run_dir / VIDEO_DIR / "sim2sim.mp4",
                                   fps, title="sim2sim", camera_name=camera)
         if path is not None:
             report["video"] = str(path)

@@ -53,7 +53,7 @@ from ..evaluate.metrics import (
     summarise,
     threshold,
 )
-from ..rundir import EVAL_FILE, SIM2SIM_FILE
+from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .planar import is_planar_policy, planar_sim2sim_run_dir, run_planar_sim2sim
 from .policy import (
@@ -332,7 +332,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     from ..evaluate.metrics import metric_gaps
 
     run_dir = Path(run_dir)
-    onnx_path = run_dir / "export" / "policy.onnx"
+    onnx_path = run_dir / EXPORT_DIR / "policy.onnx"
     if not onnx_path.is_file():
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
     if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
@@ -356,7 +356,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
     if video and frames:  # the run's own setup: the ONNX and MJCF are loaded and checked once
-        path = render_episode(setup, frames[starts[0]], run_dir / "videos" / "sim2sim.mp4")
+        path = render_episode(setup, frames[starts[0]], run_dir / VIDEO_DIR / "sim2sim.mp4")
         if path is not None:
             report["video"] = str(path)
     atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))

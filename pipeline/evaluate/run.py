@@ -29,7 +29,7 @@ import numpy as np
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from ..registry import Registry
-from ..rundir import EVAL_FILE
+from ..rundir import EVAL_FILE, VIDEO_DIR
 from ..sim.task import TRACKING_ENV_ATTRIBUTES, require_tracking_env
 from ..train.config import TrainConfig
 from ..train.policy import (
@@ -254,7 +254,7 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
             body_names = metrics.body_names
             report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)
             if trace_slot is not None:
-                video_path = _render(env, trace, policy.run_dir / "videos" / "eval.mp4")
+                video_path = _render(env, trace, policy.run_dir / VIDEO_DIR / "eval.mp4")
                 if video_path is not None:
                     report["video"] = str(video_path)
         finally:
@@ -271,7 +271,7 @@ def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_m
         raise ConfigError(f"--episodes must be ≥ 1 for task {policy.config.task!r}, got {episodes}")
     env = make_run_env(registry, policy, episodes, seed=seed)
     try:
-        video_path = policy.run_dir / "videos" / "eval.mp4" if video else None
+        video_path = policy.run_dir / VIDEO_DIR / "eval.mp4" if video else None
         summary = evaluate_episodes(env, policy.act, episode_metrics, video=video_path)
         report["settings"].update(episodes=episodes, control_dt=env.step_dt,
                                   max_episode_steps=env.max_episode_length)

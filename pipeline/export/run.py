@@ -47,7 +47,7 @@ from ..errors import ExportError
 from ..motion.format import file_sha256
 from ..registry import Registry
 from ..robot.spec import compile_mjcf
-from ..rundir import EVAL_FILE
+from ..rundir import EVAL_FILE, EXPORT_DIR
 from ..sim.task import (
     ACTION_OFFSET_DEFAULT,
     ACTION_TARGET_FORMULA,
@@ -74,7 +74,6 @@ from .graph import (
 
 log = logging.getLogger(__name__)
 
-EXPORT_DIR = "export"
 ONNX_FILE = "policy.onnx"
 FP16_ONNX_FILE = "policy_fp16.onnx"
 REPORT_FILE = "export.json"

@@ -22,14 +22,24 @@ from .. import __version__
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from ..evaluate.metrics import TRACKING_RULE
-from ..rundir import BEST_CHECKPOINT, CSV_FILE, EVAL_FILE, SIM2SIM_FILE, read_args
-from ..stages.record import PIPELINE_FILE, format_duration
+from ..rundir import (
+    ARGS_FILE,
+    BEST_CHECKPOINT,
+    CSV_FILE,
+    EVAL_FILE,
+    LOG_FILE,
+    PIPELINE_FILE,
+    REPORT_FILE,
+    SIM2SIM_FILE,
+    VIDEO_DIR,
+    read_args,
+)
+from ..stages.record import format_duration
 from ..train.log import read_csv_rows
 from .curves import render_curves
 
 log = logging.getLogger(__name__)
 
-REPORT_FILE = "report.html"
 VIDEO_SUFFIXES = (".mp4", ".webm", ".ogv", ".mov")
 
 CARD_METRICS = (
@@ -265,7 +275,7 @@ def find_videos(run_dir: Path, pipeline: dict[str, Any]) -> list[tuple[str, str]
             if Path(path).suffix.lower() in VIDEO_SUFFIXES and (run_dir / path).is_file() and path not in seen:
                 seen.add(path)
                 found.append((path, f"{r.get('name')}: {label}"))
-    videos_dir = run_dir / "videos"
+    videos_dir = run_dir / VIDEO_DIR
     if videos_dir.is_dir():
         for file in sorted(videos_dir.rglob("*")):
             relative = file.relative_to(run_dir).as_posix()
@@ -303,10 +313,10 @@ def _metric_tables(eval_metrics: dict[str, float], sim_metrics: dict[str, float]
 
 
 def _files(run_dir: Path) -> str:
-    names = ["pipeline.json", "pipeline.log", "args.yaml", CSV_FILE, BEST_CHECKPOINT, EVAL_FILE, SIM2SIM_FILE,
+    names = [PIPELINE_FILE, LOG_FILE, ARGS_FILE, CSV_FILE, BEST_CHECKPOINT, EVAL_FILE, SIM2SIM_FILE,
              "export/policy.onnx", "export/deploy.yaml"]
     checkpoints = sorted(run_dir.glob("model_*.pt"), key=lambda p: p.stat().st_mtime)
-    if checkpoints and checkpoints[-1].name != "model_best.pt":
+    if checkpoints and checkpoints[-1].name != BEST_CHECKPOINT:
         names.insert(5, checkpoints[-1].name)
     present = [name for name in names if (run_dir / name).is_file()]
     if not present:

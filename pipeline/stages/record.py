@@ -18,12 +18,12 @@ from typing import Any
 from .. import __version__
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
+from ..rundir import PIPELINE_FILE
 from .contract import Stage
 from .presets import PipelineSettings
 
 log = logging.getLogger(__name__)
 
-PIPELINE_FILE = "pipeline.json"
 SCHEMA_VERSION = 1
 
 STATUSES = ("pending", "running", "done", "failed", "skipped", "interrupted")

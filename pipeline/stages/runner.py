@@ -30,6 +30,7 @@ from ..errors import (
 )
 from ..registry import Registry
 from ..run_lock import run_dir_lock
+from ..rundir import LOG_FILE
 from .contract import (
     Stage,
     StageContext,
@@ -41,8 +42,6 @@ from .contract import (
 from .record import PipelineRecord, StageRecord, format_duration, now_iso
 
 log = logging.getLogger(__name__)
-
-LOG_FILE = "pipeline.log"
 
 INTERRUPTED_EXIT_CODE = 130
 """Exit code after Ctrl-C (128 + SIGINT); SIGTERM gives 143 (128 + SIGTERM), as ``primebot train`` does."""

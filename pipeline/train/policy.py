@@ -25,7 +25,7 @@ from ..motion.format import Motion, load_motion
 from ..ppo.networks import ActorCritic
 from ..ppo.normalizer import EmpiricalNormalizer
 from ..registry import Registry
-from ..rundir import BEST_CHECKPOINT, read_args
+from ..rundir import BEST_CHECKPOINT, EXPORT_DIR, read_args
 from ..sim.env import VecEnv
 from .checkpoints import load_checkpoint, load_latest_good, numbered_checkpoints
 from .config import TrainConfig
@@ -72,7 +72,7 @@ class TrainedPolicy:
             raise ConfigError(f"run {self.run_dir} has no motion in args.yaml (task {self.config.task!r})")
         given = Path(self.config.motion)
         # a path relative to where training ran, or the copies a run keeps of its motion
-        candidates = (given, self.run_dir / given, self.run_dir / given.name, self.run_dir / "export" / given.name)
+        candidates = (given, self.run_dir / given, self.run_dir / given.name, self.run_dir / EXPORT_DIR / given.name)
         path = next((c for c in candidates if c.is_file()), given)
         motion = load_motion(path)
         if self.config.motion_sha256 and motion.sha256 != self.config.motion_sha256:

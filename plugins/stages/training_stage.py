@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from primebot.pipeline.api import StageContext, StageInterrupted, StageResult
+from primebot.pipeline.api import ARGS_FILE, StageContext, StageInterrupted, StageResult
 
 
 def _has_checkpoint(run_dir: Path) -> bool:
@@ -26,7 +26,7 @@ def train_request(ctx: StageContext):
     from primebot.pipeline.api import TrainRequest
 
     s = ctx.settings
-    if _has_checkpoint(ctx.run_dir) and (ctx.run_dir / "args.yaml").is_file():
+    if _has_checkpoint(ctx.run_dir) and (ctx.run_dir / ARGS_FILE).is_file():
         # Only the iteration budget and the device may change on a resume (the trainer checks the rest).
         return TrainRequest(resume=str(ctx.run_dir), iterations=s.iterations, device=s.device, progress=True,
                             sets=list(s.resume_sets))
@@ -59,7 +59,7 @@ def train(ctx: StageContext) -> StageResult:
         checkpoint = result.checkpoint.name if result.checkpoint else "the previous checkpoint"
         raise StageInterrupted(f"{result.signal_name or 'signal'} at iteration {result.iteration}; saved {checkpoint}")
     runner = outcome.runner
-    outputs = {"args": "args.yaml", "train.csv": CSV_FILE}
+    outputs = {"args": ARGS_FILE, "train.csv": CSV_FILE}
     for label, name in (("curves", CURVE_FILE), ("best", BEST_CHECKPOINT)):
         if (ctx.run_dir / name).is_file():
             outputs[label] = name
