@@ -380,7 +380,7 @@ def _check_kinematics(
 
 
 def _check_balance(motion: Motion, model: mujoco.MjModel, indices: RobotIndices, out: ProblemCollector) -> None:
-    """The zero-moment point stays over the planted feet (pipeline/balance.py); a warning, not an error,
+    """The zero-moment point stays over the planted feet (motion/balance.py); a warning, not an error,
     because the estimate ignores angular momentum and a policy may still step or lean its way through."""
     if motion.fps <= 0 or not len(indices.feet_body_ids):
         return
