@@ -85,7 +85,9 @@ def validate_command(
     Checks: keys and shapes, fps = 50, finite values, unit quaternions, joint
     limits, joint/body names and counts, velocities against finite
     differences (jump frames listed), body poses against forward kinematics,
-    nothing below the floor. Each problem names the key, frame and column and
+    nothing below the floor, and balance (a warning when the zero-moment point
+    leaves the planted feet: docs/motions.md, "Balance"). Each problem names
+    the key, frame and column and
     how to fix it. Warnings do not fail the file.
     """
     import json
