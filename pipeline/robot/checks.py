@@ -25,6 +25,7 @@ from .spec import (
     robot_indices,
     robot_problems,
 )
+from .statics import stiffness_ratios
 
 TRAINING_FPS = 50.0
 """Frames per second of a motion the pipeline trains on: the policy's control rate (``motion validate`` refuses another)."""
@@ -142,11 +143,19 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     up = float(data.xmat[ix.root_body_id].reshape(3, 3)[2, 2])
     fell = end < 0.6 * start or up < 0.5
     verdict = "fell" if fell else "stayed up"
+    posed = _stand_data(model, key)
+    ratios = stiffness_ratios(model, posed, list(ix.joint_ids), np.asarray(spec.stiffness, dtype=float),
+                              ix.root_body_id, set(ix.feet_body_ids.tolist()))
+    weakest = int(np.argmin(ratios))
+    softest = (f"; the softest servo, {spec.joint_names[weakest]}, is {ratios[weakest]:.2f} × its gravity stiffness "
+               "(the torque per radian gravity puts on what it carries standing)")
     return Finding(
         "stands_under_pd", "info",
         f"with ctrl = default pose and the spec's gains, no policy, it {verdict} over {STAND_SECONDS:.0f} s "
-        f"(anchor {start:.2f} → {end:.2f} m)"
-        + ("; realistic gains often cannot hold a robot without a policy: training does" if fell else ""),
+        f"(anchor {start:.2f} → {end:.2f} m)" + softest
+        + ("; a robot that folds over under its servos has to learn balance before the motion, which the "
+           "laptop presets do not do: stiffer servos (≥ 1.5 × everywhere) train in minutes "
+           '(docs/robots.md, "Gains")' if fell else ""),
     )
 
 

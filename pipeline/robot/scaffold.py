@@ -34,6 +34,7 @@ from ..errors import ConfigError, RobotError
 from .checks import PHYSICS_TIMESTEP
 from .kinematics import geom_vertical_extent, robot_geoms, standing_height
 from .spec import actuator_kind, compile_mjcf, model_files, pd_gains
+from .statics import GRAVITY, gravity_stiffness, is_ancestor
 
 NATURAL_FREQUENCY_HZ = 10.0
 """mjlab's natural frequency of the joint servos: the scaffold's lowest."""
@@ -42,7 +43,6 @@ STANCE_STIFFNESS_SAFETY = 1.5
 FREQUENCY_STEP_HZ = 0.5
 DAMPING_RATIO = 2.0
 ACTION_SCALE_EFFORT_FRACTION = 0.25
-GRAVITY = 9.81
 
 MIN_ARMATURE = 0.003
 """kg·m²: the smallest estimated armature (a small servo; kp ≈ 12 N·m/rad at 10 Hz)."""
@@ -120,43 +120,10 @@ def _model_structure(model: mujoco.MjModel, path: Path) -> tuple[int, list[int]]
 def _carried_mass(model: mujoco.MjModel, joint: int, feet: set[int]) -> float:
     """The mass a joint holds up: the whole robot for a joint on the way to a foot, else its subtree."""
     body = int(model.jnt_bodyid[joint])
-    below = {b for b in range(model.nbody) if _is_ancestor(model, body, b)}
+    below = {b for b in range(model.nbody) if is_ancestor(model, body, b)}
     if below & feet:
         return float(model.body_subtreemass[int(model.body_rootid[body])])
     return float(model.body_subtreemass[body])
-
-
-def gravity_stiffness(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,
-                      feet: set[int]) -> np.ndarray:
-    """N·m/rad per joint: how fast gravity's torque on what the joint carries grows as it bends,
-    in the pose of ``data`` (``mj_kinematics`` done). A joint on the way to a foot carries the rest of
-    the robot, standing on it (lever: the height of that mass's centre above the joint); any other
-    joint carries its subtree (lever: the distance to the subtree's centre of mass). A servo softer
-    than this cannot hold its load up without a policy's help."""
-    robot = [b for b in range(1, model.nbody) if _is_ancestor(model, root, b)]
-    out = np.empty(len(joints))
-    for k, j in enumerate(joints):
-        body = int(model.jnt_bodyid[j])
-        below = [b for b in robot if _is_ancestor(model, body, b)]
-        stance = bool(set(below) & feet)
-        carried = [b for b in robot if b not in below] if stance else below
-        mass = model.body_mass[carried]
-        if mass.sum() <= 0:
-            out[k] = 0.0
-            continue
-        com = (data.xipos[carried] * mass[:, None]).sum(axis=0) / mass.sum()
-        offset = com - data.xanchor[j]
-        lever = abs(offset[2]) if stance else float(np.linalg.norm(offset))
-        out[k] = float(mass.sum()) * GRAVITY * lever
-    return out
-
-
-def _is_ancestor(model: mujoco.MjModel, ancestor: int, body: int) -> bool:
-    while body > 0:
-        if body == ancestor:
-            return True
-        body = int(model.body_parentid[body])
-    return ancestor == 0
 
 
 def _chain(model: mujoco.MjModel, root: int, body: int) -> list[int]:
@@ -205,15 +172,15 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
     low, _ = geom_vertical_extent(model, data)
     mask = robot_geoms(model)
     children = {int(model.body_parentid[b]) for b in range(1, model.nbody)}
-    leaves = [b for b in range(1, model.nbody) if b not in children and _is_ancestor(model, root, b)]
+    leaves = [b for b in range(1, model.nbody) if b not in children and is_ancestor(model, root, b)]
     touching = {int(model.geom_bodyid[g]) for g in np.flatnonzero(mask & (low < 0.02))}
-    feet = [b for b in touching if not any(_is_ancestor(model, b, o) and o != b for o in touching)]
+    feet = [b for b in touching if not any(is_ancestor(model, b, o) and o != b for o in touching)]
     if not feet:
         feet = sorted(leaves, key=lambda b: data.xpos[b, 2])[:2]
     feet_set = set(feet)
     torso = [b for b in range(1, model.nbody) if "torso" in _name(model, mujoco.mjtObj.mjOBJ_BODY, b).lower()]
     anchor = torso[0] if torso else root
-    hands = [b for b in leaves if not any(_is_ancestor(model, b, f) or _is_ancestor(model, f, b) for f in feet)]
+    hands = [b for b in leaves if not any(is_ancestor(model, b, f) or is_ancestor(model, f, b) for f in feet)]
     hands = sorted(hands, key=lambda b: -len(_chain(model, root, b)))[:2]  # the longest limbs: not a head
 
     def by_side(bodies):  # left (+y) first
