@@ -27,13 +27,45 @@ MOVED_MODULES: dict[str, str] = {
     "env": "sim.env",
     "deploy_policy": "deploy.policy",
     "sim2sim": "deploy.sim2sim",
+    "sim2sim_planar": "deploy.planar",
+    "device_probe": "devices.probe",
+    "episode_eval": "evaluate.episodes",
+    "tracking_metrics": "evaluate.metrics",
+    "onnx_export": "export.graph",
+    "motion_author": "motion.author",
+    "motion_convert": "motion.convert",
+    "motion_problems": "motion.problems",
+    "motion_replay": "motion.replay",
+    "motion_validate": "motion.validate",
+    "contact_sheet": "render.contact_sheet",
+    "ghost_video": "render.ghost",
+    "report_curves": "report.curves",
+    "robot_check": "robot.checks",
+    "kinematics": "robot.kinematics",
+    "robot_scaffold": "robot.scaffold",
+    "presets": "stages.presets",
+    "pipeline_record": "stages.record",
+    "pipeline_run": "stages.runner",
+    "checkpoint": "train.checkpoints",
+    "distributed": "train.distributed",
+    "training_log": "train.log",
+    "trained_policy": "train.policy",
+    "runner": "train.runner",
+    "training": "train.session",
+    "stop_signals": "train.signals",
+    "transfer": "train.transfer",
 }
-"""Old module (under ``primebot.pipeline``) → where it lives now."""
+"""Old module (under ``primebot.pipeline``) → where it lives now: every module of 0.1 that moved."""
 
 MOVED_NAMES: dict[str, str] = {
     "robot": "robot.spec",
     "stages": "stages.contract",
     "devices": "devices.backend",
+    "motion": "motion.format",
+    "evaluate": "evaluate.run",
+    "export": "export.run",
+    "report": "report.page",
+    "sim": "sim.physics",
 }
 """Old module whose name is now a package → the module that holds its names."""
 

@@ -9,7 +9,7 @@ import warnings
 import pytest
 from import_graph import CORE, imports, source_files
 
-from primebot.pipeline import api
+from primebot.pipeline import api, legacy
 
 
 def test_shipped_plugins_import_only_the_api():
@@ -67,3 +67,21 @@ def test_old_deploy_module_path_still_works(monkeypatch):
     from primebot.pipeline.deploy import policy
 
     assert old is policy
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(legacy.MOVED_MODULES.items()), ids=lambda v: v)
+def test_every_moved_module_of_0_1_still_imports_as_the_module_it_became(monkeypatch, old, new):
+    monkeypatch.delitem(sys.modules, f"primebot.pipeline.{old}", raising=False)
+    with pytest.warns(DeprecationWarning, match=old):
+        module = importlib.import_module(f"primebot.pipeline.{old}")
+    assert module is importlib.import_module(f"primebot.pipeline.{new}")
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(legacy.MOVED_NAMES.items()), ids=lambda v: v)
+def test_a_module_of_0_1_that_became_a_package_hands_on_its_names(old, new):
+    holder = importlib.import_module(f"primebot.pipeline.{new}")
+    name = next(n for n in vars(holder) if not n.startswith("_") and getattr(vars(holder)[n], "__module__", "")
+                == holder.__name__)
+    with pytest.warns(DeprecationWarning, match=f"{old}.{name}"):
+        value = getattr(importlib.import_module(f"primebot.pipeline.{old}"), name)
+    assert value is getattr(holder, name)
