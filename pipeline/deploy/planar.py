@@ -9,9 +9,11 @@ free joint. Reads only the ONNX file and the MJCF; imports numpy, mujoco and
 onnxruntime (never torch).
 
 The observation is built by name from ``observation_names``, from what the
-robot senses: ``torso_pitch`` and ``torso_pitch_rate`` from the base's hinge
-(an IMU's pitch and gyro on hardware), ``<joint>_pos`` (minus the default
-pose) and ``<joint>_vel`` from the encoders, ``<joint>_last_action`` from the
+robot senses, with the names the metadata defines: ``<root>_pitch`` and
+``<root>_pitch_rate`` (``<root>``: ``root_body_name``, e.g. walk's
+``torso_pitch``) from the base's hinge (an IMU's pitch and gyro on
+hardware), ``<joint>_pos`` (minus the default pose) and ``<joint>_vel`` from
+the encoders (``<joint>``: ``joint_names``), ``<joint>_last_action`` from the
 previous policy output. A name it does not know is refused, as is an MJCF
 whose joints do not fit. Episodes start in the metadata's default pose,
 actions are clipped to ``action_clip`` and targets to the MJCF joint range
@@ -35,7 +37,7 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
-from ..evaluate.metrics import threshold
+from ..evaluate.metrics import summarise, threshold
 from ..rundir import EVAL_FILE, SIM2SIM_FILE, VIDEO_DIR
 from .gaps import checkpoint_flags, gap_flags
 from .policy import (
@@ -51,6 +53,8 @@ from .policy import (
 POSE_TOLERANCE_RAD = 1e-6
 GAP_THRESHOLDS = {"fall_rate": 0.2, "mean_forward_speed_m_s": 0.2, "mean_episode_length_s": 2.0}
 """|sim2sim − eval| beyond these is flagged."""
+WALK_MEANS = ("forward_speed_m_s", "distance_m")
+"""Per-episode values of the records that the summary averages (``mean_<key>``), as eval's walk metrics do."""
 COMPARED_KEYS = ("mean_forward_speed_m_s", "mean_distance_m", "fall_rate", "mean_episode_length",
                  "mean_episode_length_s")
 
@@ -91,8 +95,7 @@ def check_planar_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
     if obs_input != len(meta["observation_names"]):
         problems.append(f"observation size: the graph takes {obs_input} values, observation_names lists "
                         f"{len(meta['observation_names'])}")
-    known = {"torso_pitch", "torso_pitch_rate"} | {f"{j}_{s}" for j in joints for s in ("pos", "vel", "last_action")}
-    unknown = [n for n in meta["observation_names"] if n not in known]
+    unknown = [n for n in meta["observation_names"] if n not in observation_sources(meta)]
     if unknown:
         problems.append(f"observation term(s) unknown to the planar deploy loop: {', '.join(unknown)}")
     joint_ids, actuators = match_joints(model, joints, problems, base=tuple(base))
@@ -139,23 +142,36 @@ def _default_pose_check(robot: PlanarRobot, meta: dict) -> dict:
             else f"metadata default_joint_pos equals keyframe {name!r}"}
 
 
+def observation_sources(meta: dict) -> dict[str, tuple[str, int]]:
+    """The observation names this loop can sense, each → (quantity, joint index), from the metadata's names.
+
+    ``<root_body_name>_pitch`` and ``_pitch_rate`` (the base hinge), and per
+    ``joint_names`` entry ``<joint>_pos``, ``<joint>_vel``, ``<joint>_last_action``.
+    """
+    root = meta.get("root_body_name")
+    sources = {f"{root}_pitch": ("pitch", -1), f"{root}_pitch_rate": ("pitch_rate", -1)} if root else {}
+    for j, joint in enumerate(meta["joint_names"]):
+        sources.update({f"{joint}_{quantity}": (quantity, j) for quantity in ("pos", "vel", "last_action")})
+    return sources
+
+
 def build_observation(robot: PlanarRobot, meta: dict, data: mujoco.MjData, last_action: np.ndarray) -> np.ndarray:
     """The policy observation, term by term in ``observation_names`` order, from sensed quantities."""
-    index = {name: j for j, name in enumerate(meta["joint_names"])}
+    sources = observation_sources(meta)
     default = meta["default_joint_pos"]
     values = []
-    for name in meta["observation_names"]:
-        if name == "torso_pitch":
+    for name in meta["observation_names"]:  # check_planar_robot let no other name through
+        quantity, j = sources[name]
+        if quantity == "pitch":
             values.append(data.qpos[robot.pitch_qpos_adr])
-        elif name == "torso_pitch_rate":
+        elif quantity == "pitch_rate":
             values.append(data.qvel[robot.pitch_dof_adr])
-        elif name.endswith("_last_action"):
-            values.append(last_action[index[name[: -len("_last_action")]]])
-        elif name.endswith("_pos"):
-            j = index[name[: -len("_pos")]]
+        elif quantity == "last_action":
+            values.append(last_action[j])
+        elif quantity == "pos":
             values.append(data.qpos[robot.qpos_adr[j]] - default[j])
-        else:  # <joint>_vel: check_planar_robot let no other name through
-            values.append(data.qvel[robot.dof_adr[index[name[: -len("_vel")]]]])
+        else:
+            values.append(data.qvel[robot.dof_adr[j]])
     return np.asarray(values, dtype=np.float32)
 
 
@@ -195,19 +211,6 @@ def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, s
     return {"length": length, "terminated": fell, "distance_m": distance, "forward_speed_m_s": distance / duration}
 
 
-def summarise(records: list[dict], control_dt: float) -> dict:
-    """Eval's walk metrics that need no reward: speed, distance, fall rate, episode length."""
-    lengths = np.array([r["length"] for r in records])
-    return {
-        "episodes": len(records),
-        "mean_forward_speed_m_s": float(np.mean([r["forward_speed_m_s"] for r in records])),
-        "mean_distance_m": float(np.mean([r["distance_m"] for r in records])),
-        "fall_rate": float(np.mean([r["terminated"] for r in records])),
-        "mean_episode_length": float(lengths.mean()),
-        "mean_episode_length_s": float(lengths.mean() * control_dt),
-    }
-
-
 def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: int = 1,
                        max_steps: int | None = None, record_frames: bool = False,
                        physics_hz: float = PHYSICS_HZ) -> dict:
@@ -229,7 +232,7 @@ def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: i
                  "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort", "base": meta["base_joint_names"],
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
         "checks": robot.checks, "checks_passed": all(c["ok"] for c in robot.checks),
-        "episodes": {**summarise(records, control_dt), "episode_records": records},
+        "episodes": {**summarise(records, control_dt, means=WALK_MEANS), "episode_records": records},
         "wall_s": time.perf_counter() - t0,
         **({"_frames": frames, "_robot": robot} if record_frames else {}),
     }
