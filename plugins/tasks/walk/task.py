@@ -14,6 +14,7 @@ from typing import Any
 
 from primebot.pipeline.api import (
     EXPORT_POLICY,
+    START_SPREAD,
     ConfigError,
     RobotSpec,
     TaskSpec,
@@ -161,6 +162,8 @@ WALK_TASK = TaskSpec(
     episode_metrics=walk_metrics,
     # No reference motion to ship, and sim2sim's deploy loop is written for a free-joint base.
     export_kind=EXPORT_POLICY,
+    # export records its parity observations from walkers with reset noise (eval switches it off)
+    start_overrides={START_SPREAD: {"randomization": {"enabled": True}}},
 )
 
 
