@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,16 +104,16 @@ class ExportResult:
         return max(max(d.values()) for d in self.parity.values())
 
 
-def record_observations(env: Any, policy: TrainedPolicy, steps: int) -> tuple[np.ndarray, np.ndarray | None]:
+def record_observations(env: Any, policy: TrainedPolicy, steps: int,
+                        clock: Callable[[], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Observations and reference steps [steps·N, O], [steps·N] met by the deterministic policy
-    (steps ``None`` for an env without a reference clock, ``time_steps``)."""
+    (steps ``None`` without a reference clock: ``clock()`` gives each env's reference step)."""
     obs, _ = env.reset()
-    clock = hasattr(env, "time_steps")
     rows, times = [], []
     for _ in range(steps):
         rows.append(obs.copy())
-        if clock:
-            times.append(np.asarray(env.time_steps).copy())
+        if clock is not None:
+            times.append(np.asarray(clock()).copy())
         obs = env.step(policy.act(obs)).obs
     return np.concatenate(rows), (np.concatenate(times) if clock else None)
 
@@ -159,13 +160,14 @@ def export_run(
     try:
         motion = policy.motion() if tracking else None
         arrays = motion_at_control_rate(motion, env.step_dt) if motion is not None else None
+        clock = None
         if spec.export_metadata is not None:
             task = spec.export_metadata(env, motion, arrays, tracked_bodies_only=mjlab)
-            metadata, arrays = task_metadata(env, policy, task), task.motion
+            metadata, arrays, clock = task_metadata(env, policy, task), task.motion, task.reference_steps
         else:
             metadata = policy_metadata(env, policy)
         mjcf_source = env.robot.mjcf
-        obs, steps = record_observations(env, policy, rollout_steps)
+        obs, steps = record_observations(env, policy, rollout_steps, clock)
     finally:
         env.close()
     if tracking:

@@ -49,6 +49,9 @@ class TaskExport:
     (e.g. ``action_scale``). The run keys (task, checkpoint, …) follow them."""
     motion: dict[str, np.ndarray] | None = None
     """The reference motion put inside the graph (``motion_tracking``: arrays per control step), else None."""
+    reference_steps: Callable[[], np.ndarray] | None = None
+    """Each env's reference step now, [N] (the graph's ``time_step`` input when export checks parity on
+    recorded observations); None for a graph without one."""
 
 
 @dataclass
