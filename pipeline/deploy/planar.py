@@ -28,7 +28,6 @@ which a permuted ``joint_names`` (hip ↔ knee) fails.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +37,6 @@ import numpy as np
 import onnxruntime as ort
 
 from ..evaluate.metrics import summarise, threshold
-from ..rundir import EVAL_FILE, SIM2SIM_FILE, VIDEO_DIR
-from .gaps import checkpoint_flags, gap_flags
 from .policy import (
     PHYSICS_HZ,
     Sim2SimError,
@@ -238,34 +235,10 @@ def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: i
     }
 
 
-def planar_sim2sim_run_dir(run_dir: Path, onnx_path: Path, mjcf: str | Path, *, video: bool = False,
-                           physics_hz: float = PHYSICS_HZ) -> dict:
-    """sim2sim.json for a run with a planar ``policy`` export, compared with eval.json's ``episodes``."""
-    from ..atomic import atomic_write_text
+def render_episode(robot: PlanarRobot, frames: list, output: Path, fps: float) -> Path | None:
+    """The episode's qpos frames through the MJCF's first camera (no ghost: there is no reference)."""
+    from ..render.ghost import render_ghost_video
 
-    eval_path = run_dir / EVAL_FILE
-    evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
-    report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
-    frames, robot = report.pop("_frames", []), report.pop("_robot", None)
-    report["eval"] = str(eval_path) if evaluation else None
-    flags: list[str] = []
-    if evaluation and "episodes" in evaluation:
-        flags += checkpoint_flags(report["policy"], evaluation)
-        ours, theirs = report["episodes"], evaluation["episodes"]
-        gaps = {k: float(ours[k]) - float(theirs[k]) for k in COMPARED_KEYS if k in ours and k in theirs}
-        report["gap_vs_eval"] = {"episodes": gaps}
-        flags += [f"episodes {line}" for line in gap_flags(gaps, GAP_THRESHOLDS)]
-    report["gap_thresholds"] = GAP_THRESHOLDS
-    report["gap_flags"] = flags
-    report["gap_flagged"] = bool(flags)
-    if video and frames:
-        from ..render.ghost import render_ghost_video
-
-        fps = report["loop"]["policy_hz"]
-        camera = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
-        path = render_ghost_video(robot.model, frames, None, robot.root_body, run_dir / VIDEO_DIR / "sim2sim.mp4",
-                                  fps, title="sim2sim", camera_name=camera)
-        if path is not None:
-            report["video"] = str(path)
-    atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
-    return report
+    camera = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
+    return render_ghost_video(robot.model, frames, None, robot.root_body, output, fps, title="sim2sim",
+                              camera_name=camera)

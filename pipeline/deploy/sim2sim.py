@@ -25,7 +25,9 @@ positions through the MJCF's kinematics at every step (a permuted
 
 A policy without a reference motion on a planar base (``export_kind:
 policy``, the walk task) runs in ``deploy.planar``'s loop instead; the
-command line and ``sim2sim_run_dir`` choose by the ONNX metadata.
+command line and ``sim2sim_run_dir`` choose by the ONNX metadata, and the
+rest of a run's sim2sim (comparison with eval.json, flags, video,
+sim2sim.json) is one flow for both.
 """
 
 from __future__ import annotations
@@ -43,19 +45,22 @@ import onnxruntime as ort
 
 from ..errors import ExportError
 from ..evaluate.metrics import (
+    COMPARED_KEYS,
     PHYSICS_FAULT,
     EpisodeMetrics,
     FailureThresholds,
     TrackingSnapshot,
     failure_checks,
     first_failure,
+    metric_gaps,
     step_errors,
     summarise,
     threshold,
 )
 from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
+from . import planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
-from .planar import is_planar_policy, planar_sim2sim_run_dir, run_planar_sim2sim
+from .planar import is_planar_policy, run_planar_sim2sim
 from .policy import (
     PHYSICS_HZ,
     DeployObservation,
@@ -322,41 +327,54 @@ def eval_start_steps(evaluation: dict | None) -> list[int]:
 
 def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
                     physics_hz: float = PHYSICS_HZ, robot_spec=None) -> dict:
-    """sim2sim for a run: its export/policy.onnx on ``mjcf``, from eval.json's start frames when present.
+    """sim2sim for a run: its export/policy.onnx on ``mjcf``, compared with its eval.json when present.
 
-    Writes ``sim2sim.json`` (metrics, checks, differences from eval and flags)
-    and returns it. ``video`` renders the from-start episode with the
-    reference as a ghost into ``videos/sim2sim.mp4``.
+    One flow for every export: the deploy loop the ONNX metadata calls for
+    (this module's from eval.json's start frames for a motion-tracking
+    policy, ``deploy.planar``'s for a policy without a motion), then the
+    same comparison with eval.json's groups (``checkpoint_flags``,
+    ``metric_gaps``, ``gap_flags``). Writes ``sim2sim.json`` (metrics,
+    checks, differences from eval and flags) and returns it. ``video``
+    renders the (from-start) episode into ``videos/sim2sim.mp4``, with the
+    reference as a ghost where there is one.
     """
     from ..atomic import atomic_write_text
-    from ..evaluate.metrics import metric_gaps
 
     run_dir = Path(run_dir)
     onnx_path = run_dir / EXPORT_DIR / "policy.onnx"
     if not onnx_path.is_file():
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
-    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
-        return planar_sim2sim_run_dir(run_dir, onnx_path, mjcf, video=video, physics_hz=physics_hz)
     eval_path = run_dir / EVAL_FILE
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
-    starts = eval_start_steps(evaluation)
-    report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz, robot_spec=robot_spec)
-    frames, setup = report.pop("_frames", {}), report.pop("_setup", None)
+    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
+        report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
+        frames, robot = report.pop("_frames", []), report.pop("_robot", None)
+        fps = report["loop"]["policy_hz"]
+        render = (lambda path: planar.render_episode(robot, frames, path, fps)) if frames else None
+        groups, keys, thresholds = ("episodes",), planar.COMPARED_KEYS, planar.GAP_THRESHOLDS
+    else:
+        starts = eval_start_steps(evaluation)
+        report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz,
+                             robot_spec=robot_spec)
+        episodes, setup = report.pop("_frames", {}), report.pop("_setup", None)
+        # the run's own setup: the ONNX and MJCF are loaded and checked once
+        render = (lambda path: render_episode(setup, episodes[starts[0]], path)) if episodes else None
+        groups, keys, thresholds = ("from_start", "sampled"), COMPARED_KEYS, GAP_THRESHOLDS
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []
-    if evaluation:
+    if evaluation and any(group in evaluation for group in groups):
         flags += checkpoint_flags(report["policy"], evaluation)
         report["gap_vs_eval"] = {}
-        for group in ("from_start", "sampled"):
+        for group in groups:
             if group in report and group in evaluation:
-                gaps = metric_gaps(evaluation[group], report[group])
+                gaps = metric_gaps(evaluation[group], report[group], keys)
                 report["gap_vs_eval"][group] = gaps
-                flags += [f"{group} {line}" for line in gap_flags(gaps)]
-    report["gap_thresholds"] = GAP_THRESHOLDS
+                flags += [f"{group} {line}" for line in gap_flags(gaps, thresholds)]
+    report["gap_thresholds"] = thresholds
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
-    if video and frames:  # the run's own setup: the ONNX and MJCF are loaded and checked once
-        path = render_episode(setup, frames[starts[0]], run_dir / VIDEO_DIR / "sim2sim.mp4")
+    if video and render is not None:
+        path = render(run_dir / VIDEO_DIR / "sim2sim.mp4")
         if path is not None:
             report["video"] = str(path)
     atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))

@@ -355,10 +355,10 @@ def summarise(episodes: list[dict], step_dt: float, body_names=None, means: Sequ
 COMPARED_KEYS = ("success_rate", "fall_rate", "mean_episode_length", *ERROR_KEYS)
 
 
-def metric_gaps(reference: dict, other: dict) -> dict[str, float]:
-    """``other − reference`` for every compared metric both dictionaries hold."""
+def metric_gaps(reference: dict, other: dict, keys: Sequence[str] = COMPARED_KEYS) -> dict[str, float]:
+    """``other − reference`` for every metric of ``keys`` both dictionaries hold."""
     return {
         key: float(other[key]) - float(reference[key])
-        for key in COMPARED_KEYS
+        for key in keys
         if key in reference and key in other and reference[key] is not None and other[key] is not None
     }
