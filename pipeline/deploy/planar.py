@@ -1,6 +1,7 @@
 """sim2sim for a policy without a reference motion on a planar base (``export_kind: policy``, e.g. walk).
 
-The deploy-style loop of ``sim2sim`` (a fresh ``MjData`` from the MJCF,
+``PlanarEpisode`` is this kind of policy for the one deploy loop
+(``deploy.loop``, as ``sim2sim`` uses it: a fresh ``MjData`` from the MJCF,
 physics at 1 kHz, τ = kp·(q* − q) − kd·q̇ from the metadata's gains clipped
 to the effort limit every physics step, the policy at the metadata's control
 rate, no randomisation or noise), for a robot whose base is the joints named
@@ -37,11 +38,12 @@ import numpy as np
 import onnxruntime as ort
 
 from ..evaluate.metrics import summarise, threshold
+from . import loop
 from .policy import (
     PHYSICS_HZ,
     Sim2SimError,
     gain_check,
-    hold_joint_targets,
+    joint_targets,
     load_policy,
     match_joints,
     setup_torque_loop,
@@ -172,40 +174,56 @@ def build_observation(robot: PlanarRobot, meta: dict, data: mujoco.MjData, last_
     return np.asarray(values, dtype=np.float32)
 
 
+class PlanarEpisode:
+    """The ``loop.EpisodeKind`` of a policy without a motion on a planar base: from the default pose, actions
+    clipped to ``action_clip``, targets to the joint range, ended by the metadata's fall."""
+
+    def __init__(self, meta: dict, robot: PlanarRobot) -> None:
+        self.meta, self.robot = meta, robot
+        self.clip = threshold(meta, "action_clip", np.inf, disabled=np.inf)
+        self.min_height = threshold(meta, "termination_min_height", -np.inf, disabled=-np.inf)
+        self.max_pitch = threshold(meta, "termination_max_pitch", np.inf, disabled=np.inf)
+        self.start_x, self.fell = 0.0, False
+
+    def start(self, data: mujoco.MjData, start_step: int) -> int:
+        data.qpos[self.robot.qpos_adr] = self.meta["default_joint_pos"]
+        mujoco.mj_forward(self.robot.model, data)
+        self.start_x, self.fell = float(data.qpos[self.robot.forward_qpos_adr]), False
+        return 0
+
+    def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
+        return {"obs": build_observation(self.robot, self.meta, data, last_action)[None]}
+
+    def targets(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        last_action = np.clip(actions.astype(np.float64), -self.clip, self.clip)
+        limits = self.robot.joint_range
+        return last_action, np.clip(joint_targets(self.meta, None, t, last_action), limits[:, 0], limits[:, 1])
+
+    def next_step(self, t: int) -> int:
+        return t + 1
+
+    def frame(self, data: mujoco.MjData, t: int) -> np.ndarray:
+        return data.qpos.copy()
+
+    def end(self, data: mujoco.MjData, t: int, length: int, max_steps: int) -> bool:
+        broken = not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all())
+        height, pitch = data.xpos[self.robot.root_body, 2], data.qpos[self.robot.pitch_qpos_adr]
+        self.fell = bool(broken or height < self.min_height or abs(pitch) > self.max_pitch)
+        return self.fell or length >= max_steps
+
+    def record(self, data: mujoco.MjData, start_step: int, length: int) -> dict:
+        """Length, fall, distance along the forward slide and speed."""
+        finite = np.isfinite(data.qpos).all()
+        distance = float(data.qpos[self.robot.forward_qpos_adr]) - self.start_x if finite else 0.0
+        duration = length * float(self.meta["control_dt"])
+        return {"length": length, "terminated": self.fell, "distance_m": distance,
+                "forward_speed_m_s": distance / duration}
+
+
 def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, substeps: int,
                 max_steps: int, frames: list | None = None) -> dict:
     """One episode from the default pose; returns its record (length, fell, distance, speed)."""
-    m = robot.model
-    default, scale = meta["default_joint_pos"], meta["action_scale"]
-    clip = threshold(meta, "action_clip", np.inf, disabled=np.inf)
-    min_height = threshold(meta, "termination_min_height", -np.inf, disabled=-np.inf)
-    max_pitch = threshold(meta, "termination_max_pitch", np.inf, disabled=np.inf)
-    data = mujoco.MjData(m)  # fresh, as on a robot that boots
-    data.qpos[robot.qpos_adr] = default
-    mujoco.mj_forward(m, data)
-    start_x = float(data.qpos[robot.forward_qpos_adr])
-    last_action = np.zeros(len(default))
-    fell, length = False, 0
-    if frames is not None:
-        frames.append(data.qpos.copy())
-    while length < max_steps:
-        obs = build_observation(robot, meta, data, last_action)
-        actions = session.run(["actions"], {"obs": obs[None]})[0][0].astype(np.float64)
-        last_action = np.clip(actions, -clip, clip)
-        target = np.clip(default + scale * last_action, robot.joint_range[:, 0], robot.joint_range[:, 1])
-        hold_joint_targets(robot, data, meta, target, substeps)
-        mujoco.mj_forward(m, data)
-        length += 1
-        if frames is not None:
-            frames.append(data.qpos.copy())
-        broken = not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all())
-        height, pitch = data.xpos[robot.root_body, 2], data.qpos[robot.pitch_qpos_adr]
-        if broken or height < min_height or abs(pitch) > max_pitch:
-            fell = True
-            break
-    distance = float(data.qpos[robot.forward_qpos_adr]) - start_x if np.isfinite(data.qpos).all() else 0.0
-    duration = length * float(meta["control_dt"])
-    return {"length": length, "terminated": fell, "distance_m": distance, "forward_speed_m_s": distance / duration}
+    return loop.run_episode(session, PlanarEpisode(meta, robot), substeps, 0, max_steps, frames)
 
 
 def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: int = 1,

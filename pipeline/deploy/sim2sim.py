@@ -23,8 +23,10 @@ wrong metadata: the reference joints must reproduce the reference body
 positions through the MJCF's kinematics at every step (a permuted
 ``joint_names`` fails it), and the metadata's kp/kd must be the MJCF's.
 
-A policy without a reference motion on a planar base (``export_kind:
-policy``, the walk task) runs in ``deploy.planar``'s loop instead; the
+Episodes run in the one deploy loop (``deploy.loop``), with this module's
+``TrackingEpisode``. A policy without a reference motion on a planar base
+(``export_kind: policy``, the walk task) runs there with ``deploy.planar``'s
+``PlanarEpisode`` instead; the
 command line and ``sim2sim_run_dir`` choose by the ONNX metadata, and the
 rest of a run's sim2sim (comparison with eval.json, flags, video,
 sim2sim.json) is one flow for both.
@@ -58,7 +60,7 @@ from ..evaluate.metrics import (
     threshold,
 )
 from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
-from . import planar
+from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .planar import is_planar_policy, run_planar_sim2sim
 from .policy import (
@@ -68,7 +70,6 @@ from .policy import (
     Sim2SimError,
     check_policy_robot,
     emit_report,
-    hold_joint_targets,
     joint_targets,
     load_policy,
     reference_table,
@@ -215,6 +216,52 @@ def snapshot(setup: Sim2SimSetup, data: mujoco.MjData, t: int) -> TrackingSnapsh
     )
 
 
+class TrackingEpisode:
+    """The ``loop.EpisodeKind`` of a motion-tracking policy: from the reference state of the start step, the
+    graph given ``time_step``, scored with the shared metrics against the reference it outputs."""
+
+    def __init__(self, setup: Sim2SimSetup, metrics: EpisodeMetrics) -> None:
+        self.setup, self.metrics = setup, metrics
+        self.robot, self.meta = setup.robot, setup.meta
+        self.last = setup.reference["joint_pos"].shape[0] - 1
+        self.failure: str | None = None
+        self._time_step = np.zeros((1, 1), np.float32)
+
+    def start(self, data: mujoco.MjData, start_step: int) -> int:
+        t = int(min(max(start_step, 0), self.last))
+        set_reference_state(self.robot, data, self.setup.reference, t, int(self.setup.index["root"][0]))
+        self.failure = None
+        return t
+
+    def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
+        obs = self.setup.observation.build(data, self.setup.reference, t, last_action)
+        self._time_step[0, 0] = t
+        return {"obs": obs[None], "time_step": self._time_step}
+
+    def targets(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        last_action = actions.astype(np.float64)
+        return last_action, joint_targets(self.meta, self.setup.reference, t, last_action)
+
+    def next_step(self, t: int) -> int:
+        return min(t + 1, self.last)
+
+    def frame(self, data: mujoco.MjData, t: int) -> tuple[np.ndarray, int]:
+        return data.qpos.copy(), t
+
+    def end(self, data: mujoco.MjData, t: int, length: int, max_steps: int) -> bool:
+        if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+            self.failure = PHYSICS_FAULT
+            return True
+        snap = snapshot(self.setup, data, t)
+        self.metrics.add_step(step_errors(snap))
+        self.failure = first_failure(failure_checks(snap, self.setup.thresholds))[0]
+        return self.failure is not None or length >= max_steps or t >= self.last
+
+    def record(self, data: mujoco.MjData, start_step: int, length: int) -> dict:
+        self.metrics.finish([0], self.failure, [start_step])
+        return self.metrics.episodes[-1]
+
+
 def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: EpisodeMetrics,
                 frames: list | None = None) -> dict:
     """One episode from the reference state at ``start_step``; returns its record (also in ``metrics``).
@@ -223,37 +270,8 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     policy steps, or at the motion's last step. ``frames`` collects
     (qpos, step) per policy step for rendering.
     """
-    m, r, meta = setup.robot.model, setup.robot, setup.meta
-    last = setup.reference["joint_pos"].shape[0] - 1
-    data = mujoco.MjData(m)  # fresh, as on a robot that boots
-    t = int(min(max(start_step, 0), last))
-    set_reference_state(r, data, setup.reference, t, int(setup.index["root"][0]))
-    last_action = np.zeros(len(meta["joint_names"]))
-    failure, length = None, 0
-    time_step = np.zeros((1, 1), np.float32)
-    if frames is not None:
-        frames.append((data.qpos.copy(), t))
-    while True:
-        obs = setup.observation.build(data, setup.reference, t, last_action)
-        time_step[0, 0] = t
-        actions = setup.session.run(["actions"], {"obs": obs[None], "time_step": time_step})[0][0]
-        last_action = actions.astype(np.float64)
-        hold_joint_targets(r, data, meta, joint_targets(meta, setup.reference, t, last_action), setup.substeps)
-        mujoco.mj_forward(m, data)  # sensed quantities at the new state
-        length += 1
-        t = min(t + 1, last)
-        if frames is not None:
-            frames.append((data.qpos.copy(), t))
-        if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
-            failure = PHYSICS_FAULT
-            break
-        snap = snapshot(setup, data, t)
-        metrics.add_step(step_errors(snap))
-        failure = first_failure(failure_checks(snap, setup.thresholds))[0]
-        if failure is not None or length >= max_steps or t >= last:
-            break
-    metrics.finish([0], failure, [start_step])
-    return metrics.episodes[-1]
+    return loop.run_episode(setup.session, TrackingEpisode(setup, metrics), setup.substeps, start_step, max_steps,
+                            frames)
 
 
 def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), max_steps: int | None = None,
