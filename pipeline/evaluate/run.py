@@ -11,10 +11,10 @@ code sim2sim uses too), and written to eval.json with the configuration
 they came from.
 
 The task gives what the metrics read of its environment through its
-``TaskSpec.evaluation_view`` hook (a ``evaluate.view.TrackingView``), and
+``TaskSpec.evaluation_view`` hook (an ``evaluate.view.TrackingView``), and
 where episodes start through ``TaskSpec.start_overrides``; this module
-names no task. A task that tracks no motion scores its own episodes: when its ``TaskSpec``
-has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
+names no task. A task that tracks no motion scores its own episodes: when
+its ``TaskSpec`` has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
 ``evaluate.episodes`` (same deterministic policy, same task overrides) and writes
 the task's metrics under ``episodes`` instead.
 """
@@ -33,7 +33,7 @@ from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from ..registry import Registry
 from ..rundir import EVAL_FILE, VIDEO_DIR
-from ..sim.task import not_a_tracking_task
+from ..sim.task import START_SPREAD, START_STEP, not_a_tracking_task
 from ..train.config import TrainConfig
 from ..train.policy import (
     EVAL_TASK_OVERRIDES,
@@ -118,7 +118,6 @@ def episode_metrics_of(view: TrackingView, num_envs: int) -> EpisodeMetrics:
                           max_episode_steps=view.env.max_episode_length, body_names=view.body_names)
 
 
-
 class VerdictProbe:
     """Training's stop rule (``runner.check_interval``): the deterministic policy on ``episodes`` episodes.
 
@@ -140,7 +139,7 @@ class VerdictProbe:
         spec = registry.get("tasks", cfg.task)
         if motion is None or spec.evaluation_view is None:  # no reference (walk): nothing to track
             return None
-        env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spec.start_overrides.get("spread"))
+        env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spec.start_overrides.get(START_SPREAD))
         return cls(spec.evaluation_view(env))
 
     def __call__(self, policy: Any) -> dict[str, Any]:
@@ -230,7 +229,7 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
     all_records: list[dict] = []
     body_names: tuple[str, ...] | None = None
     spec = registry.get("tasks", policy.config.task)
-    groups = (("from_start", 1, "start"), ("sampled", episodes, "spread"))
+    groups = (("from_start", 1, START_STEP), ("sampled", episodes, START_SPREAD))
     for name, count, starts in groups:
         if count == 0:
             continue
