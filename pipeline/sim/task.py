@@ -93,7 +93,8 @@ class TaskSpec:
     any registered reward term may be added as ``task.rewards.<term>={weight: ..}``)."""
     episode_metrics: Callable[[VecEnv, Sequence[EpisodeRecord]], dict[str, Any]] | None = None
     """How ``primebot eval`` scores this task: a summary of episodes the deterministic policy played
-    (``evaluate.episodes``), written to eval.json. ``None``: the motion-tracking metrics."""
+    (``evaluate.episodes``), written to eval.json. ``None``: the motion-tracking metrics, read through
+    ``evaluation_view``."""
     verdict_probe: Callable[..., Any] | None = None
     """Training's stop rule for this task (``runner.check_interval``): ``verdict_probe(registry, cfg, motion,
     seed=…)`` returns a probe (``probe(policy)`` → the summary with the verdict, ``probe.close()``) or None.
