@@ -35,6 +35,8 @@ from .errors import (
     RobotError,
     UnknownNameError,
 )
+from .evaluate.metrics import TrackingSnapshot
+from .evaluate.view import TrackingView
 from .hooks.specs import hookimpl
 from .motion.format import Motion, load_motion, save_motion
 from .registry import Register, Registry
@@ -89,8 +91,12 @@ from .sim.task import (
     ACTION_TARGET_FORMULA,
     EXPORT_MOTION_TRACKING,
     EXPORT_POLICY,
+    START_SPREAD,
+    START_STEP,
     EpisodeRecord,
+    TaskExport,
     TaskSpec,
+    metadata_threshold,
 )
 from .stages.contract import Stage, StageContext, StageInterrupted, StageResult, StageSkipped
 
@@ -111,6 +117,9 @@ LAZY: dict[str, tuple[str, str]] = {
     "EXPORT_REPORT_FILE": ("export.run", "REPORT_FILE"),
     "sim2sim_run_dir": ("deploy.sim2sim", "sim2sim_run_dir"),
     "require_checks_passed": ("deploy.sim2sim", "require_checks_passed"),
+    # videos (mujoco's renderer)
+    "reference_ghosts": ("render.ghost", "reference_ghosts"),
+    "render_ghost_video": ("render.ghost", "render_ghost_video"),
 }
 """Names loaded on first use: ``api.NAME`` → (module under ``primebot.pipeline``, attribute)."""
 
@@ -142,6 +151,8 @@ __all__ = [
     "EXPORT_POLICY",
     "NOT_TRACKED_EXIT_CODE",
     "SIM2SIM_FILE",
+    "START_SPREAD",
+    "START_STEP",
     "STAGE_NONE",
     "STAGE_VEL",
     "apply_spec_actuators",
@@ -167,6 +178,7 @@ __all__ = [
     "load_motion",
     "load_robot_model",
     "matrix_first_two_columns",
+    "metadata_threshold",
     "Motion",
     "MotionError",
     "NonFiniteError",
@@ -206,7 +218,10 @@ __all__ = [
     "StageSkipped",
     "StepResult",
     "subtract_frame_transforms",
+    "TaskExport",
     "TaskSpec",
+    "TrackingSnapshot",
+    "TrackingView",
     "UnknownNameError",
     "VecEnv",
     "yaw_angle",

@@ -1,6 +1,7 @@
 """sim2sim for a policy without a reference motion on a planar base (``export_kind: policy``, e.g. walk).
 
-The deploy-style loop of ``sim2sim`` (a fresh ``MjData`` from the MJCF,
+``PlanarEpisode`` is this kind of policy for the one deploy loop
+(``deploy.loop``, as ``sim2sim`` uses it: a fresh ``MjData`` from the MJCF,
 physics at 1 kHz, τ = kp·(q* − q) − kd·q̇ from the metadata's gains clipped
 to the effort limit every physics step, the policy at the metadata's control
 rate, no randomisation or noise), for a robot whose base is the joints named
@@ -9,9 +10,11 @@ free joint. Reads only the ONNX file and the MJCF; imports numpy, mujoco and
 onnxruntime (never torch).
 
 The observation is built by name from ``observation_names``, from what the
-robot senses: ``torso_pitch`` and ``torso_pitch_rate`` from the base's hinge
-(an IMU's pitch and gyro on hardware), ``<joint>_pos`` (minus the default
-pose) and ``<joint>_vel`` from the encoders, ``<joint>_last_action`` from the
+robot senses, with the names the metadata defines: ``<root>_pitch`` and
+``<root>_pitch_rate`` (``<root>``: ``root_body_name``, e.g. walk's
+``torso_pitch``) from the base's hinge (an IMU's pitch and gyro on
+hardware), ``<joint>_pos`` (minus the default pose) and ``<joint>_vel`` from
+the encoders (``<joint>``: ``joint_names``), ``<joint>_last_action`` from the
 previous policy output. A name it does not know is refused, as is an MJCF
 whose joints do not fit. Episodes start in the metadata's default pose,
 actions are clipped to ``action_clip`` and targets to the MJCF joint range
@@ -26,7 +29,6 @@ which a permuted ``joint_names`` (hip ↔ knee) fails.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,14 +37,13 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
-from ..evaluate.metrics import threshold
-from ..rundir import EVAL_FILE, SIM2SIM_FILE, VIDEO_DIR
-from .gaps import checkpoint_flags, gap_flags
+from ..evaluate.metrics import summarise, threshold
+from . import loop
 from .policy import (
     PHYSICS_HZ,
     Sim2SimError,
     gain_check,
-    hold_joint_targets,
+    joint_targets,
     load_policy,
     match_joints,
     setup_torque_loop,
@@ -51,6 +52,8 @@ from .policy import (
 POSE_TOLERANCE_RAD = 1e-6
 GAP_THRESHOLDS = {"fall_rate": 0.2, "mean_forward_speed_m_s": 0.2, "mean_episode_length_s": 2.0}
 """|sim2sim − eval| beyond these is flagged."""
+WALK_MEANS = ("forward_speed_m_s", "distance_m")
+"""Per-episode values of the records that the summary averages (``mean_<key>``), as eval's walk metrics do."""
 COMPARED_KEYS = ("mean_forward_speed_m_s", "mean_distance_m", "fall_rate", "mean_episode_length",
                  "mean_episode_length_s")
 
@@ -91,8 +94,7 @@ def check_planar_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
     if obs_input != len(meta["observation_names"]):
         problems.append(f"observation size: the graph takes {obs_input} values, observation_names lists "
                         f"{len(meta['observation_names'])}")
-    known = {"torso_pitch", "torso_pitch_rate"} | {f"{j}_{s}" for j in joints for s in ("pos", "vel", "last_action")}
-    unknown = [n for n in meta["observation_names"] if n not in known]
+    unknown = [n for n in meta["observation_names"] if n not in observation_sources(meta)]
     if unknown:
         problems.append(f"observation term(s) unknown to the planar deploy loop: {', '.join(unknown)}")
     joint_ids, actuators = match_joints(model, joints, problems, base=tuple(base))
@@ -139,73 +141,89 @@ def _default_pose_check(robot: PlanarRobot, meta: dict) -> dict:
             else f"metadata default_joint_pos equals keyframe {name!r}"}
 
 
+def observation_sources(meta: dict) -> dict[str, tuple[str, int]]:
+    """The observation names this loop can sense, each → (quantity, joint index), from the metadata's names.
+
+    ``<root_body_name>_pitch`` and ``_pitch_rate`` (the base hinge), and per
+    ``joint_names`` entry ``<joint>_pos``, ``<joint>_vel``, ``<joint>_last_action``.
+    """
+    root = meta.get("root_body_name")
+    sources = {f"{root}_pitch": ("pitch", -1), f"{root}_pitch_rate": ("pitch_rate", -1)} if root else {}
+    for j, joint in enumerate(meta["joint_names"]):
+        sources.update({f"{joint}_{quantity}": (quantity, j) for quantity in ("pos", "vel", "last_action")})
+    return sources
+
+
 def build_observation(robot: PlanarRobot, meta: dict, data: mujoco.MjData, last_action: np.ndarray) -> np.ndarray:
     """The policy observation, term by term in ``observation_names`` order, from sensed quantities."""
-    index = {name: j for j, name in enumerate(meta["joint_names"])}
+    sources = observation_sources(meta)
     default = meta["default_joint_pos"]
     values = []
-    for name in meta["observation_names"]:
-        if name == "torso_pitch":
+    for name in meta["observation_names"]:  # check_planar_robot let no other name through
+        quantity, j = sources[name]
+        if quantity == "pitch":
             values.append(data.qpos[robot.pitch_qpos_adr])
-        elif name == "torso_pitch_rate":
+        elif quantity == "pitch_rate":
             values.append(data.qvel[robot.pitch_dof_adr])
-        elif name.endswith("_last_action"):
-            values.append(last_action[index[name[: -len("_last_action")]]])
-        elif name.endswith("_pos"):
-            j = index[name[: -len("_pos")]]
+        elif quantity == "last_action":
+            values.append(last_action[j])
+        elif quantity == "pos":
             values.append(data.qpos[robot.qpos_adr[j]] - default[j])
-        else:  # <joint>_vel: check_planar_robot let no other name through
-            values.append(data.qvel[robot.dof_adr[index[name[: -len("_vel")]]]])
+        else:
+            values.append(data.qvel[robot.dof_adr[j]])
     return np.asarray(values, dtype=np.float32)
+
+
+class PlanarEpisode:
+    """The ``loop.EpisodeKind`` of a policy without a motion on a planar base: from the default pose, actions
+    clipped to ``action_clip``, targets to the joint range, ended by the metadata's fall."""
+
+    def __init__(self, meta: dict, robot: PlanarRobot) -> None:
+        self.meta, self.robot = meta, robot
+        self.clip = threshold(meta, "action_clip", np.inf, disabled=np.inf)
+        self.min_height = threshold(meta, "termination_min_height", -np.inf, disabled=-np.inf)
+        self.max_pitch = threshold(meta, "termination_max_pitch", np.inf, disabled=np.inf)
+        self.start_x, self.fell = 0.0, False
+
+    def start(self, data: mujoco.MjData, start_step: int) -> int:
+        data.qpos[self.robot.qpos_adr] = self.meta["default_joint_pos"]
+        mujoco.mj_forward(self.robot.model, data)
+        self.start_x, self.fell = float(data.qpos[self.robot.forward_qpos_adr]), False
+        return 0
+
+    def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
+        return {"obs": build_observation(self.robot, self.meta, data, last_action)[None]}
+
+    def targets(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        last_action = np.clip(actions.astype(np.float64), -self.clip, self.clip)
+        limits = self.robot.joint_range
+        return last_action, np.clip(joint_targets(self.meta, None, t, last_action), limits[:, 0], limits[:, 1])
+
+    def next_step(self, t: int) -> int:
+        return t + 1
+
+    def frame(self, data: mujoco.MjData, t: int) -> np.ndarray:
+        return data.qpos.copy()
+
+    def end(self, data: mujoco.MjData, t: int, length: int, max_steps: int) -> bool:
+        broken = not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all())
+        height, pitch = data.xpos[self.robot.root_body, 2], data.qpos[self.robot.pitch_qpos_adr]
+        self.fell = bool(broken or height < self.min_height or abs(pitch) > self.max_pitch)
+        return self.fell or length >= max_steps
+
+    def record(self, data: mujoco.MjData, start_step: int, length: int) -> dict:
+        """Length, fall, distance along the forward slide and speed."""
+        finite = np.isfinite(data.qpos).all()
+        distance = float(data.qpos[self.robot.forward_qpos_adr]) - self.start_x if finite else 0.0
+        duration = length * float(self.meta["control_dt"])
+        return {"length": length, "terminated": self.fell, "distance_m": distance,
+                "forward_speed_m_s": distance / duration}
 
 
 def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, substeps: int,
                 max_steps: int, frames: list | None = None) -> dict:
     """One episode from the default pose; returns its record (length, fell, distance, speed)."""
-    m = robot.model
-    default, scale = meta["default_joint_pos"], meta["action_scale"]
-    clip = threshold(meta, "action_clip", np.inf, disabled=np.inf)
-    min_height = threshold(meta, "termination_min_height", -np.inf, disabled=-np.inf)
-    max_pitch = threshold(meta, "termination_max_pitch", np.inf, disabled=np.inf)
-    data = mujoco.MjData(m)  # fresh, as on a robot that boots
-    data.qpos[robot.qpos_adr] = default
-    mujoco.mj_forward(m, data)
-    start_x = float(data.qpos[robot.forward_qpos_adr])
-    last_action = np.zeros(len(default))
-    fell, length = False, 0
-    if frames is not None:
-        frames.append(data.qpos.copy())
-    while length < max_steps:
-        obs = build_observation(robot, meta, data, last_action)
-        actions = session.run(["actions"], {"obs": obs[None]})[0][0].astype(np.float64)
-        last_action = np.clip(actions, -clip, clip)
-        target = np.clip(default + scale * last_action, robot.joint_range[:, 0], robot.joint_range[:, 1])
-        hold_joint_targets(robot, data, meta, target, substeps)
-        mujoco.mj_forward(m, data)
-        length += 1
-        if frames is not None:
-            frames.append(data.qpos.copy())
-        broken = not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all())
-        height, pitch = data.xpos[robot.root_body, 2], data.qpos[robot.pitch_qpos_adr]
-        if broken or height < min_height or abs(pitch) > max_pitch:
-            fell = True
-            break
-    distance = float(data.qpos[robot.forward_qpos_adr]) - start_x if np.isfinite(data.qpos).all() else 0.0
-    duration = length * float(meta["control_dt"])
-    return {"length": length, "terminated": fell, "distance_m": distance, "forward_speed_m_s": distance / duration}
-
-
-def summarise(records: list[dict], control_dt: float) -> dict:
-    """Eval's walk metrics that need no reward: speed, distance, fall rate, episode length."""
-    lengths = np.array([r["length"] for r in records])
-    return {
-        "episodes": len(records),
-        "mean_forward_speed_m_s": float(np.mean([r["forward_speed_m_s"] for r in records])),
-        "mean_distance_m": float(np.mean([r["distance_m"] for r in records])),
-        "fall_rate": float(np.mean([r["terminated"] for r in records])),
-        "mean_episode_length": float(lengths.mean()),
-        "mean_episode_length_s": float(lengths.mean() * control_dt),
-    }
+    return loop.run_episode(session, PlanarEpisode(meta, robot), substeps, 0, max_steps, frames)
 
 
 def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: int = 1,
@@ -229,40 +247,16 @@ def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: i
                  "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort", "base": meta["base_joint_names"],
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
         "checks": robot.checks, "checks_passed": all(c["ok"] for c in robot.checks),
-        "episodes": {**summarise(records, control_dt), "episode_records": records},
+        "episodes": {**summarise(records, control_dt, means=WALK_MEANS), "episode_records": records},
         "wall_s": time.perf_counter() - t0,
         **({"_frames": frames, "_robot": robot} if record_frames else {}),
     }
 
 
-def planar_sim2sim_run_dir(run_dir: Path, onnx_path: Path, mjcf: str | Path, *, video: bool = False,
-                           physics_hz: float = PHYSICS_HZ) -> dict:
-    """sim2sim.json for a run with a planar ``policy`` export, compared with eval.json's ``episodes``."""
-    from ..atomic import atomic_write_text
+def render_episode(robot: PlanarRobot, frames: list, output: Path, fps: float) -> Path | None:
+    """The episode's qpos frames through the MJCF's first camera (no ghost: there is no reference)."""
+    from ..render.ghost import render_ghost_video
 
-    eval_path = run_dir / EVAL_FILE
-    evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
-    report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
-    frames, robot = report.pop("_frames", []), report.pop("_robot", None)
-    report["eval"] = str(eval_path) if evaluation else None
-    flags: list[str] = []
-    if evaluation and "episodes" in evaluation:
-        flags += checkpoint_flags(report["policy"], evaluation)
-        ours, theirs = report["episodes"], evaluation["episodes"]
-        gaps = {k: float(ours[k]) - float(theirs[k]) for k in COMPARED_KEYS if k in ours and k in theirs}
-        report["gap_vs_eval"] = {"episodes": gaps}
-        flags += [f"episodes {line}" for line in gap_flags(gaps, GAP_THRESHOLDS)]
-    report["gap_thresholds"] = GAP_THRESHOLDS
-    report["gap_flags"] = flags
-    report["gap_flagged"] = bool(flags)
-    if video and frames:
-        from ..render.ghost import render_ghost_video
-
-        fps = report["loop"]["policy_hz"]
-        camera = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
-        path = render_ghost_video(robot.model, frames, None, robot.root_body, run_dir / VIDEO_DIR / "sim2sim.mp4",
-                                  fps, title="sim2sim", camera_name=camera)
-        if path is not None:
-            report["video"] = str(path)
-    atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
-    return report
+    camera = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
+    return render_ghost_video(robot.model, frames, None, robot.root_body, output, fps, title="sim2sim",
+                              camera_name=camera)

@@ -23,9 +23,13 @@ wrong metadata: the reference joints must reproduce the reference body
 positions through the MJCF's kinematics at every step (a permuted
 ``joint_names`` fails it), and the metadata's kp/kd must be the MJCF's.
 
-A policy without a reference motion on a planar base (``export_kind:
-policy``, the walk task) runs in ``deploy.planar``'s loop instead; the
-command line and ``sim2sim_run_dir`` choose by the ONNX metadata.
+Episodes run in the one deploy loop (``deploy.loop``), with this module's
+``TrackingEpisode``. A policy without a reference motion on a planar base
+(``export_kind: policy``, the walk task) runs there with ``deploy.planar``'s
+``PlanarEpisode`` instead; the
+command line and ``sim2sim_run_dir`` choose by the ONNX metadata, and the
+rest of a run's sim2sim (comparison with eval.json, flags, video,
+sim2sim.json) is one flow for both.
 """
 
 from __future__ import annotations
@@ -43,19 +47,22 @@ import onnxruntime as ort
 
 from ..errors import ExportError
 from ..evaluate.metrics import (
+    COMPARED_KEYS,
     PHYSICS_FAULT,
     EpisodeMetrics,
     FailureThresholds,
     TrackingSnapshot,
     failure_checks,
     first_failure,
+    metric_gaps,
     step_errors,
     summarise,
     threshold,
 )
 from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
+from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
-from .planar import is_planar_policy, planar_sim2sim_run_dir, run_planar_sim2sim
+from .planar import is_planar_policy, run_planar_sim2sim
 from .policy import (
     PHYSICS_HZ,
     DeployObservation,
@@ -63,7 +70,6 @@ from .policy import (
     Sim2SimError,
     check_policy_robot,
     emit_report,
-    hold_joint_targets,
     joint_targets,
     load_policy,
     reference_table,
@@ -210,6 +216,52 @@ def snapshot(setup: Sim2SimSetup, data: mujoco.MjData, t: int) -> TrackingSnapsh
     )
 
 
+class TrackingEpisode:
+    """The ``loop.EpisodeKind`` of a motion-tracking policy: from the reference state of the start step, the
+    graph given ``time_step``, scored with the shared metrics against the reference it outputs."""
+
+    def __init__(self, setup: Sim2SimSetup, metrics: EpisodeMetrics) -> None:
+        self.setup, self.metrics = setup, metrics
+        self.robot, self.meta = setup.robot, setup.meta
+        self.last = setup.reference["joint_pos"].shape[0] - 1
+        self.failure: str | None = None
+        self._time_step = np.zeros((1, 1), np.float32)
+
+    def start(self, data: mujoco.MjData, start_step: int) -> int:
+        t = int(min(max(start_step, 0), self.last))
+        set_reference_state(self.robot, data, self.setup.reference, t, int(self.setup.index["root"][0]))
+        self.failure = None
+        return t
+
+    def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
+        obs = self.setup.observation.build(data, self.setup.reference, t, last_action)
+        self._time_step[0, 0] = t
+        return {"obs": obs[None], "time_step": self._time_step}
+
+    def targets(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        last_action = actions.astype(np.float64)
+        return last_action, joint_targets(self.meta, self.setup.reference, t, last_action)
+
+    def next_step(self, t: int) -> int:
+        return min(t + 1, self.last)
+
+    def frame(self, data: mujoco.MjData, t: int) -> tuple[np.ndarray, int]:
+        return data.qpos.copy(), t
+
+    def end(self, data: mujoco.MjData, t: int, length: int, max_steps: int) -> bool:
+        if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+            self.failure = PHYSICS_FAULT
+            return True
+        snap = snapshot(self.setup, data, t)
+        self.metrics.add_step(step_errors(snap))
+        self.failure = first_failure(failure_checks(snap, self.setup.thresholds))[0]
+        return self.failure is not None or length >= max_steps or t >= self.last
+
+    def record(self, data: mujoco.MjData, start_step: int, length: int) -> dict:
+        self.metrics.finish([0], self.failure, [start_step])
+        return self.metrics.episodes[-1]
+
+
 def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: EpisodeMetrics,
                 frames: list | None = None) -> dict:
     """One episode from the reference state at ``start_step``; returns its record (also in ``metrics``).
@@ -218,37 +270,8 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     policy steps, or at the motion's last step. ``frames`` collects
     (qpos, step) per policy step for rendering.
     """
-    m, r, meta = setup.robot.model, setup.robot, setup.meta
-    last = setup.reference["joint_pos"].shape[0] - 1
-    data = mujoco.MjData(m)  # fresh, as on a robot that boots
-    t = int(min(max(start_step, 0), last))
-    set_reference_state(r, data, setup.reference, t, int(setup.index["root"][0]))
-    last_action = np.zeros(len(meta["joint_names"]))
-    failure, length = None, 0
-    time_step = np.zeros((1, 1), np.float32)
-    if frames is not None:
-        frames.append((data.qpos.copy(), t))
-    while True:
-        obs = setup.observation.build(data, setup.reference, t, last_action)
-        time_step[0, 0] = t
-        actions = setup.session.run(["actions"], {"obs": obs[None], "time_step": time_step})[0][0]
-        last_action = actions.astype(np.float64)
-        hold_joint_targets(r, data, meta, joint_targets(meta, setup.reference, t, last_action), setup.substeps)
-        mujoco.mj_forward(m, data)  # sensed quantities at the new state
-        length += 1
-        t = min(t + 1, last)
-        if frames is not None:
-            frames.append((data.qpos.copy(), t))
-        if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
-            failure = PHYSICS_FAULT
-            break
-        snap = snapshot(setup, data, t)
-        metrics.add_step(step_errors(snap))
-        failure = first_failure(failure_checks(snap, setup.thresholds))[0]
-        if failure is not None or length >= max_steps or t >= last:
-            break
-    metrics.finish([0], failure, [start_step])
-    return metrics.episodes[-1]
+    return loop.run_episode(setup.session, TrackingEpisode(setup, metrics), setup.substeps, start_step, max_steps,
+                            frames)
 
 
 def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), max_steps: int | None = None,
@@ -322,41 +345,54 @@ def eval_start_steps(evaluation: dict | None) -> list[int]:
 
 def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
                     physics_hz: float = PHYSICS_HZ, robot_spec=None) -> dict:
-    """sim2sim for a run: its export/policy.onnx on ``mjcf``, from eval.json's start frames when present.
+    """sim2sim for a run: its export/policy.onnx on ``mjcf``, compared with its eval.json when present.
 
-    Writes ``sim2sim.json`` (metrics, checks, differences from eval and flags)
-    and returns it. ``video`` renders the from-start episode with the
-    reference as a ghost into ``videos/sim2sim.mp4``.
+    One flow for every export: the deploy loop the ONNX metadata calls for
+    (this module's from eval.json's start frames for a motion-tracking
+    policy, ``deploy.planar``'s for a policy without a motion), then the
+    same comparison with eval.json's groups (``checkpoint_flags``,
+    ``metric_gaps``, ``gap_flags``). Writes ``sim2sim.json`` (metrics,
+    checks, differences from eval and flags) and returns it. ``video``
+    renders the (from-start) episode into ``videos/sim2sim.mp4``, with the
+    reference as a ghost where there is one.
     """
     from ..atomic import atomic_write_text
-    from ..evaluate.metrics import metric_gaps
 
     run_dir = Path(run_dir)
     onnx_path = run_dir / EXPORT_DIR / "policy.onnx"
     if not onnx_path.is_file():
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
-    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
-        return planar_sim2sim_run_dir(run_dir, onnx_path, mjcf, video=video, physics_hz=physics_hz)
     eval_path = run_dir / EVAL_FILE
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
-    starts = eval_start_steps(evaluation)
-    report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz, robot_spec=robot_spec)
-    frames, setup = report.pop("_frames", {}), report.pop("_setup", None)
+    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
+        report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
+        frames, robot = report.pop("_frames", []), report.pop("_robot", None)
+        fps = report["loop"]["policy_hz"]
+        render = (lambda path: planar.render_episode(robot, frames, path, fps)) if frames else None
+        groups, keys, thresholds = ("episodes",), planar.COMPARED_KEYS, planar.GAP_THRESHOLDS
+    else:
+        starts = eval_start_steps(evaluation)
+        report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz,
+                             robot_spec=robot_spec)
+        episodes, setup = report.pop("_frames", {}), report.pop("_setup", None)
+        # the run's own setup: the ONNX and MJCF are loaded and checked once
+        render = (lambda path: render_episode(setup, episodes[starts[0]], path)) if episodes else None
+        groups, keys, thresholds = ("from_start", "sampled"), COMPARED_KEYS, GAP_THRESHOLDS
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []
-    if evaluation:
+    if evaluation and any(group in evaluation for group in groups):
         flags += checkpoint_flags(report["policy"], evaluation)
         report["gap_vs_eval"] = {}
-        for group in ("from_start", "sampled"):
+        for group in groups:
             if group in report and group in evaluation:
-                gaps = metric_gaps(evaluation[group], report[group])
+                gaps = metric_gaps(evaluation[group], report[group], keys)
                 report["gap_vs_eval"][group] = gaps
-                flags += [f"{group} {line}" for line in gap_flags(gaps)]
-    report["gap_thresholds"] = GAP_THRESHOLDS
+                flags += [f"{group} {line}" for line in gap_flags(gaps, thresholds)]
+    report["gap_thresholds"] = thresholds
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
-    if video and frames:  # the run's own setup: the ONNX and MJCF are loaded and checked once
-        path = render_episode(setup, frames[starts[0]], run_dir / VIDEO_DIR / "sim2sim.mp4")
+    if video and render is not None:
+        path = render(run_dir / VIDEO_DIR / "sim2sim.mp4")
         if path is not None:
             report["video"] = str(path)
     atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))

@@ -31,7 +31,7 @@ Definitions (world frame unless said otherwise; K tracked bodies, E end effector
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -305,20 +305,31 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     }
 
 
-def summarise(episodes: list[dict], step_dt: float, body_names=None) -> dict:
-    """The metrics dictionary of a list of episode records (see ``EpisodeMetrics.finish``)."""
+def summarise(episodes: list[dict], step_dt: float, body_names=None, means: Sequence[str] = ()) -> dict:
+    """The metrics dictionary of a list of episode records, for every task and both loops.
+
+    Motion-tracking records (``EpisodeMetrics.finish``) carry ``failure`` and
+    the errors, and give the success rate, errors, statue baseline and
+    verdict. A record without ``failure`` (a policy that tracks no motion,
+    ``deploy.planar``) says a fall by ``terminated``. Every record gives the
+    fall rate and episode length; ``means`` names further per-episode values
+    averaged as ``mean_<key>`` (walk: ``forward_speed_m_s``, ``distance_m``).
+    """
     count = len(episodes)
     if count == 0:
         return {"episodes": 0}
-    failures = [e["failure"] for e in episodes]
+    tracking = all("failure" in e for e in episodes)
+    failures = [e["failure"] for e in episodes] if tracking else []
     lengths = np.array([e["length"] for e in episodes], dtype=np.float64)
-    out: dict = {
-        "episodes": count,
-        "success_rate": sum(f is None for f in failures) / count,
-        "fall_rate": sum(f in FALL_KINDS for f in failures) / count,
-        "mean_episode_length": float(lengths.mean()),
-        "mean_episode_length_s": float(lengths.mean() * step_dt),
-    }
+    out: dict = {"episodes": count}
+    if tracking:
+        out["success_rate"] = sum(f is None for f in failures) / count
+    out.update({f"mean_{key}": float(np.mean([e[key] for e in episodes])) for key in means})
+    fell = [f in FALL_KINDS for f in failures] if tracking else [bool(e["terminated"]) for e in episodes]
+    out.update(fall_rate=sum(fell) / count, mean_episode_length=float(lengths.mean()),
+               mean_episode_length_s=float(lengths.mean() * step_dt))
+    if not tracking:
+        return out
     for key in ERROR_KEYS:
         out[key] = float(np.mean([e[key] for e in episodes]))
     out["failures"] = {kind: sum(f == kind for f in failures) for kind in (*FAILURE_KINDS, PHYSICS_FAULT)}
@@ -344,10 +355,10 @@ def summarise(episodes: list[dict], step_dt: float, body_names=None) -> dict:
 COMPARED_KEYS = ("success_rate", "fall_rate", "mean_episode_length", *ERROR_KEYS)
 
 
-def metric_gaps(reference: dict, other: dict) -> dict[str, float]:
-    """``other − reference`` for every compared metric both dictionaries hold."""
+def metric_gaps(reference: dict, other: dict, keys: Sequence[str] = COMPARED_KEYS) -> dict[str, float]:
+    """``other − reference`` for every metric of ``keys`` both dictionaries hold."""
     return {
         key: float(other[key]) - float(reference[key])
-        for key in COMPARED_KEYS
+        for key in keys
         if key in reference and key in other and reference[key] is not None and other[key] is not None
     }

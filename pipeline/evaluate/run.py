@@ -10,8 +10,11 @@ including the step that ends the episode, with ``evaluate.metrics`` (the
 code sim2sim uses too), and written to eval.json with the configuration
 they came from.
 
-A task that tracks no motion scores its own episodes: when its ``TaskSpec``
-has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
+The task gives what the metrics read of its environment through its
+``TaskSpec.evaluation_view`` hook (an ``evaluate.view.TrackingView``), and
+where episodes start through ``TaskSpec.start_overrides``; this module
+names no task. A task that tracks no motion scores its own episodes: when
+its ``TaskSpec`` has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
 ``evaluate.episodes`` (same deterministic policy, same task overrides) and writes
 the task's metrics under ``episodes`` instead.
 """
@@ -30,7 +33,7 @@ from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from ..registry import Registry
 from ..rundir import EVAL_FILE, VIDEO_DIR
-from ..sim.task import TRACKING_ENV_ATTRIBUTES, require_tracking_env
+from ..sim.task import START_SPREAD, START_STEP, not_a_tracking_task
 from ..train.config import TrainConfig
 from ..train.policy import (
     EVAL_TASK_OVERRIDES,
@@ -52,6 +55,7 @@ from .metrics import (
     summarise,
     threshold,
 )
+from .view import TrackingView
 
 
 def thresholds_of(env: Any) -> FailureThresholds:
@@ -64,24 +68,6 @@ def thresholds_of(env: Any) -> FailureThresholds:
     )
 
 
-def env_snapshot(env: Any, rows: np.ndarray) -> TrackingSnapshot:
-    """Robot and reference of envs ``rows`` from the tracking env's state (copies)."""
-    s, tm, ref = env.state, env.model_info, env.reference
-    k, ee = tm.num_tracked, tm.end_effector_index
-    root = slice(tm.indices.root_qpos_adr, tm.indices.root_qpos_adr + 3)
-    t = s.time_steps[rows]
-    return TrackingSnapshot(
-        joint_pos=s.joint_pos[rows].copy(), joint_vel=s.joint_vel[rows].copy(),
-        body_pos_w=s.all_body_pos_w[rows, :k].copy(), root_pos_w=env.sim.qpos[rows, root].copy(),
-        ee_pos_w=s.all_body_pos_w[rows][:, ee].copy(), anchor_pos_w=s.anchor_pos_w[rows].copy(),
-        anchor_quat_w=s.anchor_quat_w[rows].copy(),
-        ref_joint_pos=s.ref_joint_pos[rows].copy(), ref_joint_vel=s.ref_joint_vel[rows].copy(),
-        ref_body_pos_w=s.all_ref_body_pos_w[rows, :k].copy(), ref_root_pos_w=ref.root_pos_w[t].copy(),
-        ref_ee_pos_w=s.all_ref_body_pos_w[rows][:, ee].copy(), ref_anchor_pos_w=s.ref_anchor_pos_w[rows].copy(),
-        ref_anchor_quat_w=s.ref_anchor_quat_w[rows].copy(),
-    )
-
-
 class _FinalStateTap(PreResetTap):
     """Keeps the state of the envs the task is about to reset, taken before the reset.
 
@@ -91,17 +77,19 @@ class _FinalStateTap(PreResetTap):
     reference step for the video.
     """
 
-    def __init__(self, env: Any) -> None:
-        super().__init__(env)
+    def __init__(self, view: TrackingView) -> None:
+        super().__init__(view.env)
+        self.view = view
         self.snapshots: dict[int, TrackingSnapshot] = {}
         self.final: dict[int, tuple[np.ndarray, int]] = {}
 
     def capture(self, ids: np.ndarray) -> None:
-        if ids.size and self.env.episode_length[ids].max() > 0:  # not the initial reset
-            snap = env_snapshot(self.env, ids)
+        if ids.size and self.view.episode_steps()[ids].max() > 0:  # not the initial reset
+            snap = self.view.snapshot(ids)
+            steps = self.view.reference_steps()
             for row, i in enumerate(ids):
                 self.snapshots[int(i)] = _row(snap, row)
-                self.final[int(i)] = (self.env.sim.qpos[i].copy(), int(self.env.time_steps[i]))
+                self.final[int(i)] = (self.env.sim.qpos[i].copy(), int(steps[i]))
 
     def clear(self) -> None:
         self.snapshots.clear()
@@ -124,17 +112,10 @@ class EpisodeTrace:
     time_steps: list
 
 
-def tracked_body_names(env: Any) -> tuple[str, ...]:
-    """Names of the tracking env's tracked bodies, in the order of the metrics' body axis."""
-    tm = env.model_info
-    return tuple(tm.indices.body_names[int(b) - 1] for b in tm.body_ids[: tm.num_tracked])
-
-
-def episode_metrics_of(env: Any, num_envs: int) -> EpisodeMetrics:
-    """Metrics for ``num_envs`` episodes of the tracking env, with its statue baseline and body names."""
-    k = env.model_info.num_tracked
-    return EpisodeMetrics(num_envs, env.step_dt, reference_body_pos=env.reference.body_pos_w[:, :k],
-                          max_episode_steps=env.max_episode_length, body_names=tracked_body_names(env))
+def episode_metrics_of(view: TrackingView, num_envs: int) -> EpisodeMetrics:
+    """Metrics for ``num_envs`` episodes of the viewed env, with its statue baseline and body names."""
+    return EpisodeMetrics(num_envs, view.env.step_dt, reference_body_pos=view.reference_body_pos,
+                          max_episode_steps=view.env.max_episode_length, body_names=view.body_names)
 
 
 class VerdictProbe:
@@ -147,51 +128,54 @@ class VerdictProbe:
     give the verdict that counts.
     """
 
-    def __init__(self, env: Any) -> None:
-        self.env = env
+    def __init__(self, view: TrackingView) -> None:
+        self.view = view
+        self.env = view.env
 
     @classmethod
     def for_run(cls, registry: Registry, cfg: TrainConfig, motion: Any, *, episodes: int = 16,
                 seed: int = 0) -> VerdictProbe | None:
         """The probe of a training configuration, or None when its task tracks no motion."""
-        if motion is None:  # no reference (walk): nothing to build an env for
+        spec = registry.get("tasks", cfg.task)
+        if motion is None or spec.evaluation_view is None:  # no reference (walk): nothing to track
             return None
-        env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides={"sampling": {"mode": "uniform"}})
-        if any(not hasattr(env, name) for name in TRACKING_ENV_ATTRIBUTES):
-            env.close()
-            return None
-        return cls(env)
+        env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spec.start_overrides.get(START_SPREAD))
+        return cls(spec.evaluation_view(env))
 
     def __call__(self, policy: Any) -> dict[str, Any]:
-        metrics, _ = play_episodes(self.env, policy)
+        metrics, _ = play_episodes(self.view, policy)
         return metrics.summary()
 
     def close(self) -> None:
         self.env.close()
 
 
-def play_episodes(env: Any, policy: TrainedPolicy, trace_slot: int | None = None) -> tuple[EpisodeMetrics, EpisodeTrace]:
-    """One episode per env slot with the deterministic policy; returns their metrics (and one slot's trace)."""
+def play_episodes(view: TrackingView, policy: TrainedPolicy,
+                  trace_slot: int | None = None) -> tuple[EpisodeMetrics, EpisodeTrace]:
+    """One episode per env slot of ``view.env`` with the deterministic policy; returns their metrics (and one
+    slot's trace)."""
+    env = view.env
     n = env.num_envs
     thresholds = thresholds_of(env)
-    metrics = episode_metrics_of(env, n)
-    tap = _FinalStateTap(env)
+    metrics = episode_metrics_of(view, n)
+    tap = _FinalStateTap(view)
     trace = EpisodeTrace([], [])
     starts: list[np.ndarray] = []
 
     def on_reset() -> None:
-        starts.append(np.asarray(env.time_steps).copy())
+        starts.append(np.asarray(view.reference_steps()).copy())
         if trace_slot is not None:
             trace.qpos.append(env.sim.qpos[trace_slot].copy())
-            trace.time_steps.append(int(env.time_steps[trace_slot]))
+            trace.time_steps.append(int(view.reference_steps()[trace_slot]))
 
     def on_step(result: Any, running: np.ndarray, finished: np.ndarray) -> None:
         ids = np.arange(n)
-        snap = env_snapshot(env, ids)
+        snap = view.snapshot(ids)
         if tap.snapshots:  # the finished envs' final state, not their fresh episode
             snap = _stack([tap.snapshots.get(int(i), _row(snap, int(i))) for i in ids])
         if trace_slot is not None and running[trace_slot]:
-            qpos, step = tap.final.get(trace_slot, (env.sim.qpos[trace_slot].copy(), int(env.time_steps[trace_slot])))
+            qpos, step = tap.final.get(trace_slot, (env.sim.qpos[trace_slot].copy(),
+                                                    int(view.reference_steps()[trace_slot])))
             trace.qpos.append(qpos)
             trace.time_steps.append(step)
         metrics.add_step(step_errors(snap), running)
@@ -225,12 +209,14 @@ def evaluate_run(
         "settings": {"policy": "deterministic (mean action)", "seed": seed, "task_overrides": EVAL_TASK_OVERRIDES},
         "config": policy.config.to_dict(),
     }
-    episode_metrics = registry.get("tasks", policy.config.task).episode_metrics
+    spec = registry.get("tasks", policy.config.task)
     with one_torch_thread():
-        if episode_metrics is not None:  # the task scores its own episodes (walk)
-            _evaluate_task_episodes(registry, policy, episode_metrics, report, episodes, seed, video)
-        else:
+        if spec.episode_metrics is not None:  # the task scores its own episodes (walk)
+            _evaluate_task_episodes(registry, policy, spec.episode_metrics, report, episodes, seed, video)
+        elif spec.evaluation_view is not None:
             _evaluate_tracking(registry, policy, report, episodes, seed, video)
+        else:
+            raise not_a_tracking_task(spec.name)
     report["wall_s"] = time.perf_counter() - t0
     atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
     return report
@@ -242,19 +228,20 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
     report["settings"]["episodes_sampled"] = episodes
     all_records: list[dict] = []
     body_names: tuple[str, ...] | None = None
-    groups = (("from_start", 1, "start"), ("sampled", episodes, "uniform"))
-    for name, count, mode in groups:
+    spec = registry.get("tasks", policy.config.task)
+    groups = (("from_start", 1, START_STEP), ("sampled", episodes, START_SPREAD))
+    for name, count, starts in groups:
         if count == 0:
             continue
-        env = make_run_env(registry, policy, count, seed=seed, overrides={"sampling": {"mode": mode}})
+        env = make_run_env(registry, policy, count, seed=seed, overrides=spec.start_overrides.get(starts))
         try:
-            require_tracking_env(env, policy.config.task)
+            view = spec.evaluation_view(env)
             trace_slot = 0 if (video and name == "from_start") else None
-            metrics, trace = play_episodes(env, policy, trace_slot)
+            metrics, trace = play_episodes(view, policy, trace_slot)
             body_names = metrics.body_names
             report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)
             if trace_slot is not None:
-                video_path = _render(env, trace, policy.run_dir / VIDEO_DIR / "eval.mp4")
+                video_path = view.render(trace.qpos, trace.time_steps, policy.run_dir / VIDEO_DIR / "eval.mp4")
                 if video_path is not None:
                     report["video"] = str(video_path)
         finally:
@@ -280,12 +267,3 @@ def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_m
     if "video" in summary:
         report["video"] = summary.pop("video")
     report["episodes"] = summary
-
-
-def _render(env: Any, trace: EpisodeTrace, path: Path) -> Path | None:
-    from ..render.ghost import reference_ghosts, render_ghost_video
-
-    ref, idx = env.reference, env.model_info.indices
-    ghosts = reference_ghosts(trace.qpos, trace.time_steps, idx, ref.root_pos_w, ref.root_quat_w, ref.joint_pos)
-    return render_ghost_video(env.model_info.model, trace.qpos, ghosts, idx.root_body_id, path,
-                              1.0 / env.step_dt, title="eval")

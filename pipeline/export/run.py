@@ -20,7 +20,10 @@ as well (``closed_loop_gate``).
 What is exported follows the task's ``TaskSpec.export_kind``: the tracking
 policy with its reference motion inside (the motion file beside it), or, for
 a task that tracks no motion (walk), the policy alone (input ``obs``, output
-``actions``) with the same robot metadata and no motion. ``export_format``
+``actions``) with the same robot metadata and no motion. The task's
+metadata keys and the motion in the graph come from its
+``TaskSpec.export_metadata`` hook (``export.metadata``); the documents of
+the bundle from ``export.document``. ``export_format``
 ``mjlab`` writes the reference's body axis for the tracked bodies only, with
 a static batch of 1 and opset 18, as mjlab's tracking exporter does; the
 mjlab metadata keys are written in both formats.
@@ -31,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,38 +43,28 @@ import numpy as np
 import torch
 import yaml
 
-from .. import __version__
 from ..atomic import atomic_path, atomic_write_text
 from ..deploy.bundle import DEPLOY_FILE, README_FILE, BundledModel, bundle_mjcf
-from ..deploy.policy import parse_clip
 from ..errors import ExportError
 from ..motion.format import file_sha256
 from ..registry import Registry
-from ..robot.spec import compile_mjcf
 from ..rundir import EVAL_FILE, EXPORT_DIR
-from ..sim.task import (
-    ACTION_OFFSET_DEFAULT,
-    ACTION_TARGET_FORMULA,
-    EXPORT_POLICY,
-    require_tracking_env,
-)
+from ..sim.task import EXPORT_MOTION_TRACKING, START_SPREAD, not_a_tracking_task
 from ..train.policy import TrainedPolicy, load_trained_policy, make_run_env
+from .document import bundle_readme, deploy_document
 from .graph import (
-    INPUT_NAMES,
-    MOTION_OUTPUTS,
     OPSET,
-    OUTPUT_NAMES,
     PARITY_ATOL,
     ActionPolicy,
     DeployPolicy,
     HalfActor,
     motion_at_control_rate,
-    observation_layout,
     onnx_latency,
     parity,
     parity_failures,
     write_onnx,
 )
+from .metadata import policy_metadata, task_metadata
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +83,6 @@ FP16_SPEED_TOLERANCE_M_S = 0.05
 """Closed loop: the fp16 file's forward speed may differ from the fp32 file's by this much (walk)."""
 FP16_CLOSED_LOOP_STARTS = 8
 """At most this many start steps (eval.json's first ones) for the fp16 closed-loop check."""
-BUNDLE_FORMAT = "primebot-deploy-bundle/1"
 
 
 @dataclass
@@ -111,318 +104,18 @@ class ExportResult:
         return max(max(d.values()) for d in self.parity.values())
 
 
-def _names(model, ids) -> list[str]:
-    import mujoco
-
-    return [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, int(b)) for b in ids]
-
-
-def deploy_metadata(env: Any, policy: TrainedPolicy, num_motion_steps: int, motion_sha256: str,
-                    body_names: list[str] | None = None) -> dict[str, Any]:
-    """The ONNX ``metadata_props`` of a tracking policy (docs/deploy.md lists every key).
-
-    ``env`` is the run's tracking environment: the robot spec, observation
-    layout, indices and thresholds are read from it so the metadata describes
-    exactly what the policy was trained against. ``body_names``: the motion
-    outputs' body axis (default: every body, MuJoCo order).
-    """
-    robot, tm = env.robot, env.model_info
-    terms = observation_layout(env.observations.policy.terms)
-    idx = tm.indices
-    thresholds = getattr(env, "termination_thresholds", {})
-    tracked = _names(tm.model, idx.tracked_body_ids)
-    return {
-        **_robot_metadata(robot, terms, policy),
-        # what an action means: joint target = offset + action_scale * actions (docs/deploy.md)
-        "action_offset": getattr(env, "action_offset", ACTION_OFFSET_DEFAULT),
-        "action_scale": np.asarray(getattr(env, "action_scale", robot.action_scale), dtype=np.float64),
-        "action_scale_factor": float(getattr(env, "action_scale_factor", 1.0)),
-        "command_names": ["motion"],
-        "anchor_body_name": robot.anchor_body,
-        "root_body_name": _names(tm.model, [idx.root_body_id])[0],
-        "body_names": list(idx.body_names) if body_names is None else list(body_names),
-        "tracked_body_names": tracked,
-        "end_effector_body_names": list(robot.end_effector_bodies),
-        "fps": 1.0 / env.step_dt,
-        "control_dt": float(env.step_dt),
-        "training_physics_dt": float(env.sim.physics_dt),
-        "motion_num_steps": int(num_motion_steps),
-        "max_episode_steps": int(env.max_episode_length),
-        "motion_sha256": motion_sha256,
-        "termination_anchor_height": _threshold(thresholds.get("anchor_height")),
-        "termination_anchor_orientation": _threshold(thresholds.get("anchor_orientation")),
-        "termination_end_effector_height": _threshold(thresholds.get("end_effector_height")),
-        **_run_metadata(policy),
-    }
-
-
-def policy_metadata(env: Any, policy: TrainedPolicy) -> dict[str, Any]:
-    """The ``metadata_props`` of a policy that tracks no motion (``export_kind: policy``).
-
-    The robot keys are those of ``deploy_metadata``; the observation is the
-    env's ``observation_names``, one value each; no motion, anchor or body keys.
-    """
-    names = list(getattr(env, "observation_names", None) or ())
-    if len(names) != env.num_obs:
-        raise ExportError(
-            f"task {policy.config.task!r} names {len(names)} observations but its policy takes {env.num_obs}",
-            fix="give the task's env an observation_names tuple, one name per observation value",
-        )
-    robot = env.robot
-    return {
-        **_robot_metadata(robot, observation_layout([(name, 1) for name in names]), policy),
-        "command_names": [],
-        "export_kind": EXPORT_POLICY,
-        "root_body_name": robot.root_body or robot.anchor_body,
-        "base_joint_names": list(robot.extra.get("root_joints", ())) or "free",
-        "fps": 1.0 / env.step_dt,
-        "control_dt": float(env.step_dt),
-        "training_physics_dt": float(env.sim.physics_dt),
-        "max_episode_steps": int(env.max_episode_length),
-        # how training ended episodes and bounded actions, where the env says (walk: the fall, ±1)
-        "action_clip": _threshold(getattr(env, "action_clip", None)),
-        **{f"termination_{key}": _threshold(value)
-           for key, value in (getattr(env, "termination_thresholds", None) or {}).items()},
-        **_run_metadata(policy),
-    }
-
-
-def _robot_metadata(robot: Any, terms: list, policy: TrainedPolicy) -> dict[str, Any]:
-    """Joint order, gains, pose, range, action scale and observation layout (both export kinds).
-
-    The observation keys include mjlab's per-term ``observation_terms_*`` and
-    its ``run_path``, so deploy code written for mjlab's files reads ours.
-    """
-    import mujoco
-
-    model = compile_mjcf(robot.mjcf)
-    joint_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) for j in robot.joint_names]
-    limited = np.array([bool(model.jnt_limited[j]) for j in joint_ids])
-    lower = np.where(limited, [model.jnt_range[j, 0] for j in joint_ids], -np.inf)
-    upper = np.where(limited, [model.jnt_range[j, 1] for j in joint_ids], np.inf)
-    return {
-        "robot": robot.name,
-        "joint_names": list(robot.joint_names),
-        "joint_stiffness": np.asarray(robot.stiffness, dtype=np.float64),
-        "joint_damping": np.asarray(robot.damping, dtype=np.float64),
-        "joint_effort_limit": np.asarray(robot.effort_limit, dtype=np.float64),
-        "joint_pos_lower": lower.astype(np.float64),
-        "joint_pos_upper": upper.astype(np.float64),
-        "default_joint_pos": np.asarray(robot.default_joint_pos, dtype=np.float64),
-        "action_scale": np.asarray(robot.action_scale, dtype=np.float64),
-        "observation_names": [t.name for t in terms],
-        "observation_sizes": [t.size for t in terms],
-        "observation_offsets": [t.offset for t in terms],
-        "observation_terms_scale": [float(t.scale) for t in terms],
-        "observation_terms_clip": [f"{t.clip[0]!r};{t.clip[1]!r}" for t in terms],
-        "observation_terms_history_length": [int(t.history_length) for t in terms],
-        "observation_terms_flatten_history_dim": [int(t.flatten_history_dim) for t in terms],
-        "num_observations": sum(t.size for t in terms),
-        "num_actions": robot.num_joints,
-        "run_path": f"{policy.run_dir.parent.name}/{policy.run_dir.name}",
-    }
-
-
-def _run_metadata(policy: TrainedPolicy) -> dict[str, Any]:
-    return {
-        "task": policy.config.task,
-        "checkpoint": policy.checkpoint.name,
-        "iteration": policy.iteration,
-        "primebot_version": __version__,
-    }
-
-
-def _threshold(value) -> str | float:
-    return "none" if value is None else float(value)
-
-
-def record_observations(env: Any, policy: TrainedPolicy, steps: int) -> tuple[np.ndarray, np.ndarray | None]:
+def record_observations(env: Any, policy: TrainedPolicy, steps: int,
+                        clock: Callable[[], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """Observations and reference steps [steps·N, O], [steps·N] met by the deterministic policy
-    (steps ``None`` for an env without a reference clock, ``time_steps``)."""
+    (steps ``None`` without a reference clock: ``clock()`` gives each env's reference step)."""
     obs, _ = env.reset()
-    clock = hasattr(env, "time_steps")
     rows, times = [], []
     for _ in range(steps):
         rows.append(obs.copy())
-        if clock:
-            times.append(np.asarray(env.time_steps).copy())
+        if clock is not None:
+            times.append(np.asarray(clock()).copy())
         obs = env.step(policy.act(obs)).obs
     return np.concatenate(rows), (np.concatenate(times) if clock else None)
-
-
-TIME_STEP_RULE = ("float32 [B, 1], the reference step (policy steps since the motion's first frame); "
-                  "NaN reads step 0, values are clamped to [0, motion_num_steps - 1] (-inf: 0, +inf and past "
-                  "the end: the last frame), fractions are truncated; exact for integers below 2^24")
-TERMINATION_MEANINGS = {
-    "anchor_height": "a fall: |z_anchor - z_ref_anchor| above this (m), anchor = anchor_body",
-    "anchor_orientation": "a fall: |g_z - g_z_ref| above this, g_z = z of gravity in the anchor frame "
-                          "(tilt, not heading)",
-    "end_effector_height": "a failure: any end effector's |z - z_ref| above this (m)",
-    "min_height": "a fall: the root body below this height (m)",
-    "max_pitch": "a fall: |base pitch| above this (rad)",
-}
-
-
-def _plain(value: Any) -> Any:
-    """A metadata value as plain YAML (lists, floats, ints, strings) that ``format_value`` writes back exactly."""
-    if isinstance(value, np.ndarray):
-        return [float(v) for v in value.reshape(-1).tolist()]
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value)
-    return str(value)
-
-
-def deploy_document(metadata: dict[str, Any], files: dict[str, Any], *, static_batch: bool, opset: int,
-                    export_format: str, start_steps: list[int]) -> dict[str, Any]:
-    """deploy.yaml: every metadata key (``metadata``, values as the ONNX has them) and, derived from them,
-    what robot-side code configures: files and hashes, I/O, rates, joints, bodies and roles, IMU frame,
-    observation layout, termination thresholds and how an episode starts.
-
-    ``files``: role → ``{file, sha256, ...}`` of the bundle's files.
-    """
-    m = metadata
-    tracking = "motion_num_steps" in m
-    floats = lambda key: [float(v) for v in m[key]]  # noqa: E731 - local shorthand
-    layout = [
-        {"name": n, "offset": int(o), "size": int(s), "scale": float(sc),
-         "clip": list(parse_clip(c)), "history_length": int(h), "flatten_history_dim": bool(f)}
-        for n, o, s, sc, c, h, f in zip(m["observation_names"], m["observation_offsets"], m["observation_sizes"],
-                                         m["observation_terms_scale"], m["observation_terms_clip"],
-                                         m["observation_terms_history_length"],
-                                         m["observation_terms_flatten_history_dim"], strict=True)
-    ]
-    inputs, outputs = (INPUT_NAMES, OUTPUT_NAMES) if tracking else (ActionPolicy.input_names,
-                                                                       ActionPolicy.output_names)
-    root = m["root_body_name"]
-    document: dict[str, Any] = {
-        "format": BUNDLE_FORMAT,
-        "robot": m["robot"],
-        "files": files,
-        "policy": {
-            "inputs": list(inputs), "outputs": list(outputs),
-            "bind_outputs_by": "name (the order of the outputs is not part of the contract)",
-            "dtype": "float32 (inputs and outputs; policy_fp16 computes in float16 inside)",
-            "batch": 1 if static_batch else "dynamic", "opset": opset, "export_format": export_format,
-            **({"time_step": TIME_STEP_RULE} if tracking else {}),
-        },
-        "control": {
-            "period_s": float(m["control_dt"]), "rate_hz": float(m["fps"]),
-            "training_physics_dt": float(m["training_physics_dt"]),
-            "max_episode_steps": int(m["max_episode_steps"]),
-            "action_offset": m.get("action_offset", ACTION_OFFSET_DEFAULT),
-            "action_to_target": ACTION_TARGET_FORMULA[m.get("action_offset", ACTION_OFFSET_DEFAULT)]
-            + ("" if tracking else f" after clipping actions to +-{m['action_clip']}, then clipped to "
-               "[joint_pos_lower, joint_pos_upper]"),
-            "torque": "tau = kp * (joint_pos_target - q) - kd * qd, clipped to +-effort_limit",
-        },
-        "joints": [
-            {"name": n, "kp": kp, "kd": kd, "effort_limit": eff, "default_pos": d, "action_scale": sc,
-             "lower": lo, "upper": hi}
-            for n, kp, kd, eff, d, sc, lo, hi in zip(
-                m["joint_names"], floats("joint_stiffness"), floats("joint_damping"), floats("joint_effort_limit"),
-                floats("default_joint_pos"), floats("action_scale"), floats("joint_pos_lower"),
-                floats("joint_pos_upper"), strict=True)
-        ],
-        "imu": {
-            "body": root,
-            "orientation": f"world orientation of {root} (w x y z)"
-            + (f"; the anchor's ({m['anchor_body_name']}) follows by forward kinematics of the joint encoders"
-               if tracking else ""),
-            "gyro": f"angular velocity of {root} in {root}'s own frame, rad/s",
-            "frame": f"{root}'s body frame as in the bundled MJCF; an IMU mounted elsewhere or rotated must be "
-                     "transformed into it first (docs/deploy.md, 'The IMU')",
-        },
-        "observation": {"size": int(m["num_observations"]), "layout": layout},
-        "termination": {
-            key.removeprefix("termination_"): {
-                "threshold": None if value == "none" else float(value),
-                "meaning": TERMINATION_MEANINGS.get(key.removeprefix("termination_"), "see docs/tasks.md"),
-            }
-            for key, value in m.items() if key.startswith("termination_")
-        },
-    }
-    if tracking:
-        document["bodies"] = {
-            "root": root, "anchor": m["anchor_body_name"],
-            "motion_outputs": list(m["body_names"]),
-            "tracked": list(m["tracked_body_names"]), "end_effectors": list(m["end_effector_body_names"]),
-        }
-        document["episode_start"] = (
-            "the robot in the reference state of the start step (root pose and velocity, joint positions and "
-            "velocities), time_step = that step, last action zero; on hardware: start at step 0 after blending "
-            "to its reference pose. Metrics at policy step t compare the state after the step with the "
-            "reference at t + 1. The episode ends at max_episode_steps, at the motion's last step, or on a "
-            "termination.")
-        document["reference_check"] = {
-            "runner": "python -m primebot.pipeline.bundle .",
-            "start_steps": [int(s) for s in start_steps],
-        }
-    else:
-        document["base_joints"] = m["base_joint_names"]
-        document["episode_start"] = ("the default pose (the MJCF's first keyframe), last action zero; the "
-                                     "episode ends at max_episode_steps or on a termination")
-        document["reference_check"] = {"runner": "python -m primebot.pipeline.bundle ."}
-    document["metadata"] = {key: _plain(value) for key, value in metadata.items()}
-    document["primebot_version"] = m["primebot_version"]
-    return document
-
-
-def bundle_readme(document: dict[str, Any]) -> str:
-    """README.md of the bundle: what each file is and how to run it, for the robot engineer."""
-    files = document["files"]
-    tracking = "motion" in files
-    lines = [
-        f"# {document['robot']} policy: deploy bundle",
-        "",
-        f"Exported by primebot {document['primebot_version']} from run `{document['metadata']['run_path']}` "
-        f"(checkpoint `{document['metadata']['checkpoint']}`). The full contract is docs/deploy.md in the "
-        "primebot repository; `deploy.yaml` holds every value named here.",
-        "",
-        "| file | what |",
-        "|---|---|",
-        f"| `{files['policy']['file']}` | the policy (float32), inputs {', '.join(document['policy']['inputs'])}; "
-        "outputs bound by name |",
-    ]
-    if "policy_fp16" in files:
-        lines.append(f"| `{files['policy_fp16']['file']}` | the same policy computing in float16 (float32 I/O), "
-                     "checked against the fp32 one in closed loop |")
-    lines.append(f"| `{files['mjcf']['file']}` | the robot model it was trained on, byte for byte "
-                 f"(SHA-256 `{files['mjcf']['sha256'][:16]}…`); training replaced its actuators' kp/kd by "
-                 "`deploy.yaml`'s exact values |")
-    if tracking:
-        lines.append(f"| `{files['motion']['file']}` | the reference motion (also inside the ONNX) |")
-    lines += [
-        "| `deploy.yaml` | every ONNX metadata key, plus joints, bodies, IMU frame, observation layout, "
-        "thresholds |",
-        "",
-        "## Check it on this computer (no torch needed)",
-        "",
-        "```",
-        "pip install numpy mujoco onnxruntime pyyaml",
-        "pip install --no-deps /path/to/primebot       # the runner needs none of primebot's training dependencies",
-        "python -m primebot.pipeline.bundle .          # verifies the SHA-256s, runs the policy on the MJCF",
-        "```",
-        "",
-        "## On the robot",
-        "",
-        f"- every {document['control']['period_s'] * 1000:g} ms: build `obs` in the `observation.layout` "
-        "order, run the policy, bind outputs by name;",
-        f"- {document['control']['action_to_target']}; send it per joint, by name, with kp and kd from "
-        f"`joints`; the joint HAL closes {document['control']['torque']};",
-        f"- IMU ({document['imu']['body']}): {document['imu']['frame']};",
-        f"- episode start: {document['episode_start']}",
-        "",
-        "TensorRT has not been run on this file by primebot (no NVIDIA GPU was available); onnxruntime's CPU "
-        "provider is enough for this MLP. See docs/deploy.md, 'Running on a Jetson'.",
-        "",
-    ]
-    return "\n".join(lines)
 
 
 def export_run(
@@ -453,45 +146,38 @@ def export_run(
     out_dir = run_dir / EXPORT_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
     policy = load_trained_policy(run_dir, checkpoint)
-    if registry.get("tasks", policy.config.task).export_kind == EXPORT_POLICY:
-        if mjlab:
-            raise ExportError("--format mjlab is for tracking policies (mjlab's tracking deploy code)",
-                              fix="export this policy without --format")
-        # Reset noise where the task has it: otherwise every env starts from the same state
-        # and the parity check would see num_envs copies of one observation.
-        env = make_run_env(registry, policy, num_envs, seed=policy.config.seed,
-                           overrides={"randomization": {"enabled": True}})
-        try:
+    spec = registry.get("tasks", policy.config.task)
+    tracking = spec.export_kind == EXPORT_MOTION_TRACKING
+    if mjlab and not tracking:
+        raise ExportError("--format mjlab is for tracking policies (mjlab's tracking deploy code)",
+                          fix="export this policy without --format")
+    if tracking and spec.export_metadata is None:
+        raise not_a_tracking_task(spec.name)
+    # Starts spread out (uniform start frames, reset noise): otherwise every env starts from the same
+    # state and the parity check would see num_envs copies of one observation.
+    env = make_run_env(registry, policy, num_envs, seed=policy.config.seed,
+                       overrides=spec.start_overrides.get(START_SPREAD))
+    try:
+        motion = policy.motion() if tracking else None
+        arrays = motion_at_control_rate(motion, env.step_dt) if motion is not None else None
+        clock = None
+        if spec.export_metadata is not None:
+            task = spec.export_metadata(env, motion, arrays, tracked_bodies_only=mjlab)
+            metadata, arrays, clock = task_metadata(env, policy, task), task.motion, task.reference_steps
+        else:
             metadata = policy_metadata(env, policy)
-            mjcf_source = env.robot.mjcf
-            obs, steps = record_observations(env, policy, rollout_steps)
-        finally:
-            env.close()
-        modules = {"fp32": ActionPolicy(policy.actor, policy.obs_normalizer).eval()}
-        if fp16:
-            modules["fp16"] = ActionPolicy(HalfActor(policy.actor), policy.obs_normalizer).eval()
-        motion = None
-    else:
-        # Uniform start frames spread the recorded observations over the whole motion.
-        env = make_run_env(registry, policy, num_envs, seed=policy.config.seed,
-                           overrides={"sampling": {"mode": "uniform"}})
-        try:
-            require_tracking_env(env, policy.config.task)
-            motion = policy.motion()
-            arrays = motion_at_control_rate(motion, env.step_dt)
-            if not np.allclose(env.reference.joint_pos, arrays["joint_pos"], atol=1e-6):
-                raise ExportError("the motion inside the ONNX differs from the one the task tracks (resampling mismatch)")
-            body_names = None
-            if mjlab:
-                arrays, body_names = _tracked_bodies_only(env, arrays)
-            metadata = deploy_metadata(env, policy, len(arrays["joint_pos"]), motion.sha256, body_names)
-            mjcf_source = env.robot.mjcf
-            obs, steps = record_observations(env, policy, rollout_steps)
-        finally:
-            env.close()
+        mjcf_source = env.robot.mjcf
+        obs, steps = record_observations(env, policy, rollout_steps, clock)
+    finally:
+        env.close()
+    if tracking:
         modules = {"fp32": DeployPolicy(policy.actor, policy.obs_normalizer, arrays).eval()}
         if fp16:
             modules["fp16"] = DeployPolicy(HalfActor(policy.actor), policy.obs_normalizer, arrays).eval()
+    else:
+        modules = {"fp32": ActionPolicy(policy.actor, policy.obs_normalizer).eval()}
+        if fp16:
+            modules["fp16"] = ActionPolicy(HalfActor(policy.actor), policy.obs_normalizer).eval()
 
     model = bundle_mjcf(mjcf_source, out_dir)
     metadata.update(robot_mjcf=model.file, robot_mjcf_sha256=model.sha256, export_format=export_format,
@@ -544,23 +230,6 @@ def export_run(
     if fp16_error is not None:
         raise fp16_error
     return ExportResult(onnx_path, deploy_path, motion_copy, report, latency, metadata, model, fp16_result)
-
-
-def _tracked_bodies_only(env: Any, arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[str]]:
-    """The motion's body axis cut to the tracked bodies (mjlab's layout); root, anchor and end effectors
-    must be among them, since the deploy loop reads them from the reference."""
-    tm = env.model_info
-    tracked = _names(tm.model, tm.indices.tracked_body_ids)
-    needed = [env.robot.anchor_body, _names(tm.model, [tm.indices.root_body_id])[0],
-              *env.robot.end_effector_bodies]
-    missing = sorted(set(needed) - set(tracked))
-    if missing:
-        raise ExportError(f"--format mjlab keeps the tracked bodies only, but {', '.join(missing)} "
-                          "(root, anchor or end effector) is not tracked",
-                          fix="export without --format mjlab, or track those bodies")
-    columns = [list(tm.indices.body_names).index(b) for b in tracked]
-    body_keys = [k for k in MOTION_OUTPUTS if k.startswith("body_")]
-    return {k: (v[:, columns] if k in body_keys else v) for k, v in arrays.items()}, tracked
 
 
 def _eval_start_steps(run_dir: Path) -> list[int]:

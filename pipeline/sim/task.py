@@ -25,12 +25,33 @@ actions stand for. A file without the key was trained with ``default_joint_pos``
 EXPORT_POLICY = "policy"
 """ONNX of the policy alone: input obs, output actions (tasks that track no motion, e.g. walk)."""
 EXPORT_KINDS = (EXPORT_MOTION_TRACKING, EXPORT_POLICY)
-TRACKING_ENV_ATTRIBUTES = ("state", "reference", "model_info", "observations", "time_steps")
-"""What the environment of a ``motion_tracking`` task exposes beyond ``VecEnv``, read by evaluation and
-export (the built-in task's ``TrackingEnv``): ``state`` (robot and reference of every env: joint, body and
-anchor poses), ``reference`` (the motion on the robot, per step), ``model_info`` (model, indices, tracked
-bodies, end effectors), ``observations`` (the observation terms, names and sizes) and ``time_steps`` (each
-env's reference step)."""
+START_STEP = "start"
+"""``TaskSpec.start_overrides`` key: every episode starts where the task's first episode does (the motion's
+first frame)."""
+START_SPREAD = "spread"
+"""``TaskSpec.start_overrides`` key: episodes start spread out (uniform start frames, reset noise): eval's
+sampled group, training's verdict probe and the observations export checks parity on."""
+
+
+def metadata_threshold(value: float | None) -> str | float:
+    """A threshold as ONNX metadata writes it: the number, or ``"none"`` for a check that is off."""
+    return "none" if value is None else float(value)
+
+
+@dataclass
+class TaskExport:
+    """What a task's ``export_metadata`` hook gives ``primebot export`` (docs/plugin_hooks.md)."""
+
+    observation_terms: Sequence[tuple[str, int]]
+    """The policy observation as consecutive ``(name, size)`` terms (``observation_names``/``_sizes``)."""
+    metadata: dict[str, Any]
+    """The task's ONNX metadata keys, in order; they follow the robot keys and may replace one of them
+    (e.g. ``action_scale``). The run keys (task, checkpoint, …) follow them."""
+    motion: dict[str, np.ndarray] | None = None
+    """The reference motion put inside the graph (``motion_tracking``: arrays per control step), else None."""
+    reference_steps: Callable[[], np.ndarray] | None = None
+    """Each env's reference step now, [N] (the graph's ``time_step`` input when export checks parity on
+    recorded observations); None for a graph without one."""
 
 
 @dataclass
@@ -72,7 +93,8 @@ class TaskSpec:
     any registered reward term may be added as ``task.rewards.<term>={weight: ..}``)."""
     episode_metrics: Callable[[VecEnv, Sequence[EpisodeRecord]], dict[str, Any]] | None = None
     """How ``primebot eval`` scores this task: a summary of episodes the deterministic policy played
-    (``evaluate.episodes``), written to eval.json. ``None``: the motion-tracking metrics."""
+    (``evaluate.episodes``), written to eval.json. ``None``: the motion-tracking metrics, read through
+    ``evaluation_view``."""
     verdict_probe: Callable[..., Any] | None = None
     """Training's stop rule for this task (``runner.check_interval``): ``verdict_probe(registry, cfg, motion,
     seed=…)`` returns a probe (``probe(policy)`` → the summary with the verdict, ``probe.close()``) or None.
@@ -80,6 +102,17 @@ class TaskSpec:
     export_kind: str = EXPORT_MOTION_TRACKING
     """What ``primebot export`` writes: ``motion_tracking`` (inputs obs and time_step, outputs actions and
     the reference motion; docs/architecture.md §7, replayed by sim2sim) or ``policy`` (obs → actions only)."""
+    evaluation_view: Callable[[VecEnv], Any] | None = None
+    """How motion-tracking evaluation (``primebot eval``, training's verdict probe) reads this task's env:
+    ``evaluation_view(env)`` returns an ``evaluate.view.TrackingView`` (robot and reference snapshots, the
+    reference's tracked bodies, the ghost video). ``None`` and no ``episode_metrics``: eval refuses the task."""
+    export_metadata: Callable[..., TaskExport] | None = None
+    """``export_metadata(env, motion, *, tracked_bodies_only)`` → ``TaskExport``: the task's observation
+    layout, ONNX metadata keys and (``motion_tracking``) the motion inside the graph. ``None``: a ``policy``
+    export gets the generic keys (``export.metadata.policy_metadata``); a ``motion_tracking`` one is refused."""
+    start_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Task config overrides that choose where episodes start, by ``START_STEP`` / ``START_SPREAD``
+    (tracking: ``sampling.mode``); a key not given: the task's own config."""
 
     def __post_init__(self) -> None:
         if self.export_kind not in EXPORT_KINDS:
@@ -87,13 +120,10 @@ class TaskSpec:
                               fix=f"use one of: {', '.join(EXPORT_KINDS)}")
 
 
-
-def require_tracking_env(env: Any, task: str) -> None:
-    """Raise ``ConfigError`` unless ``env`` exposes what motion-tracking evaluation and export read."""
-    missing = [name for name in TRACKING_ENV_ATTRIBUTES if not hasattr(env, name)]
-    if missing:
-        raise ConfigError(
-            f"task {task!r} is not a motion-tracking task (its environment has no {', '.join(missing)}); "
-            "eval, export and sim2sim measure and ship reference tracking",
-            fix="train with --task tracking (the default) to get a deployable tracking policy",
-        )
+def not_a_tracking_task(task: str) -> ConfigError:
+    """The error for evaluating or exporting, as motion tracking, a task without the hooks for it."""
+    return ConfigError(
+        f"task {task!r} is not a motion-tracking task (its TaskSpec has no evaluation_view / export_metadata); "
+        "eval, export and sim2sim measure and ship reference tracking",
+        fix="train with --task tracking (the default) to get a deployable tracking policy",
+    )

@@ -19,9 +19,10 @@ from primebot.pipeline.evaluate.metrics import (
     metric_gaps,
     step_errors,
 )
-from primebot.pipeline.evaluate.run import env_snapshot, evaluate_run
+from primebot.pipeline.evaluate.run import evaluate_run
 from primebot.pipeline.rotations import quat_from_axis_angle
 from primebot.pipeline.train.policy import load_trained_policy, make_run_env
+from primebot.plugins.tasks.tracking.evaluation import env_snapshot
 
 
 def _snapshot(n: int = 2, j: int = 3, k: int = 4, e: int = 2) -> TrackingSnapshot:

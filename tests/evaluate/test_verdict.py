@@ -18,6 +18,7 @@ from primebot.pipeline.evaluate.metrics import (
 from primebot.pipeline.evaluate.run import play_episodes
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.format import load_motion
+from primebot.plugins.tasks.tracking.evaluation import tracking_view
 
 MOTIONS = Path(__file__).resolve().parents[2] / "motions"
 EXACT = {"randomization": {"enabled": False}, "observations": {"noise": False}, "log_reward_terms": False,
@@ -102,7 +103,7 @@ def test_a_robot_that_holds_its_start_pose_does_not_track_the_squat(host):
     env = _env(host, "squat", "default")
     try:
         hold = (env.reference.joint_pos[0] - env.robot.default_joint_pos) / env.action_scale
-        metrics, _ = play_episodes(env, _Constant(hold))
+        metrics, _ = play_episodes(tracking_view(env), _Constant(hold))
     finally:
         env.close()
     summary = metrics.summary()
@@ -116,7 +117,7 @@ def test_the_reference_replayed_under_pd_tracks_the_wave(host):
     # wave (the legs hold still) but not on the squat, where balance needs feedback
     env = _env(host, "wave", "reference")
     try:
-        metrics, _ = play_episodes(env, _Constant(np.zeros(env.num_actions)))
+        metrics, _ = play_episodes(tracking_view(env), _Constant(np.zeros(env.num_actions)))
     finally:
         env.close()
     summary = metrics.summary()

@@ -9,9 +9,20 @@ from typing import Any
 
 import yaml
 
-from primebot.pipeline.api import ConfigError, Motion, Registry, RobotSpec, TaskSpec, hookimpl
+from primebot.pipeline.api import (
+    START_SPREAD,
+    START_STEP,
+    ConfigError,
+    Motion,
+    Registry,
+    RobotSpec,
+    TaskSpec,
+    hookimpl,
+)
 
 from .env import TrackingEnv
+from .evaluation import tracking_view
+from .export import export_metadata
 
 CONFIG_PATH = Path(__file__).with_name("config.yaml")
 OPEN_SECTIONS = ("rewards",)
@@ -84,6 +95,10 @@ TRACKING = TaskSpec(
     default_robot="q1",
     open_config_sections=OPEN_SECTIONS,
     verdict_probe=verdict_probe,
+    evaluation_view=tracking_view,
+    export_metadata=export_metadata,
+    # eval's from-start group; its sampled group, the verdict probe and export's recorded observations
+    start_overrides={START_STEP: {"sampling": {"mode": "start"}}, START_SPREAD: {"sampling": {"mode": "uniform"}}},
 )
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from primebot.pipeline.api import (
     BatchSim,
+    Registry,
     RobotError,
     RobotSpec,
     StepResult,
@@ -37,6 +38,7 @@ class WalkEnv(VecEnv):
         *,
         seed: int = 0,
         num_threads: int | None = None,
+        registry: Registry | None = None,
     ) -> None:
         self.robot = robot
         self.cfg = dict(config)
@@ -89,7 +91,8 @@ class WalkEnv(VecEnv):
         self._rng = np.random.default_rng(seed)
         self._last_action = np.zeros((num_envs, self.num_actions))
         self._episode_step = np.zeros(num_envs, dtype=np.int64)
-        self._episode_sums: dict[str, np.ndarray] = {}
+        self.rewards = mdp.reward_manager(self.cfg, dt=self.step_dt, num_envs=self.num_envs, registry=registry)
+        """The reward: the walk terms (``mdp.REWARD_TERMS``) weighted by the task settings."""
         self._episode_distance = np.zeros(num_envs)
 
     # -- state read-outs ------------------------------------------------------
@@ -131,8 +134,7 @@ class WalkEnv(VecEnv):
         self._last_action[ids] = 0.0
         self._episode_step[ids] = 0
         self._episode_distance[ids] = 0.0
-        for sums in self._episode_sums.values():
-            sums[ids] = 0.0
+        self.rewards.reset(ids)
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
         """Reset every env to the standing pose (plus reset noise when ``randomization.enabled``)."""
@@ -157,24 +159,11 @@ class WalkEnv(VecEnv):
         forward, sideways = mdp.split_velocity(velocity_xy, self._direction)
         pitch = self._pitch()
         fallen = mdp.has_fallen(self._height(), pitch, cfg["min_height"], cfg["max_pitch"]) | faults
-        terms = mdp.step_reward(
-            forward, sideways, pitch, ~fallen,
-            dt=self.step_dt,
-            forward_weight=cfg["forward_weight"],
-            sideways_weight=cfg["sideways_weight"],
-            alive_bonus=cfg["alive_bonus"],
-            posture_weight=cfg["posture_weight"],
-        )  # fmt: skip
-        reward = sum(terms.values())
-        if faults.any():
-            # A broken state's displacement is meaningless: no reward, end the episode.
-            reward[faults] = 0.0
-            for value in terms.values():
-                value[faults] = 0.0
-            displacement[faults] = 0.0
+        state = mdp.WalkState(forward, sideways, pitch, ~fallen)
+        # A broken state's displacement is meaningless: no reward, end the episode.
+        reward = self.rewards.compute(state, valid=~faults if faults.any() else None).copy()
+        displacement[faults] = 0.0
         self._episode_distance += displacement
-        for name, value in terms.items():
-            self._episode_sums.setdefault(name, np.zeros(self.num_envs))[:] += value
 
         terminated = fallen
         truncated = (self._episode_step >= self.max_episode_length) & ~terminated
@@ -187,7 +176,7 @@ class WalkEnv(VecEnv):
         return StepResult(
             obs=obs,
             critic_obs=critic,
-            reward=reward.astype(np.float32),
+            reward=reward,
             terminated=terminated,
             truncated=truncated,
             info=info,
@@ -196,8 +185,9 @@ class WalkEnv(VecEnv):
     def _episode_info(self, done: np.ndarray, terminated: np.ndarray) -> dict[str, Any]:
         """Means over the episodes that just finished (logged as ``episode/<name>``)."""
         duration = self._episode_step[done] * self.step_dt
-        info: dict[str, Any] = {f"episode/{name}": float(sums[done].mean()) for name, sums in self._episode_sums.items()}
-        info["episode/return"] = float(sum(sums[done] for sums in self._episode_sums.values()).mean())
+        sums = self.rewards.episode_sums
+        info: dict[str, Any] = {f"episode/{name}": float(value[done].mean()) for name, value in sums.items()}
+        info["episode/return"] = float(sum(value[done] for value in sums.values()).mean())
         info["episode/length"] = float(self._episode_step[done].mean())
         info["episode/forward_speed"] = float((self._episode_distance[done] / duration).mean())
         info["episode/fall_rate"] = float(terminated[done].mean())

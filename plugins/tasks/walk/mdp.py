@@ -21,7 +21,9 @@ Reward per step, before ``dt``:
   + alive_bonus
   − posture_weight · pitch²
 
-then multiplied by the control period ``dt`` (so a return is in metres and
+each a registered reward term (``REWARD_TERMS``: ``velocity``, ``alive``,
+``posture``) that the core's ``RewardManager`` weights and multiplies by
+the control period ``dt`` (so a return is in metres and
 seconds, independent of the control rate). ``v`` is the torso's average
 horizontal velocity over the control period (displacement / dt), ``d`` the
 unit walking direction in the ground plane. The planar biped cannot move
@@ -31,7 +33,13 @@ same reward is correct for a 3D robot.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
+
+from primebot.pipeline.api import Registry, RewardManager, RewardTerm
 
 OBSERVATION_NAMES: tuple[str, ...] = (
     "torso_pitch",
@@ -101,6 +109,77 @@ def posture_penalty(pitch: np.ndarray) -> np.ndarray:
     return np.square(pitch)
 
 
+@dataclass
+class WalkState:
+    """What the walk reward terms read, one value per env (the ``state`` a ``RewardManager`` hands them)."""
+
+    forward: np.ndarray
+    """Torso velocity along the walking direction, m/s (averaged over the control period)."""
+    sideways: np.ndarray
+    """Torso velocity across the walking direction, m/s (positive to the left)."""
+    pitch: np.ndarray
+    """Torso pitch, rad."""
+    alive: np.ndarray
+    """bool: the env did not fall in this step."""
+
+
+def velocity(state: WalkState, forward_weight: float = 2.0, sideways_weight: float = 2.0) -> np.ndarray:
+    """Reward term ``velocity``: ``velocity_reward`` of the state (weight 1; the weights are its params)."""
+    return velocity_reward(state.forward, state.sideways, forward_weight, sideways_weight)
+
+
+def alive(state: WalkState) -> np.ndarray:
+    """Reward term ``alive``: 1 for an env still standing, else 0 (weight: ``alive_bonus``)."""
+    return state.alive.astype(np.float64)
+
+
+def posture(state: WalkState) -> np.ndarray:
+    """Reward term ``posture``: squared torso pitch (weight: ``-posture_weight``)."""
+    return posture_penalty(state.pitch)
+
+
+REWARD_TERMS = (
+    RewardTerm("velocity", velocity, "walk: forward_weight·v_fwd − sideways_weight·|v_side|",
+               {"forward_weight": 2.0, "sideways_weight": 2.0}),
+    RewardTerm("alive", alive, "walk: 1 while the walker has not fallen"),
+    RewardTerm("posture", posture, "walk: squared torso pitch (rad²)"),
+)
+"""The walk task's reward terms, registered by the walk plugin (``register_reward_terms``)."""
+
+
+def reward_config(
+    *, forward_weight: float, sideways_weight: float, alive_bonus: float, posture_weight: float
+) -> dict[str, Any]:
+    """The ``rewards`` config (term → weight, params) the walk settings stand for."""
+    return {
+        "velocity": {"weight": 1.0,
+                     "params": {"forward_weight": forward_weight, "sideways_weight": sideways_weight}},
+        "alive": {"weight": alive_bonus},
+        "posture": {"weight": -posture_weight},
+    }  # fmt: skip
+
+
+def reward_manager(
+    weights: Mapping[str, float], *, dt: float, num_envs: int, registry: Registry | None = None
+) -> RewardManager:
+    """A ``RewardManager`` over the walk terms with ``weights`` (the four ``reward_config`` settings).
+
+    The terms are looked up in ``registry`` (where the walk plugin registered
+    them); without one, in a registry holding only ``REWARD_TERMS``.
+    """
+    if registry is None:
+        registry = Registry()
+        registry.declare("reward_terms")
+        for term in REWARD_TERMS:
+            registry.add("reward_terms", term.name, term, "tasks.walk")
+    config = reward_config(**{key: float(weights[key]) for key in REWARD_WEIGHT_KEYS})
+    return RewardManager.from_config(config, registry, dt, num_envs)
+
+
+REWARD_WEIGHT_KEYS = ("forward_weight", "sideways_weight", "alive_bonus", "posture_weight")
+"""The task settings that weight the reward terms."""
+
+
 def step_reward(
     forward: np.ndarray,
     sideways: np.ndarray,
@@ -118,11 +197,11 @@ def step_reward(
     ``alive`` [N] bool: the alive bonus is paid only to envs that did not fall
     in this step, so falling early always costs the bonus of the rest of the episode.
     """
-    return {
-        "velocity": dt * velocity_reward(forward, sideways, forward_weight, sideways_weight),
-        "alive": dt * alive_bonus * alive.astype(np.float64),
-        "posture": -dt * posture_weight * posture_penalty(pitch),
-    }
+    weights = {"forward_weight": forward_weight, "sideways_weight": sideways_weight,
+               "alive_bonus": alive_bonus, "posture_weight": posture_weight}  # fmt: skip
+    manager = reward_manager(weights, dt=dt, num_envs=len(forward))
+    manager.compute(WalkState(forward, sideways, pitch, np.asarray(alive, dtype=bool)))
+    return {name: value.copy() for name, value in manager.step_values.items()}
 
 
 def has_fallen(height: np.ndarray, pitch: np.ndarray, min_height: float, max_pitch: float) -> np.ndarray:

@@ -14,6 +14,7 @@ from typing import Any
 
 from primebot.pipeline.api import (
     EXPORT_POLICY,
+    START_SPREAD,
     ConfigError,
     RobotSpec,
     TaskSpec,
@@ -141,13 +142,13 @@ def make_walk_env(
     num_threads: int | None = None,
 ) -> WalkEnv:
     """Build the walk environment (the ``make_env`` of the ``walk`` TaskSpec); ``motion`` is unused."""
-    del motion, registry  # walking needs no reference motion and no other plugin
+    del motion  # walking needs no reference motion
     if num_threads is None:
         # One biped substep costs ~7 µs: below ~64 envs per thread, handing work
         # to another thread costs more than it saves (16 envs: 0.59 ms per step
         # on one thread, 0.68 ms on two).
         num_threads = max(1, min(available_cores(), num_envs // ENVS_PER_THREAD))
-    return WalkEnv(robot, num_envs, task_settings(config), seed=seed, num_threads=num_threads)
+    return WalkEnv(robot, num_envs, task_settings(config), seed=seed, num_threads=num_threads, registry=registry)
 
 
 WALK_TASK = TaskSpec(
@@ -161,7 +162,16 @@ WALK_TASK = TaskSpec(
     episode_metrics=walk_metrics,
     # No reference motion to ship, and sim2sim's deploy loop is written for a free-joint base.
     export_kind=EXPORT_POLICY,
+    # export records its parity observations from walkers with reset noise (eval switches it off)
+    start_overrides={START_SPREAD: {"randomization": {"enabled": True}}},
 )
+
+
+@hookimpl
+def register_reward_terms(register) -> None:
+    """Register the walk reward terms ``velocity``, ``alive`` and ``posture`` (``mdp.REWARD_TERMS``)."""
+    for term in mdp.REWARD_TERMS:
+        register(term)
 
 
 @hookimpl
