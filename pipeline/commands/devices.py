@@ -7,7 +7,7 @@ import json
 import click
 
 from ..cli import pass_host
-from ..devices.backend import resolve_device
+from ..devices.backend import dtype_name, resolve_device
 from ..hooks.host import PluginHost
 from ..hooks.specs import hookimpl
 
@@ -25,7 +25,7 @@ def backend_rows(host: PluginHost) -> list[dict]:
                 "name": backend.device_name(0) if count else "",
                 "torch_device": backend.torch_device(0),
                 "collective": backend.collective,
-                "autocast": str(backend.autocast_dtype()).replace("torch.", "") if status.available else "",
+                "autocast": dtype_name(backend.autocast_dtype()) if status.available else "",
                 "reason": status.reason,
                 "plugin": host.registry.registration("backends", name).plugin,
             }
@@ -70,7 +70,7 @@ def devices_command(host: PluginHost, probe: bool, device: str | None, as_json: 
             f"{row['collective']:<10} {row['autocast']:<9} {detail}"
         )
     click.echo(f"\nresolved device: {resolved.torch_device} (from {resolved.source})")
-    dtype = str(resolved.backend.autocast_dtype()).replace("torch.", "")
+    dtype = dtype_name(resolved.backend.autocast_dtype())
     click.echo(f"mixed precision: {dtype} native ({native}): ppo.mixed_precision=auto turns it on" if native else
                f"mixed precision: no native {dtype} here: ppo.mixed_precision=auto leaves it off")
     if probe:

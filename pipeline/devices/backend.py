@@ -75,6 +75,11 @@ class Backend(ABC):
         """Wait for all queued work on the backend's devices."""
 
 
+def dtype_name(dtype: torch.dtype | None) -> str:
+    """``bfloat16`` for ``torch.bfloat16``; ``none`` for no dtype (tables, logs, args.yaml)."""
+    return str(dtype).replace("torch.", "") if dtype is not None else "none"
+
+
 @dataclass(frozen=True)
 class ResolvedDevice:
     """The outcome of device resolution."""

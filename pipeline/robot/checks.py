@@ -135,6 +135,8 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     """Hold ctrl = default pose with the spec's servos from the standing pose (information only)."""
     apply_spec_actuators(model, spec, ix)
     data = _stand_data(model, key)
+    ratios = stiffness_ratios(model, data, list(ix.joint_ids), np.asarray(spec.stiffness, dtype=float),
+                              ix.root_body_id, set(ix.feet_body_ids.tolist()))
     data.ctrl[ix.actuator_ids] = spec.default_joint_pos
     start = float(data.xpos[ix.anchor_body_id, 2])
     for _ in range(int(STAND_SECONDS / model.opt.timestep)):
@@ -143,9 +145,6 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     up = float(data.xmat[ix.root_body_id].reshape(3, 3)[2, 2])
     fell = end < 0.6 * start or up < 0.5
     verdict = "fell" if fell else "stayed up"
-    posed = _stand_data(model, key)
-    ratios = stiffness_ratios(model, posed, list(ix.joint_ids), np.asarray(spec.stiffness, dtype=float),
-                              ix.root_body_id, set(ix.feet_body_ids.tolist()))
     weakest = int(np.argmin(ratios))
     softest = (f"; the softest servo, {spec.joint_names[weakest]}, is {ratios[weakest]:.2f} × its gravity stiffness "
                "(the torque per radian gravity puts on what it carries standing)")

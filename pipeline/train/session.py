@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from .. import __version__
-from ..devices.backend import Backend, ResolvedDevice, resolve_device
+from ..devices.backend import Backend, ResolvedDevice, dtype_name, resolve_device
 from ..errors import ConfigError
 from ..motion.format import load_motion
 from ..motion.validate import require_valid_motion
@@ -85,7 +85,7 @@ def resolve_mixed_precision(cfg: TrainConfig, backend: Backend) -> str:
         return f"{mode} (set)"
     native = backend.native_autocast()
     cfg.ppo.mixed_precision = "on" if native else "off"
-    dtype = str(backend.autocast_dtype()).replace("torch.", "")
+    dtype = dtype_name(backend.autocast_dtype())
     why = f"{dtype} in the update (auto: native on {backend.name}: {native})" if native else \
         f"off (auto: {backend.name} has no native {dtype})"
     log.info("mixed precision: %s", why)
