@@ -15,6 +15,7 @@ from primebot.pipeline.rotations import quat_error_magnitude
 from primebot.pipeline.sim.rewards import RewardTerm
 
 WAVE = Path(__file__).resolve().parents[2] / "motions" / "wave.npz"
+FULL_STRENGTH = {"randomization": {"curriculum": None}}
 EXACT = {
     "randomization": {"enabled": False},
     "observations": {"noise": False},
@@ -104,12 +105,25 @@ def test_reset_lands_on_the_sampled_frames_reference_pose(host, motion):
     np.testing.assert_allclose(env.sim.qvel[:, idx.dof_adr], motion.joint_vel[t], atol=1e-9)
 
 
-def test_reset_noise_moves_the_start_pose_when_randomising(host, motion):
-    env = make_env(host, motion, num_envs=6, config={"sampling": {"mode": "uniform"}})
+def _start_offsets(host, motion, randomization):
+    env = make_env(host, motion, num_envs=6, seed=3,
+                   config={"sampling": {"mode": "uniform"}, "randomization": randomization})
     env.reset()
     xpos = env.sim.bind("xpos")
-    offsets = np.linalg.norm(xpos[:, 1] - motion.body_pos_w[env.time_steps, 0], axis=-1)
+    return np.linalg.norm(xpos[:, 1] - motion.body_pos_w[env.time_steps, 0], axis=-1)
+
+
+def test_reset_noise_moves_the_start_pose_when_randomising(host, motion):
+    offsets = _start_offsets(host, motion, {"curriculum": None})
     assert np.all(offsets > 0) and np.all(offsets < 0.1)
+
+
+def test_reset_noise_scales_with_the_curriculum_strength(host, motion):
+    """The curriculum starts at 0: exact reference starts; at 0.5 the same draws move the pose half as far."""
+    assert np.all(_start_offsets(host, motion, {}) < 1e-9)
+    half = _start_offsets(host, motion, {"curriculum": {"start": 0.5}})
+    full = _start_offsets(host, motion, {"curriculum": None})
+    assert np.all(half > 0) and np.all(half < full)
 
 
 def test_falling_anchor_terminates_and_time_out_truncates(host, motion):
@@ -168,15 +182,19 @@ def test_same_seed_gives_identical_rollouts_and_other_seeds_differ(host, motion)
 def test_state_dict_resumes_bit_for_bit(host, motion):
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, (20, 4, 22)).astype(np.float32)
-    env = make_env(host, motion, seed=5)
+    # 5-step episodes: the curriculum decides every 5 steps, so its strength moves during the run
+    curriculum = {"episode_length_s": 0.1, "randomization": {"curriculum": {"start": 0.5}}}
+    env = make_env(host, motion, seed=5, config=curriculum)
     env.reset()
     for k in range(10):
         env.step(actions[k])
     saved = env.state_dict()
     assert all(isinstance(v, np.ndarray) for v in saved.values())
+    at_save = env.curriculum.strength
     expected = [env.step(actions[k]) for k in range(10, 20)]
+    assert 0.5 != at_save != env.curriculum.strength
 
-    resumed = make_env(host, motion, seed=5)
+    resumed = make_env(host, motion, seed=5, config=curriculum)
     resumed.load_state_dict(saved)
     resumed.reset()  # after a load: the restored episodes, not new ones
     for k, want in zip(range(10, 20), expected, strict=True):
@@ -353,7 +371,7 @@ def test_a_motion_at_another_frame_rate_is_resampled_to_the_control_rate(host, m
 
 
 def test_randomisation_draws_per_env_physics_and_one_switch_turns_it_all_off(host, motion):
-    env = make_env(host, motion, num_envs=4)
+    env = make_env(host, motion, num_envs=4, config=FULL_STRENGTH)
     friction = env.sim.batch.expanded("geom_friction")[:, :, 0]
     assert np.all((friction >= 0.3) & (friction <= 1.2)) and len(set(friction[:, 0].tolist())) == 4
     mass = env.sim.batch.expanded("body_mass")
@@ -365,7 +383,7 @@ def test_randomisation_draws_per_env_physics_and_one_switch_turns_it_all_off(hos
 
 
 def test_a_push_adds_root_velocity_when_due(host, motion):
-    env = make_env(host, motion, num_envs=3, config={"observations": {"noise": False}})
+    env = make_env(host, motion, num_envs=3, config={"observations": {"noise": False}, **FULL_STRENGTH})
     env.reset()
     env.pusher.countdown[:] = [1, 5, 5]  # env 0 is pushed at the next step
     before = env.sim.qvel[:, :3].copy()

@@ -38,7 +38,8 @@ from primebot.pipeline.api import (
 
 from .model import build_tracking_model
 from .observations import ObservationBuilder
-from .randomization import AXES_ANGULAR, AXES_LINEAR, Pusher, randomize_physics, uniform_ranges
+from .curriculum import RandomizationCurriculum
+from .randomization import AXES_ANGULAR, AXES_LINEAR, PhysicsRandomization, Pusher, uniform_ranges
 from .reference import MotionReference
 from .sampler import StartFrameSampler
 from .state import TrackingState
@@ -149,12 +150,16 @@ class TrackingEnv(VecEnv):
 
         rand = cfg["randomization"]
         self.randomize = bool(rand["enabled"])
-        if self.randomize:
-            randomize_physics(self.sim, tm, rand, self.rngs["physics"])
+        self.physics_randomization = (
+            PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"]) if self.randomize else None
+        )
         self.pusher = (
             Pusher(self.sim, tm, rand["push"], self.rngs["push"])
             if self.randomize and rand.get("push")
             else None
+        )
+        self.curriculum = (
+            RandomizationCurriculum(rand.get("curriculum"), window=num_envs) if self.randomize else None
         )
         if self.randomize:
             # reset-noise ranges, parsed once rather than at every reset
@@ -162,6 +167,7 @@ class TrackingEnv(VecEnv):
             self._reset_pose_range = uniform_ranges(rand["reset_pose"], axes)
             self._reset_velocity_range = uniform_ranges(rand["reset_velocity"], axes)
             self._reset_joint_range = rand["reset_joint_pos"]
+            self._apply_strength()
 
         self.state = TrackingState(self.sim, tm, self.reference)
         self.rewards = RewardManager.from_config(
@@ -272,6 +278,10 @@ class TrackingEnv(VecEnv):
         failed_any = terminated & ~faults
         self.sampler.record_failures(self.time_steps[failed_any])
         self.sampler.update()
+        if self.curriculum is not None and self.curriculum.record(
+            int((terminated | truncated).sum()), int(terminated.sum())
+        ):
+            self._apply_strength()
         t4 = clock()
 
         reward = self.rewards.compute(state, valid=~faults if faults.any() else None).copy()
@@ -293,6 +303,8 @@ class TrackingEnv(VecEnv):
             state.update(done)
         info.update(self._window.means())
         info.update(self.sampler.metrics())
+        if self.curriculum is not None:
+            info.update(self.curriculum.metrics())
         t6 = clock()
 
         obs, critic = self.observations.compute()
@@ -313,6 +325,13 @@ class TrackingEnv(VecEnv):
             return self.reference.joint_pos[steps]
         return self._default_joint_pos
 
+    def _apply_strength(self) -> None:
+        """Scale the physics spread and the pushes to the curriculum's strength (reset noise reads it itself)."""
+        strength = self.curriculum.strength
+        self.physics_randomization.apply(strength)
+        if self.pusher is not None:
+            self.pusher.strength = strength
+
     # -- resets -------------------------------------------------------------------
     def _reset_envs(self, ids: np.ndarray) -> None:
         """Reference-state initialisation of envs ``ids`` at sampled start steps (with noise if randomising)."""
@@ -330,13 +349,14 @@ class TrackingEnv(VecEnv):
         ang_vel_w = ref.root_ang_vel_w[t].copy()
         joint_pos = ref.joint_pos[t].copy()
         if self.randomize:
-            pose = rng.uniform(*self._reset_pose_range, size=(n, 6))
+            strength = self.curriculum.strength
+            pose = strength * rng.uniform(*self._reset_pose_range, size=(n, 6))
             root_pos += pose[:, :3]
             root_quat = quat_mul(quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]), root_quat)
-            vel = rng.uniform(*self._reset_velocity_range, size=(n, 6))
+            vel = strength * rng.uniform(*self._reset_velocity_range, size=(n, 6))
             lin_vel += vel[:, :3]
             ang_vel_w += vel[:, 3:]
-            joint_pos += rng.uniform(*self._reset_joint_range, size=joint_pos.shape)
+            joint_pos += strength * rng.uniform(*self._reset_joint_range, size=joint_pos.shape)
             limits = self.model_info.soft_joint_pos_limits
             np.clip(joint_pos, limits[:, 0], limits[:, 1], out=joint_pos)
 
@@ -368,6 +388,8 @@ class TrackingEnv(VecEnv):
         out["env/prev_action"] = self.state.prev_action.copy()
         if self.pusher is not None:
             out["push/countdown"] = self.pusher.countdown.copy()
+        if self.curriculum is not None:
+            out.update({f"curriculum/{k}": v for k, v in self.curriculum.state_dict().items()})
         # the last observations returned (with their noise), for the first step after a resume
         out["obs/policy"] = self.observations.obs.copy()
         out["obs/critic"] = self.observations.critic_obs.copy()
@@ -393,6 +415,13 @@ class TrackingEnv(VecEnv):
         self.state.prev_action[:] = state["env/prev_action"]
         if self.pusher is not None and "push/countdown" in state:
             self.pusher.countdown[:] = state["push/countdown"]
+        if self.curriculum is not None:
+            saved = {k.split("/", 1)[1]: v for k, v in state.items() if k.startswith("curriculum/")}
+            if saved:
+                self.curriculum.load_state_dict(saved)
+            else:  # a checkpoint from before the curriculum: it ran at full strength throughout
+                self.curriculum.enabled, self.curriculum.strength = False, 1.0
+            self._apply_strength()
         self.observations.obs[:] = state["obs/policy"]
         self.observations.critic_obs[:] = state["obs/critic"]
         if "window/count_head" in state:

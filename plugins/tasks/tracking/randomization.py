@@ -2,7 +2,9 @@
 
 All of it hangs off ``randomization.enabled`` in the task config, so one
 switch gives the evaluator a deterministic task. Ranges are uniform
-``[low, high]``; the defaults follow mjlab's tracking task.
+``[low, high]``; the defaults follow mjlab's tracking task. Every part
+scales with one strength in [0, 1] that the curriculum (``curriculum.py``)
+raises as the policy copes.
 """
 
 from __future__ import annotations
@@ -29,34 +31,59 @@ def uniform_ranges(
     return low, high
 
 
-def randomize_physics(
-    sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator
-) -> None:
-    """Per-env friction, body masses and anchor centre of mass, drawn once at start-up."""
-    n, model = sim.num_envs, tm.model
-    friction_range = config.get("friction")
-    if friction_range is not None:
-        # Contacts take the larger friction of the two geoms, so every geom of an
-        # env (floor included) gets the same sliding friction: that is the
-        # friction every contact of that env then sees.
-        friction = sim.expand("geom_friction")
-        friction[:, :, 0] = rng.uniform(*friction_range, size=(n, 1))
-    mass_range = config.get("mass_scale")
-    com_ranges = config.get("anchor_com_offset")
-    if mass_range is None and com_ranges is None:
-        return
-    if mass_range is not None:
-        robot_bodies = np.flatnonzero(model.body_rootid == tm.indices.root_body_id)
-        scale = rng.uniform(*mass_range, size=(n, robot_bodies.size))
-        mass, inertia = sim.expand("body_mass"), sim.expand("body_inertia")
-        mass[:, robot_bodies] = model.body_mass[robot_bodies] * scale
-        inertia[:, robot_bodies] = model.body_inertia[robot_bodies] * scale[..., None]
-    if com_ranges is not None:
-        low, high = uniform_ranges(com_ranges, AXES_LINEAR)
-        ipos = sim.expand("body_ipos")
-        anchor = tm.indices.anchor_body_id
-        ipos[:, anchor] = model.body_ipos[anchor] + rng.uniform(low, high, size=(n, 3))
-    sim.set_const()
+class PhysicsRandomization:
+    """Per-env friction, body masses and anchor centre of mass.
+
+    Drawn once at start-up at full range; ``apply(strength)`` sets each value
+    to ``nominal + strength × (drawn − nominal)``, so the curriculum
+    (``curriculum.py``) can widen the spread without drawing anew and a
+    resumed run gets the same physics back from its strength alone.
+    """
+
+    def __init__(
+        self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator
+    ) -> None:
+        n, model = sim.num_envs, tm.model
+        self.sim = sim
+        self._fields: list[tuple[np.ndarray, tuple, np.ndarray, np.ndarray]] = []
+        """(expanded field, index, nominal, drawn) per randomised quantity."""
+        friction_range = config.get("friction")
+        if friction_range is not None:
+            # Contacts take the larger friction of the two geoms, so every geom of an
+            # env (floor included) gets the same sliding friction: that is the
+            # friction every contact of that env then sees.
+            friction = sim.expand("geom_friction")
+            drawn = np.broadcast_to(rng.uniform(*friction_range, size=(n, 1)), friction[:, :, 0].shape)
+            self._add(friction, (slice(None), slice(None), 0), model.geom_friction[:, 0], drawn)
+        mass_range = config.get("mass_scale")
+        com_ranges = config.get("anchor_com_offset")
+        if mass_range is not None:
+            robot_bodies = np.flatnonzero(model.body_rootid == tm.indices.root_body_id)
+            scale = rng.uniform(*mass_range, size=(n, robot_bodies.size))
+            mass, inertia = sim.expand("body_mass"), sim.expand("body_inertia")
+            nominal_mass = model.body_mass[robot_bodies]
+            nominal_inertia = model.body_inertia[robot_bodies]
+            self._add(mass, (slice(None), robot_bodies), nominal_mass, nominal_mass * scale)
+            self._add(inertia, (slice(None), robot_bodies), nominal_inertia, nominal_inertia * scale[..., None])
+        if com_ranges is not None:
+            low, high = uniform_ranges(com_ranges, AXES_LINEAR)
+            ipos = sim.expand("body_ipos")
+            anchor = tm.indices.anchor_body_id
+            nominal = model.body_ipos[anchor]
+            self._add(ipos, (slice(None), anchor), nominal, nominal + rng.uniform(low, high, size=(n, 3)))
+        self.strength = 1.0
+        self.apply(1.0)
+
+    def _add(self, field: np.ndarray, index: tuple, nominal: np.ndarray, drawn: np.ndarray) -> None:
+        self._fields.append((field, index, np.array(nominal, dtype=np.float64), np.array(drawn, dtype=np.float64)))
+
+    def apply(self, strength: float) -> None:
+        """Set every randomised quantity at ``strength`` (0: the model's own values, 1: the draws)."""
+        self.strength = float(strength)
+        for field, index, nominal, drawn in self._fields:
+            field[index] = drawn if self.strength == 1.0 else nominal + self.strength * (drawn - nominal)
+        if self._fields:
+            self.sim.set_const()
 
 
 class Pusher:
@@ -71,6 +98,8 @@ class Pusher:
         self.lin_low, self.lin_high = uniform_ranges(velocity, AXES_LINEAR)
         self.ang_low, self.ang_high = uniform_ranges(velocity, AXES_ANGULAR)
         self._quat, self._lin, self._ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
+        self.strength = 1.0
+        """Factor on the push velocities (the curriculum's strength)."""
         self.countdown = self._draw_interval(sim.num_envs)
         """Control steps until each env's next push."""
         self.total = 0
@@ -85,8 +114,8 @@ class Pusher:
         if due.size == 0:
             return 0
         qpos, qvel = self.sim.qpos, self.sim.qvel
-        d_lin = self.rng.uniform(self.lin_low, self.lin_high, size=(due.size, 3))
-        d_ang_w = self.rng.uniform(self.ang_low, self.ang_high, size=(due.size, 3))
+        d_lin = self.strength * self.rng.uniform(self.lin_low, self.lin_high, size=(due.size, 3))
+        d_ang_w = self.strength * self.rng.uniform(self.ang_low, self.ang_high, size=(due.size, 3))
         qvel[due, self._lin] += d_lin
         # the free joint's angular velocity is in the body frame
         qvel[due, self._ang] += quat_apply_inverse(qpos[due, self._quat], d_ang_w)

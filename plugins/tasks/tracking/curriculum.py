@@ -1,0 +1,77 @@
+"""The randomisation curriculum: perturbations that grow as the policy stops falling.
+
+Full-strength randomisation from the first iteration (mjlab's reset noise and
+pushes, sized for a 1.3 m robot) keeps a policy that cannot yet stand on one
+leg from ever seeing a whole step: on a march, episodes end after ~1 s and
+the robot learns to stand still. The curriculum starts at ``start`` strength
+and, after every ``num_envs`` finished episodes, moves the strength by
+``step``: up when fewer than ``raise_below`` of those episodes ended in a
+fall, down when more than ``lower_above`` did. The strength scales every
+part of the randomisation (``randomization.py``); 1 is the configured ranges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from primebot.pipeline.api import ConfigError
+
+KEYS = ("start", "step", "raise_below", "lower_above")
+
+
+class RandomizationCurriculum:
+    """Strength of the randomisation in [0, 1], moved by the fall rate of finished episodes."""
+
+    def __init__(self, config: Mapping[str, Any] | None, window: int) -> None:
+        """``config`` None: no curriculum, strength 1 throughout. ``window``: episodes per decision."""
+        self.enabled = config is not None
+        cfg = dict(config or {})
+        unknown = sorted(set(cfg) - set(KEYS))
+        if unknown:
+            raise ConfigError(f"tracking task: unknown key(s) {', '.join(unknown)} in randomization.curriculum",
+                              fix=f"known keys: {', '.join(KEYS)} (see docs/tasks.md)")
+        self.start = float(cfg.get("start", 0.0))
+        self.step = float(cfg.get("step", 0.1))
+        self.raise_below = float(cfg.get("raise_below", 0.3))
+        self.lower_above = float(cfg.get("lower_above", 0.6))
+        if not (0.0 <= self.start <= 1.0 and 0.0 < self.step <= 1.0
+                and 0.0 <= self.raise_below <= self.lower_above <= 1.0):
+            raise ConfigError(
+                "tracking task: randomization.curriculum needs 0 ≤ start ≤ 1, 0 < step ≤ 1 and "
+                f"0 ≤ raise_below ≤ lower_above ≤ 1; got start={self.start}, step={self.step}, "
+                f"raise_below={self.raise_below}, lower_above={self.lower_above}",
+                fix="--set task.randomization.curriculum.start=0.0 (or curriculum=null for full strength)")
+        self.window = max(1, int(window))
+        self.strength = self.start if self.enabled else 1.0
+        self.finished = 0
+        self.fell = 0
+
+    def record(self, finished: int, fell: int) -> bool:
+        """Count ``finished`` episodes of which ``fell`` ended in a fall; True when the strength changed."""
+        if not self.enabled:
+            return False
+        self.finished += int(finished)
+        self.fell += int(fell)
+        if self.finished < self.window:
+            return False
+        rate = self.fell / self.finished
+        self.finished = self.fell = 0
+        before = self.strength
+        if rate < self.raise_below:
+            self.strength = min(1.0, round(self.strength + self.step, 9))
+        elif rate > self.lower_above:
+            self.strength = max(0.0, round(self.strength - self.step, 9))
+        return self.strength != before
+
+    def metrics(self) -> dict[str, float]:
+        return {"randomization/strength": self.strength}
+
+    def state_dict(self) -> dict[str, np.ndarray]:
+        return {"strength_finished_fell": np.array([self.strength, self.finished, self.fell], np.float64)}
+
+    def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
+        strength, finished, fell = (float(x) for x in state["strength_finished_fell"])
+        self.strength, self.finished, self.fell = strength, int(finished), int(fell)

@@ -1,0 +1,50 @@
+"""The randomisation curriculum of the tracking task: strength moved by the fall rate of finished episodes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from primebot.pipeline.errors import ConfigError
+from primebot.plugins.tasks.tracking.curriculum import RandomizationCurriculum
+
+DEFAULTS = {"start": 0.0, "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}
+
+
+def test_strength_rises_after_a_window_with_few_falls_and_drops_after_many():
+    c = RandomizationCurriculum(DEFAULTS, window=10)
+    assert c.strength == 0.0
+    assert not c.record(9, 0)  # the window is not full yet
+    assert c.record(1, 0) and c.strength == pytest.approx(0.1)
+    assert not c.record(10, 4)  # 40 % falls: between the thresholds, hold
+    assert c.record(10, 7) and c.strength == pytest.approx(0.0)
+    assert not c.record(10, 10)  # never below 0
+
+
+def test_strength_reaches_exactly_one_and_stays_there():
+    c = RandomizationCurriculum({**DEFAULTS, "step": 0.3}, window=1)
+    for _ in range(5):
+        c.record(1, 0)
+    assert c.strength == 1.0 and c.metrics() == {"randomization/strength": 1.0}
+
+
+def test_without_a_curriculum_the_strength_is_one_throughout():
+    c = RandomizationCurriculum(None, window=4)
+    assert c.strength == 1.0 and not c.record(100, 100) and c.strength == 1.0
+
+
+def test_state_round_trips():
+    c = RandomizationCurriculum(DEFAULTS, window=10)
+    c.record(10, 0)
+    c.record(3, 1)
+    d = RandomizationCurriculum(DEFAULTS, window=10)
+    d.load_state_dict(c.state_dict())
+    assert (d.strength, d.finished, d.fell) == (c.strength, 3, 1)
+    assert all(isinstance(v, np.ndarray) for v in c.state_dict().values())
+
+
+@pytest.mark.parametrize("bad", [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1}])
+def test_bad_settings_are_a_config_error_naming_the_fix(bad):
+    with pytest.raises(ConfigError) as err:
+        RandomizationCurriculum({**DEFAULTS, **bad}, window=4)
+    assert "curriculum" in str(err.value)
