@@ -51,6 +51,15 @@ class VecEnv(ABC):
     def step(self, actions: np.ndarray) -> StepResult:
         """Apply ``actions`` [N, A] float32 for one control period and return the result."""
 
+    @property
+    def curriculum_complete(self) -> bool:
+        """False while a curriculum still trains under easier conditions than the task configures.
+
+        The runner's stop-when-tracked rule waits for True, so a run that
+        stops early stops with the policy trained under the full conditions.
+        """
+        return True
+
     def state_dict(self) -> dict[str, Any]:
         """RNG and sampler state needed to resume bit-for-bit (numpy arrays and scalars only)."""
         return {}

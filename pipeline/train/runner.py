@@ -323,7 +323,8 @@ class OnPolicyRunner:
                         ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")})
             row["verdict/tracked"] = float(bool(verdict.get("tracked")))
             self.tracked_checks = self.tracked_checks + 1 if verdict.get("tracked") else 0
-            if runner_cfg.stop_when_tracked and self.tracked_checks >= TRACKED_CHECKS_TO_STOP:
+            if (runner_cfg.stop_when_tracked and self.tracked_checks >= TRACKED_CHECKS_TO_STOP
+                    and self.env.curriculum_complete):
                 return (f"the policy tracked its motion at {TRACKED_CHECKS_TO_STOP} checks in a row "
                         f"({verdict.get('reason', '')})")
         if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:

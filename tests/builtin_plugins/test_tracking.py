@@ -393,3 +393,10 @@ def test_a_push_adds_root_velocity_when_due(host, motion):
         env.sim.qvel[1:, :3], before[1:]
     )
     assert 1.0 / env.step_dt <= env.pusher.countdown[0] <= 3.0 / env.step_dt
+
+
+def test_the_curriculum_is_complete_only_at_full_strength(host, motion):
+    assert not make_env(host, motion, num_envs=2).curriculum_complete  # starts at 0
+    assert make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 1.0}}}).curriculum_complete
+    assert make_env(host, motion, num_envs=2, config=FULL_STRENGTH).curriculum_complete
+    assert make_env(host, motion, num_envs=2, config=EXACT).curriculum_complete  # nothing to ramp up

@@ -182,7 +182,8 @@ class _ScriptedProbe:
                 "verdict": {"tracked": tracked, "reason": "scripted"}}
 
 
-def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registry, tmp_path):
+def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int = 0):
+    """Train the point mass with verdict checks every 3 iterations; its curriculum completes at the given iteration."""
     from primebot.pipeline.train.config import TrainConfig
     from primebot.pipeline.train.runner import OnPolicyRunner
 
@@ -191,16 +192,29 @@ def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registr
     cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
     env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
                         registry=registry, num_threads=1)
-    probe = _ScriptedProbe(tracked_from=2)
     runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=probe)
+    # a curriculum that completes at a given iteration (the tracking task's follows its fall rate)
+    type(env).curriculum_complete = property(lambda _: runner.iteration >= complete_from_iteration)
     try:
-        result = runner.learn()
+        return runner.learn()
     finally:
+        del type(env).curriculum_complete
         env.close()
+
+
+def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registry, tmp_path):
+    probe = _ScriptedProbe(tracked_from=2)
+    result = _learn_until_tracked(registry, tmp_path, probe)
     assert result.status == "finished" and result.iteration == 9  # checks at 3 (no), 6 (yes), 9 (yes)
     assert probe.calls == 3 and (tmp_path / "model_9.pt").is_file()
     _, rows = read_csv_rows(tmp_path / "train.csv")
     assert [r["verdict/tracked"] for r in rows if r.get("verdict/tracked")] == ["0.0", "1.0", "1.0"]
+
+
+def test_stop_when_tracked_waits_for_the_curriculum_to_complete(registry, tmp_path):
+    """Tracked at the checks of iterations 6 and 9, but the curriculum completes at 13: the run stops at 15."""
+    result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2), complete_from_iteration=13)
+    assert result.status == "finished" and result.iteration == 15
 
 
 def _close_in_thread(train_log: TrainingLog) -> BaseException | None:

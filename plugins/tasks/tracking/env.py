@@ -319,6 +319,11 @@ class TrackingEnv(VecEnv):
     def close(self) -> None:
         self.sim.close()
 
+    @property
+    def curriculum_complete(self) -> bool:
+        """True once the randomisation curriculum has reached full strength (always without one)."""
+        return self.curriculum is None or self.curriculum.strength >= 1.0
+
     def _action_origin(self, steps: np.ndarray) -> np.ndarray:
         """The joint targets of a zero action at reference steps ``steps`` [n] → [n, J] (or [J])."""
         if self.action_offset == ACTION_OFFSET_REFERENCE:
