@@ -42,7 +42,8 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     motion = repo_root / "motions" / "wave.npz"
     logs = tmp_path / "logs"
     proc = _pipeline([str(motion), "--preset", "quick", "--iterations", "6", "--num-envs", "16",
-                      "--eval-episodes", "2", "--log-dir", str(logs)], tmp_path)
+                      "--eval-episodes", "2", "--log-dir", str(logs),
+                      "--set", "task.randomization.curriculum.start=0"], tmp_path)  # the opt-in curriculum
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:  # wait for the first logged training iteration
         csvs = list(logs.rglob("train.csv"))
@@ -79,6 +80,10 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     assert all(by_name[n]["status"] == "done" for n in STAGES if n != "replay")
     assert by_name["smoke"]["attempts"] == 1 and by_name["train"]["attempts"] == 2
     assert "resuming training" in output and "done earlier" in output
+    # 6 iterations are far too few for the randomisation curriculum: the train stage says so
+    assert by_name["train"]["summary"]["curriculum"] == "incomplete"
+    assert any("curriculum" in w for w in by_name["train"]["warnings"])
+    assert "randomization/strength" in (run_dir / "train.csv").read_text(encoding="utf-8").splitlines()[0]
     for name in ("args.yaml", "train.csv", "model_6.pt", "model_best.pt", "eval.json", "sim2sim.json",
                  "pipeline.json", "report.html", "export/policy.onnx", "export/deploy.yaml", "wave.npz"):
         assert (run_dir / name).is_file(), name

@@ -74,9 +74,17 @@ def train(ctx: StageContext) -> StageResult:
     }
     if returns:
         summary["episode_return"] = round(sum(returns) / len(returns), 3)
+    warnings = []
+    if not runner.env.curriculum_complete:
+        summary["curriculum"] = "incomplete"
+        warnings.append("training ended before the task's curriculum was complete: the policy never trained under "
+                        "the full randomisation (train.csv: randomization/strength), so expect it to be less robust "
+                        "to pushes and model errors than configured; --resume RUN_DIR --from train "
+                        "--iterations N trains on")
     return StageResult(
         outputs=outputs,
         summary=summary,
+        warnings=warnings,
         message=f"{result.iteration} iterations on {runner.cfg.device}"
                 + (f", episode return {summary['episode_return']:.2f}" if returns else ""),
     )

@@ -119,8 +119,8 @@ def test_reset_noise_moves_the_start_pose_when_randomising(host, motion):
 
 
 def test_reset_noise_scales_with_the_curriculum_strength(host, motion):
-    """The curriculum starts at 0: exact reference starts; at 0.5 the same draws move the pose half as far."""
-    assert np.all(_start_offsets(host, motion, {}) < 1e-9)
+    """At strength 0: exact reference starts; at 0.5 the same draws move the pose half as far."""
+    assert np.all(_start_offsets(host, motion, {"curriculum": {"start": 0.0}}) < 1e-9)
     half = _start_offsets(host, motion, {"curriculum": {"start": 0.5}})
     full = _start_offsets(host, motion, {"curriculum": None})
     assert np.all(half > 0) and np.all(half < full)
@@ -396,7 +396,8 @@ def test_a_push_adds_root_velocity_when_due(host, motion):
 
 
 def test_the_curriculum_is_complete_only_at_full_strength(host, motion):
-    assert not make_env(host, motion, num_envs=2).curriculum_complete  # starts at 0
+    assert not make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 0.0}}}).curriculum_complete
+    assert make_env(host, motion, num_envs=2).curriculum_complete  # the default: no curriculum
     assert make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 1.0}}}).curriculum_complete
     assert make_env(host, motion, num_envs=2, config=FULL_STRENGTH).curriculum_complete
     assert make_env(host, motion, num_envs=2, config=EXACT).curriculum_complete  # nothing to ramp up

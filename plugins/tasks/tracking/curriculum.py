@@ -1,9 +1,9 @@
-"""The randomisation curriculum: perturbations that grow as the policy stops falling.
+"""The randomisation curriculum (opt-in): perturbations that grow as the policy stops falling.
 
 Full-strength randomisation from the first iteration (mjlab's reset noise and
 pushes, sized for a 1.3 m robot) keeps a policy that cannot yet stand on one
-leg from ever seeing a whole step: on a march, episodes end after ~1 s and
-the robot learns to stand still. The curriculum starts at ``start`` strength
+leg from ever seeing a whole step: on q1's march, training episodes ended
+after ~1 s. The curriculum starts at ``start`` strength
 and, after every ``num_envs`` finished episodes, moves the strength by
 ``step``: up when fewer than ``raise_below`` of those episodes ended in a
 fall, down when more than ``lower_above`` did. The strength scales every
@@ -20,6 +20,8 @@ import numpy as np
 from primebot.pipeline.api import ConfigError
 
 KEYS = ("start", "step", "raise_below", "lower_above")
+DEFAULTS = {"start": 0.0, "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}
+"""What a key left out of ``randomization.curriculum`` means (``--set task.randomization.curriculum.start=0``)."""
 
 
 class RandomizationCurriculum:
@@ -33,10 +35,9 @@ class RandomizationCurriculum:
         if unknown:
             raise ConfigError(f"tracking task: unknown key(s) {', '.join(unknown)} in randomization.curriculum",
                               fix=f"known keys: {', '.join(KEYS)} (see docs/tasks.md)")
-        self.start = float(cfg.get("start", 0.0))
-        self.step = float(cfg.get("step", 0.1))
-        self.raise_below = float(cfg.get("raise_below", 0.3))
-        self.lower_above = float(cfg.get("lower_above", 0.6))
+        cfg = {**DEFAULTS, **cfg}
+        self.start, self.step = float(cfg["start"]), float(cfg["step"])
+        self.raise_below, self.lower_above = float(cfg["raise_below"]), float(cfg["lower_above"])
         if not (0.0 <= self.start <= 1.0 and 0.0 < self.step <= 1.0
                 and 0.0 <= self.raise_below <= self.lower_above <= 1.0):
             raise ConfigError(
