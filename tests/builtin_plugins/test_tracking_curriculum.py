@@ -8,7 +8,7 @@ import pytest
 from primebot.pipeline.errors import ConfigError
 from primebot.plugins.tasks.tracking.curriculum import RandomizationCurriculum
 
-DEFAULTS = {"start": 0.0, "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}
+DEFAULTS = {"start": 0.0, "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}  # on, from 0
 
 
 def test_strength_rises_after_a_window_with_few_falls_and_drops_after_many():
@@ -48,3 +48,16 @@ def test_bad_settings_are_a_config_error_naming_the_fix(bad):
     with pytest.raises(ConfigError) as err:
         RandomizationCurriculum({**DEFAULTS, **bad}, window=4)
     assert "curriculum" in str(err.value)
+
+
+def test_the_default_config_has_it_off_and_one_set_turns_it_on():
+    from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
+    from primebot.plugins.tasks.tracking.task import default_config
+
+    cfg = TrainConfig(task="tracking")
+    cfg.task_config = default_config()
+    assert not RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4).enabled
+    for key, value in parse_set(["task.randomization.curriculum.start=0"]):
+        set_value(cfg, key, value)
+    c = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)
+    assert c.enabled and c.strength == 0.0

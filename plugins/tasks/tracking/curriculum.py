@@ -20,23 +20,24 @@ import numpy as np
 from primebot.pipeline.api import ConfigError
 
 KEYS = ("start", "step", "raise_below", "lower_above")
-DEFAULTS = {"start": 0.0, "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}
-"""What a key left out of ``randomization.curriculum`` means (``--set task.randomization.curriculum.start=0``)."""
+DEFAULTS = {"start": None, "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}
+"""What a key left out of ``randomization.curriculum`` means; ``start`` None (or no mapping at all) is off."""
 
 
 class RandomizationCurriculum:
     """Strength of the randomisation in [0, 1], moved by the fall rate of finished episodes."""
 
     def __init__(self, config: Mapping[str, Any] | None, window: int) -> None:
-        """``config`` None: no curriculum, strength 1 throughout. ``window``: episodes per decision."""
-        self.enabled = config is not None
+        """``config`` None or ``start`` None: no curriculum, strength 1 throughout. ``window``: episodes per decision."""
         cfg = dict(config or {})
         unknown = sorted(set(cfg) - set(KEYS))
         if unknown:
             raise ConfigError(f"tracking task: unknown key(s) {', '.join(unknown)} in randomization.curriculum",
                               fix=f"known keys: {', '.join(KEYS)} (see docs/tasks.md)")
         cfg = {**DEFAULTS, **cfg}
-        self.start, self.step = float(cfg["start"]), float(cfg["step"])
+        self.enabled = cfg["start"] is not None
+        self.start = float(cfg["start"]) if self.enabled else 1.0
+        self.step = float(cfg["step"])
         self.raise_below, self.lower_above = float(cfg["raise_below"]), float(cfg["lower_above"])
         if not (0.0 <= self.start <= 1.0 and 0.0 < self.step <= 1.0
                 and 0.0 <= self.raise_below <= self.lower_above <= 1.0):
