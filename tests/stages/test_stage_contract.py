@@ -153,3 +153,11 @@ def test_the_train_stage_resumes_with_the_settings_given_on_resume(tmp_path):
     settings = PipelineSettings(motion="m.npz", iterations=40, resume_sets=["ppo.lr=1e-4"])
     request = train_request(StageContext(tmp_path, settings, registry=None, stage="train"))
     assert request.resume == str(tmp_path) and request.iterations == 40 and request.sets == ["ppo.lr=1e-4"]
+
+
+def test_the_laptop_presets_train_four_epochs_and_the_full_preset_keeps_mjlabs_five():
+    from primebot.pipeline.stages.presets import PRESETS
+
+    for name in ("quick", "default"):
+        assert "ppo.num_learning_epochs=4" in PRESETS[name].train_sets, name
+    assert not any(s.startswith("ppo.num_learning_epochs") for s in PRESETS["full"].train_sets)
