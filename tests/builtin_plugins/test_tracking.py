@@ -401,3 +401,12 @@ def test_the_curriculum_is_complete_only_at_full_strength(host, motion):
     assert make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 1.0}}}).curriculum_complete
     assert make_env(host, motion, num_envs=2, config=FULL_STRENGTH).curriculum_complete
     assert make_env(host, motion, num_envs=2, config=EXACT).curriculum_complete  # nothing to ramp up
+
+
+def test_the_strength_is_logged_only_when_a_curriculum_runs(host, motion):
+    on = make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 0.2}}})
+    on.reset()
+    assert on.step(np.zeros((2, 22), np.float32)).info["randomization/strength"] == 0.2
+    off = make_env(host, motion, num_envs=2)
+    off.reset()
+    assert "randomization/strength" not in off.step(np.zeros((2, 22), np.float32)).info

@@ -303,7 +303,7 @@ class TrackingEnv(VecEnv):
             state.update(done)
         info.update(self._window.means())
         info.update(self.sampler.metrics())
-        if self.curriculum is not None:
+        if self.curriculum is not None and self.curriculum.enabled:
             info.update(self.curriculum.metrics())
         t6 = clock()
 
