@@ -167,7 +167,8 @@ class TrackingEnv(VecEnv):
             self._reset_pose_range = uniform_ranges(rand["reset_pose"], axes)
             self._reset_velocity_range = uniform_ranges(rand["reset_velocity"], axes)
             self._reset_joint_range = rand["reset_joint_pos"]
-            self._apply_strength()
+            if self.curriculum.enabled:
+                self._apply_strength()
 
         self.state = TrackingState(self.sim, tm, self.reference)
         self.rewards = RewardManager.from_config(

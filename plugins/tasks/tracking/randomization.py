@@ -3,8 +3,8 @@
 All of it hangs off ``randomization.enabled`` in the task config, so one
 switch gives the evaluator a deterministic task. Ranges are uniform
 ``[low, high]``; the defaults follow mjlab's tracking task. Every part
-scales with one strength in [0, 1] that the curriculum (``curriculum.py``)
-raises as the policy copes.
+scales with one strength in [0, 1]: 1 unless the opt-in curriculum
+(``curriculum.py``) runs.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ class PhysicsRandomization:
             nominal = model.body_ipos[anchor]
             self._add(ipos, (slice(None), anchor), nominal, nominal + rng.uniform(low, high, size=(n, 3)))
         self.strength = 1.0
+        """The strength last applied."""
         self.apply(1.0)
 
     def _add(self, field: np.ndarray, index: tuple, nominal: np.ndarray, drawn: np.ndarray) -> None:
