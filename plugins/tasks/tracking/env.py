@@ -158,16 +158,16 @@ class TrackingEnv(VecEnv):
             if self.randomize and rand.get("push")
             else None
         )
-        self.curriculum = (
-            RandomizationCurriculum(rand.get("curriculum"), window=num_envs) if self.randomize else None
-        )
+        curriculum = RandomizationCurriculum(rand.get("curriculum"), window=num_envs) if self.randomize else None
+        self.curriculum = curriculum if curriculum is not None and curriculum.enabled else None
+        """The randomisation curriculum when one runs, else None (full strength throughout)."""
         if self.randomize:
             # reset-noise ranges, parsed once rather than at every reset
             axes = AXES_LINEAR + AXES_ANGULAR
             self._reset_pose_range = uniform_ranges(rand["reset_pose"], axes)
             self._reset_velocity_range = uniform_ranges(rand["reset_velocity"], axes)
             self._reset_joint_range = rand["reset_joint_pos"]
-            if self.curriculum.enabled:
+            if self.curriculum is not None:
                 self._apply_strength()
 
         self.state = TrackingState(self.sim, tm, self.reference)
@@ -279,16 +279,14 @@ class TrackingEnv(VecEnv):
         failed_any = terminated & ~faults
         self.sampler.record_failures(self.time_steps[failed_any])
         self.sampler.update()
-        if self.curriculum is not None and self.curriculum.record(
-            int((terminated | truncated).sum()), int(terminated.sum())
-        ):
-            self._apply_strength()
         t4 = clock()
 
         reward = self.rewards.compute(state, valid=~faults if faults.any() else None).copy()
         t5 = clock()
 
         done = np.flatnonzero(terminated | truncated)
+        if self.curriculum is not None and self.curriculum.record(done.size, int(terminated.sum())):
+            self._apply_strength()  # before the resets below, so the new episodes start at the new strength
         info: dict[str, Any] = {
             "episode/finished": float(done.size),
             "physics_faults": float(faults.sum()),
@@ -304,7 +302,7 @@ class TrackingEnv(VecEnv):
             state.update(done)
         info.update(self._window.means())
         info.update(self.sampler.metrics())
-        if self.curriculum is not None and self.curriculum.enabled:
+        if self.curriculum is not None:
             info.update(self.curriculum.metrics())
         t6 = clock()
 
@@ -321,9 +319,14 @@ class TrackingEnv(VecEnv):
         self.sim.close()
 
     @property
+    def randomization_strength(self) -> float:
+        """The factor on every randomisation range: the curriculum's strength, 1 without one."""
+        return 1.0 if self.curriculum is None else self.curriculum.strength
+
+    @property
     def curriculum_complete(self) -> bool:
         """True once the randomisation curriculum has reached full strength (always without one)."""
-        return self.curriculum is None or self.curriculum.strength >= 1.0
+        return self.randomization_strength >= 1.0
 
     def _action_origin(self, steps: np.ndarray) -> np.ndarray:
         """The joint targets of a zero action at reference steps ``steps`` [n] → [n, J] (or [J])."""
@@ -333,7 +336,7 @@ class TrackingEnv(VecEnv):
 
     def _apply_strength(self) -> None:
         """Scale the physics spread and the pushes to the curriculum's strength (reset noise reads it itself)."""
-        strength = self.curriculum.strength
+        strength = self.randomization_strength
         self.physics_randomization.apply(strength)
         if self.pusher is not None:
             self.pusher.strength = strength
@@ -355,7 +358,7 @@ class TrackingEnv(VecEnv):
         ang_vel_w = ref.root_ang_vel_w[t].copy()
         joint_pos = ref.joint_pos[t].copy()
         if self.randomize:
-            strength = self.curriculum.strength
+            strength = self.randomization_strength
             pose = strength * rng.uniform(*self._reset_pose_range, size=(n, 6))
             root_pos += pose[:, :3]
             root_quat = quat_mul(quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]), root_quat)
@@ -426,7 +429,7 @@ class TrackingEnv(VecEnv):
             if saved:
                 self.curriculum.load_state_dict(saved)
             else:  # a checkpoint from before the curriculum: it ran at full strength throughout
-                self.curriculum.enabled, self.curriculum.strength = False, 1.0
+                self.curriculum = None
             self._apply_strength()
         self.observations.obs[:] = state["obs/policy"]
         self.observations.critic_obs[:] = state["obs/critic"]
