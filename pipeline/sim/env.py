@@ -60,6 +60,15 @@ class VecEnv(ABC):
         """
         return True
 
+    def observe_verdict(self, summary: dict[str, Any]) -> None:
+        """The runner's verdict check just ran (``runner.check_interval``): a curriculum may follow it.
+
+        ``summary`` is the probe's evaluation summary (``success_rate``,
+        ``mpkpe_m``, ``verdict``, ...: episodes under the task's evaluation
+        settings, docs/architecture.md §9). Called before the stop rule reads
+        ``curriculum_complete``; the default ignores it.
+        """
+
     def state_dict(self) -> dict[str, Any]:
         """RNG and sampler state needed to resume bit-for-bit (numpy arrays and scalars only)."""
         return {}

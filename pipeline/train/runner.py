@@ -318,6 +318,7 @@ class OnPolicyRunner:
         if self.probe is not None and runner_cfg.check_interval > 0 and self.iteration % runner_cfg.check_interval == 0:
             with torch.no_grad():
                 summary = self.probe(_MeanAction(self.ppo, self.device))
+            self.env.observe_verdict(summary)
             verdict = summary.get("verdict") or {}
             row.update({f"verdict/{key}": summary.get(key) for key in
                         ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")})

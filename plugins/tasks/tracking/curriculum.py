@@ -19,8 +19,9 @@ import numpy as np
 
 from primebot.pipeline.api import ConfigError
 
-KEYS = ("start", "step", "raise_below", "lower_above")
-DEFAULTS = {"start": None, "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}
+KEYS = ("start", "signal", "step", "raise_below", "lower_above")
+SIGNALS = ("falls", "verdict")
+DEFAULTS = {"start": None, "signal": "falls", "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}
 """What a key left out of ``randomization.curriculum`` means; ``start`` None (or no mapping at all) is off."""
 
 
@@ -37,6 +38,10 @@ class RandomizationCurriculum:
         cfg = {**DEFAULTS, **cfg}
         self.enabled = cfg["start"] is not None
         self.start = float(cfg["start"]) if self.enabled else 1.0
+        self.signal = str(cfg["signal"])
+        if self.signal not in SIGNALS:
+            raise ConfigError(f"tracking task: randomization.curriculum.signal must be one of {', '.join(SIGNALS)}, "
+                              f"not {self.signal!r}", fix="--set task.randomization.curriculum.signal=verdict")
         self.step = float(cfg["step"])
         self.raise_below, self.lower_above = float(cfg["raise_below"]), float(cfg["lower_above"])
         if not (0.0 <= self.start <= 1.0 and 0.0 < self.step <= 1.0
@@ -52,8 +57,8 @@ class RandomizationCurriculum:
         self.fell = 0
 
     def record(self, finished: int, fell: int) -> bool:
-        """Count ``finished`` episodes of which ``fell`` ended in a fall; True when the strength changed."""
-        if not self.enabled:
+        """Count ``finished`` training episodes of which ``fell`` ended in a fall; True when the strength changed."""
+        if not self.enabled or self.signal != "falls":
             return False
         self.finished += int(finished)
         self.fell += int(fell)
@@ -61,10 +66,19 @@ class RandomizationCurriculum:
             return False
         rate = self.fell / self.finished
         self.finished = self.fell = 0
+        return self._move(rate)
+
+    def observe_verdict(self, success_rate: float | None) -> bool:
+        """A verdict check's success rate (nominal episodes); True when the strength changed."""
+        if not self.enabled or self.signal != "verdict" or success_rate is None:
+            return False
+        return self._move(1.0 - float(success_rate))
+
+    def _move(self, fall_rate: float) -> bool:
         before = self.strength
-        if rate < self.raise_below:
+        if fall_rate < self.raise_below:
             self.strength = min(1.0, round(self.strength + self.step, 9))
-        elif rate > self.lower_above:
+        elif fall_rate > self.lower_above:
             self.strength = max(0.0, round(self.strength - self.step, 9))
         return self.strength != before
 

@@ -328,6 +328,11 @@ class TrackingEnv(VecEnv):
         """True once the randomisation curriculum has reached full strength (always without one)."""
         return self.randomization_strength >= 1.0
 
+    def observe_verdict(self, summary: dict[str, Any]) -> None:
+        """Move a verdict-driven curriculum by the check's success rate (``curriculum.signal: verdict``)."""
+        if self.curriculum is not None and self.curriculum.observe_verdict(summary.get("success_rate")):
+            self._apply_strength()
+
     def _action_origin(self, steps: np.ndarray) -> np.ndarray:
         """The joint targets of a zero action at reference steps ``steps`` [n] → [n, J] (or [J])."""
         if self.action_offset == ACTION_OFFSET_REFERENCE:
