@@ -126,6 +126,21 @@ def test_reset_noise_scales_with_the_curriculum_strength(host, motion):
     assert np.all(half > 0) and np.all(half < full)
 
 
+def test_a_verdict_check_moves_a_verdict_curriculum_and_the_next_resets_feel_it(host, motion):
+    config = {"sampling": {"mode": "uniform"},
+              "randomization": {"curriculum": {"start": 1.0, "signal": "verdict", "step": 0.5}}}
+    env = make_env(host, motion, num_envs=6, seed=3, config=config)
+    env.observe_verdict({"success_rate": 0.1, "verdict": {"tracked": False}})
+    assert env.randomization_strength == 0.5 and env.pusher.strength == 0.5 and not env.curriculum_complete
+    env.observe_verdict({"success_rate": 1.0})
+    assert env.randomization_strength == 1.0 and env.curriculum_complete
+    env.observe_verdict({"success_rate": 0.0})
+    env.observe_verdict({"success_rate": 0.0})
+    env.reset()  # at strength 0: exact reference starts
+    xpos = env.sim.bind("xpos")
+    assert np.all(np.linalg.norm(xpos[:, 1] - motion.body_pos_w[env.time_steps, 0], axis=-1) < 1e-9)
+
+
 def test_falling_anchor_terminates_and_time_out_truncates(host, motion):
     env = make_env(
         host,
@@ -183,7 +198,7 @@ def test_state_dict_resumes_bit_for_bit(host, motion):
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, (20, 4, 22)).astype(np.float32)
     # 5-step episodes: the curriculum decides every 5 steps, so its strength moves during the run
-    curriculum = {"episode_length_s": 0.1, "randomization": {"curriculum": {"start": 0.5}}}
+    curriculum = {"episode_length_s": 0.1, "randomization": {"curriculum": {"start": 0.5, "signal": "falls", "step": 0.1}}}
     env = make_env(host, motion, seed=5, config=curriculum)
     env.reset()
     for k in range(10):
@@ -407,6 +422,6 @@ def test_the_strength_is_logged_only_when_a_curriculum_runs(host, motion):
     on = make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 0.2}}})
     on.reset()
     assert on.step(np.zeros((2, 22), np.float32)).info["randomization/strength"] == 0.2
-    off = make_env(host, motion, num_envs=2)
+    off = make_env(host, motion, num_envs=2, config=FULL_STRENGTH)
     off.reset()
     assert "randomization/strength" not in off.step(np.zeros((2, 22), np.float32)).info

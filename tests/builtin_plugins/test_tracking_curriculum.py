@@ -1,4 +1,5 @@
-"""The randomisation curriculum of the tracking task: strength moved by the fall rate of finished episodes."""
+"""The randomisation curriculum of the tracking task: strength moved by the fall rate of training episodes
+or by the success rate of the runner's verdict checks."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import pytest
 from primebot.pipeline.errors import ConfigError
 from primebot.plugins.tasks.tracking.curriculum import RandomizationCurriculum
 
-DEFAULTS = {"start": 0.0, "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}  # on, from 0
+FALLS = {"start": 0.0, "signal": "falls", "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}  # on, from 0
 
 
 def test_strength_rises_after_a_window_with_few_falls_and_drops_after_many():
-    c = RandomizationCurriculum(DEFAULTS, window=10)
+    c = RandomizationCurriculum(FALLS, window=10)
     assert c.strength == 0.0
     assert not c.record(9, 0)  # the window is not full yet
     assert c.record(1, 0) and c.strength == pytest.approx(0.1)
@@ -22,7 +23,7 @@ def test_strength_rises_after_a_window_with_few_falls_and_drops_after_many():
 
 
 def test_strength_reaches_exactly_one_and_stays_there():
-    c = RandomizationCurriculum({**DEFAULTS, "step": 0.3}, window=1)
+    c = RandomizationCurriculum({**FALLS, "step": 0.3}, window=1)
     for _ in range(5):
         c.record(1, 0)
     assert c.strength == 1.0 and c.metrics() == {"randomization/strength": 1.0}
@@ -34,30 +35,34 @@ def test_without_a_curriculum_the_strength_is_one_throughout():
 
 
 def test_state_round_trips():
-    c = RandomizationCurriculum(DEFAULTS, window=10)
+    c = RandomizationCurriculum(FALLS, window=10)
     c.record(10, 0)
     c.record(3, 1)
-    d = RandomizationCurriculum(DEFAULTS, window=10)
+    d = RandomizationCurriculum(FALLS, window=10)
     d.load_state_dict(c.state_dict())
     assert (d.strength, d.finished, d.fell) == (c.strength, 3, 1)
     assert all(isinstance(v, np.ndarray) for v in c.state_dict().values())
 
 
-@pytest.mark.parametrize("bad", [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1}])
+@pytest.mark.parametrize("bad", [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1}, {"signal": "reward"}])
 def test_bad_settings_are_a_config_error_naming_the_fix(bad):
     with pytest.raises(ConfigError) as err:
-        RandomizationCurriculum({**DEFAULTS, **bad}, window=4)
+        RandomizationCurriculum({**FALLS, **bad}, window=4)
     assert "curriculum" in str(err.value)
 
 
-def test_the_default_config_has_it_off_and_one_set_turns_it_on():
+def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_changes_it():
     from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
     from primebot.plugins.tasks.tracking.task import default_config
 
     cfg = TrainConfig(task="tracking")
     cfg.task_config = default_config()
-    assert not RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4).enabled
-    for key, value in parse_set(["task.randomization.curriculum.start=0"]):
+    default = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)
+    assert default.enabled and default.strength == 1.0 and default.signal == "verdict" and not default.follows_falls
+    for key, value in parse_set(["task.randomization.curriculum.start=0", "task.randomization.curriculum.signal=falls"]):
         set_value(cfg, key, value)
     c = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)
-    assert c.enabled and c.strength == 0.0
+    assert c.enabled and c.strength == 0.0 and c.follows_falls
+    for key, value in parse_set(["task.randomization.curriculum=null"]):
+        set_value(cfg, key, value)
+    assert not RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4).enabled

@@ -217,6 +217,33 @@ def test_stop_when_tracked_waits_for_the_curriculum_to_complete(registry, tmp_pa
     assert result.status == "finished" and result.iteration == 15
 
 
+def test_the_env_sees_every_verdict_check_before_the_stop_rule_reads_its_curriculum(registry, tmp_path, monkeypatch):
+    """A curriculum that completes when told of the third check: tracked at 6 and 9, so the run stops at 9
+    only if the env hears of the check at 9 before the stop rule asks whether its curriculum is complete."""
+    from primebot.pipeline.sim.env import VecEnv
+
+    seen: list[bool] = []
+
+    def observe(env, summary):
+        seen.append(summary["verdict"]["tracked"])
+
+    monkeypatch.setattr(VecEnv, "observe_verdict", observe)
+    monkeypatch.setattr(VecEnv, "curriculum_complete", property(lambda env: len(seen) >= 3))
+    spec = registry.get("tasks", "pointmass")
+    from primebot.pipeline.train.config import TrainConfig
+    from primebot.pipeline.train.runner import OnPolicyRunner
+
+    cfg = TrainConfig(task="pointmass", num_envs=16, iterations=40)
+    cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
+    env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
+                        registry=registry, num_threads=1)
+    try:
+        result = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=_ScriptedProbe(tracked_from=2)).learn()
+    finally:
+        env.close()
+    assert seen == [False, True, True] and result.iteration == 9
+
+
 def _close_in_thread(train_log: TrainingLog) -> BaseException | None:
     """close() on a helper thread, so a regression (close waiting forever) fails instead of hanging the suite."""
     import threading

@@ -285,7 +285,8 @@ class TrackingEnv(VecEnv):
         t5 = clock()
 
         done = np.flatnonzero(terminated | truncated)
-        if self.curriculum is not None and self.curriculum.record(done.size, int(terminated.sum())):
+        if self.curriculum is not None and self.curriculum.follows_falls and self.curriculum.record(
+                done.size, int(terminated.sum())):
             self._apply_strength()  # before the resets below, so the new episodes start at the new strength
         info: dict[str, Any] = {
             "episode/finished": float(done.size),
