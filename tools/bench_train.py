@@ -19,8 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-import torch
-
 from primebot.pipeline.devices.backend import resolve_device
 from primebot.pipeline.hooks.host import get_host
 from primebot.pipeline.motion.format import load_motion
@@ -32,6 +30,10 @@ from bench_sim import PhysicsLimit  # noqa: E402
 
 
 def main() -> None:
+    # torch loads only after primebot.pipeline has set OMP_WAIT_POLICY (idle OpenMP threads sleep), as in
+    # `primebot train`; a top-level `import torch` above the primebot imports would measure spinning threads
+    import torch
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("motion", nargs="?", default="motions/wave.npz")
     parser.add_argument("--task", default="tracking")
