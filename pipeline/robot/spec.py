@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import difflib
 import os
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from ..errors import ExportError, RobotError
+from ..errors import RobotError
+from .actuators import GAIN_RTOL, actuator_kind, gain_problems
 
 PER_JOINT_FIELDS = ("default_joint_pos", "stiffness", "damping", "effort_limit", "action_scale")
 """RobotSpec fields that hold one value per joint, in ``joint_names`` order."""
-
-GAIN_RTOL = 1e-3
-"""Relative tolerance between the spec's gains and an MJCF position actuator's."""
 
 
 @dataclass(frozen=True)
@@ -173,52 +170,6 @@ def _did_you_mean(missing: list[str], candidates) -> str:
         if (close := difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6))
     ]
     return f"did you mean {', '.join(pairs)}? " if pairs else ""
-
-
-def actuator_kind(model: mujoco.MjModel, act: int) -> str:
-    """``position`` (kp·(ctrl − q) − kv·q̇), ``motor`` (ctrl is torque) or ``other``."""
-    fixed = model.actuator_gaintype[act] == mujoco.mjtGain.mjGAIN_FIXED
-    bias = model.actuator_biastype[act]
-    if fixed and bias == mujoco.mjtBias.mjBIAS_NONE:
-        return "motor"
-    gain, prm = model.actuator_gainprm[act], model.actuator_biasprm[act]
-    if (
-        fixed
-        and bias == mujoco.mjtBias.mjBIAS_AFFINE
-        and prm[0] == 0.0
-        and np.isclose(prm[1], -gain[0])
-    ):
-        return "position"
-    return "other"
-
-
-def servo_gains(model: mujoco.MjModel, act: int) -> tuple[float, float]:
-    """A position actuator's (kp, kd) at the joint: gain and −biasprm[2], times the gear."""
-    gear = float(model.actuator_gear[act, 0])
-    return float(model.actuator_gainprm[act, 0]) * gear, float(-model.actuator_biasprm[act, 2]) * gear
-
-
-def gain_problems(
-    model: mujoco.MjModel, names, actuator_ids, kp: np.ndarray, kd: np.ndarray, source: str = "spec"
-) -> tuple[list[str], int]:
-    """The one gains contract, checked: each joint's actuator is a ``motor`` (the gains live only
-    in the spec / ONNX metadata) or a ``position`` servo whose kp and kv equal ``kp``/``kd``.
-
-    Returns one line per joint that breaks it, and how many position servos were compared.
-    """
-    bad, compared = [], 0
-    for j, (name, act) in enumerate(zip(names, actuator_ids, strict=True)):
-        kind = actuator_kind(model, int(act))
-        if kind == "motor":
-            continue
-        if kind == "other":
-            bad.append(f"{name}: actuator is neither a position servo nor a motor")
-            continue
-        compared += 1
-        mkp, mkd = servo_gains(model, int(act))
-        if not (np.isclose(mkp, kp[j], rtol=GAIN_RTOL) and np.isclose(mkd, kd[j], rtol=GAIN_RTOL)):
-            bad.append(f"{name}: {source} kp={kp[j]:.6g} kd={kd[j]:.6g}, MJCF kp={mkp:.6g} kv={mkd:.6g}")
-    return bad, compared
 
 
 def has_floor(model: mujoco.MjModel) -> bool:
@@ -600,51 +551,3 @@ def model_body_names(model: mujoco.MjModel) -> tuple[str, ...]:
 def get_robot(registry, name: str, robot_xml: str | Path | None = None) -> RobotSpec:
     """The registered spec ``name``, with its MJCF swapped for ``robot_xml`` when given (``--robot-xml``)."""
     return with_mjcf(registry.get("robots", name), robot_xml)
-
-
-_ASSET_FILE_ATTRIBUTES = {
-    "mesh": ("file",),
-    "texture": ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback"),
-    "hfield": ("file",),
-    "skin": ("file",),
-}
-
-
-_ASSET_DIRS = {"mesh": "meshdir", "texture": "texturedir"}
-
-
-def model_files(mjcf: Path) -> list[Path]:
-    """Every file ``mjcf`` includes or loads, as paths relative to its folder (MuJoCo's resolution rules)."""
-    root_dir = mjcf.parent
-    compiler: dict[str, str] = {}
-    found: list[tuple[str, str]] = []  # (tag, file)
-    pending, seen = [mjcf], set()
-    while pending:
-        path = pending.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        try:
-            tree = ET.parse(path)
-        except ET.ParseError as exc:
-            raise ExportError(f"robot model {path} is not readable XML: {exc}") from exc
-        for element in tree.iter():
-            if element.tag == "compiler":
-                compiler.update({k: v for k, v in element.attrib.items() if k in ("meshdir", "texturedir", "assetdir")})
-            elif element.tag == "include" and element.get("file"):
-                found.append(("include", element.get("file")))
-                pending.append(root_dir / element.get("file"))
-            for attribute in _ASSET_FILE_ATTRIBUTES.get(element.tag, ()):
-                if element.get(attribute):
-                    found.append((element.tag, element.get(attribute)))
-    out = []
-    for tag, name in found:
-        folder = compiler.get(_ASSET_DIRS.get(tag, ""), compiler.get("assetdir", "")) if tag != "include" else ""
-        relative = Path(folder) / name
-        if relative.is_absolute() or ".." in relative.parts:
-            raise ExportError(
-                f"robot model {mjcf} loads {relative}, outside its folder: the bundle cannot carry it",
-                fix="keep included files and assets under the MJCF's folder, with relative paths",
-            )
-        out.append(relative)
-    return sorted(set(out))
