@@ -4,7 +4,8 @@ Plugins should import ``primebot.pipeline.api`` (docs/plugin_hooks.md). Until
 the next release, ``from primebot.pipeline.hookspecs import hookimpl`` and the
 like still work: a module that moved into a package is found under its old
 name (``MOVED_MODULES``), and a package that took an old module's name hands
-on that module's names (``MOVED_NAMES``, through the package's ``__getattr__``).
+on that module's names (``MOVED_NAMES``, through the package's ``__getattr__``;
+``NAMES_MOVED_ON`` for the few that have since left that module).
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ MOVED_NAMES: dict[str, str] = {
 }
 """Old module whose name is now a package → the module that holds its names."""
 
+NAMES_MOVED_ON: dict[str, dict[str, str]] = {
+    "robot": dict.fromkeys(("GAIN_RTOL", "actuator_kind", "servo_gains", "gain_problems"), "robot.actuators"),
+}
+"""Names of an old module in ``MOVED_NAMES`` that live elsewhere than the rest → the module that holds each."""
+
 
 def _warn(old: str, new: str) -> None:
     warnings.warn(
@@ -106,9 +112,9 @@ def install() -> None:
 def names_of(package: str) -> Callable[[str], Any]:
     """A package's ``__getattr__`` that hands on the names of the module that had the package's name."""
     old = package.removeprefix(PACKAGE + ".")
-    new = MOVED_NAMES[old]
 
     def __getattr__(name: str) -> Any:
+        new = NAMES_MOVED_ON.get(old, {}).get(name, MOVED_NAMES[old])
         module = importlib.import_module(f"{PACKAGE}.{new}")
         if name.startswith("__") or not hasattr(module, name):
             raise AttributeError(f"module {package!r} has no attribute {name!r}")

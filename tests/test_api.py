@@ -85,3 +85,12 @@ def test_a_module_of_0_1_that_became_a_package_hands_on_its_names(old, new):
     with pytest.warns(DeprecationWarning, match=f"{old}.{name}"):
         value = getattr(importlib.import_module(f"primebot.pipeline.{old}"), name)
     assert value is getattr(holder, name)
+
+
+@pytest.mark.parametrize(("old", "name", "new"), sorted((old, name, new) for old, names in legacy.NAMES_MOVED_ON.items()
+                                                        for name, new in names.items()), ids=str)
+def test_a_name_of_0_1_that_left_its_module_is_handed_on_from_where_it_lives(old, name, new):
+    holder = importlib.import_module(f"primebot.pipeline.{new}")
+    with pytest.warns(DeprecationWarning, match=f"{new}.{name}"):
+        value = getattr(importlib.import_module(f"primebot.pipeline.{old}"), name)
+    assert value is getattr(holder, name)

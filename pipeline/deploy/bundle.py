@@ -29,7 +29,7 @@ import yaml
 from ..atomic import atomic_path
 from ..errors import ExportError
 from ..motion.format import file_sha256
-from ..robot.spec import model_files
+from ..robot.assets import model_files
 
 DEPLOY_FILE = "deploy.yaml"
 README_FILE = "README.md"

@@ -25,7 +25,7 @@ import numpy as np
 import onnxruntime as ort
 
 from ..errors import ExportError
-from ..robot.spec import actuator_kind, gain_problems
+from ..robot.actuators import actuator_kind, gain_problems
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
 
 """MJCF files carry gains rounded to a few digits; a swapped joint is off by far more."""
@@ -327,7 +327,7 @@ def _expected_size(name: str, num_joints: int) -> int | None:
 
 
 def gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
-    """The gains contract (``robot.gain_problems``): every MJCF position servo carries the metadata's
+    """The gains contract (``robot.actuators.gain_problems``): every MJCF position servo carries the metadata's
     kp/kd (kp = gain, kd = kv); a motor carries none, so there is nothing to compare for it.
 
     ``robot``: anything with ``actuator_ids`` in the metadata's joint order.

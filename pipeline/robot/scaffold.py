@@ -31,9 +31,11 @@ import numpy as np
 
 from ..atomic import atomic_write_text
 from ..errors import ConfigError, RobotError
+from .actuators import actuator_kind
+from .assets import model_files
 from .checks import PHYSICS_TIMESTEP
 from .kinematics import geom_vertical_extent, robot_geoms, standing_height
-from .spec import actuator_kind, compile_mjcf, model_files, pd_gains
+from .spec import compile_mjcf, pd_gains
 from .statics import GRAVITY, gravity_stiffness, is_ancestor
 
 NATURAL_FREQUENCY_HZ = 10.0

@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import difflib
 import os
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from ..errors import ExportError, RobotError
+from ..errors import RobotError
+from .actuators import GAIN_RTOL, actuator_kind, gain_problems
 
 PER_JOINT_FIELDS = ("default_joint_pos", "stiffness", "damping", "effort_limit", "action_scale")
 """RobotSpec fields that hold one value per joint, in ``joint_names`` order."""
-
-GAIN_RTOL = 1e-3
-"""Relative tolerance between the spec's gains and an MJCF position actuator's."""
 
 
 @dataclass(frozen=True)
@@ -175,52 +172,6 @@ def _did_you_mean(missing: list[str], candidates) -> str:
     return f"did you mean {', '.join(pairs)}? " if pairs else ""
 
 
-def actuator_kind(model: mujoco.MjModel, act: int) -> str:
-    """``position`` (kp·(ctrl − q) − kv·q̇), ``motor`` (ctrl is torque) or ``other``."""
-    fixed = model.actuator_gaintype[act] == mujoco.mjtGain.mjGAIN_FIXED
-    bias = model.actuator_biastype[act]
-    if fixed and bias == mujoco.mjtBias.mjBIAS_NONE:
-        return "motor"
-    gain, prm = model.actuator_gainprm[act], model.actuator_biasprm[act]
-    if (
-        fixed
-        and bias == mujoco.mjtBias.mjBIAS_AFFINE
-        and prm[0] == 0.0
-        and np.isclose(prm[1], -gain[0])
-    ):
-        return "position"
-    return "other"
-
-
-def servo_gains(model: mujoco.MjModel, act: int) -> tuple[float, float]:
-    """A position actuator's (kp, kd) at the joint: gain and −biasprm[2], times the gear."""
-    gear = float(model.actuator_gear[act, 0])
-    return float(model.actuator_gainprm[act, 0]) * gear, float(-model.actuator_biasprm[act, 2]) * gear
-
-
-def gain_problems(
-    model: mujoco.MjModel, names, actuator_ids, kp: np.ndarray, kd: np.ndarray, source: str = "spec"
-) -> tuple[list[str], int]:
-    """The one gains contract, checked: each joint's actuator is a ``motor`` (the gains live only
-    in the spec / ONNX metadata) or a ``position`` servo whose kp and kv equal ``kp``/``kd``.
-
-    Returns one line per joint that breaks it, and how many position servos were compared.
-    """
-    bad, compared = [], 0
-    for j, (name, act) in enumerate(zip(names, actuator_ids, strict=True)):
-        kind = actuator_kind(model, int(act))
-        if kind == "motor":
-            continue
-        if kind == "other":
-            bad.append(f"{name}: actuator is neither a position servo nor a motor")
-            continue
-        compared += 1
-        mkp, mkd = servo_gains(model, int(act))
-        if not (np.isclose(mkp, kp[j], rtol=GAIN_RTOL) and np.isclose(mkd, kd[j], rtol=GAIN_RTOL)):
-            bad.append(f"{name}: {source} kp={kp[j]:.6g} kd={kd[j]:.6g}, MJCF kp={mkp:.6g} kv={mkd:.6g}")
-    return bad, compared
-
-
 def has_floor(model: mujoco.MjModel) -> bool:
     """Whether the world body holds a colliding plane (the floor)."""
     return bool(
@@ -235,121 +186,191 @@ def has_floor(model: mujoco.MjModel) -> bool:
 def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]:
     """Every mismatch between a compiled model and ``spec``, one line each (with its ``fix``);
     empty when they agree. These are the model requirements of docs/robots.md."""
-    problems: list[ModelProblem] = []
-    hinge = mujoco.mjtJoint.mjJNT_HINGE
+    joints = _policy_joints(model, spec)
+    actuators = _joint_actuators(model)
+    driven = _driven_joints(spec, joints, actuators)
+    return [
+        *_joint_name_problems(spec, joints),
+        *_hinge_problems(model, spec, joints),
+        *_actuator_count_problems(spec, joints, actuators),
+        *_actuator_gain_problems(model, spec, driven),
+        *_force_limit_problems(model, spec, driven),
+        *_armature_problems(model, spec, joints),
+        *_keyframe_problems(model, spec),
+        *_floor_problems(model),
+        *_body_problems(model, spec),
+        *_self_collision_geom_problems(model, spec),
+        *_floating_base_problems(model, spec, joints),
+    ]
+
+
+def _policy_joints(model: mujoco.MjModel, spec: RobotSpec) -> dict[str, int]:
+    """The model's joints by name, in model order, that ``joint_names`` must list: all but free
+    joints and the base joints of ``extra['root_joints']``."""
     base = tuple(spec.extra.get("root_joints", ()))
-    model_joints = {
+    return {
         _name(model, mujoco.mjtObj.mjOBJ_JOINT, j): j
         for j in range(model.njnt)
         if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE
         and _name(model, mujoco.mjtObj.mjOBJ_JOINT, j) not in base
     }
-    missing = [j for j in spec.joint_names if j not in model_joints]
-    unexpected = [j for j in model_joints if j not in spec.joint_names]
+
+
+def _driven_joints(
+    spec: RobotSpec, joints: dict[str, int], actuators: dict[int, list[int]]
+) -> list[tuple[str, int, int]]:
+    """(name, actuator, column in ``joint_names``) of each spec joint with exactly one actuator."""
+    return [
+        (j, actuators[joints[j]][0], k)
+        for k, j in enumerate(spec.joint_names)
+        if j in joints and len(actuators.get(joints[j], ())) == 1
+    ]
+
+
+def _joint_name_problems(spec: RobotSpec, joints: dict[str, int]) -> list[ModelProblem]:
+    """``joint_names`` against the model's policy joints: missing ones, then unlisted ones."""
+    problems = []
+    missing = [j for j in spec.joint_names if j not in joints]
+    unexpected = [j for j in joints if j not in spec.joint_names]
     if missing:
         problems.append(ModelProblem(
             f"missing joint(s): {', '.join(missing)}",
-            f"{_did_you_mean(missing, unexpected or model_joints)}joint_names must use the MJCF's joint names",
+            f"{_did_you_mean(missing, unexpected or joints)}joint_names must use the MJCF's joint names",
         ))
     if unexpected:
         problems.append(ModelProblem(
             f"joint(s) not in the spec: {', '.join(unexpected)}",
             "add them to joint_names (and every per-joint array), or remove them from the MJCF",
         ))
-    not_hinge = [
-        j
-        for j in spec.joint_names
-        if j in model_joints and model.jnt_type[model_joints[j]] != hinge
-    ]
-    if not_hinge:
-        problems.append(ModelProblem(
-            f"joint(s) that are not hinges: {', '.join(not_hinge)}", "policy joints must be hinges"
-        ))
+    return problems
 
-    actuators = _joint_actuators(model)
-    no_actuator = [
-        j for j in spec.joint_names if j in model_joints and not actuators.get(model_joints[j])
-    ]
+
+def _hinge_problems(
+    model: mujoco.MjModel, spec: RobotSpec, joints: dict[str, int]
+) -> list[ModelProblem]:
+    """Spec joints in the model that are not hinges."""
+    hinge = mujoco.mjtJoint.mjJNT_HINGE
+    not_hinge = [j for j in spec.joint_names if j in joints and model.jnt_type[joints[j]] != hinge]
+    if not not_hinge:
+        return []
+    return [ModelProblem(
+        f"joint(s) that are not hinges: {', '.join(not_hinge)}", "policy joints must be hinges"
+    )]
+
+
+def _actuator_count_problems(
+    spec: RobotSpec, joints: dict[str, int], actuators: dict[int, list[int]]
+) -> list[ModelProblem]:
+    """Spec joints in the model without an actuator, then those with more than one."""
+    problems = []
+    present = [j for j in spec.joint_names if j in joints]
+    no_actuator = [j for j in present if not actuators.get(joints[j])]
+    doubled = [j for j in present if len(actuators.get(joints[j], ())) > 1]
     if no_actuator:
         problems.append(ModelProblem(
             f"joint(s) without an actuator: {', '.join(no_actuator)}",
             "add one <motor joint=...> or <position joint=... kp=... kv=...> with the spec's gains per joint",
             check="actuators",
         ))
-    doubled = [
-        j
-        for j in spec.joint_names
-        if j in model_joints and len(actuators.get(model_joints[j], ())) > 1
-    ]
     if doubled:
         problems.append(ModelProblem(
             f"joint(s) driven by more than one actuator: {', '.join(doubled)}",
             "keep exactly one actuator per joint",
             check="actuators",
         ))
-    driven = [
-        (j, actuators[model_joints[j]][0], k)
-        for k, j in enumerate(spec.joint_names)
-        if j in model_joints and len(actuators.get(model_joints[j], ())) == 1
+    return problems
+
+
+def _actuator_gain_problems(
+    model: mujoco.MjModel, spec: RobotSpec, driven: list[tuple[str, int, int]]
+) -> list[ModelProblem]:
+    """The gains contract (``gain_problems``) between the spec and the driven joints' actuators."""
+    if not driven:
+        return []
+    names, acts, cols = zip(*driven, strict=True)
+    cols = list(cols)
+    bad, _ = gain_problems(model, names, acts, spec.stiffness[cols], spec.damping[cols])
+    if not bad:
+        return []
+    return [ModelProblem(
+        "actuator gains differ from the spec's: " + "; ".join(bad),
+        "one gains contract: the spec's stiffness/damping drive every joint (training, export, "
+        "sim2sim); an MJCF <position> actuator must carry the same kp and kv, or be a <motor> "
+        "(torque, no gains in the MJCF)",
+        check="actuators",
+    )]
+
+
+def _force_limit_problems(
+    model: mujoco.MjModel, spec: RobotSpec, driven: list[tuple[str, int, int]]
+) -> list[ModelProblem]:
+    """Force-limited position servos whose forcerange is not the spec's ``effort_limit``."""
+    limited = [
+        f"{name} forcerange ±{model.actuator_forcerange[act, 1]:.6g}, spec effort {spec.effort_limit[k]:.6g}"
+        for name, act, k in driven
+        if model.actuator_forcelimited[act] and actuator_kind(model, act) == "position"
+        and not np.isclose(model.actuator_forcerange[act, 1], spec.effort_limit[k], rtol=GAIN_RTOL)
     ]
-    if driven:
-        names, acts, cols = zip(*driven, strict=True)
-        cols = list(cols)
-        bad, _ = gain_problems(model, names, acts, spec.stiffness[cols], spec.damping[cols])
-        if bad:
-            problems.append(ModelProblem(
-                "actuator gains differ from the spec's: " + "; ".join(bad),
-                "one gains contract: the spec's stiffness/damping drive every joint (training, export, "
-                "sim2sim); an MJCF <position> actuator must carry the same kp and kv, or be a <motor> "
-                "(torque, no gains in the MJCF)",
-                check="actuators",
-            ))
-        limited = [
-            f"{name} forcerange ±{model.actuator_forcerange[act, 1]:.6g}, spec effort {spec.effort_limit[k]:.6g}"
-            for name, act, k in driven
-            if model.actuator_forcelimited[act] and actuator_kind(model, act) == "position"
-            and not np.isclose(model.actuator_forcerange[act, 1], spec.effort_limit[k], rtol=GAIN_RTOL)
-        ]
-        if limited:
-            problems.append(ModelProblem(
-                "actuator force limits differ from the spec's effort_limit: " + "; ".join(limited),
-                "set forcerange=\"-E E\" with the spec's effort limit E, or drop forcelimited",
-                check="actuators",
-            ))
+    if not limited:
+        return []
+    return [ModelProblem(
+        "actuator force limits differ from the spec's effort_limit: " + "; ".join(limited),
+        "set forcerange=\"-E E\" with the spec's effort limit E, or drop forcelimited",
+        check="actuators",
+    )]
 
-    if "armature" in spec.extra:
-        present = [(k, j) for k, j in enumerate(spec.joint_names) if j in model_joints]
-        armature = np.asarray(spec.extra["armature"], dtype=np.float64)
-        off = [
-            f"{j} spec {armature[k]:.6g}, MJCF {model.dof_armature[model.jnt_dofadr[model_joints[j]]]:.6g}"
-            for k, j in present
-            if not np.isclose(model.dof_armature[model.jnt_dofadr[model_joints[j]]], armature[k], rtol=GAIN_RTOL)
-        ]
-        if off:
-            problems.append(ModelProblem(
-                "joint armature differs from extra['armature']: " + "; ".join(off),
-                "the MJCF is what training, sim2sim and the deploy bundle simulate: set armature=... on "
-                "each joint in the MJCF (or drop extra['armature'])",
-                check="armature",
-            ))
 
+def _armature_problems(
+    model: mujoco.MjModel, spec: RobotSpec, joints: dict[str, int]
+) -> list[ModelProblem]:
+    """The MJCF's joint armature against ``extra['armature']``, when the spec gives one."""
+    if "armature" not in spec.extra:
+        return []
+    armature = np.asarray(spec.extra["armature"], dtype=np.float64)
+    present = [(k, j) for k, j in enumerate(spec.joint_names) if j in joints]
+    off = [
+        f"{j} spec {armature[k]:.6g}, MJCF {model.dof_armature[model.jnt_dofadr[joints[j]]]:.6g}"
+        for k, j in present
+        if not np.isclose(model.dof_armature[model.jnt_dofadr[joints[j]]], armature[k], rtol=GAIN_RTOL)
+    ]
+    if not off:
+        return []
+    return [ModelProblem(
+        "joint armature differs from extra['armature']: " + "; ".join(off),
+        "the MJCF is what training, sim2sim and the deploy bundle simulate: set armature=... on "
+        "each joint in the MJCF (or drop extra['armature'])",
+        check="armature",
+    )]
+
+
+def _keyframe_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]:
+    """A keyframe named by ``extra['keyframe']`` that the model lacks."""
     keyframe = spec.extra.get("keyframe")
-    if isinstance(keyframe, str) and mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe) < 0:
-        keys = [_name(model, mujoco.mjtObj.mjOBJ_KEY, k) for k in range(model.nkey)]
-        problems.append(ModelProblem(
-            f"keyframe {keyframe!r} (extra['keyframe']) is not in the model "
-            f"(keyframes: {', '.join(repr(k) for k in keys) or 'none'})",
-            f"{_did_you_mean([keyframe], keys)}add <keyframe><key name={keyframe!r} qpos=\"...\"/></keyframe> "
-            "with the standing pose on the floor (`primebot robots new` writes one)",
-            check="keyframe",
-        ))
-    if not has_floor(model):
-        problems.append(ModelProblem(
-            "no floor: the model has no colliding plane on the world body",
-            'add <geom name="floor" type="plane" size="0 0 0.05"/> to <worldbody>',
-            check="floor",
-        ))
+    if not isinstance(keyframe, str) or mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe) >= 0:
+        return []
+    keys = [_name(model, mujoco.mjtObj.mjOBJ_KEY, k) for k in range(model.nkey)]
+    return [ModelProblem(
+        f"keyframe {keyframe!r} (extra['keyframe']) is not in the model "
+        f"(keyframes: {', '.join(repr(k) for k in keys) or 'none'})",
+        f"{_did_you_mean([keyframe], keys)}add <keyframe><key name={keyframe!r} qpos=\"...\"/></keyframe> "
+        "with the standing pose on the floor (`primebot robots new` writes one)",
+        check="keyframe",
+    )]
 
+
+def _floor_problems(model: mujoco.MjModel) -> list[ModelProblem]:
+    """A model without a floor (``has_floor``)."""
+    if has_floor(model):
+        return []
+    return [ModelProblem(
+        "no floor: the model has no colliding plane on the world body",
+        'add <geom name="floor" type="plane" size="0 0 0.05"/> to <worldbody>',
+        check="floor",
+    )]
+
+
+def _body_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]:
+    """Bodies the spec names (tracked, end effectors, feet, anchor, root) that the model lacks."""
     bodies = {
         *spec.tracked_bodies,
         *spec.end_effector_bodies,
@@ -357,48 +378,59 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]
         spec.anchor_body,
         *([spec.root_body] if spec.root_body else []),
     }
-    missing_bodies = sorted(
-        b for b in bodies if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b) < 0
-    )
-    if missing_bodies:
-        problems.append(ModelProblem(
-            f"missing body(ies): {', '.join(missing_bodies)}",
-            f"{_did_you_mean(missing_bodies, model_body_names(model))}use the MJCF's body names",
-        ))
-    geoms = sorted({g for pair in spec.self_collision_geoms for g in pair})
-    missing_geoms = [g for g in geoms if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, g) < 0]
-    if missing_geoms:
-        names = [_name(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(model.ngeom)]
-        problems.append(ModelProblem(
-            f"missing self-collision geom(s): {', '.join(missing_geoms)}",
-            f"{_did_you_mean(missing_geoms, [n for n in names if n])}name the geoms in the MJCF, "
-            "or leave self_collision_geoms empty (any two robot geoms)",
-        ))
+    missing = sorted(b for b in bodies if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b) < 0)
+    if not missing:
+        return []
+    return [ModelProblem(
+        f"missing body(ies): {', '.join(missing)}",
+        f"{_did_you_mean(missing, model_body_names(model))}use the MJCF's body names",
+    )]
 
+
+def _self_collision_geom_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]:
+    """Geoms of ``self_collision_geoms`` that the model lacks."""
+    geoms = sorted({g for pair in spec.self_collision_geoms for g in pair})
+    missing = [g for g in geoms if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, g) < 0]
+    if not missing:
+        return []
+    names = [_name(model, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(model.ngeom)]
+    return [ModelProblem(
+        f"missing self-collision geom(s): {', '.join(missing)}",
+        f"{_did_you_mean(missing, [n for n in names if n])}name the geoms in the MJCF, "
+        "or leave self_collision_geoms empty (any two robot geoms)",
+    )]
+
+
+def _floating_base_problems(
+    model: mujoco.MjModel, spec: RobotSpec, joints: dict[str, int]
+) -> list[ModelProblem]:
+    """The floating base: the named joints of ``extra['root_joints']`` and no free joint, or else
+    exactly one free joint, on ``root_body`` when the spec names one."""
+    base = tuple(spec.extra.get("root_joints", ()))
     free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
     base_fix = "the floating base is one <freejoint/> on the root body"
     if base:  # a base of named joints (e.g. a planar slide x, slide z, pitch) instead of a free joint
-        missing_base = [j for j in base if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) < 0]
-        if missing_base:
+        problems = []
+        missing = [j for j in base if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) < 0]
+        if missing:
             problems.append(ModelProblem(
-                f"missing base joint(s) (extra['root_joints']): {', '.join(missing_base)}",
-                f"{_did_you_mean(missing_base, model_joints)}name them as in the MJCF",
+                f"missing base joint(s) (extra['root_joints']): {', '.join(missing)}",
+                f"{_did_you_mean(missing, joints)}name them as in the MJCF",
             ))
         if free:
             problems.append(ModelProblem(
                 f"extra['root_joints'] declares the base, but the model also has {len(free)} free joint(s)",
                 "remove the free joint, or extra['root_joints']",
             ))
-    elif len(free) != 1:
-        problems.append(ModelProblem(
+        return problems
+    if len(free) != 1:
+        return [ModelProblem(
             f"expected exactly one free joint (the floating base), found {len(free)}", base_fix
-        ))
-    elif (
-        spec.root_body
-        and _name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.jnt_bodyid[free[0]])) != spec.root_body
-    ):
-        problems.append(ModelProblem(f"the free joint is not on the root body {spec.root_body!r}", base_fix))
-    return problems
+        )]
+    root = _name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.jnt_bodyid[free[0]]))
+    if spec.root_body and root != spec.root_body:
+        return [ModelProblem(f"the free joint is not on the root body {spec.root_body!r}", base_fix)]
+    return []
 
 
 def check_robot_model(model: mujoco.MjModel, spec: RobotSpec) -> None:
@@ -519,51 +551,3 @@ def model_body_names(model: mujoco.MjModel) -> tuple[str, ...]:
 def get_robot(registry, name: str, robot_xml: str | Path | None = None) -> RobotSpec:
     """The registered spec ``name``, with its MJCF swapped for ``robot_xml`` when given (``--robot-xml``)."""
     return with_mjcf(registry.get("robots", name), robot_xml)
-
-
-_ASSET_FILE_ATTRIBUTES = {
-    "mesh": ("file",),
-    "texture": ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback"),
-    "hfield": ("file",),
-    "skin": ("file",),
-}
-
-
-_ASSET_DIRS = {"mesh": "meshdir", "texture": "texturedir"}
-
-
-def model_files(mjcf: Path) -> list[Path]:
-    """Every file ``mjcf`` includes or loads, as paths relative to its folder (MuJoCo's resolution rules)."""
-    root_dir = mjcf.parent
-    compiler: dict[str, str] = {}
-    found: list[tuple[str, str]] = []  # (tag, file)
-    pending, seen = [mjcf], set()
-    while pending:
-        path = pending.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        try:
-            tree = ET.parse(path)
-        except ET.ParseError as exc:
-            raise ExportError(f"robot model {path} is not readable XML: {exc}") from exc
-        for element in tree.iter():
-            if element.tag == "compiler":
-                compiler.update({k: v for k, v in element.attrib.items() if k in ("meshdir", "texturedir", "assetdir")})
-            elif element.tag == "include" and element.get("file"):
-                found.append(("include", element.get("file")))
-                pending.append(root_dir / element.get("file"))
-            for attribute in _ASSET_FILE_ATTRIBUTES.get(element.tag, ()):
-                if element.get(attribute):
-                    found.append((element.tag, element.get(attribute)))
-    out = []
-    for tag, name in found:
-        folder = compiler.get(_ASSET_DIRS.get(tag, ""), compiler.get("assetdir", "")) if tag != "include" else ""
-        relative = Path(folder) / name
-        if relative.is_absolute() or ".." in relative.parts:
-            raise ExportError(
-                f"robot model {mjcf} loads {relative}, outside its folder: the bundle cannot carry it",
-                fix="keep included files and assets under the MJCF's folder, with relative paths",
-            )
-        out.append(relative)
-    return sorted(set(out))
