@@ -36,9 +36,9 @@ from primebot.pipeline.api import (
     quat_mul,
 )
 
+from .curriculum import RandomizationCurriculum
 from .model import build_tracking_model
 from .observations import ObservationBuilder
-from .curriculum import RandomizationCurriculum
 from .randomization import AXES_ANGULAR, AXES_LINEAR, PhysicsRandomization, Pusher, uniform_ranges
 from .reference import MotionReference
 from .sampler import StartFrameSampler
