@@ -28,7 +28,6 @@ from ..errors import ExportError
 from ..robot.actuators import actuator_kind, gain_problems
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
 
-"""MJCF files carry gains rounded to a few digits; a swapped joint is off by far more."""
 LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names", "end_effector_body_names",
              "base_joint_names", "command_names", "observation_terms_clip")
 FLOAT_LIST_KEYS = ("joint_stiffness", "joint_damping", "joint_effort_limit", "default_joint_pos", "action_scale",

@@ -182,8 +182,9 @@ class _ScriptedProbe:
                 "verdict": {"tracked": tracked, "reason": "scripted"}}
 
 
-def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int = 0):
-    """Train the point mass with verdict checks every 3 iterations; its curriculum completes at the given iteration."""
+def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int = 0, complete=None):
+    """Train the point mass with verdict checks every 3 iterations; its curriculum completes at the given
+    iteration, or when ``complete(runner)`` says so."""
     from primebot.pipeline.train.config import TrainConfig
     from primebot.pipeline.train.runner import OnPolicyRunner
 
@@ -194,7 +195,8 @@ def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int
                         registry=registry, num_threads=1)
     runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=probe)
     # a curriculum that completes at a given iteration (the tracking task's follows its fall rate)
-    type(env).curriculum_complete = property(lambda _: runner.iteration >= complete_from_iteration)
+    complete = complete or (lambda r: r.iteration >= complete_from_iteration)
+    type(env).curriculum_complete = property(lambda _: complete(runner))
     try:
         return runner.learn()
     finally:
@@ -223,24 +225,8 @@ def test_the_env_sees_every_verdict_check_before_the_stop_rule_reads_its_curricu
     from primebot.pipeline.sim.env import VecEnv
 
     seen: list[bool] = []
-
-    def observe(env, summary):
-        seen.append(summary["verdict"]["tracked"])
-
-    monkeypatch.setattr(VecEnv, "observe_verdict", observe)
-    monkeypatch.setattr(VecEnv, "curriculum_complete", property(lambda env: len(seen) >= 3))
-    spec = registry.get("tasks", "pointmass")
-    from primebot.pipeline.train.config import TrainConfig
-    from primebot.pipeline.train.runner import OnPolicyRunner
-
-    cfg = TrainConfig(task="pointmass", num_envs=16, iterations=40)
-    cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
-    env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
-                        registry=registry, num_threads=1)
-    try:
-        result = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=_ScriptedProbe(tracked_from=2)).learn()
-    finally:
-        env.close()
+    monkeypatch.setattr(VecEnv, "observe_verdict", lambda env, summary: seen.append(summary["verdict"]["tracked"]))
+    result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2), complete=lambda _: len(seen) >= 3)
     assert seen == [False, True, True] and result.iteration == 9
 
 
