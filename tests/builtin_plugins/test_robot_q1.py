@@ -12,7 +12,9 @@ import pytest
 from primebot.pipeline.errors import RobotError
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.robot.kinematics import standing_height
+from primebot.pipeline.robot.scaffold import STANCE_STIFFNESS_SAFETY
 from primebot.pipeline.robot.spec import compile_mjcf, load_robot_model, robot_indices
+from primebot.pipeline.robot.statics import stiffness_ratios
 from primebot.plugins.robots.q1.spec import Q1_MJCF
 
 
@@ -90,6 +92,20 @@ def test_stands_for_three_seconds_with_ctrl_at_the_default_pose(model, spec):
     assert np.linalg.norm(end[:2] - start[:2]) < 0.1
     assert np.abs(data.qvel).max() < 0.05  # at rest, not falling slowly
     assert data.xmat[ix.anchor_body_id].reshape(3, 3)[2, 2] > 0.98  # torso upright
+
+
+def test_every_servo_holds_the_robot_on_one_foot_by_the_scaffolds_rule(model, spec):
+    """Each leg servo carries the whole robot standing on it (single support in a march or a kick):
+    at least 1.5 x gravity's torque per radian, the rule ``robots new`` sizes a new robot's servos by."""
+    ix = robot_indices(model, spec)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "stand"))
+    mujoco.mj_kinematics(model, data)
+    mujoco.mj_comPos(model, data)
+    ratios = stiffness_ratios(model, data, list(ix.joint_ids), np.asarray(spec.stiffness, dtype=float),
+                              ix.root_body_id, set(ix.feet_body_ids.tolist()))
+    softest = int(np.argmin(ratios))
+    assert ratios[softest] >= STANCE_STIFFNESS_SAFETY, spec.joint_names[softest]
 
 
 def _can_collide(model: mujoco.MjModel, a: int, b: int) -> bool:
