@@ -44,7 +44,25 @@ def test_state_round_trips():
     assert all(isinstance(v, np.ndarray) for v in c.state_dict().values())
 
 
-@pytest.mark.parametrize("bad", [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1}, {"signal": "reward"}])
+def test_a_verdict_curriculum_rises_only_on_a_tracked_check_by_default():
+    c = RandomizationCurriculum({"start": 0.0}, window=4)
+    assert c.signal == "verdict" and c.raise_on == "tracked" and not c.follows_falls
+    assert not c.observe_verdict(1.0, tracked=False)  # stays up but does not yet do the motion: hold
+    assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.5
+    assert not c.observe_verdict(0.5, tracked=False)  # half fell: between the thresholds
+    assert c.observe_verdict(0.2, tracked=False) and c.strength == 0.0  # most fell: down
+    assert not c.observe_verdict(None, tracked=True)  # no check, no move
+    assert not c.record(100, 0)  # training episodes do not move a verdict curriculum
+
+
+def test_raise_on_stays_up_rises_on_a_check_where_few_fell():
+    c = RandomizationCurriculum({"start": 0.0, "raise_on": "stays_up"}, window=4)
+    assert c.observe_verdict(0.8, tracked=False) and c.strength == 0.5
+    assert not c.observe_verdict(0.6, tracked=True)  # 40 % fell: hold, tracked or not
+
+
+@pytest.mark.parametrize("bad", [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1}, {"signal": "reward"},
+                                 {"raise_on": "never"}])
 def test_bad_settings_are_a_config_error_naming_the_fix(bad):
     with pytest.raises(ConfigError) as err:
         RandomizationCurriculum({**FALLS, **bad}, window=4)

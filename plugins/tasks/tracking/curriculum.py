@@ -9,13 +9,17 @@ and moves by ``step`` on one of two signals:
 
 - ``verdict`` (the default, from ``start`` 1): the runner's verdict checks
   (``runner.check_interval``), episodes of the deterministic policy without
-  randomisation. Down when more than ``lower_above`` of them fell, up when
-  fewer than ``raise_below`` did. So a policy that does its motion trains
-  under full randomisation throughout, and one that cannot yet stay up
-  learns the motion undisturbed first and gets the randomisation back as it
-  succeeds. Without verdict checks the strength stays at ``start``.
+  randomisation. Down when more than ``lower_above`` of them fell; up when
+  the check tracked its motion (``raise_on: tracked``, the default: success
+  and MPKPE both within the verdict) or merely when fewer than
+  ``raise_below`` fell (``raise_on: stays_up``). So a policy that does its
+  motion trains under full randomisation throughout, and one that cannot yet
+  stay up learns the motion undisturbed first and gets the randomisation
+  back once it does the motion, not merely once it stays up (on the march,
+  rising as soon as it stayed up knocked it back over before it had learnt
+  to lift a knee). Without verdict checks the strength stays at ``start``.
 - ``falls``: the fall rate of every ``num_envs`` finished training episodes,
-  with the same thresholds.
+  with the same thresholds (``raise_on`` does not apply).
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ import numpy as np
 
 from primebot.pipeline.api import ConfigError
 
-KEYS = ("start", "signal", "step", "raise_below", "lower_above")
+KEYS = ("start", "signal", "step", "raise_on", "raise_below", "lower_above")
 SIGNALS = ("falls", "verdict")
-DEFAULTS = {"start": None, "signal": "verdict", "step": 0.5, "raise_below": 0.3, "lower_above": 0.6}
+RAISE_ON = ("tracked", "stays_up")
+DEFAULTS = {"start": None, "signal": "verdict", "step": 0.5, "raise_on": "tracked", "raise_below": 0.3,
+            "lower_above": 0.6}
 """What a key left out of ``randomization.curriculum`` means; ``start`` None (or no mapping at all) is off."""
 
 
@@ -50,6 +56,10 @@ class RandomizationCurriculum:
         if self.signal not in SIGNALS:
             raise ConfigError(f"tracking task: randomization.curriculum.signal must be one of {', '.join(SIGNALS)}, "
                               f"not {self.signal!r}", fix="--set task.randomization.curriculum.signal=verdict")
+        self.raise_on = str(cfg["raise_on"])
+        if self.raise_on not in RAISE_ON:
+            raise ConfigError(f"tracking task: randomization.curriculum.raise_on must be one of {', '.join(RAISE_ON)}, "
+                              f"not {self.raise_on!r}", fix="--set task.randomization.curriculum.raise_on=tracked")
         self.step = float(cfg["step"])
         self.raise_below, self.lower_above = float(cfg["raise_below"]), float(cfg["lower_above"])
         if not (0.0 <= self.start <= 1.0 and 0.0 < self.step <= 1.0
@@ -79,17 +89,18 @@ class RandomizationCurriculum:
             return False
         rate = self.fell / self.finished
         self.finished = self.fell = 0
-        return self._move(rate)
+        return self._move(rate, rate < self.raise_below)
 
-    def observe_verdict(self, success_rate: float | None) -> bool:
-        """A verdict check's success rate (nominal episodes); True when the strength changed."""
+    def observe_verdict(self, success_rate: float | None, tracked: bool) -> bool:
+        """A verdict check's success rate (nominal episodes) and whether it tracked; True when the strength changed."""
         if not self.enabled or self.signal != "verdict" or success_rate is None:
             return False
-        return self._move(1.0 - float(success_rate))
+        fall_rate = 1.0 - float(success_rate)
+        return self._move(fall_rate, tracked if self.raise_on == "tracked" else fall_rate < self.raise_below)
 
-    def _move(self, fall_rate: float) -> bool:
+    def _move(self, fall_rate: float, up: bool) -> bool:
         before = self.strength
-        if fall_rate < self.raise_below:
+        if up:
             self.strength = min(1.0, round(self.strength + self.step, 9))
         elif fall_rate > self.lower_above:
             self.strength = max(0.0, round(self.strength - self.step, 9))

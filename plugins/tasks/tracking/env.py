@@ -330,8 +330,9 @@ class TrackingEnv(VecEnv):
         return self.randomization_strength >= 1.0
 
     def observe_verdict(self, summary: dict[str, Any]) -> None:
-        """Move a verdict-driven curriculum by the check's success rate (``curriculum.signal: verdict``)."""
-        if self.curriculum is not None and self.curriculum.observe_verdict(summary.get("success_rate")):
+        """Move a verdict-driven curriculum by the check's outcome (``curriculum.signal: verdict``)."""
+        tracked = bool((summary.get("verdict") or {}).get("tracked"))
+        if self.curriculum is not None and self.curriculum.observe_verdict(summary.get("success_rate"), tracked):
             self._apply_strength()
 
     def _action_origin(self, steps: np.ndarray) -> np.ndarray:
