@@ -15,7 +15,9 @@ reached at rest. Two corrections make the result physically sensible:
   feet instead (``plant_feet: left_ankle_roll_link`` or a list of the
   robot's ``feet`` bodies) plants only those: the support foot of a step,
   a kick or a knee raise stays put while the other one moves, so
-  alternating single-foot plants make the robot walk.
+  alternating single-foot plants make the robot walk. A planted foot is
+  also kept level: its ankle joints are solved so the sole stays as flat as
+  in the default pose (``level_feet``).
 
 Bodies and velocities come from MuJoCo forward kinematics (``kinematics``).
 The same source and robot always give the same bytes.
@@ -40,6 +42,7 @@ from ..robot.kinematics import (
 from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from ..rotations import quat_from_euler_xyz, quat_slerp
 from .format import Motion
+from .level_feet import FootLeveller
 from .trajectory import motion_from_trajectory
 
 KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "note"}
@@ -239,6 +242,21 @@ def _interpolate(seg: np.ndarray, s: np.ndarray, values: np.ndarray) -> np.ndarr
     return values[seg] + s * (values[seg + 1] - values[seg])
 
 
+def _level_planted_feet(model, indices: RobotIndices, spec: RobotSpec, source: MotionSource,
+                        key_joints: np.ndarray, key_quat: np.ndarray, seg: np.ndarray, s: np.ndarray):
+    """Interpolated joints and root orientation, each planted foot's sole level at the keyframes around
+    its plant (``level_feet``); between them the minimum-jerk blend keeps the joints smooth."""
+    leveller = FootLeveller(model, indices, spec.default_joint_pos)
+    feet = list(spec.feet)
+    planted = [[feet.index(name) for name in k.plant_feet] for k in source.keyframes]
+    key_joints = key_joints.copy()
+    for k in range(len(key_joints)):
+        around = sorted(set(planted[k]) | set(planted[k - 1] if k > 0 else ()))
+        key_joints[k] = leveller.level(key_quat[k], key_joints[k], around)
+    joint_pos = _interpolate(seg, s, key_joints)
+    return key_joints, joint_pos, quat_slerp(key_quat[seg], key_quat[seg + 1], s)
+
+
 def author_motion(
     source: MotionSource, spec: RobotSpec, model: mujoco.MjModel | None = None
 ) -> Motion:
@@ -251,8 +269,7 @@ def author_motion(
     times = np.arange(frames) / source.fps
     seg, s = _segments(times, key_times)
 
-    joint_pos = _interpolate(seg, s, key_joints)
-    root_quat = quat_slerp(key_quat[seg], key_quat[seg + 1], s)
+    key_joints, joint_pos, root_quat = _level_planted_feet(model, indices, spec, source, key_joints, key_quat, seg, s)
     root_pos = _interpolate(seg, s, key_pos)
 
     lowest, feet_xy = _floor_and_feet(model, indices, root_pos, root_quat, joint_pos)

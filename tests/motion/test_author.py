@@ -247,7 +247,34 @@ def test_a_named_support_foot_stays_put_while_the_other_leg_moves(repo_root):
 def test_alternating_support_feet_walk_the_robot_forward(repo_root):
     motion = load_motion(repo_root / "motions" / "walk.npz")
     pelvis = motion.body_names.index("pelvis")
-    assert motion.body_pos_w[-1, pelvis, 0] - motion.body_pos_w[0, pelvis, 0] > 0.4
+    assert motion.body_pos_w[-1, pelvis, 0] - motion.body_pos_w[0, pelvis, 0] > 0.2  # two 0.115 m steps
+
+
+def _sole_tilt_deg(motion, foot: str) -> np.ndarray:
+    """[T] angle between the foot body's z axis and the world's up (q1's soles are level at 0.3 deg)."""
+    w, x, y, z = np.moveaxis(motion.body_quat_w[:, motion.body_names.index(foot)], -1, 0)
+    return np.degrees(np.arccos(np.clip(1 - 2 * (x * x + y * y), -1, 1)))
+
+
+def test_a_foot_planted_while_the_body_turns_over_it_stays_level(repo_root, spec):
+    """The turn yaws the body 30 deg over the left foot with that hip rolled: authored as posed, the
+    hip's yaw tipped the foot 9 deg onto an edge; the levelled ankles keep the sole flat."""
+    motion = load_motion(repo_root / "motions" / "turn.npz")
+    turning = slice(int(1.7 * 50), int(2.7 * 50) + 1)  # keyframes 1.7-2.7 s: plant_feet: left_ankle_roll_link
+    assert _sole_tilt_deg(motion, "left_ankle_roll_link")[turning].max() < 1.5
+    source = load_source(repo_root / "motions" / "turn.yaml", spec)
+    for frame in source.keyframes:
+        frame.plant_feet = ()  # nothing planted: nothing levelled, the foot tips as the pose says
+    unlevelled = author_motion(source, spec)
+    assert _sole_tilt_deg(unlevelled, "left_ankle_roll_link")[turning].max() > 5.0
+
+
+def test_levelling_leaves_feet_that_are_already_level_alone(repo_root, spec):
+    source = load_source(repo_root / "motions" / "squat.yaml", spec)
+    levelled = author_motion(source, spec)
+    for frame in source.keyframes:
+        frame.plant_feet = ()
+    np.testing.assert_allclose(author_motion(source, spec).joint_pos, levelled.joint_pos, atol=1e-6)
 
 
 def test_plant_feet_must_name_a_foot(tmp_path, spec):
