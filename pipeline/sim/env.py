@@ -65,8 +65,10 @@ class VecEnv(ABC):
 
         ``summary`` is the probe's evaluation summary (``success_rate``,
         ``mpkpe_m``, ``verdict``, ...: episodes under the task's evaluation
-        settings, docs/architecture.md §9). Called before the stop rule reads
-        ``curriculum_complete``; the default ignores it.
+        settings, docs/architecture.md §9). The stop rule reads
+        ``curriculum_complete`` just before this call: a check counts towards
+        stopping only when the policy it checked trained under the full
+        conditions. The default ignores it.
         """
 
     def state_dict(self) -> dict[str, Any]:

@@ -318,14 +318,17 @@ class OnPolicyRunner:
         if self.probe is not None and runner_cfg.check_interval > 0 and self.iteration % runner_cfg.check_interval == 0:
             with torch.no_grad():
                 summary = self.probe(_MeanAction(self.ppo, self.device))
+            # whether the checked policy trained under the full conditions: read before the env
+            # hears of the check, which may move its curriculum (a raise on this very check is not
+            # yet trained under)
+            full_conditions = self.env.curriculum_complete
             self.env.observe_verdict(summary)
             verdict = summary.get("verdict") or {}
             row.update({f"verdict/{key}": summary.get(key) for key in
                         ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")})
             row["verdict/tracked"] = float(bool(verdict.get("tracked")))
-            self.tracked_checks = self.tracked_checks + 1 if verdict.get("tracked") else 0
-            if (runner_cfg.stop_when_tracked and self.tracked_checks >= TRACKED_CHECKS_TO_STOP
-                    and self.env.curriculum_complete):
+            self.tracked_checks = self.tracked_checks + 1 if verdict.get("tracked") and full_conditions else 0
+            if runner_cfg.stop_when_tracked and self.tracked_checks >= TRACKED_CHECKS_TO_STOP:
                 return (f"the policy tracked its motion at {TRACKED_CHECKS_TO_STOP} checks in a row "
                         f"({verdict.get('reason', '')})")
         if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:

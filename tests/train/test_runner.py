@@ -213,21 +213,23 @@ def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registr
     assert [r["verdict/tracked"] for r in rows if r.get("verdict/tracked")] == ["0.0", "1.0", "1.0"]
 
 
-def test_stop_when_tracked_waits_for_the_curriculum_to_complete(registry, tmp_path):
-    """Tracked at the checks of iterations 6 and 9, but the curriculum completes at 13: the run stops at 15."""
+def test_stop_when_tracked_counts_only_checks_after_the_curriculum_completed(registry, tmp_path):
+    """Tracked from the check at 6 on, but the curriculum completes at 13: the checks at 15 and 18 are the
+    first two of a policy trained under the full conditions, so the run stops at 18."""
     result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2), complete_from_iteration=13)
-    assert result.status == "finished" and result.iteration == 15
+    assert result.status == "finished" and result.iteration == 18
 
 
-def test_the_env_sees_every_verdict_check_before_the_stop_rule_reads_its_curriculum(registry, tmp_path, monkeypatch):
-    """A curriculum that completes when told of the third check: tracked at 6 and 9, so the run stops at 9
-    only if the env hears of the check at 9 before the stop rule asks whether its curriculum is complete."""
+def test_a_check_that_completes_the_curriculum_does_not_count_towards_stopping(registry, tmp_path, monkeypatch):
+    """A curriculum that completes when told of the third check (at 9; a verdict curriculum raises the
+    strength on a tracked check): the policy checked at 9 never trained at full strength, so the checks
+    that count are those at 12 and 15. Every check reaches the env."""
     from primebot.pipeline.sim.env import VecEnv
 
     seen: list[bool] = []
     monkeypatch.setattr(VecEnv, "observe_verdict", lambda env, summary: seen.append(summary["verdict"]["tracked"]))
     result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2), complete=lambda _: len(seen) >= 3)
-    assert seen == [False, True, True] and result.iteration == 9
+    assert seen == [False, True, True, True, True] and result.iteration == 15
 
 
 def _close_in_thread(train_log: TrainingLog) -> BaseException | None:
