@@ -13,7 +13,8 @@ from ..report.tables import metrics_table, scalar_table
 @click.command("eval")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--checkpoint", default=None,
-              help="model_<it>.pt name or path, an iteration number, or 'best'. [default: the newest model_<it>.pt]")
+              help="model_<it>.pt name or path, an iteration number, or 'best'. [default: model_best.pt when training "
+                   "chose it by its verdict checks, else the newest model_<it>.pt]")
 @click.option("--episodes", type=int, default=16, show_default=True,
               help="Episodes from uniformly sampled start frames (plus one from the motion's start); "
                    "for a task with its own metrics (walk), the episodes played.")

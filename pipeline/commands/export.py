@@ -12,7 +12,8 @@ from ..hooks.specs import hookimpl
 @click.command("export")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--checkpoint", default=None,
-              help="model_<it>.pt name or path, an iteration number, or 'best'. [default: the newest model_<it>.pt]")
+              help="model_<it>.pt name or path, an iteration number, or 'best'. [default: model_best.pt when training "
+                   "chose it by its verdict checks, else the newest model_<it>.pt]")
 @click.option("--fp16", is_flag=True,
               help="also write policy_fp16.onnx (float16 inside, float32 I/O), kept only if its actions are within "
                    "0.05 of PyTorch's and a closed-loop sim2sim on it does as well as on policy.onnx")

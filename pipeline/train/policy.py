@@ -103,7 +103,8 @@ def one_torch_thread() -> Iterator[None]:
 
 def resolve_checkpoint(run_dir: str | Path, checkpoint: str | Path | None = None) -> Path:
     """The checkpoint file to use: ``checkpoint`` (a path, a name in the run, ``best`` or an
-    iteration number), else the newest ``model_<it>.pt`` (the end of training)."""
+    iteration number), else the newest ``model_<it>.pt`` (the end of training). ``load_trained_policy``
+    without a checkpoint prefers a ``model_best.pt`` chosen by the verdict checks."""
     run_dir = Path(run_dir)
     if checkpoint is None:
         found = numbered_checkpoints(run_dir) if run_dir.is_dir() else []
@@ -119,14 +120,29 @@ def resolve_checkpoint(run_dir: str | Path, checkpoint: str | Path | None = None
     return path if path.is_file() or path.is_absolute() else run_dir / path
 
 
+def _run_policy_checkpoint(run_dir: Path) -> tuple[Path, dict[str, Any]]:
+    """The run's policy: ``model_best.pt`` when training chose it by its verdict checks (its payload
+    carries ``best_check``), else the newest numbered checkpoint that loads (a damaged newest file
+    falls back, as --resume does)."""
+    best = run_dir / BEST_CHECKPOINT
+    if best.is_file():
+        try:
+            payload = load_checkpoint(best, map_location="cpu")
+        except CheckpointError as exc:
+            log.warning("warning: %s; using the newest numbered checkpoint", str(exc).splitlines()[0])
+        else:
+            if payload.get("best_check") is not None:
+                return best, payload
+    return load_latest_good(run_dir, map_location="cpu")
+
+
 def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = None) -> TrainedPolicy:
     """Rebuild the run's actor and observation normaliser from a checkpoint (CPU, eval mode)."""
     run_dir = Path(run_dir)
     args = read_args(run_dir)
     if checkpoint is None:
         resolve_checkpoint(run_dir)  # names the run when it has no checkpoint at all
-        # the newest one that loads: a damaged newest file falls back, as --resume does
-        path, payload = load_latest_good(run_dir, map_location="cpu")
+        path, payload = _run_policy_checkpoint(run_dir)
     else:
         path = resolve_checkpoint(run_dir, checkpoint)
         payload = load_checkpoint(path, map_location="cpu")

@@ -68,6 +68,15 @@ class RunResult:
     signal_name: str = ""
 
 
+def _check_rank(summary: dict[str, Any], full_conditions: bool) -> tuple[float, ...]:
+    """How good a verdict check is, for ``model_best.pt``: tracked first, then trained under the full
+    conditions (``VecEnv.curriculum_complete``), then the success rate, then the lower MPKPE."""
+    verdict = summary.get("verdict") or {}
+    mpkpe = summary.get("mpkpe_m")
+    return (float(bool(verdict.get("tracked"))), float(full_conditions), float(summary.get("success_rate") or 0.0),
+            -float(mpkpe) if mpkpe is not None and np.isfinite(mpkpe) else -float("inf"))
+
+
 class _MeanAction:
     """The learner's deterministic policy (normalised observation → mean action) as an ``act(obs)``."""
 
@@ -123,7 +132,11 @@ class OnPolicyRunner:
         self._stop: str = ""
         self.timing: dict[str, float] = {}
         self.tracked_checks = 0
-        """Consecutive verdict checks at which the policy tracked its motion."""
+        """Consecutive verdict checks at which a policy trained under the full conditions tracked its motion."""
+        self.best_check: tuple[float, ...] | None = None
+        """Rank of the best verdict check so far (``_check_rank``); its policy is ``model_best.pt``."""
+        self.best_check_iteration = 0
+        self._best_due = False
 
     # -- construction ---------------------------------------------------------------
     def _seed_everything(self, seed: int) -> None:
@@ -328,6 +341,9 @@ class OnPolicyRunner:
                         ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")})
             row["verdict/tracked"] = float(bool(verdict.get("tracked")))
             self.tracked_checks = self.tracked_checks + 1 if verdict.get("tracked") and full_conditions else 0
+            rank = _check_rank(summary, full_conditions)
+            if self.best_check is None or rank > self.best_check:
+                self.best_check, self.best_check_iteration, self._best_due = rank, self.iteration, True
             if runner_cfg.stop_when_tracked and self.tracked_checks >= TRACKED_CHECKS_TO_STOP:
                 return (f"the policy tracked its motion at {TRACKED_CHECKS_TO_STOP} checks in a row "
                         f"({verdict.get('reason', '')})")
@@ -360,12 +376,23 @@ class OnPolicyRunner:
             return
         if self.iteration % self.cfg.runner.save_interval == 0 and self.iteration < self.cfg.iterations:
             self.save_numbered()
+        if self.checks_verdict:
+            # the policy of the best verdict check (what evaluate, export and sim2sim use: train/policy.py)
+            if self._best_due:
+                self._best_due = False
+                self._save_as(BEST_CHECKPOINT)
+            return
         ret = row.get("episode_return")
         # Checked on a coarse grid so an improving run does not rewrite it every iteration.
         best_every = max(1, self.cfg.runner.save_interval // 10)
         if ret is not None and ret > self.best_return and self.iteration % best_every == 0:
             self.best_return = ret
             self._save_as(BEST_CHECKPOINT)
+
+    @property
+    def checks_verdict(self) -> bool:
+        """Whether training checks the verdict (``runner.check_interval`` with the task's probe)."""
+        return self.probe is not None and self.cfg.runner.check_interval > 0
 
     def save_numbered(self) -> Path | None:
         """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather)."""
@@ -409,6 +436,7 @@ class OnPolicyRunner:
             "dims": {"num_obs": env.num_obs, "num_critic_obs": env.num_critic_obs, "num_actions": env.num_actions},
             "learner": self.ppo.state_dict(),
             "best_return": self.best_return if np.isfinite(self.best_return) else None,
+            "best_check": None if self.best_check is None else [*self.best_check, self.best_check_iteration],
             "ranks": self.dist.gather_objects(self._rank_state()),
         }
 
@@ -440,6 +468,10 @@ class OnPolicyRunner:
         self.episode_lengths = deque(state["episode_lengths"], maxlen=EPISODE_WINDOW)
         best = payload["best_return"]
         self.best_return = -float("inf") if best is None else float(best)
+        best_check = payload.get("best_check")  # absent in checkpoints of older versions
+        if best_check is not None:
+            *rank, iteration = best_check
+            self.best_check, self.best_check_iteration = tuple(float(x) for x in rank), int(iteration)
         self.iteration = int(payload["iteration"])
 
     def _same_run(self, payload: dict[str, Any]) -> bool:

@@ -75,7 +75,18 @@ def train(ctx: StageContext) -> StageResult:
     if returns:
         summary["episode_return"] = round(sum(returns) / len(returns), 3)
     warnings = []
-    if not runner.env.curriculum_complete:
+    if runner.best_check is not None:
+        tracked, full_conditions = runner.best_check[:2]
+        summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.best_check_iteration}, the best verdict check)"
+        if not full_conditions:
+            summary["curriculum"] = "incomplete"
+            warnings.append(
+                f"the policy evaluated and exported ({BEST_CHECKPOINT}, the best verdict check, at iteration "
+                f"{runner.best_check_iteration}) trained before the task's curriculum was complete: it has not "
+                "felt the full randomisation (train.csv: randomization/strength), so expect it to be less robust "
+                "to pushes and model errors than configured; --resume RUN_DIR --from train --iterations N "
+                "trains on")
+    elif not runner.env.curriculum_complete:
         summary["curriculum"] = "incomplete"
         warnings.append("training ended before the task's curriculum was complete: the policy never trained under "
                         "the full randomisation (train.csv: randomization/strength), so expect it to be less robust "
@@ -86,5 +97,6 @@ def train(ctx: StageContext) -> StageResult:
         summary=summary,
         warnings=warnings,
         message=f"{result.iteration} iterations on {runner.cfg.device}"
-                + (f", episode return {summary['episode_return']:.2f}" if returns else ""),
+                + (f", episode return {summary['episode_return']:.2f}" if returns else "")
+                + (f"; the policy: {summary['policy']}" if "policy" in summary else ""),
     )

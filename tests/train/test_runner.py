@@ -182,14 +182,15 @@ class _ScriptedProbe:
                 "verdict": {"tracked": tracked, "reason": "scripted"}}
 
 
-def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int = 0, complete=None):
+def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int = 0, complete=None,
+                         iterations: int = 40):
     """Train the point mass with verdict checks every 3 iterations; its curriculum completes at the given
     iteration, or when ``complete(runner)`` says so."""
     from primebot.pipeline.train.config import TrainConfig
     from primebot.pipeline.train.runner import OnPolicyRunner
 
     spec = registry.get("tasks", "pointmass")
-    cfg = TrainConfig(task="pointmass", num_envs=16, iterations=40)
+    cfg = TrainConfig(task="pointmass", num_envs=16, iterations=iterations)
     cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
     env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
                         registry=registry, num_threads=1)
@@ -230,6 +231,44 @@ def test_a_check_that_completes_the_curriculum_does_not_count_towards_stopping(r
     monkeypatch.setattr(VecEnv, "observe_verdict", lambda env, summary: seen.append(summary["verdict"]["tracked"]))
     result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2), complete=lambda _: len(seen) >= 3)
     assert seen == [False, True, True, True, True] and result.iteration == 15
+
+
+class _ScoredProbe:
+    """A verdict probe that reads its checks' figures from a script: (tracked, success rate, MPKPE) per call."""
+
+    def __init__(self, script: list[tuple[bool, float, float]]) -> None:
+        self.script, self.calls = script, 0
+
+    def __call__(self, policy):
+        tracked, success, mpkpe = self.script[min(self.calls, len(self.script) - 1)]
+        self.calls += 1
+        return {"success_rate": success, "mpkpe_m": mpkpe, "statue_mpkpe_m": 0.1, "fraction_removed": 0.5,
+                "verdict": {"tracked": tracked, "reason": "scripted"}}
+
+
+def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads(registry, tmp_path):
+    """Checks at 3, 6, 9 … 18: the one at 9 tracked before the curriculum completed (at 13), the one at 15
+    tracked after it; nothing after tracks. model_best.pt is the policy of iteration 15 and is what
+    load_trained_policy returns for the run, though training went on to 21."""
+    from primebot.pipeline.train.checkpoints import load_checkpoint
+    from primebot.pipeline.train.policy import load_trained_policy
+
+    script = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (False, 1.0, 0.04),
+              (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
+    result = _learn_until_tracked(registry, tmp_path, _ScoredProbe(script), complete_from_iteration=13,
+                                  iterations=21)
+    assert result.iteration == 21
+    best = load_checkpoint(tmp_path / "model_best.pt")
+    assert best["iteration"] == 15 and best["best_check"] == [1.0, 1.0, 1.0, -0.02, 15]
+    (tmp_path / "args.yaml").write_text("config: {}\n", encoding="utf-8")  # what a run directory holds
+    assert load_trained_policy(tmp_path).checkpoint == tmp_path / "model_best.pt"
+
+
+def test_a_run_without_verdict_checks_evaluates_its_last_checkpoint(registry, tmp_path):
+    from primebot.pipeline.train.policy import load_trained_policy
+
+    out = _train(registry, tmp_path, iterations=4)
+    assert load_trained_policy(out.run_dir).iteration == 4
 
 
 def _close_in_thread(train_log: TrainingLog) -> BaseException | None:
