@@ -18,6 +18,7 @@ person can see what each policy does. ``--json`` keeps the rows.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import subprocess
@@ -71,9 +72,23 @@ def bench_one(motion: Path, args: argparse.Namespace) -> dict:
                                               "joint_pos_error_rad", "worst_body")})
     row["tracked"] = verdict.get("tracked")
     row["reason"] = verdict.get("reason", "")
+    row["policy_iteration"] = _read(run_dir / "eval.json").get("iteration")
+    row["strength"] = _strength_at(run_dir / "train.csv", row["policy_iteration"])
     video = run_dir / "videos" / "sim2sim.mp4"
     row["video"] = str(video) if video.is_file() else None
     return row
+
+
+def _strength_at(csv_path: Path, iteration) -> float | None:
+    """The randomisation strength the policy of ``iteration`` trained under (train.csv), if logged."""
+    try:
+        with csv_path.open(encoding="utf-8", newline="") as f:
+            for r in csv.DictReader(f):
+                if r.get("iteration") == str(iteration) and r.get("randomization/strength"):
+                    return float(r["randomization/strength"])
+    except OSError:
+        pass
+    return None
 
 
 def _fmt(value, spec: str) -> str:
@@ -86,17 +101,19 @@ def _minutes(seconds) -> str:
 
 def print_table(rows: list[dict]) -> None:
     header = (f"{'motion':<8} {'statue':>8} {'MPKPE':>8} {'removed':>8} {'success':>8} {'verdict':<12} "
-              f"{'train':>9} {'total':>9}  worst body")
+              f"{'train':>9} {'total':>9} {'policy':>6} {'rand.':>5}  worst body")
     print(header)
     print("-" * len(header))
     for r in rows:
         verdict = {True: "TRACKED", False: "not tracked"}.get(r.get("tracked"), f"exit {r['exit_code']}")
         print(f"{r['motion']:<8} {_fmt(r.get('statue_mpkpe_m'), '.3f'):>8} {_fmt(r.get('mpkpe_m'), '.3f'):>8} "
               f"{_fmt(r.get('fraction_removed'), '.0%'):>8} {_fmt(r.get('success_rate'), '.2f'):>8} {verdict:<12} "
-              f"{_minutes(r.get('train_s')):>9} {_minutes(r.get('total_s')):>9}  {r.get('worst_body') or '-'}")
+              f"{_minutes(r.get('train_s')):>9} {_minutes(r.get('total_s')):>9} "
+              f"{_fmt(r.get('policy_iteration'), 'd'):>6} {_fmt(r.get('strength'), '.2f'):>5}  {r.get('worst_body') or '-'}")
     tracked = sum(r.get("tracked") is True for r in rows)
     print(f"\n{tracked}/{len(rows)} motions tracked (MPKPE in m, over the tracked bodies; statue = a robot frozen "
-          "at each episode's start frame; verdict: docs/tasks.md)")
+          "at each episode's start frame; verdict: docs/tasks.md; policy: the iteration evaluated, rand.: the "
+          "randomisation strength it trained under)")
 
 
 def write_sheet(rows: list[dict], path: Path, title: str) -> Path:
