@@ -60,6 +60,13 @@ class VecEnv(ABC):
         """
         return True
 
+    @property
+    def curriculum_progress(self) -> float:
+        """How far a curriculum has come, in [0, 1] (1: the full conditions). Among verdict checks that
+        tracked, the runner keeps as ``model_best.pt`` the policy trained furthest along; the default
+        follows ``curriculum_complete``."""
+        return 1.0 if self.curriculum_complete else 0.0
+
     def observe_verdict(self, summary: dict[str, Any]) -> None:
         """The runner's verdict check just ran (``runner.check_interval``): a curriculum may follow it.
 

@@ -68,12 +68,13 @@ class RunResult:
     signal_name: str = ""
 
 
-def _check_rank(summary: dict[str, Any], full_conditions: bool) -> tuple[float, ...]:
-    """How good a verdict check is, for ``model_best.pt``: tracked first, then trained under the full
-    conditions (``VecEnv.curriculum_complete``), then the success rate, then the lower MPKPE."""
+def _check_rank(summary: dict[str, Any], progress: float) -> tuple[float, ...]:
+    """How good a verdict check is, for ``model_best.pt``: tracked first, then trained furthest along the
+    env's curriculum (``VecEnv.curriculum_progress``, 1 at the full conditions), then the success rate,
+    then the lower MPKPE."""
     verdict = summary.get("verdict") or {}
     mpkpe = summary.get("mpkpe_m")
-    return (float(bool(verdict.get("tracked"))), float(full_conditions), float(summary.get("success_rate") or 0.0),
+    return (float(bool(verdict.get("tracked"))), float(progress), float(summary.get("success_rate") or 0.0),
             -float(mpkpe) if mpkpe is not None and np.isfinite(mpkpe) else -float("inf"))
 
 
@@ -334,14 +335,14 @@ class OnPolicyRunner:
             # whether the checked policy trained under the full conditions: read before the env
             # hears of the check, which may move its curriculum (a raise on this very check is not
             # yet trained under)
-            full_conditions = self.env.curriculum_complete
+            full_conditions, progress = self.env.curriculum_complete, self.env.curriculum_progress
             self.env.observe_verdict(summary)
             verdict = summary.get("verdict") or {}
             row.update({f"verdict/{key}": summary.get(key) for key in
                         ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")})
             row["verdict/tracked"] = float(bool(verdict.get("tracked")))
             self.tracked_checks = self.tracked_checks + 1 if verdict.get("tracked") and full_conditions else 0
-            rank = _check_rank(summary, full_conditions)
+            rank = _check_rank(summary, progress)
             if self.best_check is None or rank > self.best_check:
                 self.best_check, self.best_check_iteration, self._best_due = rank, self.iteration, True
             if runner_cfg.stop_when_tracked and self.tracked_checks >= TRACKED_CHECKS_TO_STOP:

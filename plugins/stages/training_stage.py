@@ -76,9 +76,9 @@ def train(ctx: StageContext) -> StageResult:
         summary["episode_return"] = round(sum(returns) / len(returns), 3)
     warnings = []
     if runner.best_check is not None:
-        tracked, full_conditions = runner.best_check[:2]
+        progress = runner.best_check[1]
         summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.best_check_iteration}, the best verdict check)"
-        if not full_conditions:
+        if progress < 1.0:
             summary["curriculum"] = "incomplete"
             warnings.append(
                 f"the policy evaluated and exported ({BEST_CHECKPOINT}, the best verdict check, at iteration "

@@ -132,6 +132,7 @@ def test_a_verdict_check_moves_a_verdict_curriculum_and_the_next_resets_feel_it(
     env = make_env(host, motion, num_envs=6, seed=3, config=config)
     env.observe_verdict({"success_rate": 0.1, "verdict": {"tracked": False}})
     assert env.randomization_strength == 0.5 and env.pusher.strength == 0.5 and not env.curriculum_complete
+    assert env.curriculum_progress == 0.5  # ranks the checks for model_best.pt
     env.observe_verdict({"success_rate": 1.0, "verdict": {"tracked": False}})  # up, but not yet tracking
     assert env.randomization_strength == 0.5
     env.observe_verdict({"success_rate": 1.0, "verdict": {"tracked": True}})

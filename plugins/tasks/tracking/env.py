@@ -329,6 +329,11 @@ class TrackingEnv(VecEnv):
         """True once the randomisation curriculum has reached full strength (always without one)."""
         return self.randomization_strength >= 1.0
 
+    @property
+    def curriculum_progress(self) -> float:
+        """The randomisation strength (1 without a curriculum)."""
+        return float(self.randomization_strength)
+
     def observe_verdict(self, summary: dict[str, Any]) -> None:
         """Move a verdict-driven curriculum by the check's outcome (``curriculum.signal: verdict``)."""
         tracked = bool((summary.get("verdict") or {}).get("tracked"))
