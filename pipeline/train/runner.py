@@ -329,7 +329,7 @@ class OnPolicyRunner:
     def _stop_rule(self, row: dict[str, Any], elapsed_s: float) -> str:
         """Check the verdict when due (its figures go into ``row``); why training should finish now, or ''."""
         runner_cfg = self.cfg.runner
-        if self.probe is not None and runner_cfg.check_interval > 0 and self.iteration % runner_cfg.check_interval == 0:
+        if self.checks_verdict and self.iteration % runner_cfg.check_interval == 0:
             with torch.no_grad():
                 summary = self.probe(_MeanAction(self.ppo, self.device))
             # whether the checked policy trained under the full conditions: read before the env
