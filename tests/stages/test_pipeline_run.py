@@ -280,8 +280,11 @@ def test_pipeline_stages_lists_the_order_and_plugins(run_cli):
 def _start(site: Path, args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
     environ = {k: v for k, v in os.environ.items() if k not in ("PRIMEBOT_DEVICE", "FAKE_FAIL", "FAKE_SKIP")}
     environ.update(PYTHONPATH=str(site), **DISABLE_BUILTINS, **env)
+    # Ctrl-C as at a terminal: a shell starts background jobs with SIGINT ignored, and Python then keeps
+    # ignoring it, so a suite run in the background would otherwise see SIGINT do nothing
     return subprocess.Popen([sys.executable, "-m", "primebot.pipeline", "pipeline", "run", *args], cwd=cwd, env=environ,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 def _wait_for_training(log_dir: Path, proc: subprocess.Popen, at_least: int = 3) -> Path:
