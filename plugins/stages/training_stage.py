@@ -75,23 +75,18 @@ def train(ctx: StageContext) -> StageResult:
     if returns:
         summary["episode_return"] = round(sum(returns) / len(returns), 3)
     warnings = []
+    judged = "training ended"  # the policy the later stages judge: the last one, or the best checked one
+    incomplete = not runner.env.curriculum_complete
     if runner.best_check is not None:
-        progress = runner.best_check[1]
         summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.best_check_iteration}, the best verdict check)"
-        if progress < 1.0:
-            summary["curriculum"] = "incomplete"
-            warnings.append(
-                f"the policy evaluated and exported ({BEST_CHECKPOINT}, the best verdict check, at iteration "
-                f"{runner.best_check_iteration}) trained before the task's curriculum was complete: it has not "
-                "felt the full randomisation (train.csv: randomization/strength), so expect it to be less robust "
-                "to pushes and model errors than configured; --resume RUN_DIR --from train --iterations N "
-                "trains on")
-    elif not runner.env.curriculum_complete:
+        judged = f"the policy evaluated and exported ({summary['policy']}) trained"
+        incomplete = runner.best_check[1] < 1.0  # its curriculum progress
+    if incomplete:
         summary["curriculum"] = "incomplete"
-        warnings.append("training ended before the task's curriculum was complete: the policy never trained under "
-                        "the full randomisation (train.csv: randomization/strength), so expect it to be less robust "
-                        "to pushes and model errors than configured; --resume RUN_DIR --from train "
-                        "--iterations N trains on")
+        warnings.append(f"{judged} before the task's curriculum was complete: it has not felt the full "
+                        "randomisation (train.csv: randomization/strength), so expect it to be less robust to "
+                        "pushes and model errors than configured; --resume RUN_DIR --from train --iterations N "
+                        "trains on")
     return StageResult(
         outputs=outputs,
         summary=summary,
