@@ -1,4 +1,4 @@
-"""Training metrics: train.csv (flushed every row), the curve PNG, optional TensorBoard.
+"""Training metrics: train.csv (flushed every row), the curves PNG (train/curves.py), optional TensorBoard.
 
 All file work happens on a background thread fed by an unbounded queue, so
 ``log`` never blocks the training loop (seed 000: printing from the loop
@@ -18,24 +18,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..atomic import atomic_path, atomic_write_text, disk_full_error
+from ..atomic import atomic_write_text, disk_full_error
 from ..errors import ConfigError, DiskFullError
 from ..rundir import CSV_FILE, CURVE_FILE
+from .curves import render_grid
 
 log = logging.getLogger(__name__)
 
 WALL_CLOCK_COLUMNS = ("sps", "collect_s", "transfer_s", "update_s", "elapsed_s")
 """Columns that measure time, not learning; they differ between otherwise identical runs."""
-
-PLOTS = (
-    ("episode return", ("episode_return",), "linear"),
-    ("episode length", ("episode_length",), "linear"),
-    ("mean step reward", ("reward_mean",), "linear"),
-    ("value loss", ("loss_value",), "linear"),
-    ("surrogate loss", ("loss_surrogate",), "linear"),
-    ("lr / KL / action std", ("learning_rate", "approx_kl", "action_std"), "log"),
-)
-"""(title, CSV columns, y scale) of each panel of train.png."""
 
 
 def _format(value: Any) -> str:
@@ -169,35 +160,4 @@ class TrainingLog:
 
     def _plot(self) -> None:
         self._last_plot = time.monotonic()
-        if not self.rows:
-            return
-        import matplotlib
-
-        matplotlib.use("Agg")
-        from matplotlib import pyplot as plt
-
-        def series(key: str) -> tuple[list[float], list[float]]:
-            xs, ys = [], []
-            for row in self.rows:
-                value = row.get(key)
-                if value not in (None, ""):
-                    xs.append(float(row["iteration"]))
-                    ys.append(float(value))
-            return xs, ys
-
-        fig, axes = plt.subplots(2, 3, figsize=(14, 7), constrained_layout=True)
-        for ax, (title, keys, scale) in zip(axes.flat, PLOTS, strict=True):
-            for key in keys:
-                xs, ys = series(key)
-                if xs:
-                    ax.plot(xs, ys, label=key)
-            if ax.lines and scale == "log" and all(y > 0 for line in ax.lines for y in line.get_ydata()):
-                ax.set_yscale("log")
-            ax.set_title(title)
-            ax.set_xlabel("iteration")
-            ax.grid(alpha=0.3)
-            if ax.lines:
-                ax.legend(fontsize=8)
-        with atomic_path(self.png_path) as tmp:
-            fig.savefig(tmp, format="png", dpi=80)
-        plt.close(fig)
+        render_grid(self.header, self.rows, self.png_path)

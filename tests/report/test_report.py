@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from primebot.pipeline.report.curves import curve_specs
+from primebot.pipeline.train.curves import curve_specs
 from primebot.pipeline.report.page import headline_metrics, write_report
 from primebot.pipeline.stages.contract import Stage
 from primebot.pipeline.stages.presets import resolve_settings
