@@ -61,9 +61,13 @@ def bench_one(motion: Path, args: argparse.Namespace) -> dict:
     wall = time.perf_counter() - start
     row = {"motion": motion.stem, "exit_code": code, "total_s": wall, "log": str(log_path)}
     run_dir = _run_dir(args.log_dir, motion.stem)
-    if run_dir is None:
-        return row
-    row["run_dir"] = str(run_dir)
+    return row if run_dir is None else {**row, **run_figures(run_dir)}
+
+
+def run_figures(run_dir: Path) -> dict:
+    """A pipeline run's row figures: training minutes, sim2sim's verdict and errors, the policy evaluated
+    (its iteration and the randomisation strength it trained under), the sim2sim video."""
+    row: dict = {"run_dir": str(run_dir)}
     stages = {s["name"]: s for s in _read(run_dir / "pipeline.json").get("stages", [])}
     row["train_s"] = (stages.get("train") or {}).get("total_s")
     sim = _read(run_dir / "sim2sim.json").get("overall") or {}

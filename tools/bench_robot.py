@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_motions import _read, _run_dir, report  # noqa: E402
+from bench_motions import _run_dir, report, run_figures  # noqa: E402
 
 G1_PREFIX = "mjlab/asset_zoo/robots/unitree_g1/xmls/"
 ROBOT = "g1"
@@ -163,19 +163,7 @@ def bench_one(motion: Path, args: argparse.Namespace) -> dict:
     row = {"motion": motion.stem, "exit_code": code, "total_s": time.perf_counter() - start,
            "log": str(log)}
     run_dir = _run_dir(args.work / "runs", motion.stem)
-    if run_dir is None:
-        return row
-    stages = {s["name"]: s for s in _read(run_dir / "pipeline.json").get("stages", [])}
-    row["run_dir"] = str(run_dir)
-    row["train_s"] = (stages.get("train") or {}).get("total_s")
-    sim = _read(run_dir / "sim2sim.json").get("overall") or {}
-    row.update({key: sim.get(key) for key in ("statue_mpkpe_m", "mpkpe_m", "fraction_removed", "success_rate",
-                                              "joint_pos_error_rad", "worst_body")})
-    verdict = sim.get("verdict") or {}
-    row["tracked"], row["reason"] = verdict.get("tracked"), verdict.get("reason", "")
-    video = run_dir / "videos" / "sim2sim.mp4"
-    row["video"] = str(video) if video.is_file() else None
-    return row
+    return row if run_dir is None else {**row, **run_figures(run_dir)}
 
 
 def main(argv: list[str] | None = None) -> int:
