@@ -209,7 +209,8 @@ def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registr
     probe = _ScriptedProbe(tracked_from=2)
     result = _learn_until_tracked(registry, tmp_path, probe)
     assert result.status == "finished" and result.iteration == 9  # checks at 3 (no), 6 (yes), 9 (yes)
-    assert probe.calls == 3 and (tmp_path / "model_9.pt").is_file()
+    # the check at 6 is the first tracked one, a new best: it plays a second set of episodes
+    assert probe.calls == 4 and (tmp_path / "model_9.pt").is_file()
     _, rows = read_csv_rows(tmp_path / "train.csv")
     assert [r["verdict/tracked"] for r in rows if r.get("verdict/tracked")] == ["0.0", "1.0", "1.0"]
 
@@ -247,14 +248,15 @@ class _ScoredProbe:
 
 
 def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads(registry, tmp_path):
-    """Checks at 3, 6, 9 … 18: the one at 9 tracked before the curriculum completed (at 13), the one at 15
+    """Checks at 3, 6, 9 … 21: the one at 9 tracked before the curriculum completed (at 13), the one at 15
     tracked after it; nothing after tracks. model_best.pt is the policy of iteration 15 and is what
-    load_trained_policy returns for the run, though training went on to 21."""
+    load_trained_policy returns for the run, though training went on to 21. (Each tracked new best plays
+    a second set of episodes: the script's repeated rows.)"""
     from primebot.pipeline.train.checkpoints import load_checkpoint
     from primebot.pipeline.train.policy import load_trained_policy
 
-    script = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (False, 1.0, 0.04),
-              (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
+    script = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01), (False, 1.0, 0.04),
+              (True, 1.0, 0.02), (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
     result = _learn_until_tracked(registry, tmp_path, _ScoredProbe(script), complete_from_iteration=13,
                                   iterations=21)
     assert result.iteration == 21
@@ -262,6 +264,24 @@ def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads
     assert best["iteration"] == 15 and best["best_check"] == [1.0, 1.0, 1.0, -0.02, 15]
     (tmp_path / "args.yaml").write_text("config: {}\n", encoding="utf-8")  # what a run directory holds
     assert load_trained_policy(tmp_path).checkpoint == tmp_path / "model_best.pt"
+
+
+def test_a_lucky_check_does_not_become_model_best_nor_count_towards_stopping(registry, tmp_path):
+    """The check at 6 reads better than the one at 3, but its second set of episodes falls: it ranks as that
+    second set, stays out of model_best.pt and breaks the run of tracked checks, so the run stops at 12
+    (checks at 9 and 12), not at 6."""
+    from primebot.pipeline.train.checkpoints import load_checkpoint
+
+    script = [(True, 1.0, 0.01), (True, 1.0, 0.012),   # 3, and its second set: a new best, confirmed
+              (True, 1.0, 0.005), (False, 0.7, 0.03),  # 6: looks best, does not hold
+              (True, 1.0, 0.02), (True, 1.0, 0.02)]    # 9 and 12: tracked, not better than 3
+    probe = _ScoredProbe(script)
+    result = _learn_until_tracked(registry, tmp_path, probe)
+    assert result.iteration == 12 and probe.calls == 6
+    best = load_checkpoint(tmp_path / "model_best.pt")
+    assert best["iteration"] == 3 and best["best_check"] == [1.0, 1.0, 1.0, -0.012, 3]
+    _, rows = read_csv_rows(tmp_path / "train.csv")
+    assert [r.get("verdict/confirmed") for r in rows if r.get("verdict/tracked")] == ["1.0", "0.0", "", ""]
 
 
 def test_a_run_without_verdict_checks_evaluates_its_last_checkpoint(registry, tmp_path):
