@@ -16,7 +16,6 @@ import logging
 import random
 import time
 from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,13 +36,12 @@ from .distributed import DistContext
 from .log import TrainingLog
 from .signals import install_stop_handlers
 from .transfer import StepTransfer
+from .verdict_checks import TRACKED_CHECKS_TO_STOP, Probe, VerdictChecks
 
 log = logging.getLogger(__name__)
 
 EPISODE_WINDOW = 100
 """Finished episodes averaged for episode_return / episode_length."""
-TRACKED_CHECKS_TO_STOP = 2
-"""``runner.stop_when_tracked`` stops at this many tracked checks in a row (one check's few episodes are noisy)."""
 
 
 def auto_update_threads() -> int:
@@ -66,16 +64,6 @@ class RunResult:
     """``finished`` or ``interrupted`` (a signal; the run resumes from ``checkpoint``)."""
     checkpoint: Path | None = None
     signal_name: str = ""
-
-
-def _check_rank(summary: dict[str, Any], progress: float) -> tuple[float, ...]:
-    """How good a verdict check is, for ``model_best.pt``: tracked first, then trained furthest along the
-    env's curriculum (``VecEnv.curriculum_progress``, 1 at the full conditions), then the success rate,
-    then the lower MPKPE."""
-    verdict = summary.get("verdict") or {}
-    mpkpe = summary.get("mpkpe_m")
-    return (float(bool(verdict.get("tracked"))), float(progress), float(summary.get("success_rate") or 0.0),
-            -float(mpkpe) if mpkpe is not None and np.isfinite(mpkpe) else -float("inf"))
 
 
 class _MeanAction:
@@ -102,12 +90,13 @@ class OnPolicyRunner:
         autocast_dtype: torch.dtype | None = None,
         tensorboard: bool = False,
         progress: bool = True,
-        probe: Callable[[Any], dict[str, Any]] | None = None,
+        probe: Probe | None = None,
     ) -> None:
         self.env = env
-        self.probe = probe
-        """Scores the deterministic policy (an object with ``act(obs)``) in a task-made evaluation env and
-        returns its metrics with the ``verdict`` (``runner.check_interval``); None: no checks."""
+        self.checks = VerdictChecks(probe)
+        """The verdict checks (``runner.check_interval``): ``probe`` scores the deterministic policy (an object
+        with ``act(obs)``) in a task-made evaluation env and returns its metrics with the ``verdict``; None:
+        no checks."""
         self.cfg = cfg
         self.dist = dist or DistContext()
         self.device = cfg.device
@@ -132,12 +121,6 @@ class OnPolicyRunner:
         self.transfer.stage(obs, critic_obs)
         self._stop: str = ""
         self.timing: dict[str, float] = {}
-        self.tracked_checks = 0
-        """Consecutive verdict checks at which a policy trained under the full conditions tracked its motion."""
-        self.best_check: tuple[float, ...] | None = None
-        """Rank of the best verdict check so far (``_check_rank``); its policy is ``model_best.pt``."""
-        self.best_check_iteration = 0
-        self._best_due = False
 
     # -- construction ---------------------------------------------------------------
     def _seed_everything(self, seed: int) -> None:
@@ -330,40 +313,14 @@ class OnPolicyRunner:
         """Check the verdict when due (its figures go into ``row``); why training should finish now, or ''."""
         runner_cfg = self.cfg.runner
         if self.checks_verdict and self.iteration % runner_cfg.check_interval == 0:
-            policy = _MeanAction(self.ppo, self.device)
             with torch.no_grad():
-                summary = self.probe(policy)
-            # whether the checked policy trained under the full conditions: read before the env
-            # hears of the check, which may move its curriculum (a raise on this very check is not
-            # yet trained under)
-            full_conditions, progress = self.env.curriculum_complete, self.env.curriculum_progress
-            self.env.observe_verdict(summary)
-            verdict = summary.get("verdict") or {}
-            row.update({f"verdict/{key}": summary.get(key) for key in
-                        ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")})
-            row["verdict/tracked"] = float(bool(verdict.get("tracked")))
-            rank = _check_rank(summary, progress)
-            tracked = bool(verdict.get("tracked"))
-            if tracked and self._beats_best(rank):
-                # the best of many checks of a few episodes each is a lucky one: a tracked check that would
-                # become model_best.pt plays a second set of episodes and ranks as the worse of the two
-                with torch.no_grad():
-                    second = self.probe(policy)
-                rank = min(rank, _check_rank(second, progress))
-                tracked = bool((second.get("verdict") or {}).get("tracked"))
-                row["verdict/confirmed"] = float(tracked)
-            self.tracked_checks = self.tracked_checks + 1 if tracked and full_conditions else 0
-            if self._beats_best(rank):
-                self.best_check, self.best_check_iteration, self._best_due = rank, self.iteration, True
-            if runner_cfg.stop_when_tracked and self.tracked_checks >= TRACKED_CHECKS_TO_STOP:
+                row.update(self.checks.check(_MeanAction(self.ppo, self.device), self.env, self.iteration))
+            if runner_cfg.stop_when_tracked and self.checks.done:
                 return (f"the policy tracked its motion at {TRACKED_CHECKS_TO_STOP} checks in a row "
-                        f"({verdict.get('reason', '')})")
+                        f"({self.checks.last_reason})")
         if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:
             return f"time limit of {runner_cfg.time_limit_min:g} min reached"
         return ""
-
-    def _beats_best(self, rank: tuple[float, ...]) -> bool:
-        return self.best_check is None or rank > self.best_check
 
     def _episode_statistics(self, reward_mean: float) -> dict[str, float | None]:
         """Mean step reward and recent episode return/length, over all ranks (identical on each)."""
@@ -392,8 +349,8 @@ class OnPolicyRunner:
             self.save_numbered()
         if self.checks_verdict:
             # the policy of the best verdict check (what evaluate, export and sim2sim use: train/policy.py)
-            if self._best_due:
-                self._best_due = False
+            if self.checks.best_due:
+                self.checks.best_due = False
                 self._save_as(BEST_CHECKPOINT)
             return
         ret = row.get("episode_return")
@@ -406,7 +363,7 @@ class OnPolicyRunner:
     @property
     def checks_verdict(self) -> bool:
         """Whether training checks the verdict (``runner.check_interval`` with the task's probe)."""
-        return self.probe is not None and self.cfg.runner.check_interval > 0
+        return self.checks.probe is not None and self.cfg.runner.check_interval > 0
 
     def save_numbered(self) -> Path | None:
         """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather)."""
@@ -450,7 +407,7 @@ class OnPolicyRunner:
             "dims": {"num_obs": env.num_obs, "num_critic_obs": env.num_critic_obs, "num_actions": env.num_actions},
             "learner": self.ppo.state_dict(),
             "best_return": self.best_return if np.isfinite(self.best_return) else None,
-            "best_check": None if self.best_check is None else [*self.best_check, self.best_check_iteration],
+            "best_check": self.checks.state(),
             "ranks": self.dist.gather_objects(self._rank_state()),
         }
 
@@ -482,10 +439,7 @@ class OnPolicyRunner:
         self.episode_lengths = deque(state["episode_lengths"], maxlen=EPISODE_WINDOW)
         best = payload["best_return"]
         self.best_return = -float("inf") if best is None else float(best)
-        best_check = payload.get("best_check")  # absent in checkpoints of older versions
-        if best_check is not None:
-            *rank, iteration = best_check
-            self.best_check, self.best_check_iteration = tuple(float(x) for x in rank), int(iteration)
+        self.checks.load_state(payload.get("best_check"))  # absent in checkpoints of older versions
         self.iteration = int(payload["iteration"])
 
     def _same_run(self, payload: dict[str, Any]) -> bool:

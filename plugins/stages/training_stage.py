@@ -77,10 +77,10 @@ def train(ctx: StageContext) -> StageResult:
     warnings = []
     judged = "training ended"  # the policy the later stages judge: the last one, or the best checked one
     incomplete = not runner.env.curriculum_complete
-    if runner.best_check is not None:
-        summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.best_check_iteration}, the best verdict check)"
+    if runner.checks.best is not None:
+        summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.checks.best_iteration}, the best verdict check)"
         judged = f"the policy evaluated and exported ({summary['policy']}) trained"
-        incomplete = runner.best_check[1] < 1.0  # its curriculum progress
+        incomplete = runner.checks.best[1] < 1.0  # its curriculum progress
     if incomplete:
         summary["curriculum"] = "incomplete"
         warnings.append(f"{judged} before the task's curriculum was complete: it has not felt the full "

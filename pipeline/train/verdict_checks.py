@@ -1,0 +1,100 @@
+"""Training's verdict checks (``runner.check_interval``): which policy is the best, when to stop.
+
+Every so many iterations the runner hands the deterministic policy to the
+task's probe (``TaskSpec.verdict_probe``), which plays a few evaluation
+episodes and returns their summary with the verdict (docs/tasks.md, "What
+tracked means"). This module keeps what the checks decide
+(docs/architecture.md §3):
+
+- ``model_best.pt`` is the policy of the best check, ranked by ``check_rank``:
+  tracked first, then how far along the env's curriculum the policy trained,
+  then the success rate, then the lower MPKPE. The best of many checks of a
+  few episodes each is a lucky one, so a tracked check that would become the
+  best plays a second set of episodes and ranks as the worse of the two;
+- stop-when-tracked counts tracked checks in a row of a policy trained under
+  the full conditions (the env's curriculum complete before the check; a
+  check whose second set does not track breaks the run).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..sim.env import VecEnv
+
+TRACKED_CHECKS_TO_STOP = 2
+"""``runner.stop_when_tracked`` stops at this many tracked checks in a row (one check's few episodes are noisy)."""
+
+Probe = Callable[[Any], dict[str, Any]]
+"""``probe(policy)`` → the evaluation summary with its ``verdict``; ``policy`` has ``act(obs)``."""
+
+
+def check_rank(summary: dict[str, Any], progress: float) -> tuple[float, ...]:
+    """How good a verdict check is, for ``model_best.pt``: tracked first, then trained furthest along the
+    env's curriculum (``VecEnv.curriculum_progress``, 1 at the full conditions), then the success rate,
+    then the lower MPKPE."""
+    verdict = summary.get("verdict") or {}
+    mpkpe = summary.get("mpkpe_m")
+    return (float(bool(verdict.get("tracked"))), float(progress), float(summary.get("success_rate") or 0.0),
+            -float(mpkpe) if mpkpe is not None and np.isfinite(mpkpe) else -float("inf"))
+
+
+class VerdictChecks:
+    """The checks of one training run: the best so far (``model_best.pt``) and the run of tracked checks."""
+
+    def __init__(self, probe: Probe | None) -> None:
+        self.probe = probe
+        self.best: tuple[float, ...] | None = None
+        """Rank of the best check so far (``check_rank``); its policy is ``model_best.pt``."""
+        self.best_iteration = 0
+        self.best_due = False
+        """A new best was found and its checkpoint is not written yet."""
+        self.tracked_in_a_row = 0
+        """Consecutive checks at which a policy trained under the full conditions tracked its motion."""
+        self.last_reason = ""
+        """The verdict's reason at the last check, in words."""
+
+    def beats_best(self, rank: tuple[float, ...]) -> bool:
+        return self.best is None or rank > self.best
+
+    def check(self, policy: Any, env: VecEnv, iteration: int) -> dict[str, Any]:
+        """Score ``policy`` at ``iteration``, tell ``env`` (its curriculum may follow), update the best and
+        the run of tracked checks; returns the train.csv columns of the check (``verdict/*``)."""
+        summary = self.probe(policy)
+        # whether the checked policy trained under the full conditions: read before the env hears of the
+        # check, which may move its curriculum (a raise on this very check is not yet trained under)
+        full_conditions, progress = env.curriculum_complete, env.curriculum_progress
+        env.observe_verdict(summary)
+        verdict = summary.get("verdict") or {}
+        row = {f"verdict/{key}": summary.get(key)
+               for key in ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")}
+        tracked = bool(verdict.get("tracked"))
+        row["verdict/tracked"] = float(tracked)
+        rank = check_rank(summary, progress)
+        if tracked and self.beats_best(rank):
+            second = self.probe(policy)
+            rank = min(rank, check_rank(second, progress))
+            tracked = bool((second.get("verdict") or {}).get("tracked"))
+            row["verdict/confirmed"] = float(tracked)
+        self.tracked_in_a_row = self.tracked_in_a_row + 1 if tracked and full_conditions else 0
+        if self.beats_best(rank):
+            self.best, self.best_iteration, self.best_due = rank, iteration, True
+        self.last_reason = str(verdict.get("reason", ""))
+        return row
+
+    @property
+    def done(self) -> bool:
+        """Enough tracked checks in a row for stop-when-tracked."""
+        return self.tracked_in_a_row >= TRACKED_CHECKS_TO_STOP
+
+    def state(self) -> list[float] | None:
+        """The checkpoint's ``best_check``: the best rank and its iteration (None before any check)."""
+        return None if self.best is None else [*self.best, self.best_iteration]
+
+    def load_state(self, best_check: list[float] | None) -> None:
+        if best_check is not None:
+            *rank, iteration = best_check
+            self.best, self.best_iteration = tuple(float(x) for x in rank), int(iteration)
