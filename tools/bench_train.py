@@ -23,7 +23,7 @@ from primebot.pipeline.devices.backend import resolve_device
 from primebot.pipeline.hooks.host import get_host
 from primebot.pipeline.motion.format import load_motion
 from primebot.pipeline.train.runner import OnPolicyRunner, auto_update_threads
-from primebot.pipeline.train.session import TrainRequest, resolve_config, resolve_mixed_precision
+from primebot.pipeline.train.session import TrainRequest, resolve_auto_settings, resolve_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_sim import PhysicsLimit  # noqa: E402
@@ -51,7 +51,7 @@ def main() -> None:
     request = TrainRequest(motion=args.motion, task=args.task, num_envs=args.num_envs,
                            iterations=args.warmup + args.iterations, sets=args.sets)
     cfg = resolve_config(registry, request, device.torch_device)
-    resolve_mixed_precision(cfg, device.backend)  # as a new training run does
+    resolve_auto_settings(cfg, device.backend)  # as a new training run does
     spec = registry.get("tasks", cfg.task)
     robot = registry.get("robots", cfg.robot) if cfg.robot else None
     motion = load_motion(args.motion) if spec.needs_motion else None
@@ -86,6 +86,7 @@ def main() -> None:
     report = {
         "task": cfg.task, "device": device.torch_device, "num_envs": cfg.num_envs,
         "steps_per_env": cfg.ppo.num_steps_per_env, "actor_hidden": list(cfg.policy.actor_hidden),
+        "learning_epochs": cfg.ppo.num_learning_epochs,
         "iterations_timed": args.iterations, "cpus": os.cpu_count(),
         "collect_threads": cfg.runner.collect_threads, "update_threads": cfg.runner.update_threads or auto_update_threads(),
         **{f"median_{k}": round(v, 4) for k, v in medians.items()},
@@ -100,7 +101,8 @@ def main() -> None:
         return
     it = medians["iteration_s"]
     print(f"{cfg.task} on {device.torch_device}: {cfg.num_envs} envs x {cfg.ppo.num_steps_per_env} steps, "
-          f"actor {list(cfg.policy.actor_hidden)}, {args.iterations} timed iterations (median)")
+          f"actor {list(cfg.policy.actor_hidden)}, {cfg.ppo.num_learning_epochs} learning epochs, "
+          f"{args.iterations} timed iterations (median)")
     for key in ("env_s", "policy_s", "transfer_s", "update_s"):
         print(f"  {key[:-2]:<9} {medians[key]:8.3f} s  {100 * medians[key] / it:5.1f} %")
     print(f"  iteration {it:8.3f} s")

@@ -104,17 +104,13 @@ def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: in
     from primebot.pipeline.devices.backend import resolve_device
     from primebot.pipeline.hooks.host import load_plugins
     from primebot.pipeline.train.runner import EPISODE_WINDOW, OnPolicyRunner
-    from primebot.pipeline.train.session import (
-        TrainRequest,
-        resolve_config,
-        resolve_mixed_precision,
-    )
+    from primebot.pipeline.train.session import TrainRequest, resolve_auto_settings, resolve_config
 
     host = load_plugins()
     resolved = resolve_device(host.registry, device)
     request = TrainRequest(task="walk", robot="biped4", seed=seed, sets=list(sets))
     cfg = resolve_config(host.registry, request, resolved.torch_device)
-    resolve_mixed_precision(cfg, resolved.backend)  # as a new training run does
+    resolve_auto_settings(cfg, resolved.backend)  # as a new training run does
     rollout = cfg.num_envs * cfg.ppo.num_steps_per_env
     cfg.iterations = math.ceil(max_steps / rollout)
     spec = host.registry.get("tasks", "walk")

@@ -200,7 +200,7 @@ class PPO:
         cfg = self.cfg
         s = self.storage
         total = s.num_steps * s.num_envs
-        perms = [self._permutation(total) for _ in range(cfg.num_learning_epochs)]
+        perms = [self._permutation(total) for _ in range(cfg.learning_epochs(torch.device(self.device).type))]
         sums: dict[str, torch.Tensor] = {}
         flags = torch.zeros(len(NONFINITE_NAMES), dtype=torch.bool, device=self.device)
         params = list(self.actor_critic.parameters())

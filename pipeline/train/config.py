@@ -168,8 +168,16 @@ def parse_set(items: list[str] | tuple[str, ...]) -> list[tuple[str, Any]]:
 _NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
+AUTO_OR_INTEGER = ("ppo.num_learning_epochs",)
+"""Settings that take ``auto`` (settled per device when a run starts) or an integer."""
+
+
 def _coerce(key: str, default: Any, value: Any) -> Any:
     """Check ``value`` against the field's default type; ints become floats where floats are expected."""
+    if key in AUTO_OR_INTEGER:
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        raise ValueError(f"{key} expects auto or an integer, got {value!r}")
     if isinstance(default, bool):
         if not isinstance(value, bool):
             raise ValueError(f"{key} expects true or false, got {value!r}")

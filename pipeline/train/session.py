@@ -76,6 +76,16 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str) -> Tr
     return cfg
 
 
+def resolve_auto_settings(cfg: TrainConfig, backend: Backend) -> None:
+    """Settle a new run's device-dependent ``auto`` settings (the mixed precision, the learning epochs) in
+    ``cfg``, which args.yaml then records, so that a resume reproduces them on any device."""
+    resolve_mixed_precision(cfg, backend)
+    epochs = cfg.ppo.num_learning_epochs
+    cfg.ppo.num_learning_epochs = cfg.ppo.learning_epochs(torch.device(cfg.device).type)
+    if epochs == "auto":
+        log.info("learning epochs: %d (auto on %s)", cfg.ppo.num_learning_epochs, cfg.device)
+
+
 def resolve_mixed_precision(cfg: TrainConfig, backend: Backend) -> str:
     """Settle ``ppo.mixed_precision=auto`` for a new run: ``on`` where the backend runs its autocast
     dtype natively (an accelerator, a CPU with bf16 instructions), else ``off``. The settled value is
@@ -119,12 +129,16 @@ def _check_ranges(cfg: TrainConfig) -> None:
 def _check(cfg: TrainConfig) -> None:
     ppo = cfg.ppo
     batch = ppo.num_steps_per_env * cfg.num_envs
-    if cfg.num_envs < 1 or cfg.iterations < 1 or ppo.num_steps_per_env < 1 or ppo.num_learning_epochs < 1:
+    if cfg.num_envs < 1 or cfg.iterations < 1 or ppo.num_steps_per_env < 1:
         raise ConfigError(
-            f"num_envs ({cfg.num_envs}), iterations ({cfg.iterations}), ppo.num_steps_per_env "
-            f"({ppo.num_steps_per_env}) and ppo.num_learning_epochs ({ppo.num_learning_epochs}) must all be ≥ 1",
+            f"num_envs ({cfg.num_envs}), iterations ({cfg.iterations}) and ppo.num_steps_per_env "
+            f"({ppo.num_steps_per_env}) must all be ≥ 1",
             fix="a run trains at least one iteration of at least one environment",
         )
+    epochs = ppo.num_learning_epochs
+    if epochs != "auto" and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+        raise ConfigError(f"ppo.num_learning_epochs must be auto or an integer ≥ 1, not {epochs!r}",
+                          fix="--set ppo.num_learning_epochs=auto (or 3, 4, 5 …)")
     _check_ranges(cfg)
     if ppo.num_mini_batches < 1 or batch % ppo.num_mini_batches:
         raise ConfigError(
@@ -236,7 +250,7 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
     resolved = _device_for_rank(resolved, ctx)
     if cfg is None:
         cfg = resolve_config(registry, request, resolved.torch_device)
-        resolve_mixed_precision(cfg, resolved.backend)  # a resume keeps the choice args.yaml recorded
+        resolve_auto_settings(cfg, resolved.backend)  # a resume keeps the choices args.yaml recorded
     cfg.device = resolved.torch_device
 
     spec = registry.get("tasks", cfg.task)
