@@ -11,7 +11,7 @@ from dataclasses import dataclass
 ACCELERATOR_EPOCHS = 5
 """``num_learning_epochs=auto`` on a GPU or NPU: mjlab's 5 passes over each rollout."""
 CPU_EPOCHS = 3
-"""``num_learning_epochs=auto`` on a CPU, where the update bounds training: 3 passes, about 40 % less update
+"""``num_learning_epochs=auto`` on a CPU, where the update bounds training: 3 passes, a third less update
 time per iteration than 5 and the same tracking in the same wall-clock (docs/training.md, "Performance")."""
 
 
