@@ -47,9 +47,7 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     robot_spec = host.registry.get("robots", robot or spec.default_robot)
     env = spec.make_env(robot=robot_spec, motion=load_motion(motion_path), num_envs=1, seed=0,
                         config=OPEN_LOOP, registry=host.registry, num_threads=1)
-    from primebot.plugins.tasks.tracking.evaluation import tracking_view
-
-    view = tracking_view(env)
+    view = spec.evaluation_view(env)  # the task's own view for evaluation (snapshots, reference steps)
     heights, reference_heights, errors, statue = [], [], [], []
     try:
         env.reset()

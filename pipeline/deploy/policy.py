@@ -400,7 +400,6 @@ def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, targ
         mujoco.mj_step(robot.model, data)
 
 
-# -- actions to joint targets -------------------------------------------------------------------
 # -- the reference and the observation ------------------------------------------------------------
 REFERENCE_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
 
