@@ -95,6 +95,9 @@ def main() -> None:
         "physics_limit_env_steps_per_s": round(medians["physics_sps"]),
         "ratio_to_physics_limit": round(medians["sps"] / medians["physics_sps"], 3),
         "mixed_precision": runner.ppo.autocast_dtype is not None,
+        "rollout_mixed_precision": runner.ppo.rollout_autocast_dtype is not None,
+        "compile_update": cfg.ppo.compile_update == "on",
+        "compile_failure": runner.ppo.compile_failure,
     }
     if args.json:
         print(json.dumps(report))
@@ -102,7 +105,9 @@ def main() -> None:
     it = medians["iteration_s"]
     print(f"{cfg.task} on {device.torch_device}: {cfg.num_envs} envs x {cfg.ppo.num_steps_per_env} steps, "
           f"actor {list(cfg.policy.actor_hidden)}, {cfg.ppo.num_learning_epochs} learning epochs, "
-          f"{args.iterations} timed iterations (median)")
+          f"{args.iterations} timed iterations (median); mixed precision: update {cfg.ppo.mixed_precision}, "
+          f"rollout {cfg.ppo.rollout_mixed_precision}; compiled update: {cfg.ppo.compile_update}"
+          + (f" (failed: {report['compile_failure']})" if report["compile_failure"] else ""))
     for key in ("env_s", "policy_s", "transfer_s", "update_s"):
         print(f"  {key[:-2]:<9} {medians[key]:8.3f} s  {100 * medians[key] / it:5.1f} %")
     print(f"  iteration {it:8.3f} s")

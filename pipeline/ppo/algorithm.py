@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from . import gaussian
+from .compiled import CompiledOrEager
 from .config import PPOConfig
 from .networks import ActorCritic
 from .normalizer import EmpiricalNormalizer, Reducer
@@ -44,6 +45,8 @@ class PPO:
         noise: str = "host",
         seed: int = 0,
         autocast_dtype: torch.dtype | None = None,
+        rollout_autocast_dtype: torch.dtype | None = None,
+        compile_update: bool = False,
         reduce: Reducer | None = None,
         world_size: int = 1,
     ) -> None:
@@ -66,11 +69,20 @@ class PPO:
         self.device_rng = torch.Generator(device=device)
         self.device_rng.manual_seed(seed)
         self.autocast_dtype = autocast_dtype
+        """The update's autocast dtype (None: float32)."""
+        self.rollout_autocast_dtype = rollout_autocast_dtype
+        """The collection forward's autocast dtype (None: float32)."""
+        self._compiled_forward = CompiledOrEager(self._forward, "the update's forward") if compile_update else None
         self.scaler = _grad_scaler(device) if autocast_dtype == torch.float16 else None
         self.reduce = reduce
         self.world_size = world_size
         self.nonfinite: list[str] = []
         """What went non-finite in the last ``update`` (empty when all is well)."""
+
+    @property
+    def compile_failure(self) -> str | None:
+        """Why the update's compile failed and it runs eagerly; None when compiled as asked, or not asked."""
+        return self._compiled_forward.failure if self._compiled_forward is not None else None
 
     # -- acting ----------------------------------------------------------------
     def sample_noise(self, out: np.ndarray) -> None:
@@ -91,13 +103,15 @@ class PPO:
         ``noise`` [N, A] is standard-normal noise that came from the host with the
         observations; without it (device noise) it is drawn here on the device.
         """
-        mean = self.actor_critic.action_mean(obs)
+        with _autocast(self.device, self.rollout_autocast_dtype):
+            mean = self.actor_critic.action_mean(obs)
+            values = self.actor_critic.value(critic_obs)
+        mean, values = mean.float(), values.float()
         log_std = self.actor_critic.action_log_std().expand_as(mean)
         if noise is None:
             noise = torch.randn(mean.shape, generator=self.device_rng, device=mean.device, dtype=mean.dtype)
         actions = mean + torch.exp(log_std) * noise
         log_probs = gaussian.log_prob(actions, mean, log_std)
-        values = self.actor_critic.value(critic_obs)
         self.storage.add(obs, critic_obs, actions, mean, log_std, log_probs, values)
         return actions
 
@@ -131,18 +145,17 @@ class PPO:
             return torch.from_numpy(self.host_rng.permutation(total)).to(self.device)
         return torch.randperm(total, generator=self.device_rng, device=self.device)
 
-    def _autocast(self) -> contextlib.AbstractContextManager:
-        if self.autocast_dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(torch.device(self.device).type, dtype=self.autocast_dtype)
+    def _forward(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The update's action means and values, float32 (autocast inside; compiled when ``compile_update``)."""
+        with _autocast(self.device, self.autocast_dtype):
+            mean = self.actor_critic.action_mean(obs)
+            values = self.actor_critic.value(critic_obs)
+        return mean.float(), values.float()
 
     def losses(self, batch) -> dict[str, torch.Tensor]:
         """The PPO losses of one mini-batch (float32 even under autocast)."""
         cfg = self.cfg
-        with self._autocast():
-            mean = self.actor_critic.action_mean(batch.obs)
-            values = self.actor_critic.value(batch.critic_obs)
-        mean, values = mean.float(), values.float()
+        mean, values = (self._compiled_forward or self._forward)(batch.obs, batch.critic_obs)
         log_std = self.actor_critic.action_log_std().expand_as(mean)
         new_log_probs = gaussian.log_prob(batch.actions, mean, log_std)
         log_ratio = new_log_probs - batch.log_probs
@@ -271,6 +284,13 @@ class PPO:
             self.device_rng.set_state(state["device"])
         except (RuntimeError, TypeError):  # saved on another device type: its stream cannot continue here
             log.warning("warning: the device RNG state comes from another device type; reseeding it")
+
+
+def _autocast(device: str, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:
+    """Autocast to ``dtype`` on ``device``'s type; no autocast for None."""
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=dtype)
 
 
 def _grad_scaler(device: str) -> torch.amp.GradScaler | None:

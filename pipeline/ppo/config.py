@@ -14,6 +14,13 @@ CPU_EPOCHS = 3
 """``num_learning_epochs=auto`` on a CPU, where the update bounds training: 3 passes, a third less update
 time per iteration than 5 and the same tracking in the same wall-clock (docs/training.md, "Performance")."""
 
+COMPILE_MIN_ROWS = 4096
+"""``compile_update=auto`` compiles on a CPU from this many samples per mini-batch: there the compiled
+forward and backward take ~18 % less time than eager, and the seconds spent compiling are repaid in tens
+of iterations; below it the gain is ~9 % and a short run would not repay them (docs/training.md, "Performance")."""
+AUTO_ON_OFF = ("auto", "on", "off")
+"""The values of the learner's on/off switches that a new run settles from its device."""
+
 
 @dataclass
 class PolicyConfig:
@@ -67,11 +74,35 @@ class PPOConfig:
     normalize_advantage: bool = True
     """Standardise advantages over the rollout."""
     mixed_precision: str = "auto"
-    """Autocast in the update only: 'auto' (on where the device runs the autocast dtype natively: an
+    """Autocast in the update: 'auto' (on where the device runs the autocast dtype natively: an
     accelerator, a CPU with bf16 instructions), 'on' or 'off'."""
+    rollout_mixed_precision: str = "auto"
+    """Autocast the networks' forward while collecting too: 'auto' (on a CPU whose update autocasts, where
+    bf16 halves the rollout's forward at 1024 envs; an accelerator keeps float32 sampling), 'on' or 'off'.
+    Probes, evaluation and the ONNX run float32 either way."""
+    compile_update: str = "auto"
+    """``torch.compile`` the networks' forward and backward in the update: 'auto' (on a CPU from
+    ``COMPILE_MIN_ROWS`` samples per mini-batch), 'on' or 'off'. A compile that fails runs eagerly, with
+    a warning."""
 
     def learning_epochs(self, device_type: str) -> int:
         """``num_learning_epochs`` on a device of ``device_type`` ('cpu', 'cuda', 'npu'), 'auto' settled."""
         if self.num_learning_epochs == "auto":
             return CPU_EPOCHS if device_type == "cpu" else ACCELERATOR_EPOCHS
         return int(self.num_learning_epochs)
+
+    def settle_auto_switches(self, device_type: str, num_envs: int) -> list[str]:
+        """Settle ``rollout_mixed_precision`` and ``compile_update`` when they are 'auto' (after
+        ``mixed_precision``, which the rollout's follows); returns what was settled and why, for the log."""
+        on_cpu = device_type == "cpu"
+        settled = []
+        if self.rollout_mixed_precision == "auto":
+            self.rollout_mixed_precision = "on" if on_cpu and self.mixed_precision == "on" else "off"
+            settled.append(f"rollout mixed precision: {self.rollout_mixed_precision} (auto: update's "
+                           f"{self.mixed_precision}, on {device_type})")
+        if self.compile_update == "auto":
+            rows = self.num_steps_per_env * num_envs // self.num_mini_batches
+            self.compile_update = "on" if on_cpu and rows >= COMPILE_MIN_ROWS else "off"
+            settled.append(f"compiled update: {self.compile_update} (auto: {rows} samples per mini-batch "
+                           f"on {device_type}; compiles on a CPU from {COMPILE_MIN_ROWS})")
+        return settled

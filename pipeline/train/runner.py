@@ -139,13 +139,16 @@ class OnPolicyRunner:
         obs_norm = EmpiricalNormalizer(env.num_obs) if pol.empirical_normalization else None
         critic_norm = EmpiricalNormalizer(env.num_critic_obs) if pol.empirical_normalization else None
         mode = cfg.ppo.mixed_precision
-        # a new run arrives with auto settled (training.resolve_mixed_precision); an unsettled auto,
-        # as runs from before that recorded it, keeps its old meaning: on for accelerators only
+        # a new run arrives with auto settled (session.resolve_auto_settings); an unsettled auto, as runs
+        # from before that recorded it, keeps its old meaning: mixed precision on for accelerators only,
+        # a float32 rollout, an eager update
         use_amp = mode == "on" or (mode == "auto" and torch.device(self.device).type != "cpu")
         return PPO(
             actor_critic, cfg.ppo, env.num_envs, env.num_obs, env.num_critic_obs, self.device,
             obs_normalizer=obs_norm, critic_normalizer=critic_norm, noise=cfg.runner.noise,
             seed=cfg.seed + 100_003 * self.dist.rank, autocast_dtype=autocast_dtype if use_amp else None,
+            rollout_autocast_dtype=autocast_dtype if cfg.ppo.rollout_mixed_precision == "on" else None,
+            compile_update=cfg.ppo.compile_update == "on",
             reduce=self.dist.all_reduce_sum if self.dist.enabled else None, world_size=self.dist.world_size,
         )
 

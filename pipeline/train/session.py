@@ -24,6 +24,7 @@ from ..devices.backend import Backend, ResolvedDevice, dtype_name, resolve_devic
 from ..errors import ConfigError
 from ..motion.format import load_motion
 from ..motion.validate import require_valid_motion
+from ..ppo.config import AUTO_ON_OFF
 from ..registry import DEFAULT_TASK, Registry
 from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir, read_args, write_args
@@ -77,13 +78,17 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str) -> Tr
 
 
 def resolve_auto_settings(cfg: TrainConfig, backend: Backend) -> None:
-    """Settle a new run's device-dependent ``auto`` settings (the mixed precision, the learning epochs) in
-    ``cfg``, which args.yaml then records, so that a resume reproduces them on any device."""
+    """Settle a new run's device-dependent ``auto`` settings (the mixed precision of the update and of the
+    rollout, the learning epochs, the compiled update) in ``cfg``, which args.yaml then records, so that a
+    resume reproduces them on any device."""
     resolve_mixed_precision(cfg, backend)
+    device_type = torch.device(cfg.device).type
     epochs = cfg.ppo.num_learning_epochs
-    cfg.ppo.num_learning_epochs = cfg.ppo.learning_epochs(torch.device(cfg.device).type)
+    cfg.ppo.num_learning_epochs = cfg.ppo.learning_epochs(device_type)
     if epochs == "auto":
         log.info("learning epochs: %d (auto on %s)", cfg.ppo.num_learning_epochs, cfg.device)
+    for line in cfg.ppo.settle_auto_switches(device_type, cfg.num_envs):
+        log.info(line)
 
 
 def resolve_mixed_precision(cfg: TrainConfig, backend: Backend) -> str:
@@ -148,8 +153,10 @@ def _check(cfg: TrainConfig) -> None:
         )
     if cfg.runner.noise not in ("host", "device"):
         raise ConfigError(f"runner.noise must be host or device, not {cfg.runner.noise!r}")
-    if ppo.mixed_precision not in ("auto", "on", "off"):
-        raise ConfigError(f"ppo.mixed_precision must be auto, on or off, not {ppo.mixed_precision!r}")
+    for name in ("mixed_precision", "rollout_mixed_precision", "compile_update"):
+        if getattr(ppo, name) not in AUTO_ON_OFF:
+            raise ConfigError(f"ppo.{name} must be auto, on or off, not {getattr(ppo, name)!r}",
+                              fix=f"--set ppo.{name}=auto")
     if ppo.schedule not in ("adaptive", "fixed"):
         raise ConfigError(f"ppo.schedule must be adaptive or fixed, not {ppo.schedule!r}")
     if cfg.runner.save_interval < 1:

@@ -7,10 +7,9 @@ import math
 import numpy as np
 import pytest
 import torch
+from tiny_ppo import fill_rollout, tiny_ppo
 
 from primebot.pipeline.ppo import gaussian
-from primebot.pipeline.ppo.algorithm import PPO
-from primebot.pipeline.ppo.config import PPOConfig
 from primebot.pipeline.ppo.networks import ActorCritic
 from primebot.pipeline.ppo.normalizer import EmpiricalNormalizer
 from primebot.pipeline.ppo.storage import RolloutStorage
@@ -69,15 +68,8 @@ def test_gae_matches_hand_computed_oracle():
     assert torch.allclose(s.returns, expected + s.values, atol=1e-5)
 
 
-def _tiny_ppo(num_envs=4, steps=3, **overrides) -> PPO:
-    torch.manual_seed(0)
-    cfg = PPOConfig(num_steps_per_env=steps, num_mini_batches=2, num_learning_epochs=3, **overrides)
-    ac = ActorCritic(3, 3, 2, (16,), (16,))
-    return PPO(ac, cfg, num_envs, 3, 3, "cpu", seed=0)
-
-
 def test_time_out_bootstraps_value_and_failure_does_not():
-    ppo = _tiny_ppo(num_envs=2, steps=1, normalize_advantage=False, gamma=0.5, lam=1.0)
+    ppo = tiny_ppo(num_envs=2, steps=1, normalize_advantage=False, gamma=0.5, lam=1.0)
     obs = torch.zeros(2, 3)
     ppo.act(obs, obs, torch.zeros(2, 2))
     v = ppo.storage.values[0].clone()
@@ -103,21 +95,9 @@ def test_normalizer_statistics_equal_numpy_over_all_batches():
     assert torch.allclose(norm(x), (x - norm.mean) / norm.var.sqrt(), atol=1e-6)
 
 
-def _fill_rollout(ppo: PPO, seed: int = 0) -> None:
-    rng = np.random.default_rng(seed)
-    n = ppo.storage.num_envs
-    with torch.inference_mode():
-        for _ in range(ppo.storage.num_steps):
-            obs = torch.from_numpy(rng.normal(size=(n, 3)).astype(np.float32))
-            noise = torch.from_numpy(rng.normal(size=(n, 2)).astype(np.float32))
-            ppo.act(obs, obs, noise)
-            ppo.process_env_step(rng.normal(size=n).astype(np.float32), np.zeros(n, bool), np.zeros(n, bool))
-        ppo.compute_returns(torch.zeros(n, 3))
-
-
 def test_update_reduces_the_surrogate_on_a_fixed_batch():
-    ppo = _tiny_ppo(num_envs=8, steps=4, schedule="fixed", learning_rate=3e-3, entropy_coef=0.0)
-    _fill_rollout(ppo)
+    ppo = tiny_ppo(num_envs=8, steps=4, schedule="fixed", learning_rate=3e-3, entropy_coef=0.0)
+    fill_rollout(ppo)
     s = ppo.storage
     batch = next(s.mini_batches(1, [torch.arange(s.num_steps * s.num_envs)]))
     before = ppo.losses(batch)["surrogate"].item()
@@ -132,16 +112,16 @@ def test_update_reduces_the_surrogate_on_a_fixed_batch():
 
 
 def test_adaptive_schedule_lowers_the_learning_rate_when_kl_is_large():
-    ppo = _tiny_ppo(num_envs=8, steps=4, learning_rate=1e-1, desired_kl=1e-6)
-    _fill_rollout(ppo)
+    ppo = tiny_ppo(num_envs=8, steps=4, learning_rate=1e-1, desired_kl=1e-6)
+    fill_rollout(ppo)
     ppo.update()
     assert ppo.learning_rate < 1e-1
     assert ppo.optimizer.param_groups[0]["lr"] == ppo.learning_rate
 
 
 def test_update_names_a_non_finite_value_loss():
-    ppo = _tiny_ppo(num_envs=4, steps=2)
-    _fill_rollout(ppo)
+    ppo = tiny_ppo(num_envs=4, steps=2)
+    fill_rollout(ppo)
     ppo.storage.returns[0, 0] = float("nan")
     ppo.update()
     assert "value loss" in ppo.nonfinite

@@ -1,5 +1,5 @@
 """NPU safety: the training step runs no torch random/distribution op with host noise,
-and mixed precision touches the update only."""
+and mixed precision touches the update only (and the rollout's forward where asked)."""
 
 from __future__ import annotations
 
@@ -37,11 +37,12 @@ class OpRecorder(TorchDispatchMode):
         return {name for name, _ in self.ops}
 
 
-def _runner(noise: str = "host", mixed_precision: str = "auto") -> OnPolicyRunner:
+def _runner(noise: str = "host", mixed_precision: str = "auto", rollout_mixed_precision: str = "auto") -> OnPolicyRunner:
     cfg = TrainConfig(task="pointmass", num_envs=8, iterations=1, seed=3)
     apply_task_defaults(cfg, pointmass_task.DEFAULT_CONFIG)
     cfg.runner.noise = noise
     cfg.ppo.mixed_precision = mixed_precision
+    cfg.ppo.rollout_mixed_precision = rollout_mixed_precision
     env = pointmass_task.PointMassEnv(cfg.num_envs, seed=3)
     return OnPolicyRunner(env, cfg, autocast_dtype=torch.bfloat16, progress=False)
 
@@ -77,10 +78,16 @@ def test_an_unsettled_auto_leaves_mixed_precision_off_on_cpu():
     assert all(torch.bfloat16 not in dtypes for _, dtypes in collect.ops + update.ops)
 
 
-def test_mixed_precision_when_on_is_confined_to_the_update():
-    collect, update = _record_training_step(_runner("host", "on"))
+def test_mixed_precision_when_on_is_confined_to_the_update_unless_the_rollout_asks():
+    collect, update = _record_training_step(_runner("host", "on", "off"))
     assert all(torch.bfloat16 not in dtypes for _, dtypes in collect.ops)
     assert any(torch.bfloat16 in dtypes for _, dtypes in update.ops)
+    # the rollout's forward autocasts too; what it stores (actions, log-probs, values) stays float32
+    runner = _runner("host", "on", "on")
+    collect, _ = _record_training_step(runner)
+    assert any(torch.bfloat16 in dtypes for _, dtypes in collect.ops)
+    storage = runner.ppo.storage
+    assert {storage.actions.dtype, storage.log_probs.dtype, storage.values.dtype} == {torch.float32}
 
 
 class CopyCounter(TorchDispatchMode):
