@@ -104,10 +104,11 @@ class TrainConfig:
 
 RESUMABLE_SETTINGS = (
     "ppo.learning_rate", "ppo.schedule", "ppo.desired_kl", "ppo.max_grad_norm", "ppo.entropy_coef",
-    "ppo.clip_param", "ppo.value_loss_coef", "ppo.num_learning_epochs", "runner.save_interval",
+    "ppo.clip_param", "ppo.value_loss_coef", "ppo.num_learning_epochs", "ppo.compile_update",
+    "runner.save_interval",
 )
-"""Settings ``--resume RUN --set key=value`` may change: the optimisation, not what the networks,
-the rollout or the environment are. Each such change is recorded in args.yaml."""
+"""Settings ``--resume RUN --set key=value`` may change: the optimisation and how it runs, not what the
+networks, the rollout or the environment are. Each such change is recorded in args.yaml."""
 
 
 def resumable_identity(cfg: TrainConfig) -> dict[str, Any]:

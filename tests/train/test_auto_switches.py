@@ -68,6 +68,13 @@ def test_the_settled_switches_are_recorded_and_a_resume_keeps_them(monkeypatch, 
     assert resumed.runner.ppo.rollout_autocast_dtype == torch.bfloat16
     assert resumed.runner.cfg.ppo.compile_update == "on" and resumed.runner.ppo.compile_failure is None
 
+    # how the update runs may change on resume (a machine without a C++ compiler): recorded
+    again = run_training(host.registry, TrainRequest(resume=str(first.run_dir), iterations=4, progress=False,
+                                                     sets=["ppo.compile_update=off"]))
+    assert again.result.iteration == 4 and again.runner.cfg.ppo.compile_update == "off"
+    resumes = yaml.safe_load((first.run_dir / "args.yaml").read_text())["resumes"]
+    assert "ppo.compile_update=off" in str(resumes[-1])
+
 
 def test_a_small_run_on_a_cpu_settles_an_eager_update(tmp_path):
     out = run_training(_host().registry, TrainRequest(
