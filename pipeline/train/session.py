@@ -210,7 +210,8 @@ def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
             set_value(cfg, key, value)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-        applied.append(f"{key}={value}")
+        section, _, name = key.partition(".")
+        applied.append(f"{key}={getattr(getattr(cfg, section), name)}")  # as set: a bare off is 'off', not False
     if request.iterations is not None:
         cfg.iterations = request.iterations
     _check(cfg)

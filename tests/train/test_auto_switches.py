@@ -11,14 +11,15 @@ from tiny_ppo import NEEDS_CXX
 
 from primebot.pipeline.errors import ConfigError
 from primebot.pipeline.hooks import host as plugins
-from primebot.pipeline.ppo.config import COMPILE_MIN_ROWS, PPOConfig
+from primebot.pipeline.ppo.config import COMPILE_MIN_ROWS, ROLLOUT_AUTOCAST_MIN_ENVS, PPOConfig
 from primebot.pipeline.train.session import TrainRequest, resolve_config, run_training
 from primebot.plugins.backends.cpu import CpuBackend
 
 
 @pytest.mark.parametrize(("device_type", "mixed_precision", "num_envs", "rollout", "compiled"), [
     ("cpu", "on", 1024, "on", "on"),     # 1024 × 24 / 4 = 6144 samples per mini-batch
-    ("cpu", "on", 256, "on", "off"),     # 1536: the default preset's size
+    ("cpu", "on", 256, "off", "off"),    # the default preset: 1536 samples, a 256-row forward; gains nothing
+    ("cpu", "on", 512, "on", "off"),     # 3072 samples
     ("cpu", "off", 1024, "off", "on"),   # a CPU without native bf16 samples in float32
     ("cuda", "on", 4096, "off", "off"),  # accelerators: float32 sampling, eager update, as before
     ("npu", "on", 4096, "off", "off"),
@@ -28,7 +29,7 @@ def test_auto_settles_from_the_device_and_the_mini_batch(device_type, mixed_prec
     reasons = cfg.settle_auto_switches(device_type, num_envs)
     assert (cfg.rollout_mixed_precision, cfg.compile_update) == (rollout, compiled)
     assert len(reasons) == 2 and str(num_envs * 24 // 4) in reasons[1]
-    assert COMPILE_MIN_ROWS == 4096
+    assert (COMPILE_MIN_ROWS, ROLLOUT_AUTOCAST_MIN_ENVS) == (4096, 512)
 
 
 def test_an_explicit_choice_is_kept():
@@ -49,12 +50,12 @@ def test_a_bad_value_is_a_config_error_naming_the_key(key):
 
 @NEEDS_CXX
 def test_the_settled_switches_are_recorded_and_a_resume_keeps_them(monkeypatch, tmp_path):
-    # a real compile of the pointmass networks (a few seconds); the rollout samples in bf16
+    # 512 envs × 16 steps / 2 mini-batches = 4096 samples: both switch on by themselves; a real compile of
+    # the pointmass networks (a few seconds), and the rollout samples in bf16
     monkeypatch.setattr(CpuBackend, "native_autocast", lambda self: "avx512_bf16")
     host = _host()
     first = run_training(host.registry, TrainRequest(
-        task="pointmass", num_envs=8, iterations=2, seed=3, log_dir=str(tmp_path), progress=False,
-        sets=["ppo.compile_update=on"]))
+        task="pointmass", num_envs=512, iterations=2, seed=3, log_dir=str(tmp_path), progress=False))
     ppo = first.runner.ppo
     assert ppo.rollout_autocast_dtype == torch.bfloat16 and ppo.compile_failure is None
     assert ppo.nonfinite == [] and all(torch.isfinite(p).all() for p in ppo.actor_critic.parameters())
