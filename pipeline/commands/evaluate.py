@@ -16,7 +16,7 @@ from ..report.tables import metrics_table, scalar_table
               help="model_<it>.pt name or path, an iteration number, or 'best'. [default: model_best.pt when training "
                    "chose it by its verdict checks, else the newest model_<it>.pt]")
 @click.option("--episodes", type=int, default=16, show_default=True,
-              help="Episodes from start frames spread evenly over the motion (plus one from its start); "
+              help="Episodes from uniformly sampled start frames (plus one from the motion's start); "
                    "for a task with its own metrics (walk), the episodes played.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sampled start frames.")
 @click.option("--video", is_flag=True, help="Render the from-start episode with the reference as a ghost "

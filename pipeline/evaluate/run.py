@@ -2,9 +2,8 @@
 
 Two groups of episodes, both with the mean action, no exploration noise, no
 observation noise and no randomisation: one from the motion's first frame
-(``from_start``) and ``episodes`` from start frames spread evenly over the
-motion with one seeded random offset (``sampled``; the task's ``START_SPREAD``,
-tracking's stratified sampling). Each environment slot plays exactly one episode; an
+(``from_start``) and ``episodes`` from start frames drawn uniformly
+(``sampled``, seeded). Each environment slot plays exactly one episode; an
 episode ends as in training (a failed termination check, the time-out, or
 the motion's last frame). Errors are taken after every policy step,
 including the step that ends the episode, with ``evaluate.metrics`` (the
@@ -123,7 +122,7 @@ class VerdictProbe:
     """Training's stop rule (``runner.check_interval``): the deterministic policy on ``episodes`` episodes.
 
     A tracking env of the run's task as evaluation plays it (no randomisation,
-    no observation noise), start frames spread over the motion, one episode per slot;
+    no observation noise), start frames drawn uniformly, one episode per slot;
     ``probe(policy)`` returns their summary with the verdict. Cheaper and
     noisier than ``primebot eval``; the evaluate and sim2sim stages still
     give the verdict that counts.

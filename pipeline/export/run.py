@@ -153,7 +153,7 @@ def export_run(
                           fix="export this policy without --format")
     if tracking and spec.export_metadata is None:
         raise not_a_tracking_task(spec.name)
-    # Starts spread out (START_SPREAD start frames, reset noise): otherwise every env starts from the same
+    # Starts spread out (uniform start frames, reset noise): otherwise every env starts from the same
     # state and the parity check would see num_envs copies of one observation.
     env = make_run_env(registry, policy, num_envs, seed=policy.config.seed,
                        overrides=spec.start_overrides.get(START_SPREAD))

@@ -29,9 +29,8 @@ START_STEP = "start"
 """``TaskSpec.start_overrides`` key: every episode starts where the task's first episode does (the motion's
 first frame)."""
 START_SPREAD = "spread"
-"""``TaskSpec.start_overrides`` key: episodes start spread out over the motion (tracking: stratified start
-frames, reset noise): eval's sampled group, training's verdict probe and the observations export checks
-parity on."""
+"""``TaskSpec.start_overrides`` key: episodes start spread out (uniform start frames, reset noise): eval's
+sampled group, training's verdict probe and the observations export checks parity on."""
 
 
 def metadata_threshold(value: float | None) -> str | float:

@@ -76,16 +76,3 @@ def test_state_round_trips_and_other_modes():
     assert _sampler(mode="uniform").sample(100).max() < 499
     with pytest.raises(ConfigError):
         _sampler(mode="sometimes")
-
-
-def test_stratified_starts_visit_every_slice_of_the_motion_once_per_batch():
-    sampler = _sampler(mode="stratified")
-    for _ in range(20):
-        starts = sampler.sample(16)
-        # 499 usable steps in 16 equal slices of 31.2: one start in each, at the same place within it
-        assert 0 <= starts[0] < 499 / 16 and starts.max() < 499
-        assert set(np.diff(starts).tolist()) <= {30, 31, 32}
-    # uniform draws of 16 leave some slices empty most of the time
-    uniform = _sampler(mode="uniform")
-    assert sum(0 in np.bincount((uniform.sample(16) * 16) // 499, minlength=16) for _ in range(20)) > 10
-    assert sampler.sample(0).tolist() == []

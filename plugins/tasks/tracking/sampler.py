@@ -6,12 +6,6 @@ exponential moving average (``alpha`` per env step). Start bins are drawn with
 probability proportional to the smoothed failure rate plus a uniform floor
 (``uniform_ratio``); the smoothing kernel λ⁰, λ¹, … spreads a bin's weight to
 the bins before it, so envs start a little ahead of where they tend to fall.
-
-``uniform`` draws each start independently; ``stratified`` spreads the starts
-of one batch of resets evenly over the motion with one random offset, so a few
-episodes still visit every phase (evaluation's sampled episodes and training's
-verdict checks: a check no longer reads well because its draw missed the hard
-phase); ``start`` always starts at frame 0.
 """
 
 from __future__ import annotations
@@ -23,7 +17,7 @@ import numpy as np
 
 from primebot.pipeline.api import ConfigError
 
-MODES = ("adaptive", "uniform", "stratified", "start")
+MODES = ("adaptive", "uniform", "start")
 
 
 class StartFrameSampler:
@@ -78,9 +72,6 @@ class StartFrameSampler:
         last = max(self.num_steps - 1, 1)
         if self.mode == "uniform":
             return self.rng.integers(0, last, size=count)
-        if self.mode == "stratified":  # one start in each of count equal slices, at the same random place
-            steps = (np.arange(count) + self.rng.random()) / count * last
-            return np.minimum(steps.astype(np.int64), last - 1)
         bins = self.rng.choice(self.num_bins, size=count, p=self.probabilities())
         steps = (bins + self.rng.random(count)) / self.num_bins * last
         return np.minimum(steps.astype(np.int64), last - 1)

@@ -98,7 +98,7 @@ TRACKING = TaskSpec(
     evaluation_view=tracking_view,
     export_metadata=export_metadata,
     # eval's from-start group; its sampled group, the verdict probe and export's recorded observations
-    start_overrides={START_STEP: {"sampling": {"mode": "start"}}, START_SPREAD: {"sampling": {"mode": "stratified"}}},
+    start_overrides={START_STEP: {"sampling": {"mode": "start"}}, START_SPREAD: {"sampling": {"mode": "uniform"}}},
 )
 
 
