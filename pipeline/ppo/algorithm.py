@@ -103,10 +103,7 @@ class PPO:
         ``noise`` [N, A] is standard-normal noise that came from the host with the
         observations; without it (device noise) it is drawn here on the device.
         """
-        with _autocast(self.device, self.rollout_autocast_dtype):
-            mean = self.actor_critic.action_mean(obs)
-            values = self.actor_critic.value(critic_obs)
-        mean, values = mean.float(), values.float()
+        mean, values = self._forward(obs, critic_obs, self.rollout_autocast_dtype)
         log_std = self.actor_critic.action_log_std().expand_as(mean)
         if noise is None:
             noise = torch.randn(mean.shape, generator=self.device_rng, device=mean.device, dtype=mean.dtype)
@@ -145,9 +142,11 @@ class PPO:
             return torch.from_numpy(self.host_rng.permutation(total)).to(self.device)
         return torch.randperm(total, generator=self.device_rng, device=self.device)
 
-    def _forward(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The update's action means and values, float32 (autocast inside; compiled when ``compile_update``)."""
-        with _autocast(self.device, self.autocast_dtype):
+    def _forward(self, obs: torch.Tensor, critic_obs: torch.Tensor,
+                 dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """Action means and values, float32, the networks run under autocast to ``dtype`` (None: float32);
+        the rollout's (``act``) and the update's (``losses``, compiled when ``compile_update``)."""
+        with _autocast(self.device, dtype):
             mean = self.actor_critic.action_mean(obs)
             values = self.actor_critic.value(critic_obs)
         return mean.float(), values.float()
@@ -155,7 +154,7 @@ class PPO:
     def losses(self, batch) -> dict[str, torch.Tensor]:
         """The PPO losses of one mini-batch (float32 even under autocast)."""
         cfg = self.cfg
-        mean, values = (self._compiled_forward or self._forward)(batch.obs, batch.critic_obs)
+        mean, values = (self._compiled_forward or self._forward)(batch.obs, batch.critic_obs, self.autocast_dtype)
         log_std = self.actor_critic.action_log_std().expand_as(mean)
         new_log_probs = gaussian.log_prob(batch.actions, mean, log_std)
         log_ratio = new_log_probs - batch.log_probs

@@ -202,6 +202,12 @@ def _coerce(key: str, default: Any, value: Any) -> Any:
     return value
 
 
+def section_value(cfg: TrainConfig, key: str) -> Any:
+    """The value of a section setting ``ppo.x`` / ``policy.x`` / ``runner.x`` as the config holds it."""
+    section, _, name = key.partition(".")
+    return getattr(getattr(cfg, section), name)
+
+
 def set_value(cfg: TrainConfig, key: str, value: Any, open_sections: tuple[str, ...] = ()) -> None:
     """Apply one override: ``ppo.x`` / ``policy.x`` / ``runner.x`` / ``task.a.b`` / top-level field.
 

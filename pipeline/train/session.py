@@ -29,7 +29,14 @@ from ..registry import DEFAULT_TASK, Registry
 from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir, read_args, write_args
 from .checkpoints import interrupted_writes, load_latest_good
-from .config import RESUMABLE_SETTINGS, TrainConfig, apply_task_defaults, parse_set, set_value
+from .config import (
+    RESUMABLE_SETTINGS,
+    TrainConfig,
+    apply_task_defaults,
+    parse_set,
+    section_value,
+    set_value,
+)
 from .distributed import DistContext, context_from_env, init_distributed
 from .runner import OnPolicyRunner, RunResult
 
@@ -123,8 +130,7 @@ RANGES = {
 
 def _check_ranges(cfg: TrainConfig) -> None:
     for key, (low, high, words) in RANGES.items():
-        section, _, name = key.partition(".")
-        value = getattr(getattr(cfg, section), name)
+        value = section_value(cfg, key)
         fine = math.isfinite(value) and (value > low if low is not None else value >= 0)
         fine = fine and (high is None or value <= high)
         if not fine:
@@ -210,8 +216,7 @@ def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
             set_value(cfg, key, value)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-        section, _, name = key.partition(".")
-        applied.append(f"{key}={getattr(getattr(cfg, section), name)}")  # as set: a bare off is 'off', not False
+        applied.append(f"{key}={section_value(cfg, key)}")  # as set: a bare off is 'off', not False
     if request.iterations is not None:
         cfg.iterations = request.iterations
     _check(cfg)
