@@ -6,11 +6,16 @@ episodes and returns their summary with the verdict (docs/tasks.md, "What
 tracked means"). This module keeps what the checks decide
 (docs/architecture.md §3):
 
-- ``model_best.pt`` is the policy of the best check, ranked by ``check_rank``:
-  tracked first, then how far along the env's curriculum the policy trained,
-  then the success rate, then the lower MPKPE. The best of many checks of a
-  few episodes each is a lucky one, so a tracked check that would become the
-  best plays a second set of episodes and ranks as the worse of the two;
+- ``model_best.pt`` is the policy of the best check, ranked by ``check_rank``
+  and compared by ``rank_key``: tracked first; among tracked checks, the
+  policy trained furthest along the env's curriculum (the more robust one);
+  then the success rate, then the lower MPKPE. Progress does not order checks
+  that did not track: a curriculum that starts at the full conditions and
+  falls back when the first checks fall would otherwise make its first,
+  untrained check beat every later one (a kick's iteration 25 at success 0.25
+  over iteration 650 at 1.00). The best of many checks of a few episodes each
+  is a lucky one, so a tracked check that would become the best plays a
+  second set of episodes and ranks as the worse of the two;
 - stop-when-tracked counts tracked checks in a row of a policy trained under
   the full conditions (the env's curriculum complete before the check; a
   check whose second set does not track breaks the run).
@@ -42,6 +47,12 @@ def check_rank(summary: dict[str, Any], progress: float) -> tuple[float, ...]:
             -float(mpkpe) if mpkpe is not None and np.isfinite(mpkpe) else -float("inf"))
 
 
+def rank_key(rank: tuple[float, ...]) -> tuple[float, ...]:
+    """What checks are compared by: the rank without its curriculum progress when it did not track."""
+    tracked, progress, *rest = rank
+    return (tracked, progress if tracked else 0.0, *rest)
+
+
 class VerdictChecks:
     """The checks of one training run: the best so far (``model_best.pt``) and the run of tracked checks."""
 
@@ -58,7 +69,7 @@ class VerdictChecks:
         """The verdict's reason at the last check, in words."""
 
     def beats_best(self, rank: tuple[float, ...]) -> bool:
-        return self.best is None or rank > self.best
+        return self.best is None or rank_key(rank) > rank_key(self.best)
 
     def check(self, policy: Any, env: VecEnv, iteration: int) -> dict[str, Any]:
         """Score ``policy`` at ``iteration``, tell ``env`` (its curriculum may follow), update the best and
@@ -76,7 +87,7 @@ class VerdictChecks:
         rank = check_rank(summary, progress)
         if tracked and self.beats_best(rank):
             second = self.probe(policy)
-            rank = min(rank, check_rank(second, progress))
+            rank = min(rank, check_rank(second, progress), key=rank_key)
             tracked = bool((second.get("verdict") or {}).get("tracked"))
             row["verdict/confirmed"] = float(tracked)
         self.tracked_in_a_row = self.tracked_in_a_row + 1 if tracked and full_conditions else 0

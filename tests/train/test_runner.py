@@ -284,6 +284,21 @@ def test_a_lucky_check_does_not_become_model_best_nor_count_towards_stopping(reg
     assert [r.get("verdict/confirmed") for r in rows if r.get("verdict/tracked")] == ["1.0", "0.0", "", ""]
 
 
+def test_a_check_that_did_not_track_is_not_ranked_by_its_curriculum_progress(registry, tmp_path):
+    """A curriculum at the full conditions for the first check only (as the tracking task's, which starts
+    at full strength and falls back when the checks fall): that untrained check (success 0.25) must not
+    beat the later ones trained below the full conditions; none tracks, so the best is the one at 9
+    (success 1.00, lower MPKPE), and its rank keeps its true progress (0: the stage's warning reads it)."""
+    from primebot.pipeline.train.checkpoints import load_checkpoint
+
+    script = [(False, 0.25, 0.08), (False, 1.0, 0.03), (False, 1.0, 0.02)]
+    result = _learn_until_tracked(registry, tmp_path, _ScoredProbe(script), complete=lambda r: r.iteration <= 3,
+                                  iterations=9)
+    assert result.iteration == 9
+    best = load_checkpoint(tmp_path / "model_best.pt")
+    assert best["iteration"] == 9 and best["best_check"] == [0.0, 0.0, 1.0, -0.02, 9]
+
+
 def test_a_run_without_verdict_checks_evaluates_its_last_checkpoint(registry, tmp_path):
     from primebot.pipeline.train.policy import load_trained_policy
 
