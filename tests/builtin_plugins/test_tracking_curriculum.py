@@ -48,7 +48,7 @@ def test_a_verdict_curriculum_rises_only_on_a_tracked_check_by_default():
     c = RandomizationCurriculum({"start": 0.0}, window=4)
     assert c.signal == "verdict" and c.raise_on == "tracked" and not c.follows_falls
     assert not c.observe_verdict(1.0, tracked=False)  # stays up but does not yet do the motion: hold
-    assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.5
+    assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.25  # the default step
     assert not c.observe_verdict(0.5, tracked=False)  # half fell: between the thresholds
     assert c.observe_verdict(0.2, tracked=False) and c.strength == 0.0  # most fell: down
     assert not c.observe_verdict(None, tracked=True)  # no check, no move
@@ -57,7 +57,7 @@ def test_a_verdict_curriculum_rises_only_on_a_tracked_check_by_default():
 
 def test_raise_on_stays_up_rises_on_a_check_where_few_fell():
     c = RandomizationCurriculum({"start": 0.0, "raise_on": "stays_up"}, window=4)
-    assert c.observe_verdict(0.8, tracked=False) and c.strength == 0.5
+    assert c.observe_verdict(0.8, tracked=False) and c.strength == 0.25
     assert not c.observe_verdict(0.6, tracked=True)  # 40 % fell: hold, tracked or not
 
 
@@ -77,6 +77,7 @@ def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_cha
     cfg.task_config = default_config()
     default = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)
     assert default.enabled and default.strength == 1.0 and default.signal == "verdict" and not default.follows_falls
+    assert default.step == 0.25
     for key, value in parse_set(["task.randomization.curriculum.start=0", "task.randomization.curriculum.signal=falls"]):
         set_value(cfg, key, value)
     c = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)

@@ -34,7 +34,7 @@ from primebot.pipeline.api import ConfigError
 KEYS = ("start", "signal", "step", "raise_on", "raise_below", "lower_above")
 SIGNALS = ("falls", "verdict")
 RAISE_ON = ("tracked", "stays_up")
-DEFAULTS = {"start": None, "signal": "verdict", "step": 0.5, "raise_on": "tracked", "raise_below": 0.3,
+DEFAULTS = {"start": None, "signal": "verdict", "step": 0.25, "raise_on": "tracked", "raise_below": 0.3,
             "lower_above": 0.6}
 """What a key left out of ``randomization.curriculum`` means; ``start`` None (or no mapping at all) is off."""
 
