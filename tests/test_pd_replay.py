@@ -31,3 +31,8 @@ def test_the_getup_never_starts_while_the_squat_follows_until_it_loses_balance(r
     second = slice(0, round(1.0 / squat["step_dt"]))
     # the squat's first second under open-loop PD: the body does what the reference does
     assert np.max(np.abs(np.subtract(squat["root_height_m"][second], squat["reference_root_height_m"][second]))) < 0.02
+
+
+def test_a_motion_longer_than_the_task_time_out_is_replayed_to_its_end(repo_root, tmp_path):
+    turn = _replay(repo_root, "turn", tmp_path)  # 11.8 s; the tracking task's episodes time out at 10 s
+    assert len(turn["mpkpe_m"]) * turn["step_dt"] > 11.5

@@ -45,8 +45,11 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     host = load_plugins()
     spec = host.registry.get("tasks", "tracking")
     robot_spec = host.registry.get("robots", robot or spec.default_robot)
-    env = spec.make_env(robot=robot_spec, motion=load_motion(motion_path), num_envs=1, seed=0,
-                        config=OPEN_LOOP, registry=host.registry, num_threads=1)
+    motion = load_motion(motion_path)
+    # the whole motion, however long (the task's time-out would cut a long get-up at 10 s)
+    config = {**OPEN_LOOP, "episode_length_s": motion.duration + 1.0}
+    env = spec.make_env(robot=robot_spec, motion=motion, num_envs=1, seed=0,
+                        config=config, registry=host.registry, num_threads=1)
     view = spec.evaluation_view(env)  # the task's own view for evaluation (snapshots, reference steps)
     heights, reference_heights, errors, statue = [], [], [], []
     try:
