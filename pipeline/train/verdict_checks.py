@@ -38,9 +38,9 @@ Probe = Callable[[Any], dict[str, Any]]
 
 
 def check_rank(summary: dict[str, Any], progress: float) -> tuple[float, ...]:
-    """How good a verdict check is, for ``model_best.pt``: tracked first, then trained furthest along the
-    env's curriculum (``VecEnv.curriculum_progress``, 1 at the full conditions), then the success rate,
-    then the lower MPKPE."""
+    """How good a verdict check is, for ``model_best.pt``: (tracked, curriculum progress
+    (``VecEnv.curriculum_progress``, 1 at the full conditions), success rate, −MPKPE). Stored as measured;
+    checks are compared through ``rank_key``, which drops the progress of a check that did not track."""
     verdict = summary.get("verdict") or {}
     mpkpe = summary.get("mpkpe_m")
     return (float(bool(verdict.get("tracked"))), float(progress), float(summary.get("success_rate") or 0.0),

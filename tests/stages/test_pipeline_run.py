@@ -51,8 +51,9 @@ def _train(ctx):
     try:
         for it in range(start + 1, total + 1):
             time.sleep(float(os.environ.get("FAKE_TRAIN_SLEEP", "0")))
-            ckpt.with_suffix(".tmp").write_text(str(it))  # atomic, as a real checkpoint: a signal between
-            os.replace(ckpt.with_suffix(".tmp"), ckpt)    # truncate and write would leave it empty
+            tmp = ckpt.with_suffix(".tmp")  # atomic, as a real checkpoint: a signal between truncate and
+            tmp.write_text(str(it))         # write would leave it empty
+            os.replace(tmp, ckpt)
     except KeyboardInterrupt as exc:
         raise StageInterrupted(f"{str(exc) or 'SIGINT'} at iteration {ckpt.read_text()}") from None
     return StageResult(outputs={"checkpoint": "ckpt.txt"}, summary={"iterations": total, "device": "cpu"})
