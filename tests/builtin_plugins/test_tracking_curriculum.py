@@ -61,8 +61,49 @@ def test_raise_on_stays_up_rises_on_a_check_where_few_fell():
     assert not c.observe_verdict(0.6, tracked=True)  # 40 % fell: hold, tracked or not
 
 
+def test_a_strength_not_tracked_for_fall_back_after_checks_falls_back_and_holds_for_twice_as_many():
+    c = RandomizationCurriculum({"start": 0.25, "fall_back_after": 3}, window=4)
+    assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.5  # tracked: up
+    assert not c.observe_verdict(0.9, tracked=False) and not c.observe_verdict(0.5, tracked=False)
+    assert c.observe_verdict(0.8, tracked=False) and c.strength == 0.25  # the third in a row: back a step
+    assert c.hold == 6
+    for _ in range(5):  # tracked again, but held at the strength it fell back to
+        assert not c.observe_verdict(1.0, tracked=True) and c.strength == 0.25
+    assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.5  # the hold is over
+    for _ in range(3):
+        c.observe_verdict(1.0, tracked=False)
+    assert c.strength == 0.25 and c.hold == 12  # the second fall-back holds twice as long
+
+
+def test_a_fall_back_waits_for_checks_in_a_row_and_leaves_many_falls_to_lower_above():
+    c = RandomizationCurriculum({"start": 0.5, "fall_back_after": 2}, window=4)
+    assert not c.observe_verdict(1.0, tracked=False)
+    assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.75  # a tracked check breaks the run
+    assert not c.observe_verdict(1.0, tracked=False)
+    assert c.observe_verdict(0.2, tracked=False) and c.strength == 0.5  # most fell: lower_above's step
+    assert c.hold == 0 and c.untracked == 0  # no hold: it may rise at the next tracked check
+    c = RandomizationCurriculum({"start": 0.0, "fall_back_after": 1}, window=4)
+    assert not c.observe_verdict(1.0, tracked=False) and c.strength == 0.0  # nothing below 0
+    c = RandomizationCurriculum({"start": 0.5, "fall_back_after": None}, window=4)
+    for _ in range(50):
+        assert not c.observe_verdict(1.0, tracked=False)  # null: never
+
+
+def test_the_fall_back_counts_survive_a_resume_and_an_older_checkpoint_starts_them_afresh():
+    c = RandomizationCurriculum({"start": 0.5, "fall_back_after": 2}, window=4)
+    c.observe_verdict(1.0, tracked=False)
+    c.observe_verdict(1.0, tracked=False)
+    c.observe_verdict(1.0, tracked=False)
+    d = RandomizationCurriculum({"start": 0.5, "fall_back_after": 2}, window=4)
+    d.load_state_dict(c.state_dict())
+    assert (d.strength, d.untracked, d.hold, d.fall_backs) == (0.25, 1, 3, 1)
+    old = {"strength_finished_fell": c.state_dict()["strength_finished_fell"]}
+    d.load_state_dict(old)
+    assert (d.strength, d.untracked, d.hold, d.fall_backs) == (0.25, 0, 0, 0)
+
+
 @pytest.mark.parametrize("bad", [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1}, {"signal": "reward"},
-                                 {"raise_on": "never"}])
+                                 {"raise_on": "never"}, {"fall_back_after": 0}])
 def test_bad_settings_are_a_config_error_naming_the_fix(bad):
     with pytest.raises(ConfigError) as err:
         RandomizationCurriculum({**FALLS, **bad}, window=4)
@@ -77,7 +118,7 @@ def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_cha
     cfg.task_config = default_config()
     default = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)
     assert default.enabled and default.strength == 1.0 and default.signal == "verdict" and not default.follows_falls
-    assert default.step == 0.25
+    assert default.step == 0.25 and default.fall_back_after == 8
     for key, value in parse_set(["task.randomization.curriculum.start=0", "task.randomization.curriculum.signal=falls"]):
         set_value(cfg, key, value)
     c = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)

@@ -18,6 +18,12 @@ and moves by ``step`` on one of two signals:
   back once it does the motion, not merely once it stays up (on the march,
   rising as soon as it stayed up knocked it back over before it had learnt
   to lift a knee). Without verdict checks the strength stays at ``start``.
+  A strength at which ``fall_back_after`` checks in a row did not track
+  (and no more than ``lower_above`` fell) falls back a step and may not
+  rise again for twice as many checks (doubling at each fall-back): the kick and the march, raised
+  from 0.25 to 0.5 once they tracked, then fell at up to half of their
+  checks for the rest of the 15 minutes and never tracked again, while the
+  policy they had at 0.25 was still improving. ``null`` turns it off.
 - ``falls``: the fall rate of every ``num_envs`` finished training episodes,
   with the same thresholds (``raise_on`` does not apply).
 """
@@ -31,11 +37,11 @@ import numpy as np
 
 from primebot.pipeline.api import ConfigError
 
-KEYS = ("start", "signal", "step", "raise_on", "raise_below", "lower_above")
+KEYS = ("start", "signal", "step", "raise_on", "raise_below", "lower_above", "fall_back_after")
 SIGNALS = ("falls", "verdict")
 RAISE_ON = ("tracked", "stays_up")
 DEFAULTS = {"start": None, "signal": "verdict", "step": 0.25, "raise_on": "tracked", "raise_below": 0.3,
-            "lower_above": 0.6}
+            "lower_above": 0.6, "fall_back_after": 8}
 """What a key left out of ``randomization.curriculum`` means; ``start`` None (or no mapping at all) is off."""
 
 
@@ -69,10 +75,21 @@ class RandomizationCurriculum:
                 f"0 ≤ raise_below ≤ lower_above ≤ 1; got start={self.start}, step={self.step}, "
                 f"raise_below={self.raise_below}, lower_above={self.lower_above}",
                 fix="--set task.randomization.curriculum.start=0.0 (or curriculum=null for full strength)")
+        fall_back_after = cfg["fall_back_after"]
+        self.fall_back_after = None if fall_back_after is None else int(fall_back_after)
+        if self.fall_back_after is not None and self.fall_back_after < 1:
+            raise ConfigError(f"tracking task: randomization.curriculum.fall_back_after must be a number of checks "
+                              f"≥ 1 or null, not {fall_back_after!r}",
+                              fix="--set task.randomization.curriculum.fall_back_after=8 (or null: never)")
         self.window = max(1, int(window))
         self.strength = self.start if self.enabled else 1.0
         self.finished = 0
         self.fell = 0
+        self.untracked = 0
+        """Verdict checks in a row at this strength that did not track."""
+        self.hold = 0
+        """Verdict checks left before the strength may rise again (after a fall-back)."""
+        self.fall_backs = 0
 
     @property
     def follows_falls(self) -> bool:
@@ -96,22 +113,38 @@ class RandomizationCurriculum:
         if not self.enabled or self.signal != "verdict" or success_rate is None:
             return False
         fall_rate = 1.0 - float(success_rate)
-        return self._move(fall_rate, tracked if self.raise_on == "tracked" else fall_rate < self.raise_below)
+        self.hold = max(0, self.hold - 1)
+        self.untracked = 0 if tracked else self.untracked + 1
+        if (self.fall_back_after is not None and self.untracked >= self.fall_back_after
+                and fall_rate <= self.lower_above and self.strength > 0.0):
+            # a strength the policy has not tracked in fall_back_after checks: back to the one below, and stay
+            self.hold = self.fall_back_after * 2 ** (self.fall_backs + 1)
+            self.fall_backs += 1
+            return self._move(1.0, up=False, lower_at=0.0)
+        up = tracked if self.raise_on == "tracked" else fall_rate < self.raise_below
+        return self._move(fall_rate, up and self.hold == 0)
 
-    def _move(self, fall_rate: float, up: bool) -> bool:
+    def _move(self, fall_rate: float, up: bool, lower_at: float | None = None) -> bool:
+        """Up a step if ``up``; else down one if ``fall_rate`` is above ``lower_at`` (``lower_above``)."""
         before = self.strength
         if up:
             self.strength = min(1.0, round(self.strength + self.step, 9))
-        elif fall_rate > self.lower_above:
+        elif fall_rate > (self.lower_above if lower_at is None else lower_at):
             self.strength = max(0.0, round(self.strength - self.step, 9))
+        if self.strength != before:
+            self.untracked = 0
         return self.strength != before
 
     def metrics(self) -> dict[str, float]:
         return {"randomization/strength": self.strength}
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        return {"strength_finished_fell": np.array([self.strength, self.finished, self.fell], np.float64)}
+        return {"strength_finished_fell": np.array([self.strength, self.finished, self.fell], np.float64),
+                "untracked_hold_fall_backs": np.array([self.untracked, self.hold, self.fall_backs], np.int64)}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         strength, finished, fell = (float(x) for x in state["strength_finished_fell"])
         self.strength, self.finished, self.fell = strength, int(finished), int(fell)
+        # a checkpoint from before the fall-back keeps none of its counts: start them afresh
+        untracked, hold, fall_backs = (int(x) for x in state.get("untracked_hold_fall_backs", (0, 0, 0)))
+        self.untracked, self.hold, self.fall_backs = untracked, hold, fall_backs
