@@ -76,6 +76,16 @@ PRESETS: dict[str, Preset] = {
             train_sets=(*LAPTOP_TRAINING, *UNTIL_TRACKED, "runner.time_limit_min=15"),
         ),
         Preset(
+            name="long",
+            description="the default's training for up to an hour on a 2-core laptop CPU: motions on the floor "
+                        "(getup) and others that are still improving when the default's 15 minutes end",
+            num_envs=256,
+            iterations=6000,
+            eval_episodes=32,
+            video=True,
+            train_sets=(*LAPTOP_TRAINING, *UNTIL_TRACKED, "runner.time_limit_min=55"),
+        ),
+        Preset(
             name="full",
             description="the seed's run: 1024 envs x 3000 iterations x 24 steps (hours on a CPU, ~45 min with an NPU/GPU)",
             num_envs=1024,

@@ -158,6 +158,6 @@ def test_the_train_stage_resumes_with_the_settings_given_on_resume(tmp_path):
 def test_the_laptop_presets_train_four_epochs_and_the_full_preset_keeps_mjlabs_five():
     from primebot.pipeline.stages.presets import PRESETS
 
-    for name in ("quick", "default"):
+    for name in ("quick", "default", "long"):
         assert "ppo.num_learning_epochs=4" in PRESETS[name].train_sets, name
     assert not any(s.startswith("ppo.num_learning_epochs") for s in PRESETS["full"].train_sets)
