@@ -58,13 +58,13 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
         zero = np.zeros((1, env.num_actions), dtype=np.float32)
         for _ in range(env.reference.num_steps - 1):
             result = env.step(zero)
+            if result.truncated.any() or result.terminated.any():
+                break  # the episode ended at the motion's last frame: what follows is the next episode's start
             snap = view.snapshot(np.arange(1))
             heights.append(float(snap.root_pos_w[0, 2]))
             reference_heights.append(float(snap.ref_root_pos_w[0, 2]))
             errors.append(float(step_errors(snap)["mpkpe_m"][0]))
             statue.append(float(np.linalg.norm(start_pose - snap.ref_body_pos_w[0], axis=-1).mean()))
-            if result.truncated.any() or result.terminated.any():
-                break
     finally:
         env.close()
     return {"motion": str(motion_path), "robot": robot_spec.name, "step_dt": env.step_dt,

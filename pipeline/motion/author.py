@@ -46,7 +46,9 @@ from .level_feet import FootLeveller
 from .trajectory import motion_from_trajectory
 
 KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "note"}
-SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes"}
+SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes", "record"}
+"""Top-level keys of a keyframe source. ``record`` holds tools/record_motion.py's settings (the keyframes are
+joint targets played through the servos and the simulation recorded); authoring ignores it."""
 
 
 @dataclass

@@ -66,10 +66,12 @@ def only(report, check):
     return found[0]
 
 
-UNBALANCED = {"getup"}
-"""Shipped motions whose zero-moment point leaves the planted feet: getup pushes up from the floor
-past what the feet can carry. (Walk and turn did too while they lifted a foot before the weight was
-over the other; they now land each foot first and move the weight with both feet down.)"""
+WARNED = {"getup": ["floor", "balance"]}
+"""Shipped motions with warnings. The getup is recorded from simulation (tools/record_motion.py): its joints
+are the servo targets, which lead the lagging joints, so a limb reaches up to 19 mm below the floor, and its
+zero-moment point leaves the feet while it lands in the squat with momentum. (Walk and turn once left the
+feet too while they lifted a foot before the weight was over the other; they now land each foot first and
+move the weight with both feet down.)"""
 
 
 def test_shipped_motions_are_valid(repo_root, spec, model):
@@ -78,7 +80,7 @@ def test_shipped_motions_are_valid(repo_root, spec, model):
     for name in names:
         report = validate_motion_file(repo_root / "motions" / f"{name}.npz", spec, model)
         assert report.ok, [str(p) for p in report.problems]
-        assert [p.check for p in report.problems] == (["balance"] if name in UNBALANCED else []), name
+        assert [p.check for p in report.problems] == WARNED.get(name, []), name
 
 
 def test_a_weight_shift_too_fast_for_the_feet_is_a_balance_warning(repo_root, tmp_path, spec, model):

@@ -1,0 +1,174 @@
+"""A reference the robot's body can do: keyframe joint targets played through its servos in MuJoCo, recorded.
+
+Some motions cannot be authored pose by pose: a get-up from the back is a
+throw of the legs and a landing in a squat, and only the physics knows where
+the body ends up. This tool authors a keyframe source (the format of
+``primebot motion author``) as joint *targets*, plays them open loop through
+the robot's PD servos in the tracking task's simulation (as
+``tools/pd_replay.py`` does: no policy, no randomisation, no terminations)
+and writes what happened as the motion: the joint targets as its joint
+angles and the simulated root as its root, body poses from forward
+kinematics. A reference recorded from a run that ended standing is feasible
+by construction; a policy adds the feedback that makes it robust.
+
+The source's ``record:`` mapping (ignored by ``primebot motion author``)
+says how the targets are played::
+
+    record:
+      max_step_rad: 0.33     # each joint target moves at most this far per frame
+      balance:               # from from_s on, these joints lean the body back over the feet:
+        from_s: 3.21         #   target += gain * (CoM x - feet x) + damping * CoM velocity x
+        joints: [left_ankle_pitch_joint, right_ankle_pitch_joint]
+        gain: 0.357          #   (world x is forward: author the motion facing +x)
+        damping: 0.0157
+
+Where a recorded limb's forward kinematics dips more than ``FLOOR_SLACK_M``
+into the floor (targets run ahead of the lagging joints), the root is raised
+just enough that ``primebot motion validate`` accepts it. Usage::
+
+    python tools/record_motion.py motions/getup.yaml -o motions/getup.npz
+    python tools/pd_replay.py motions/getup.npz     # the robot follows the recording
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import mujoco
+import numpy as np
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pd_replay import OPEN_LOOP  # noqa: E402  (the open-loop settings are one idea, kept in one place)
+
+from primebot.pipeline.errors import MotionError  # noqa: E402
+from primebot.pipeline.hooks.host import load_plugins  # noqa: E402
+from primebot.pipeline.motion.author import author_motion, load_source  # noqa: E402
+from primebot.pipeline.motion.format import Motion, load_motion, save_motion  # noqa: E402
+from primebot.pipeline.motion.trajectory import motion_from_trajectory  # noqa: E402
+from primebot.pipeline.robot.kinematics import geom_vertical_extent, robot_geoms, set_qpos  # noqa: E402
+from primebot.pipeline.robot.spec import get_robot, load_robot_model, robot_indices  # noqa: E402
+
+FLOOR_SLACK_M = 0.019
+"""How far below the floor a recorded limb may reach before the root is raised (validate refuses 0.02 m)."""
+
+RECORD_KEYS = {"max_step_rad", "balance"}
+BALANCE_KEYS = {"from_s", "joints", "gain", "damping"}
+
+
+def record_settings(source: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The source's ``record:`` mapping, checked; a typed error names the key and the fix."""
+    settings = dict(source.get("record") or {})
+    unknown = set(settings) - RECORD_KEYS
+    balance = settings.get("balance")
+    if balance is not None:
+        unknown |= {f"balance.{key}" for key in set(balance) - BALANCE_KEYS}
+        if set(BALANCE_KEYS) - set(balance):
+            raise MotionError(f"{where}: record.balance needs {', '.join(sorted(BALANCE_KEYS))}")
+    if unknown:
+        raise MotionError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} in record",
+                          fix=f"allowed: {', '.join(sorted(RECORD_KEYS))}; balance: {', '.join(sorted(BALANCE_KEYS))}")
+    return settings
+
+
+def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
+    """Play ``source_path``'s keyframe targets through its robot's servos; the recorded motion (saved to
+    ``output`` when given)."""
+    source_path = Path(source_path)
+    raw = yaml.safe_load(source_path.read_text(encoding="utf-8"))
+    settings = record_settings(raw, str(source_path))
+    host = load_plugins()
+    robot = get_robot(host.registry, raw.get("robot", "q1"))
+    with tempfile.TemporaryDirectory() as tmp:  # the targets as a motion file holds them (float32)
+        save_motion(author_motion(load_source(source_path, robot), robot), Path(tmp) / "targets.npz")
+        targets = load_motion(Path(tmp) / "targets.npz")
+    task = host.registry.get("tasks", "tracking")
+    env = task.make_env(robot=robot, motion=targets, num_envs=1, seed=0,
+                        config={**OPEN_LOOP, "episode_length_s": targets.duration + 1.0},
+                        registry=host.registry, num_threads=1)
+    model = env.sim.model
+    indices = robot_indices(model, robot)
+    joint_names = list(robot.joint_names)
+    joint_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) for name in joint_names]
+    lower, upper = model.jnt_range[joint_ids, 0], model.jnt_range[joint_ids, 1]
+    max_step = float(settings["max_step_rad"]) if "max_step_rad" in settings else None
+    balance = settings.get("balance")
+    feet = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name) for name in robot.feet]
+    lean = [joint_names.index(name) for name in balance["joints"]] if balance else []
+    data = mujoco.MjData(model)
+    planned = env.reference.joint_pos.copy()
+    adr = indices.root_qpos_adr
+    applied, roots = [], []
+    previous_target = previous_com = None
+    try:
+        env.reset()
+        roots.append(np.array(env.sim.qpos[0][adr:adr + 7]))
+        zero = np.zeros((1, env.num_actions), dtype=np.float32)
+        for step in range(env.reference.num_steps - 1):
+            target = planned[step].copy()
+            if max_step is not None and previous_target is not None:
+                target = previous_target + np.clip(target - previous_target, -max_step, max_step)
+            previous_target = target.copy()
+            if balance:
+                data.qpos[:], data.qvel[:] = env.sim.qpos[0], env.sim.qvel[0]
+                mujoco.mj_kinematics(model, data)
+                mujoco.mj_comPos(model, data)
+                com = data.subtree_com[indices.root_body_id].copy()
+                velocity = 0.0 if previous_com is None else (com[0] - previous_com[0]) / env.step_dt
+                previous_com = com
+                if step * env.step_dt >= float(balance["from_s"]):
+                    over = com[0] - np.mean([data.xpos[body][0] for body in feet])
+                    target[lean] += float(balance["gain"]) * over + float(balance["damping"]) * velocity
+            # the servo target exactly as the env applies it (float32, as the motion file stores it)
+            target = np.clip(target, lower, upper).astype(np.float32).astype(np.float64)
+            env.reference.joint_pos[step] = target
+            applied.append(target)
+            env.step(zero)
+            roots.append(np.array(env.sim.qpos[0][adr:adr + 7]))
+    finally:
+        env.close()
+    applied.append(applied[-1])
+    roots[-1] = roots[-2]  # the motion's last step ended the episode and reset the robot: hold the last state
+    roots = np.array(roots)
+    joint_pos = np.array(applied)
+    model = load_robot_model(robot)  # the robot's own model (the env's carries the task's additions)
+    indices = robot_indices(model, robot)
+    root_pos = _above_the_floor(model, indices, roots[:, :3].copy(), roots[:, 3:7], joint_pos)
+    motion = motion_from_trajectory(model, indices, tuple(joint_names), targets.fps, root_pos, roots[:, 3:7],
+                                    joint_pos)
+    if output is not None:
+        save_motion(motion, output)
+    return motion
+
+
+def _above_the_floor(model, indices, root_pos, root_quat, joint_pos) -> np.ndarray:
+    """``root_pos`` raised, frame by frame, so that no robot geom reaches more than FLOOR_SLACK_M below z = 0."""
+    data = mujoco.MjData(model)
+    mask = robot_geoms(model)
+    for t in range(len(root_pos)):
+        set_qpos(data.qpos, indices, root_pos[t], root_quat[t], joint_pos[t])
+        mujoco.mj_kinematics(model, data)
+        lowest = geom_vertical_extent(model, data)[0][mask].min()
+        if lowest < -FLOOR_SLACK_M:
+            root_pos[t, 2] += -FLOOR_SLACK_M - lowest
+    return root_pos
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    parser.add_argument("source", type=Path, help="keyframe source (.yaml) of joint targets, with record:")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="the recorded motion (.npz)")
+    args = parser.parse_args(argv)
+    motion = record(args.source, args.output)
+    print(f"wrote {args.output}: {motion.num_frames} frames recorded from {args.source}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
