@@ -91,16 +91,20 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     env = task.make_env(robot=robot, motion=targets, num_envs=1, seed=0,
                         config={**OPEN_LOOP, "episode_length_s": targets.duration + 1.0},
                         registry=host.registry, num_threads=1)
-    model = env.sim.model
-    indices = robot_indices(model, robot)
+    sim_model = env.sim.model
+    indices = robot_indices(sim_model, robot)
     joint_names = list(robot.joint_names)
-    joint_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) for name in joint_names]
-    lower, upper = model.jnt_range[joint_ids, 0], model.jnt_range[joint_ids, 1]
+    joint_ids = [mujoco.mj_name2id(sim_model, mujoco.mjtObj.mjOBJ_JOINT, name) for name in joint_names]
+    lower, upper = sim_model.jnt_range[joint_ids, 0], sim_model.jnt_range[joint_ids, 1]
     max_step = float(settings["max_step_rad"]) if "max_step_rad" in settings else None
     balance = settings.get("balance")
-    feet = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name) for name in robot.feet]
+    feet = [mujoco.mj_name2id(sim_model, mujoco.mjtObj.mjOBJ_BODY, name) for name in robot.feet]
+    unknown = [name for name in (balance or {}).get("joints", []) if name not in joint_names]
+    if unknown:
+        raise MotionError(f"{source_path}: record.balance.joints: {', '.join(unknown)} not joints of {robot.name!r}",
+                          fix=f"joints of {robot.name!r}: {', '.join(joint_names)}")
     lean = [joint_names.index(name) for name in balance["joints"]] if balance else []
-    data = mujoco.MjData(model)
+    data = mujoco.MjData(sim_model)
     planned = env.reference.joint_pos.copy()
     adr = indices.root_qpos_adr
     applied, roots = [], []
@@ -116,8 +120,8 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
             previous_target = target.copy()
             if balance:
                 data.qpos[:], data.qvel[:] = env.sim.qpos[0], env.sim.qvel[0]
-                mujoco.mj_kinematics(model, data)
-                mujoco.mj_comPos(model, data)
+                mujoco.mj_kinematics(sim_model, data)
+                mujoco.mj_comPos(sim_model, data)
                 com = data.subtree_com[indices.root_body_id].copy()
                 velocity = 0.0 if previous_com is None else (com[0] - previous_com[0]) / env.step_dt
                 previous_com = com
@@ -126,7 +130,7 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
                     target[lean] += float(balance["gain"]) * over + float(balance["damping"]) * velocity
             # the servo target exactly as the env applies it (float32, as the motion file stores it)
             target = np.clip(target, lower, upper).astype(np.float32).astype(np.float64)
-            env.reference.joint_pos[step] = target
+            env.reference.joint_pos[step] = target  # a zero action's servo target (actions.offset: reference)
             applied.append(target)
             env.step(zero)
             roots.append(np.array(env.sim.qpos[0][adr:adr + 7]))
@@ -136,7 +140,7 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     roots[-1] = roots[-2]  # the motion's last step ended the episode and reset the robot: hold the last state
     roots = np.array(roots)
     joint_pos = np.array(applied)
-    model = load_robot_model(robot)  # the robot's own model (the env's carries the task's additions)
+    model = load_robot_model(robot)  # forward kinematics on the robot's own model, as authoring does
     indices = robot_indices(model, robot)
     root_pos = _above_the_floor(model, indices, roots[:, :3].copy(), roots[:, 3:7], joint_pos)
     motion = motion_from_trajectory(model, indices, tuple(joint_names), targets.fps, root_pos, roots[:, 3:7],
