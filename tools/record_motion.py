@@ -107,11 +107,11 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     data = mujoco.MjData(sim_model)
     planned = env.reference.joint_pos.copy()
     adr = indices.root_qpos_adr
-    applied, roots = [], []
+    states = []
     previous_target = previous_com = None
     try:
         env.reset()
-        roots.append(np.array(env.sim.qpos[0][adr:adr + 7]))
+        states.append(np.array(env.sim.qpos[0]))
         zero = np.zeros((1, env.num_actions), dtype=np.float32)
         for step in range(env.reference.num_steps - 1):
             target = planned[step].copy()
@@ -131,15 +131,14 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
             # the servo target exactly as the env applies it (float32, as the motion file stores it)
             target = np.clip(target, lower, upper).astype(np.float32).astype(np.float64)
             env.reference.joint_pos[step] = target  # a zero action's servo target (actions.offset: reference)
-            applied.append(target)
             env.step(zero)
-            roots.append(np.array(env.sim.qpos[0][adr:adr + 7]))
+            states.append(np.array(env.sim.qpos[0]))
     finally:
         env.close()
-    applied.append(applied[-1])
-    roots[-1] = roots[-2]  # the motion's last step ended the episode and reset the robot: hold the last state
-    roots = np.array(roots)
-    joint_pos = np.array(applied)
+    states[-1] = states[-2]  # the motion's last step ended the episode and reset the robot: hold the last state
+    states = np.array(states)
+    roots = states[:, adr:adr + 7]
+    joint_pos = _within_limits(states[:, indices.qpos_adr], lower, upper, max_step)
     model = load_robot_model(robot)  # forward kinematics on the robot's own model, as authoring does
     indices = robot_indices(model, robot)
     root_pos = _above_the_floor(model, indices, roots[:, :3].copy(), roots[:, 3:7], joint_pos)
@@ -148,6 +147,17 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     if output is not None:
         save_motion(motion, output)
     return motion
+
+
+def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray, max_step: float | None) -> np.ndarray:
+    """The simulated joints clamped into their ranges and, frame to frame, to ``max_step``: a hard landing
+    presses a joint ~0.02 rad past its (soft) limit and a throw can outrun the targets' rate limit for a
+    frame, both of which ``primebot motion validate`` refuses."""
+    out = np.clip(joint_pos, lower, upper)
+    if max_step is not None:
+        for t in range(1, len(out)):
+            out[t] = out[t - 1] + np.clip(out[t] - out[t - 1], -max_step, max_step)
+    return out
 
 
 def _above_the_floor(model, indices, root_pos, root_quat, joint_pos) -> np.ndarray:
