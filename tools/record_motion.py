@@ -6,10 +6,14 @@ the body ends up. This tool authors a keyframe source (the format of
 ``primebot motion author``) as joint *targets*, plays them open loop through
 the robot's PD servos in the tracking task's simulation (as
 ``tools/pd_replay.py`` does: no policy, no randomisation, no terminations)
-and writes what happened as the motion: the joint targets as its joint
-angles and the simulated root as its root, body poses from forward
-kinematics. A reference recorded from a run that ended standing is feasible
-by construction; a policy adds the feedback that makes it robust.
+and writes what happened as the motion: the simulated root and joints, body
+poses from forward kinematics. A reference recorded from a run that ended
+standing is feasible by construction. It is the body's path, not the
+servos' commands: where the joints lag their targets (a fast throw), a
+policy learns the lead, as it does for every authored motion; recording the
+targets instead put the reference's feet where the lagging legs could not
+be, and the tracking task's end-effector termination ended every episode
+through the throw.
 
 The source's ``record:`` mapping (ignored by ``primebot motion author``)
 says how the targets are played::
@@ -22,12 +26,13 @@ says how the targets are played::
         gain: 0.357          #   (world x is forward: author the motion facing +x)
         damping: 0.0157
 
-Where a recorded limb's forward kinematics dips more than ``FLOOR_SLACK_M``
-into the floor (targets run ahead of the lagging joints), the root is raised
-just enough that ``primebot motion validate`` accepts it. Usage::
+The recorded joints are clamped into their ranges and to ``max_step_rad`` per
+frame (a hard landing presses a joint past its soft limit), and where a limb
+still dips more than ``FLOOR_SLACK_M`` into the floor the root is raised just
+enough that ``primebot motion validate`` accepts it. Usage::
 
     python tools/record_motion.py motions/getup.yaml -o motions/getup.npz
-    python tools/pd_replay.py motions/getup.npz     # the robot follows the recording
+    python tools/pd_replay.py motions/getup.npz     # zero actions: the slow parts follow, the throw lags
 """
 
 from __future__ import annotations
