@@ -62,7 +62,8 @@ from primebot.pipeline.robot.spec import get_robot, load_robot_model, robot_indi
 FLOOR_SLACK_M = 0.019
 """How far below the floor a recorded limb may reach before the root is raised (validate refuses 0.02 m)."""
 
-RECORD_KEYS = {"max_step_rad", "balance"}
+RECORD_KEYS = {"max_step_rad", "balance", "joints"}
+JOINTS = ("simulated", "targets")
 BALANCE_KEYS = {"from_s", "joints", "gain", "damping"}
 
 
@@ -75,6 +76,8 @@ def record_settings(source: Mapping[str, Any], where: str) -> dict[str, Any]:
         unknown |= {f"balance.{key}" for key in set(balance) - BALANCE_KEYS}
         if set(BALANCE_KEYS) - set(balance):
             raise MotionError(f"{where}: record.balance needs {', '.join(sorted(BALANCE_KEYS))}")
+    if settings.get("joints", "simulated") not in JOINTS:
+        raise MotionError(f"{where}: record.joints must be one of {', '.join(JOINTS)}, not {settings['joints']!r}")
     if unknown:
         raise MotionError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} in record",
                           fix=f"allowed: {', '.join(sorted(RECORD_KEYS))}; balance: {', '.join(sorted(BALANCE_KEYS))}")
@@ -112,7 +115,7 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     data = mujoco.MjData(sim_model)
     planned = env.reference.joint_pos.copy()
     adr = indices.root_qpos_adr
-    states = []
+    states, applied = [], []
     previous_target = previous_com = None
     try:
         env.reset()
@@ -136,6 +139,7 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
             # the servo target exactly as the env applies it (float32, as the motion file stores it)
             target = np.clip(target, lower, upper).astype(np.float32).astype(np.float64)
             env.reference.joint_pos[step] = target  # a zero action's servo target (actions.offset: reference)
+            applied.append(target)
             env.step(zero)
             states.append(np.array(env.sim.qpos[0]))
     finally:
@@ -143,7 +147,10 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     states[-1] = states[-2]  # the motion's last step ended the episode and reset the robot: hold the last state
     states = np.array(states)
     roots = states[:, adr:adr + 7]
-    joint_pos = _within_limits(states[:, indices.qpos_adr], lower, upper, max_step)
+    if settings.get("joints") == "targets":
+        joint_pos = np.array([*applied, applied[-1]])
+    else:
+        joint_pos = _within_limits(states[:, indices.qpos_adr], lower, upper, max_step)
     model = load_robot_model(robot)  # forward kinematics on the robot's own model, as authoring does
     indices = robot_indices(model, robot)
     root_pos = _above_the_floor(model, indices, roots[:, :3].copy(), roots[:, 3:7], joint_pos)
