@@ -237,7 +237,9 @@ def set_value(cfg: TrainConfig, key: str, value: Any, open_sections: tuple[str, 
             hint = f" (did you mean task.{'.'.join([*parents, close[0]])}?)" if close else ""
             raise ValueError(f"the task has no setting {key!r}{hint}; known: {', '.join(sorted(target)) or 'none'}")
         default = target[leaf]
-        target[leaf] = value if default is None else _coerce(key, default, value)
+        # null switches a task setting off where the task allows it (terminations, push, curriculum); the
+        # task checks its own config when the env is built
+        target[leaf] = value if default is None or value is None else _coerce(key, default, value)
         return
     if name and section in TrainConfig.SECTIONS:
         obj = getattr(cfg, section)

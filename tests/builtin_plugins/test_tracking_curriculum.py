@@ -126,3 +126,17 @@ def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_cha
     for key, value in parse_set(["task.randomization.curriculum=null"]):
         set_value(cfg, key, value)
     assert not RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4).enabled
+
+
+def test_a_termination_set_to_null_is_switched_off_and_a_word_is_still_refused():
+    from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
+    from primebot.plugins.tasks.tracking.task import default_config
+
+    cfg = TrainConfig(task="tracking")
+    cfg.task_config = default_config()
+    for key, value in parse_set(["task.terminations.end_effector_height=null"]):
+        set_value(cfg, key, value)
+    assert cfg.task_config["terminations"]["end_effector_height"] is None
+    with pytest.raises(ValueError, match="expects a number"):
+        for key, value in parse_set(["task.terminations.anchor_height=high"]):
+            set_value(cfg, key, value)
