@@ -55,15 +55,15 @@ def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_lose
     assert np.max(np.abs(np.subtract(squat["root_height_m"][second], squat["reference_root_height_m"][second]))) < 0.02
 
 
-def test_the_recorded_getup_is_followed_open_loop_until_the_leg_throw(repo_root, tmp_path):
+def test_the_recorded_getup_is_followed_open_loop_to_standing(repo_root, tmp_path):
     getup = _replay(repo_root, "getup", tmp_path)
     robot, reference = np.array(getup["root_height_m"]), np.array(getup["reference_root_height_m"])
-    assert reference[-1] > 0.45  # the recording ended standing
-    # the slow curl and sit-up (before 2.6 s) need no lead: zero actions follow the recorded joints; the leg
-    # throw does (the joints lag their servo targets), which a policy has to learn
-    sit_up = slice(0, round(2.6 / getup["step_dt"]))
-    assert np.abs(robot[sit_up] - reference[sit_up]).max() < 0.01
-    assert np.mean(getup["mpkpe_m"][sit_up.stop - 1]) < 0.03
+    # its joints are the recorded servo targets, so zero actions give the recording back (the root is
+    # raised only where the targets' legs would dip into the floor, during the leg throw)
+    assert np.abs(robot - reference).max() < 0.06
+    last = slice(-round(1.0 / getup["step_dt"]), None)
+    assert np.abs(robot[last] - reference[last]).max() < 0.005 and robot[last].min() > 0.45  # standing
+    assert getup["mean_mpkpe_m"] < 0.1 * getup["statue_mpkpe_m"]
 
 
 def test_a_motion_longer_than_the_task_time_out_is_replayed_to_its_end(repo_root, tmp_path):

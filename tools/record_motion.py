@@ -6,19 +6,26 @@ the body ends up. This tool authors a keyframe source (the format of
 ``primebot motion author``) as joint *targets*, plays them open loop through
 the robot's PD servos in the tracking task's simulation (as
 ``tools/pd_replay.py`` does: no policy, no randomisation, no terminations)
-and writes what happened as the motion: the simulated root and joints, body
-poses from forward kinematics. A reference recorded from a run that ended
-standing is feasible by construction. It is the body's path, not the
-servos' commands: where the joints lag their targets (a fast throw), a
-policy learns the lead, as it does for every authored motion; recording the
-targets instead put the reference's feet where the lagging legs could not
-be, and the tracking task's end-effector termination ended every episode
-through the throw.
+and writes what happened as the motion: the simulated root, body poses from
+forward kinematics, and as the joints either
+
+- ``simulated`` (the default): the body's own path, consistent in every
+  frame; where the joints lag their targets (a fast throw) a policy has to
+  learn the lead, as for any authored motion; or
+- ``targets``: the servo targets, so that a zero action (the tracking task's
+  ``actions.offset: reference``) replays the recording exactly. Where the
+  joints lag far behind their targets the reference's limbs are where the
+  targets put them, and the end-effector termination must be off to train
+  on it (docs/motions.md: the getup).
+
+A reference recorded from a run that ended standing is feasible by
+construction.
 
 The source's ``record:`` mapping (ignored by ``primebot motion author``)
 says how the targets are played::
 
     record:
+      joints: targets        # or simulated (the default): what the motion's joint angles are
       max_step_rad: 0.33     # each joint target moves at most this far per frame
       balance:               # from from_s on, these joints lean the body back over the feet:
         from_s: 3.21         #   target += gain * (CoM x - feet x) + damping * CoM velocity x
@@ -26,13 +33,13 @@ says how the targets are played::
         gain: 0.357          #   (world x is forward: author the motion facing +x)
         damping: 0.0157
 
-The recorded joints are clamped into their ranges and to ``max_step_rad`` per
+Simulated joints are clamped into their ranges and to ``max_step_rad`` per
 frame (a hard landing presses a joint past its soft limit), and where a limb
 still dips more than ``FLOOR_SLACK_M`` into the floor the root is raised just
 enough that ``primebot motion validate`` accepts it. Usage::
 
     python tools/record_motion.py motions/getup.yaml -o motions/getup.npz
-    python tools/pd_replay.py motions/getup.npz     # zero actions: the slow parts follow, the throw lags
+    python tools/pd_replay.py motions/getup.npz     # zero actions give the recording back (joints: targets)
 """
 
 from __future__ import annotations

@@ -106,8 +106,8 @@ def test_getup_goes_from_lying_to_standing(repo_root, spec):
     assert (
         up(motion.body_quat_w[-1, torso]) > 0.99 and motion.body_pos_w[-1, torso, 2] > 0.55
     )  # standing
-    # in the default pose but for the shoulders' roll (10 degrees, the default 8.6) and the servos' sag under
-    # the robot's weight (the recorded joints are the simulated ones)
+    # in the default pose but for the shoulders' roll (10 degrees, the default 8.6) and what the recording's
+    # ankle feedback left
     np.testing.assert_allclose(motion.joint_pos[-1], spec.default_joint_pos, atol=0.025)
 
 
