@@ -20,10 +20,11 @@ and moves by ``step`` on one of two signals:
   to lift a knee). Without verdict checks the strength stays at ``start``.
   A strength at which ``fall_back_after`` checks in a row did not track
   (and no more than ``lower_above`` fell) falls back a step and may not
-  rise again for twice as many checks (doubling at each fall-back): the kick and the march, raised
-  from 0.25 to 0.5 once they tracked, then fell at up to half of their
-  checks for the rest of the 15 minutes and never tracked again, while the
-  policy they had at 0.25 was still improving. ``null`` turns it off.
+  rise again for twice as many checks (doubling at each fall-back): the
+  kick and the march, raised from 0.25 to 0.5 once they tracked, then fell
+  at up to half of their checks for the rest of the 15 minutes and never
+  tracked again, while the policy they had at 0.25 was still improving.
+  ``null`` turns it off.
 - ``falls``: the fall rate of every ``num_envs`` finished training episodes,
   with the same thresholds (``raise_on`` does not apply).
 """
@@ -106,7 +107,7 @@ class RandomizationCurriculum:
             return False
         rate = self.fell / self.finished
         self.finished = self.fell = 0
-        return self._move(rate, rate < self.raise_below)
+        return self._move(up=rate < self.raise_below, down=rate > self.lower_above)
 
     def observe_verdict(self, success_rate: float | None, tracked: bool) -> bool:
         """A verdict check's success rate (nominal episodes) and whether it tracked; True when the strength changed."""
@@ -120,16 +121,16 @@ class RandomizationCurriculum:
             # a strength the policy has not tracked in fall_back_after checks: back to the one below, and stay
             self.hold = self.fall_back_after * 2 ** (self.fall_backs + 1)
             self.fall_backs += 1
-            return self._move(1.0, up=False, lower_at=0.0)
+            return self._move(up=False, down=True)
         up = tracked if self.raise_on == "tracked" else fall_rate < self.raise_below
-        return self._move(fall_rate, up and self.hold == 0)
+        return self._move(up=up and self.hold == 0, down=fall_rate > self.lower_above)
 
-    def _move(self, fall_rate: float, up: bool, lower_at: float | None = None) -> bool:
-        """Up a step if ``up``; else down one if ``fall_rate`` is above ``lower_at`` (``lower_above``)."""
+    def _move(self, *, up: bool, down: bool) -> bool:
+        """A step up if ``up``, else a step down if ``down``; True when the strength changed."""
         before = self.strength
         if up:
             self.strength = min(1.0, round(self.strength + self.step, 9))
-        elif fall_rate > (self.lower_above if lower_at is None else lower_at):
+        elif down:
             self.strength = max(0.0, round(self.strength - self.step, 9))
         if self.strength != before:
             self.untracked = 0
