@@ -63,7 +63,7 @@ from primebot.pipeline.hooks.host import load_plugins  # noqa: E402
 from primebot.pipeline.motion.author import author_motion, load_source  # noqa: E402
 from primebot.pipeline.motion.format import Motion, load_motion, save_motion  # noqa: E402
 from primebot.pipeline.motion.trajectory import motion_from_trajectory  # noqa: E402
-from primebot.pipeline.robot.kinematics import geom_vertical_extent, robot_geoms, set_qpos  # noqa: E402
+from primebot.pipeline.robot.kinematics import lowest_point  # noqa: E402
 from primebot.pipeline.robot.spec import get_robot, load_robot_model, robot_indices  # noqa: E402
 
 FLOOR_SLACK_M = 0.019
@@ -109,11 +109,9 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     sim_model = env.sim.model
     indices = robot_indices(sim_model, robot)
     joint_names = list(robot.joint_names)
-    joint_ids = [mujoco.mj_name2id(sim_model, mujoco.mjtObj.mjOBJ_JOINT, name) for name in joint_names]
-    lower, upper = sim_model.jnt_range[joint_ids, 0], sim_model.jnt_range[joint_ids, 1]
+    lower, upper = indices.joint_range[:, 0], indices.joint_range[:, 1]
     max_step = float(settings["max_step_rad"]) if "max_step_rad" in settings else None
     balance = settings.get("balance")
-    feet = [mujoco.mj_name2id(sim_model, mujoco.mjtObj.mjOBJ_BODY, name) for name in robot.feet]
     unknown = [name for name in (balance or {}).get("joints", []) if name not in joint_names]
     if unknown:
         raise MotionError(f"{source_path}: record.balance.joints: {', '.join(unknown)} not joints of {robot.name!r}",
@@ -141,7 +139,7 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
                 velocity = 0.0 if previous_com is None else (com[0] - previous_com[0]) / env.step_dt
                 previous_com = com
                 if step * env.step_dt >= float(balance["from_s"]):
-                    over = com[0] - np.mean([data.xpos[body][0] for body in feet])
+                    over = com[0] - data.xpos[indices.feet_body_ids, 0].mean()
                     target[lean] += float(balance["gain"]) * over + float(balance["damping"]) * velocity
             # the servo target exactly as the env applies it (float32, as the motion file stores it)
             target = np.clip(target, lower, upper).astype(np.float32).astype(np.float64)
@@ -181,14 +179,8 @@ def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray, 
 
 def _above_the_floor(model, indices, root_pos, root_quat, joint_pos) -> np.ndarray:
     """``root_pos`` raised, frame by frame, so that no robot geom reaches more than FLOOR_SLACK_M below z = 0."""
-    data = mujoco.MjData(model)
-    mask = robot_geoms(model)
-    for t in range(len(root_pos)):
-        set_qpos(data.qpos, indices, root_pos[t], root_quat[t], joint_pos[t])
-        mujoco.mj_kinematics(model, data)
-        lowest = geom_vertical_extent(model, data)[0][mask].min()
-        if lowest < -FLOOR_SLACK_M:
-            root_pos[t, 2] += -FLOOR_SLACK_M - lowest
+    lowest = lowest_point(model, indices, root_pos, root_quat, joint_pos)
+    root_pos[:, 2] += np.maximum(0.0, -FLOOR_SLACK_M - lowest)
     return root_pos
 
 
