@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from primebot.pipeline.errors import MotionError
-from primebot.pipeline.motion.author import author_file, author_motion, load_source, minimum_jerk
+from primebot.pipeline.motion.author import author_motion, load_source, minimum_jerk
 from primebot.pipeline.motion.format import SAME_MOTION_ATOL, load_motion, motion_difference
 from primebot.pipeline.robot.kinematics import lowest_point
 from primebot.pipeline.robot.spec import robot_indices
@@ -54,7 +54,9 @@ def test_shipped_motion_regenerates_from_its_source(repo_root, tmp_path, spec, n
     import yaml
 
     sys.path.insert(0, str(repo_root / "tools"))
-    from make_motions import build  # authored, or recorded from simulation when the source says record:
+    from make_motions import (
+        build,  # authored, or recorded from simulation when the source says record:
+    )
 
     fresh = tmp_path / f"{name}.npz"
     source = repo_root / "motions" / f"{name}.yaml"
