@@ -89,3 +89,20 @@ def test_commands_give_a_typed_error_not_a_traceback(tmp_path, capsys, args):
     assert code == 5, err
     assert "Traceback" not in err
     assert not (tmp_path / "nan.mp4").exists()
+
+
+@pytest.mark.parametrize(
+    ("stored", "message"),
+    [
+        (np.array([1.0, 2.0]), "must be a 1-D array of strings"),
+        (np.array(["ppo.gamma"]), "must read KEY=VALUE"),
+        (np.array(["=0.9"]), "must read KEY=VALUE"),
+    ],
+)
+def test_training_overrides_that_are_no_key_value_strings_are_refused(tmp_path, stored, message):
+    path = tmp_path / "bad.npz"
+    with np.load(WAVE, allow_pickle=False) as data:
+        np.savez(path, **{key: data[key] for key in data.files}, training_overrides=stored)
+    with pytest.raises(MotionError, match=message) as err:
+        load_motion(path)
+    assert err.value.key == "training_overrides" and str(path) in str(err.value)

@@ -45,6 +45,7 @@ enough that ``primebot motion validate`` accepts it. Usage::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 from collections.abc import Mapping
@@ -161,6 +162,7 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     root_pos = _above_the_floor(model, indices, roots[:, :3].copy(), roots[:, 3:7], joint_pos)
     motion = motion_from_trajectory(model, indices, tuple(joint_names), targets.fps, root_pos, roots[:, 3:7],
                                     joint_pos)
+    motion = dataclasses.replace(motion, training_overrides=targets.training_overrides)
     if output is not None:
         save_motion(motion, output)
     return motion

@@ -26,7 +26,7 @@ The same source and robot always give the same bytes.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import mujoco
@@ -41,14 +41,15 @@ from ..robot.kinematics import (
 )
 from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from ..rotations import quat_from_euler_xyz, quat_slerp
-from .format import Motion
+from .format import Motion, malformed_overrides
 from .level_feet import FootLeveller
 from .trajectory import motion_from_trajectory
 
 KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "note"}
-SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes", "record"}
+SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes", "record", "training"}
 """Top-level keys of a keyframe source. ``record`` holds tools/record_motion.py's settings (the keyframes are
-joint targets played through the servos and the simulation recorded); authoring ignores it."""
+joint targets played through the servos and the simulation recorded); authoring ignores it. ``training``
+lists ``KEY=VALUE`` training overrides the motion file carries (``Motion.training_overrides``)."""
 
 
 @dataclass
@@ -75,6 +76,8 @@ class MotionSource:
     fps: float
     keyframes: list[Keyframe]
     description: str = ""
+    training: tuple[str, ...] = ()
+    """``KEY=VALUE`` training overrides the authored motion carries."""
 
 
 def minimum_jerk(u: np.ndarray) -> np.ndarray:
@@ -205,7 +208,21 @@ def load_source(path: str | Path, spec: RobotSpec) -> MotionSource:
         fps=_number(path, "fps", raw.get("fps", 50)),
         keyframes=keyframes,
         description=str(raw.get("description", "")),
+        training=_training_list(path, raw.get("training")),
     )
+
+
+def _training_list(path: Path, value) -> tuple[str, ...]:
+    """``training``: a list of ``KEY=VALUE`` strings, written as for ``--set``."""
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    malformed = malformed_overrides(items)
+    if malformed:
+        raise MotionError(f"{_where(path, 'training')} must list KEY=VALUE strings, as for --set; got "
+                          f"{', '.join(map(repr, malformed))}",
+                          fix='e.g. training: ["task.terminations.end_effector_height=null"]')
+    return tuple(items)
 
 
 def _keyframe_arrays(source: MotionSource, spec: RobotSpec, indices: RobotIndices):
@@ -302,9 +319,8 @@ def author_motion(
         else:
             anchor, holding = None, None
         root_pos[t, :2] += shift
-    return motion_from_trajectory(
-        model, indices, spec.joint_names, source.fps, root_pos, root_quat, joint_pos
-    )
+    motion = motion_from_trajectory(model, indices, spec.joint_names, source.fps, root_pos, root_quat, joint_pos)
+    return replace(motion, training_overrides=source.training)
 
 
 def _floor_and_feet(model, indices: RobotIndices, root_pos, root_quat, joint_pos):

@@ -25,6 +25,9 @@ ARRAY_KEYS = (
 )
 REQUIRED_KEYS = ("fps", *ARRAY_KEYS)
 NAME_KEYS = ("joint_names", "body_names")
+TRAINING_KEY = "training_overrides"
+"""Optional: the ``--set KEY=VALUE`` training overrides a motion needs (docs/architecture.md §2); mjlab's
+loader, which reads only the keys above, ignores it."""
 
 
 @dataclass
@@ -40,6 +43,9 @@ class Motion:
     body_ang_vel_w: np.ndarray  # [T, B, 3]
     joint_names: tuple[str, ...] | None = None
     body_names: tuple[str, ...] | None = None
+    training_overrides: tuple[str, ...] = ()
+    """``KEY=VALUE`` training settings this motion needs; training applies them first, so any ``--set``
+    (a preset's or the user's) overrides them."""
     source: Path | None = None
     sha256: str = ""
 
@@ -120,7 +126,7 @@ def load_motion(path: str | Path) -> Motion:
                     "`primebot motion convert` builds them from a CSV",
                 )
             arrays = {}
-            for key in (*REQUIRED_KEYS, *NAME_KEYS):
+            for key in (*REQUIRED_KEYS, *NAME_KEYS, TRAINING_KEY):
                 if key not in data.files:
                     continue
                 try:
@@ -163,9 +169,35 @@ def load_motion(path: str | Path) -> Motion:
         fps=float(fps[0]),
         **{key: np.asarray(arrays[key], dtype=np.float64) for key in ARRAY_KEYS},
         **names,
+        training_overrides=_training_overrides(path, arrays.get(TRAINING_KEY)),
         source=path,
         sha256=file_sha256(path),
     )
+
+
+def malformed_overrides(items) -> list:
+    """The items that are not ``KEY=VALUE`` strings with a key (the shape ``--set`` takes)."""
+    return [item for item in items
+            if not isinstance(item, str) or "=" not in item or not item.partition("=")[0].strip()]
+
+
+def _training_overrides(path: Path, stored: np.ndarray | None) -> tuple[str, ...]:
+    """The stored training overrides, each ``KEY=VALUE`` (what training then checks is the key's business)."""
+    if stored is None:
+        return ()
+    if stored.ndim != 1 or stored.dtype.kind != "U":
+        raise _motion_error(
+            f"{path}: key {TRAINING_KEY!r} must be a 1-D array of strings, got {stored.dtype} {stored.shape}",
+            key=TRAINING_KEY, fix='save it as np.array(["task.some.key=value", ...], dtype=str)',
+        )
+    overrides = tuple(str(item) for item in stored)
+    malformed = malformed_overrides(overrides)
+    if malformed:
+        raise _motion_error(
+            f"{path}: {TRAINING_KEY} entries must read KEY=VALUE, as --set does: {', '.join(map(repr, malformed))}",
+            key=TRAINING_KEY, fix="fix the motion source's `training:` list and regenerate the file",
+        )
+    return overrides
 
 
 _NPY_MAGIC = b"\x93NUMPY"
@@ -245,6 +277,8 @@ def save_motion(motion: Motion, path: str | Path) -> None:
         payload["joint_names"] = np.array(motion.joint_names, dtype=str)
     if motion.body_names is not None:
         payload["body_names"] = np.array(motion.body_names, dtype=str)
+    if motion.training_overrides:
+        payload[TRAINING_KEY] = np.array(motion.training_overrides, dtype=str)
     with atomic_path(path, suffix=".npz") as tmp:
         write_npz(tmp, payload)
 

@@ -3,7 +3,7 @@
 Used by ``primebot train`` and by anything that trains programmatically
 (the pipeline stage). Resolves task, robot, motion and device from the
 registry, merges the configuration (defaults < task's sections < flags <
-``--set``), builds the environment and the runner, and writes args.yaml.
+the motion's own training overrides < ``--set``), builds the environment and the runner, and writes args.yaml.
 """
 
 from __future__ import annotations
@@ -65,9 +65,11 @@ class TrainRequest:
 
 
 def resolve_config(registry: Registry, request: TrainRequest, device: str) -> TrainConfig:
-    """Defaults < the task's ``ppo``/``policy``/``runner`` sections < flags < ``--set``."""
+    """Defaults < the task's ``ppo``/``policy``/``runner`` sections < flags < the motion's own training
+    overrides (``Motion.training_overrides``) < ``--set`` (a preset's or the user's)."""
     cfg = TrainConfig(task=request.task or DEFAULT_TASK)
     spec = registry.get("tasks", cfg.task)
+    open_sections = tuple(spec.open_config_sections)
     try:
         apply_task_defaults(cfg, dict(spec.default_config))
         cfg.robot = request.robot or spec.default_robot
@@ -75,13 +77,33 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str) -> Tr
             value = getattr(request, name)
             if value is not None:
                 setattr(cfg, name, value)
+    except ValueError as exc:
+        raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
+    carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
+    try:
+        for key, value in parse_set(carried):
+            set_value(cfg, key, value, open_sections=open_sections)
+    except ValueError as exc:
+        raise ConfigError(f"{request.motion}: its training_overrides: {exc}",
+                          fix="correct the `training:` list of the motion's source and regenerate the file "
+                              "(docs/motions.md)") from None
+    try:
         for key, value in parse_set(request.sets):
-            set_value(cfg, key, value, open_sections=tuple(spec.open_config_sections))
+            set_value(cfg, key, value, open_sections=open_sections)
     except ValueError as exc:
         raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
     cfg.device = device
     _check(cfg)
     return cfg
+
+
+def motion_overrides(path: str) -> tuple[str, ...]:
+    """The training overrides the motion file at ``path`` carries (logged when there are any)."""
+    carried = load_motion(path).training_overrides
+    if carried:
+        log.info("motion %s carries training overrides (any --set of the same key wins): %s",
+                 Path(path).name, " ".join(carried))
+    return carried
 
 
 def resolve_auto_settings(cfg: TrainConfig, backend: Backend) -> None:

@@ -41,7 +41,7 @@ def _needs_motion(ctx: StageContext) -> None:
 
 def validate(ctx: StageContext) -> StageResult:
     """Check the motion against the robot; raise ``MotionError`` with the report when invalid."""
-    from primebot.pipeline.api import validate_motion_file
+    from primebot.pipeline.api import load_motion, validate_motion_file
 
     _needs_motion(ctx)
     path = ctx.settings.motion
@@ -58,11 +58,14 @@ def validate(ctx: StageContext) -> StageResult:
     snapshot = Path(path).name
     with atomic_path(ctx.path(snapshot)) as tmp:
         shutil.copyfile(path, tmp)
+    carried = load_motion(path).training_overrides  # applied by the train stage before its --set
     return StageResult(
         outputs={"report": VALIDATION_FILE, "motion": snapshot},
-        summary={"frames": report.num_frames, "fps": report.fps, "warnings": len(report.warnings)},
+        summary={"frames": report.num_frames, "fps": report.fps, "warnings": len(report.warnings),
+                 **({"training_overrides": list(carried)} if carried else {})},
         message=f"valid for robot {report.robot}: {report.num_frames} frames, {duration:.2f} s"
-                + (f", {len(report.warnings)} warning(s)" if report.warnings else ""),
+                + (f", {len(report.warnings)} warning(s)" if report.warnings else "")
+                + (f"; it carries training overrides: {' '.join(carried)}" if carried else ""),
         warnings=[str(p).split("\n")[0] for p in report.warnings],
     )
 

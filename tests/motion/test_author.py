@@ -11,7 +11,12 @@ import pytest
 
 from primebot.pipeline.errors import MotionError
 from primebot.pipeline.motion.author import author_motion, load_source, minimum_jerk
-from primebot.pipeline.motion.format import SAME_MOTION_ATOL, load_motion, motion_difference
+from primebot.pipeline.motion.format import (
+    SAME_MOTION_ATOL,
+    load_motion,
+    motion_difference,
+    save_motion,
+)
 from primebot.pipeline.robot.kinematics import lowest_point
 from primebot.pipeline.robot.spec import robot_indices
 
@@ -159,6 +164,24 @@ def test_unnamed_joints_keep_the_default_pose_and_angles_may_be_degrees(tmp_path
     assert motion.joint_vel[12, elbow] == pytest.approx((q[13] - q[11]) * 25)
 
 
+def test_training_overrides_of_the_source_travel_in_the_motion_file(tmp_path, spec, model):
+    src = write(
+        tmp_path,
+        """
+        robot: q1
+        training: ["task.terminations.end_effector_height=null", "task.randomization.curriculum.start=0"]
+        keyframes:
+          - {time: 0}
+          - {time: 0.5}
+        """,
+    )
+    save_motion(author_motion(load_source(src, spec), spec, model), tmp_path / "m.npz")
+    assert load_motion(tmp_path / "m.npz").training_overrides == (
+        "task.terminations.end_effector_height=null", "task.randomization.curriculum.start=0")
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as data:  # a plain unicode array: no pickle to read it
+        assert data["training_overrides"].dtype.kind == "U"
+
+
 def test_a_root_pose_places_the_robot_and_the_floor_fixes_its_height(tmp_path, spec, model):
     src = write(
         tmp_path,
@@ -214,6 +237,8 @@ def test_an_airborne_keyframe_keeps_its_given_height(tmp_path, spec, model):
         ("keyframes:\n  - {time: 0}\n", "at least two keyframes"),
         ("angles: grad\nkeyframes: []\n", "'rad' or 'deg'"),
         ("keyframe:\n  - {time: 0}\n", "unknown key(s) keyframe"),
+        ("training: [task.terminations.end_effector_height]\nkeyframes:\n  - {time: 0}\n  - {time: 1}\n",
+         "training must list KEY=VALUE strings"),
     ],
 )
 def test_bad_sources_name_the_key_and_the_fix(tmp_path, spec, model, body, message):

@@ -161,3 +161,14 @@ def test_the_laptop_presets_train_four_epochs_and_the_full_preset_keeps_mjlabs_f
     for name in ("quick", "default", "long"):
         assert "ppo.num_learning_epochs=4" in PRESETS[name].train_sets, name
     assert not any(s.startswith("ppo.num_learning_epochs") for s in PRESETS["full"].train_sets)
+
+
+def test_the_validate_stage_shows_the_training_overrides_a_motion_carries(tmp_path):
+    from primebot.pipeline.stages.presets import PipelineSettings
+    from primebot.plugins.stages.motion_stages import validate
+
+    settings = PipelineSettings(motion="motions/getup.npz")
+    ctx = StageContext(tmp_path, settings, registry=load_plugins().registry, stage="validate")
+    result = validate(ctx)
+    assert "task.terminations.end_effector_height=null" in result.summary["training_overrides"]
+    assert "it carries training overrides: task.terminations.end_effector_height=null" in result.message

@@ -39,3 +39,28 @@ def test_a_new_reward_term_can_be_switched_on_from_the_command_line(registry):
 def test_a_typo_outside_open_sections_is_refused_with_a_suggestion(registry):
     with pytest.raises(ConfigError, match="did you mean 'rewards'"):
         resolve(registry, "task.rewardz.anchor_pos.weight=1.0")
+
+
+def _motion_with_overrides(tmp_path, *overrides):
+    import dataclasses
+
+    from primebot.pipeline.motion.format import load_motion, save_motion
+
+    path = tmp_path / "carried.npz"
+    save_motion(dataclasses.replace(load_motion("motions/wave.npz"), training_overrides=overrides), path)
+    return str(path)
+
+
+def test_a_motion_s_own_overrides_apply_and_a_set_of_the_same_key_wins(registry, tmp_path):
+    motion = _motion_with_overrides(tmp_path, "task.terminations.end_effector_height=null", "ppo.gamma=0.95")
+    cfg = resolve_config(registry, TrainRequest(motion=motion, sets=["ppo.gamma=0.98"]), "cpu")
+    assert cfg.task_config["terminations"]["end_effector_height"] is None
+    assert cfg.ppo.gamma == pytest.approx(0.98)
+
+
+def test_a_bad_override_in_a_motion_names_the_file_and_the_fix(registry, tmp_path):
+    motion = _motion_with_overrides(tmp_path, "task.terminashuns.end_effector_height=null")
+    with pytest.raises(ConfigError) as err:
+        resolve_config(registry, TrainRequest(motion=motion), "cpu")
+    assert motion in str(err.value) and "training_overrides" in str(err.value)
+    assert "regenerate" in err.value.fix
