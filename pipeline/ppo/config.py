@@ -41,6 +41,10 @@ class PolicyConfig:
     """Initial standard deviation of the exploration noise."""
     shared_log_std: bool = False
     """One log-std for all actions instead of one per action."""
+    init_action_gain: float = 1.0
+    """Scales the actor's last layer at initialisation (1: PyTorch's default init); below 1 its bias also
+    starts at 0, so the first policy's actions are near 0 (with the tracking task's
+    ``actions.offset: reference``, the first policy replays the reference)."""
     empirical_normalization: bool = True
     """Normalise observations with running mean/std (saved with the policy, exported to ONNX)."""
 

@@ -43,10 +43,16 @@ class ActorCritic(nn.Module):
         activation: str = "elu",
         init_noise_std: float = 1.0,
         shared_log_std: bool = False,
+        init_action_gain: float = 1.0,
     ) -> None:
         super().__init__()
         self.num_actions = num_actions
         self.actor = mlp(num_obs, actor_hidden, num_actions, activation)
+        if init_action_gain != 1.0:
+            last = self.actor[-1]
+            with torch.no_grad():
+                last.weight.mul_(init_action_gain)
+                last.bias.zero_()
         self.critic = mlp(num_critic_obs, critic_hidden, 1, activation)
         size = 1 if shared_log_std else num_actions
         self.log_std = nn.Parameter(torch.full((size,), float(torch.log(torch.tensor(init_noise_std)))))

@@ -134,7 +134,7 @@ class OnPolicyRunner:
         env, cfg, pol = self.env, self.cfg, self.cfg.policy
         actor_critic = ActorCritic(
             env.num_obs, env.num_critic_obs, env.num_actions, pol.actor_hidden, pol.critic_hidden,
-            pol.activation, pol.init_noise_std, pol.shared_log_std,
+            pol.activation, pol.init_noise_std, pol.shared_log_std, pol.init_action_gain,
         )
         obs_norm = EmpiricalNormalizer(env.num_obs) if pol.empirical_normalization else None
         critic_norm = EmpiricalNormalizer(env.num_critic_obs) if pol.empirical_normalization else None

@@ -146,6 +146,7 @@ RANGES = {
     "ppo.entropy_coef": (None, None, "≥ 0"),
     "ppo.value_loss_coef": (None, None, "≥ 0"),
     "policy.init_noise_std": (0.0, None, "> 0"),
+    "policy.init_action_gain": (None, None, "≥ 0"),
 }
 """Key → (exclusive lower bound or None for ≥ 0, inclusive upper bound or None, the range in words)."""
 

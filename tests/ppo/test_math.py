@@ -131,3 +131,18 @@ def test_shared_log_std_has_one_parameter_broadcast_to_all_actions():
     ac = ActorCritic(3, 3, 4, (8,), (8,), init_noise_std=0.5, shared_log_std=True)
     assert ac.log_std.shape == (1,)
     assert torch.allclose(ac.action_log_std().exp(), torch.full((4,), 0.5))
+
+
+def test_a_small_init_action_gain_starts_the_actor_near_zero_and_one_leaves_the_default_init():
+    torch.manual_seed(0)
+    default = ActorCritic(5, 5, 3, (16,), (16,))
+    torch.manual_seed(0)
+    same = ActorCritic(5, 5, 3, (16,), (16,), init_action_gain=1.0)
+    torch.manual_seed(0)
+    small = ActorCritic(5, 5, 3, (16,), (16,), init_action_gain=0.01)
+    obs = torch.randn(64, 5)
+    assert torch.equal(default.action_mean(obs), same.action_mean(obs))
+    ratio = small.action_mean(obs).abs().max() / default.action_mean(obs).abs().max()
+    assert 0 < ratio < 0.02  # weights scaled by 0.01 and the bias zeroed
+    assert torch.equal(small.actor[-1].bias, torch.zeros(3))
+    assert torch.equal(small.actor[0].weight, default.actor[0].weight)  # only the last layer changes
