@@ -103,6 +103,12 @@ def validate_command(
         for problem in report.problems:
             click.echo(f"  {problem}")
         click.echo(report.summary())
+        if report.ok:
+            from ..motion.format import load_motion
+
+            carried = load_motion(file).training_overrides
+            if carried:
+                click.echo(f"carries training overrides (applied before any --set): {' '.join(carried)}")
     if not report.ok:
         # a typed error, so the exit code survives click's non-standalone mode
         raise MotionError(

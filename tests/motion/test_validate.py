@@ -295,3 +295,10 @@ def test_body_count_mismatch(tmp_path, spec, model, wave):
     arrays["body_names"] = arrays["body_names"][:24]
     problem = only(validate_arrays(tmp_path, spec, model, arrays), "body_count")
     assert problem.key == "body_pos_w" and "24 bodies, robot 'q1' has 25" in problem.message
+
+
+def test_cli_names_the_training_overrides_a_valid_motion_carries(repo_root, capsys, clean_env):
+    reset_host()
+    assert main(["motion", "validate", str(repo_root / "motions" / "getup.npz")]) == 0
+    out = capsys.readouterr().out
+    assert "carries training overrides (applied before any --set): task.terminations.end_effector_height=null" in out
