@@ -103,12 +103,8 @@ def validate_command(
         for problem in report.problems:
             click.echo(f"  {problem}")
         click.echo(report.summary())
-        if report.ok:
-            from ..motion.format import load_motion
-
-            carried = load_motion(file).training_overrides
-            if carried:
-                click.echo(f"carries training overrides (applied before any --set): {' '.join(carried)}")
+        if report.training_overrides:
+            click.echo(f"carries training overrides (applied before any --set): {' '.join(report.training_overrides)}")
     if not report.ok:
         # a typed error, so the exit code survives click's non-standalone mode
         raise MotionError(

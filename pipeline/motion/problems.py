@@ -52,6 +52,8 @@ class ValidationReport:
     problems: list[Problem] = field(default_factory=list)
     num_frames: int = 0
     fps: float | None = None
+    training_overrides: tuple[str, ...] = ()
+    """The ``KEY=VALUE`` training overrides the file carries (``Motion.training_overrides``)."""
 
     @property
     def errors(self) -> list[Problem]:
@@ -72,6 +74,7 @@ class ValidationReport:
             "valid": self.ok,
             "num_frames": self.num_frames,
             "fps": self.fps,
+            "training_overrides": list(self.training_overrides),
             "errors": len(self.errors),
             "warnings": len(self.warnings),
             "problems": [asdict(p) for p in self.problems],

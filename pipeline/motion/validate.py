@@ -420,6 +420,7 @@ def validate_motion(
         robot=spec.name,
         num_frames=motion.num_frames,
         fps=motion.fps,
+        training_overrides=motion.training_overrides,
     )
     model = load_robot_model(spec) if model is None else model
     indices = robot_indices(model, spec)

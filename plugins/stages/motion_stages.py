@@ -41,7 +41,7 @@ def _needs_motion(ctx: StageContext) -> None:
 
 def validate(ctx: StageContext) -> StageResult:
     """Check the motion against the robot; raise ``MotionError`` with the report when invalid."""
-    from primebot.pipeline.api import load_motion, validate_motion_file
+    from primebot.pipeline.api import validate_motion_file
 
     _needs_motion(ctx)
     path = ctx.settings.motion
@@ -58,7 +58,7 @@ def validate(ctx: StageContext) -> StageResult:
     snapshot = Path(path).name
     with atomic_path(ctx.path(snapshot)) as tmp:
         shutil.copyfile(path, tmp)
-    carried = load_motion(path).training_overrides  # applied by the train stage before its --set
+    carried = report.training_overrides  # applied by the train stage before its --set
     return StageResult(
         outputs={"report": VALIDATION_FILE, "motion": snapshot},
         summary={"frames": report.num_frames, "fps": report.fps, "warnings": len(report.warnings),
