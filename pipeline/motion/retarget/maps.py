@@ -172,13 +172,14 @@ def _chain(model: mujoco.MjModel, top: int, end: int) -> list[int]:
 
 
 def _limb(model: mujoco.MjModel, data: mujoco.MjData, top: int, end: int) -> tuple[int, int, int]:
-    """(first, middle, end) bodies of the limb from ``top`` to ``end``: the middle is the body nearest
-    half way between the limb's first body and its end (the knee, the elbow)."""
+    """(first, middle, end) bodies of the limb from ``top`` to ``end``: the middle is the body furthest
+    from both the limb's first body and its end (the knee, the elbow: the middle of a straight limb,
+    the corner of a bent one)."""
     chain = _chain(model, top, end) or [end]
     first = chain[0]
-    half = 0.5 * (data.xpos[first] + data.xpos[end])
     inner = chain[1:-1] or chain
-    middle = min(inner, key=lambda b: np.linalg.norm(data.xpos[b] - half))
+    middle = max(inner, key=lambda b: min(np.linalg.norm(data.xpos[b] - data.xpos[first]),
+                                          np.linalg.norm(data.xpos[b] - data.xpos[end])))
     return first, middle, end
 
 
