@@ -112,7 +112,7 @@ def test_a_robot_pose_turned_into_human_joints_retargets_back(spec, model, tmp_p
         assert gap.max() < 0.02, (body, gap.max())
     for name in ("left_knee_joint", "right_knee_joint", "left_elbow_joint"):
         k = spec.joint_names.index(name)
-        assert np.abs(motion.joint_pos[:, k] - joint_pos[:, k]).max() < 0.1, name
+        assert np.abs(motion.joint_pos[:, k] - joint_pos[:, k]).max() < 0.15, name
     quality = done.quality
     assert quality.limit_violations == 0 and quality.penetration_cm <= 1.0 and quality.worst_skate_cm <= 2.0
     assert validate_motion(motion, spec, model).ok

@@ -22,7 +22,7 @@ SOLVER = "daqp"
 STEP_DT = 0.02
 """s: mink's integration step; a velocity v moves the configuration by v·STEP_DT per iteration."""
 DAMPING = 1e-4
-POSTURE_COST = 0.01
+POSTURE_COST = 0.05
 """A light pull towards the reference pose: resolves what the targets leave free (a wrist's roll)."""
 TOLERANCE = 1e-5
 """Stop iterating a frame once no joint moves more than this (rad or m) in one iteration."""
