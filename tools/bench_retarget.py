@@ -161,6 +161,14 @@ def run_pipeline(row: dict, args: argparse.Namespace) -> dict:
     return result
 
 
+def _fresh_log(work: Path) -> Path:
+    """The work folder made, headless GL chosen, and an empty setup log in it for the steps' output."""
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    (work / "setup.log").write_text("", encoding="utf-8")
+    return work / "setup.log"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -177,10 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     args.work = args.work.resolve()
-    args.work.mkdir(parents=True, exist_ok=True)
-    os.environ.setdefault("MUJOCO_GL", "egl")
-    log = args.work / "setup.log"
-    log.write_text("", encoding="utf-8")
+    log = _fresh_log(args.work)
 
     clips = fetch_clips(args.work, args.wheel, log)
     if "g1" in args.robots:

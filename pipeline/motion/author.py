@@ -31,7 +31,6 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
-import yaml
 
 from ..errors import MotionError
 from ..robot.kinematics import (
@@ -45,6 +44,7 @@ from .format import Motion, malformed_overrides
 from .keyframe_ik import IKTarget, parse_ik, solve_keyframe
 from .level_feet import FootLeveller
 from .trajectory import motion_from_trajectory
+from .yaml_file import read_yaml
 
 KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "ik", "note"}
 SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes", "record", "training"}
@@ -143,12 +143,7 @@ def _planted_feet(path: Path, key: str, value, spec: RobotSpec) -> tuple[str, ..
 def load_source(path: str | Path, spec: RobotSpec) -> MotionSource:
     """Parse and check a keyframe source; every problem names the file and key."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MotionError(f"motion source {path} does not exist", fix="check the path") from None
-    except yaml.YAMLError as exc:
-        raise MotionError(f"{path}: not valid YAML: {exc}") from exc
+    raw = read_yaml(path, "motion source")
     if not isinstance(raw, dict):
         raise MotionError(f"{path}: expected a mapping with 'keyframes'")
     unknown = set(raw) - SOURCE_KEYS

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
-import yaml
 
+from ..yaml_file import read_yaml
 from .human import RetargetError
 from .skeletons import ROLES, SKELETONS, Skeleton
 
@@ -73,12 +73,7 @@ def _weight(source: str, where: str, value) -> float:
 def load_map(path: str | Path) -> RetargetMap:
     """Parse a map file; every problem names the file and the key."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RetargetError(f"joint map {path} does not exist", fix="check the path given to --map") from None
-    except yaml.YAMLError as exc:
-        raise RetargetError(f"{path}: not valid YAML: {exc}", fix="fix the file's syntax") from None
+    raw = read_yaml(path, "joint map", RetargetError, "check the path given to --map")
     if not isinstance(raw, dict) or not isinstance(raw.get("joints"), dict) or not raw["joints"]:
         raise RetargetError(f"{path}: expected a mapping with 'joints' (human joint → {{body, position, orientation}})",
                             fix="see docs/motions.md, \"Maps\"")
