@@ -319,3 +319,15 @@ def test_the_guessed_q1_map_pairs_roles_with_the_right_bodies(spec, model, tmp_p
     assert all(line.endswith("# REVIEW") for line in written[0].read_text().splitlines() if "body:" in line)
     for path in written:
         assert load_map(path).entries
+
+
+def test_robots_new_ships_guessed_maps_that_retarget_finds(capsys, clean_env, spec, tmp_path):
+    folder = tmp_path / "primebot-q1copy"
+    code, out, err = run(capsys, "robots", "new", "q1copy", "--mjcf", str(spec.mjcf), "-o", str(folder))
+    assert code == 0, err
+    assert "joint maps for `motion retarget` (REVIEW)" in out
+    maps = folder / "primebot_q1copy" / "model" / "retarget"
+    guessed = load_map(maps / "smplh.yaml")
+    shipped = load_map(spec.extra["retarget_maps"] / "smplh.yaml")
+    assert [(e.joint, e.body) for e in guessed.entries] == [(e.joint, e.body) for e in shipped.entries]
+    assert "# REVIEW" in (maps / "lafan.yaml").read_text(encoding="utf-8")
