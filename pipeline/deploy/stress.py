@@ -45,6 +45,7 @@ import numpy as np
 
 from ..evaluate.metrics import (
     PHYSICS_FAULT,
+    ROBUST_SUCCESS,
     EpisodeMetrics,
     failure_checks,
     first_failure,
@@ -68,8 +69,6 @@ from .policy import SensedState, Sim2SimError, joint_targets
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
-ROBUST_SUCCESS = 0.9
-"""The success rate a policy needs at every standard level to be ROBUST."""
 NON_FINITE_ACTION = "non_finite_action"
 """An episode whose policy output was NaN/Inf (its last finite targets are held; the episode fails)."""
 PUSH_WINDOW = (0.25, 0.5)
