@@ -71,10 +71,26 @@ def heading_frame(forward: np.ndarray) -> np.ndarray:
     return np.stack((x, np.cross(z, x), z), axis=-1)
 
 
+def foot_pitch(ankle: np.ndarray, toe: np.ndarray, contact: np.ndarray) -> np.ndarray:
+    """[T] how far (rad) the foot points further down than it does planted (heel raised: positive), from
+    the ankle → toe direction against its median while in contact; 0 while in contact (held flat)."""
+    d = toe - ankle
+    angle = np.arctan2(-d[:, 2], np.linalg.norm(d[:, :2], axis=-1))
+    rest = np.median(angle[contact]) if contact.any() else np.median(angle)
+    return np.where(contact, 0.0, angle - rest)
+
+
+def pitch_about_y(angle: np.ndarray) -> np.ndarray:
+    """[T, 3, 3] rotations by ``angle`` about the local y axis (positive: x tips down)."""
+    c, s = np.cos(angle), np.sin(angle)
+    zero, one = np.zeros_like(angle), np.ones_like(angle)
+    return np.stack((np.stack((c, zero, s), -1), np.stack((zero, one, zero), -1), np.stack((-s, zero, c), -1)), -2)
+
+
 def segment_frames(positions: np.ndarray, names: tuple[str, ...], roles: dict[str, str]) -> dict[str, np.ndarray]:
     """role → [T, 3, 3] world rotation, for the roles positions define (an upright person facing +x:
     identity): the pelvis (hips, and pelvis → spine for up), the chest (shoulders, spine → neck) and
-    each ankle (flat, heading from the ankle to the toe)."""
+    each ankle (flat, heading from the ankle to the toe; ``build_targets`` adds the swing's pitch)."""
     def track(role):
         name = roles.get(role)
         return positions[:, names.index(name)] if name in names else None
@@ -160,6 +176,10 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
     for side, joints in sides.items():
         height = np.min([pos[:, names.index(j), 2] - rest[j] for j in joints], axis=0)
         contact[side] = detect_contacts(height, horizontal_speed(pos[:, names.index(joints[0])], fps), fps)
+    for side, joints in sides.items():  # a swinging foot pitches as the person's does (heel up, toes down)
+        if f"{side}_ankle" in frames and len(joints) == 2:
+            tilt = foot_pitch(pos[:, names.index(joints[0])], pos[:, names.index(joints[1])], contact[side])
+            frames[f"{side}_ankle"] = frames[f"{side}_ankle"] @ pitch_about_y(tilt)
     # the floor level: a resting ankle maps to the robot's foot height with the sole flat
     ankles = [(side, joints[0]) for side, joints in sides.items()]
     floor = float(np.mean([rest[j] - foot_rest_height[side] / scale for side, j in ankles]))
