@@ -83,7 +83,7 @@ def test_latency_delays_the_targets_and_the_encoder_bias_moves_the_pd_and_the_re
     hold = np.zeros((3, 2))
     actuation = Actuation(hold, latency=np.array([0, 2, 0]), encoder=np.array([0.0, 0.0, 0.05]),
                           bias_sign=np.array([[1.0, -1.0]] * 3), rng=np.random.default_rng(0))
-    sent = [actuation.command(k, np.full((3, 2), float(k + 1))) for k in range(4)]
+    sent = [actuation.command(np.full((3, 2), float(k + 1))) for k in range(4)]
     assert [s[0, 0] for s in sent] == [1, 2, 3, 4]  # on time
     assert [s[1, 0] for s in sent] == [0, 0, 1, 2]  # two steps late, the start pose before
     np.testing.assert_allclose(sent[0][2], [1 - 0.05, 1 + 0.05])  # the PD closes its loop on q + bias
