@@ -18,7 +18,7 @@ from typing import Any
 
 from .atomic import atomic_path, atomic_write_text
 from .cli import pass_host
-from .deploy.perturbations import push_rate_unit, push_speed_unit
+from .deploy.perturbations import ServoCommand, push_rate_unit, push_speed_unit
 from .devices.backend import Availability, Backend, ResolvedDevice
 from .errors import (
     NOT_ROBUST_EXIT_CODE,
@@ -218,6 +218,7 @@ __all__ = [
     "RobotError",
     "RobotIndices",
     "RobotSpec",
+    "ServoCommand",
     "rotate_about_z",
     "save_motion",
     "Stage",

@@ -60,6 +60,7 @@ from .perturbations import (
     NOMINAL,
     Cell,
     Conditions,
+    ServoCommand,
     apply_to_model,
     cells,
     physics_hz_of,
@@ -220,31 +221,26 @@ def _cell_figures(summary: dict, causes: Counter) -> dict:
 class Actuation:
     """What the motors receive and what the encoders report, per env: action latency and encoder bias and noise.
 
-    ``command(k, targets)`` keeps the targets chosen at control step ``k`` and returns the motors' ``ctrl``:
-    the targets of step ``k − latency`` (the start pose before that), minus the encoder bias, since the PD
-    servo closes its loop on the biased reading: kp·(target − (q + bias)). ``sensed(q, rows)`` is what the
-    policy reads: q + bias + uniform noise of ±level (the noise is not fed to the PD: at the servo rate it
-    averages out).
+    ``command(targets)`` keeps the targets chosen this control step and returns the motors' ``ctrl``
+    (``perturbations.ServoCommand``: the targets of ``latency`` steps ago, the start pose before that, minus
+    the encoder bias). ``sensed(q, rows)`` is what the policy reads: q + bias + uniform noise of ±level (the
+    noise is not fed to the PD: at the servo rate it averages out).
     """
 
     def __init__(self, hold: np.ndarray, latency: np.ndarray, encoder: np.ndarray, bias_sign: np.ndarray,
                  rng: np.random.Generator) -> None:
-        self.hold, self.latency, self.rng = hold, latency, rng
+        self.rng = rng
         self.level = encoder[:, None]
-        self.bias = self.level * bias_sign
-        self.history = np.repeat(hold[None], int(latency.max(initial=0)) + 1, axis=0)
-        """history[k % len]: the targets chosen at step k."""
+        self.servos = ServoCommand(hold, latency, self.level * bias_sign)
+        self.bias = self.servos.bias
 
     def sensed(self, joint_pos: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The encoder readings of envs ``rows`` whose joints are at ``joint_pos`` [len(rows), J]."""
         noise = self.rng.uniform(-1.0, 1.0, size=joint_pos.shape)
         return joint_pos + self.bias[rows] + self.level[rows] * noise
 
-    def command(self, k: int, targets: np.ndarray) -> np.ndarray:
-        size = len(self.history)
-        self.history[k % size] = targets
-        delayed = self.history[(k - self.latency) % size, np.arange(len(targets))]
-        return np.where((k - self.latency >= 0)[:, None], delayed, self.hold) - self.bias
+    def command(self, targets: np.ndarray) -> np.ndarray:
+        return self.servos(targets)
 
 
 def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window: int, per_start: dict,
@@ -300,7 +296,7 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
             last_action = actions
         targets[replay] = ref["joint_pos"][t[replay]]
         targets[statue] = hold[statue]
-        sim.ctrl[:] = actuation.command(k, targets)
+        sim.ctrl[:] = actuation.command(targets)
         due = pushed[push_step[pushed] == k]
         sim.qvel[due, d:d + 2] += kick[due]
         faults = sim.step(np.flatnonzero(running | keep))  # a finished episode's robot stays where it ended
