@@ -1,8 +1,8 @@
 """A training run's configuration, as written to args.yaml, and its ``--set`` overrides.
 
 Sections map onto ``--set`` keys: ``ppo.<field>``, ``policy.<field>``,
-``runner.<field>``, ``task.<key>``; a task's ``default_config`` may carry
-``ppo``/``policy``/``runner`` sections that replace these defaults.
+``runner.<field>``, ``task.<key>``; a task's ``TaskSpec.trainer_defaults``
+replace these defaults for that task (``apply_task_defaults``).
 The learner's own sections (``PPOConfig``, ``PolicyConfig``) live with the learner, in ``ppo/config.py``.
 """
 
@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..ppo.config import PolicyConfig, PPOConfig
+from ..errors import ConfigError
+from ..ppo.config import AUTO_ON_OFF, PolicyConfig, PPOConfig
 from ..registry import DEFAULT_TASK
 
 
@@ -258,15 +259,48 @@ def set_value(cfg: TrainConfig, key: str, value: Any, open_sections: tuple[str, 
     setattr(obj, field_name, value if default is None else _coerce(key, default, value))
 
 
-def apply_task_defaults(cfg: TrainConfig, task_defaults: dict[str, Any]) -> None:
-    """Split a task's ``default_config`` into training sections and the task's own settings."""
+def apply_task_defaults(cfg: TrainConfig, spec: Any, sources: dict[str, str] | None = None) -> None:
+    """The task's trainer defaults (``TaskSpec.trainer_defaults``) over the trainer's, and its settings
+    (``default_config``) as ``cfg.task_config``; ``sources`` records each key the task set."""
     import copy
 
-    defaults = copy.deepcopy(dict(task_defaults))
+    where = f"task {spec.name}"
     # A ``train`` section sets top-level fields (a task's preferred num_envs, iterations).
-    for key, value in (defaults.pop("train", None) or {}).items():
+    for key, value in (spec.trainer_defaults.get("train") or {}).items():
         set_value(cfg, key, value)
+        _record(sources, key, where)
     for section in TrainConfig.SECTIONS:
-        for key, value in (defaults.pop(section, None) or {}).items():
+        for key, value in (spec.trainer_defaults.get(section) or {}).items():
             set_value(cfg, f"{section}.{key}", value)
-    cfg.task_config = defaults
+            _record(sources, f"{section}.{key}", where)
+    cfg.task_config = copy.deepcopy(dict(spec.default_config))
+
+
+def _record(sources: dict[str, str] | None, key: str, source: str) -> None:
+    if sources is not None:
+        sources[key] = source
+
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "runner.noise": ("host", "device"),
+    "ppo.schedule": ("adaptive", "fixed"),
+    "ppo.mixed_precision": AUTO_ON_OFF,
+    "ppo.rollout_mixed_precision": AUTO_ON_OFF,
+    "ppo.compile_update": AUTO_ON_OFF,
+}
+"""The trainer's settings that take one of a few words; a task adds its own (``TaskSpec.setting_choices``)
+and both are checked by ``check_choices``."""
+
+
+def check_choices(values: Any, choices: dict[str, tuple[str, ...]], prefix: str = "") -> None:
+    """Refuse a word setting outside its choices (``ConfigError`` naming the key, the choices and the fix).
+    ``values``: a ``TrainConfig`` or a task's settings dict; a key it lacks (or holds as null) is not checked."""
+    for key, allowed in choices.items():
+        value: Any = values
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else getattr(value, part, None)
+            if value is None:
+                break
+        if value is not None and value not in allowed:
+            words = ", ".join(allowed[:-1]) + f" or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+            raise ConfigError(f"{prefix}{key} must be {words}, not {value!r}", fix=f"--set {prefix}{key}={allowed[0]}")

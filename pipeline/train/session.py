@@ -2,8 +2,9 @@
 
 Used by ``primebot train`` and by anything that trains programmatically
 (the pipeline stage). Resolves task, robot, motion and device from the
-registry, merges the configuration (defaults < task's sections < flags <
-the motion's own training overrides < ``--set``), builds the environment and the runner, and writes args.yaml.
+registry, resolves the settings (``resolve_config``: trainer and task defaults <
+the task's trainer defaults < flags < the motion's own training overrides <
+``--set``), builds the environment and the runner, and writes args.yaml.
 """
 
 from __future__ import annotations
@@ -24,15 +25,16 @@ from ..devices.backend import Backend, ResolvedDevice, dtype_name, resolve_devic
 from ..errors import ConfigError
 from ..motion.format import load_motion
 from ..motion.validate import require_valid_motion
-from ..ppo.config import AUTO_ON_OFF
 from ..registry import DEFAULT_TASK, Registry
 from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir, read_args, write_args
 from .checkpoints import interrupted_writes, load_latest_good
 from .config import (
+    CHOICES,
     RESUMABLE_SETTINGS,
     TrainConfig,
     apply_task_defaults,
+    check_choices,
     parse_set,
     section_value,
     set_value,
@@ -64,25 +66,37 @@ class TrainRequest:
     progress: bool = True
 
 
-def resolve_config(registry: Registry, request: TrainRequest, device: str) -> TrainConfig:
-    """Defaults < the task's ``ppo``/``policy``/``runner`` sections < flags < the motion's own training
-    overrides (``Motion.training_overrides``) < ``--set`` (a preset's or the user's)."""
+def resolve_config(registry: Registry, request: TrainRequest, device: str,
+                   sources: dict[str, str] | None = None) -> TrainConfig:
+    """The run's settings, each layer over the one before (docs/training.md, "Settings"):
+
+    1. the trainer's defaults (``TrainConfig``) and the task's settings (``TaskSpec.default_config``),
+    2. the task's trainer defaults (``TaskSpec.trainer_defaults``),
+    3. the flags (``--robot``, ``--num-envs``, ``--iterations``, ``--seed``),
+    4. the motion's own training overrides (``Motion.training_overrides``),
+    5. ``--set`` (a preset's, then the user's).
+
+    ``sources`` (when given) receives, for every key a layer above the first set, where it came from
+    (``primebot config show`` prints it)."""
     cfg = TrainConfig(task=request.task or DEFAULT_TASK)
     spec = registry.get("tasks", cfg.task)
     open_sections = tuple(spec.open_config_sections)
     try:
-        apply_task_defaults(cfg, dict(spec.default_config))
+        apply_task_defaults(cfg, spec, sources)
         cfg.robot = request.robot or spec.default_robot
+        _record(sources, "robot", "--robot" if request.robot else f"task {spec.name}")
         for name in ("num_envs", "iterations", "seed"):
             value = getattr(request, name)
             if value is not None:
                 setattr(cfg, name, value)
+                _record(sources, name, f"--{name.replace('_', '-')}")
     except ValueError as exc:
         raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
     carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
     try:
         for key, value in parse_set(carried):
             set_value(cfg, key, value, open_sections=open_sections)
+            _record(sources, key, f"motion {Path(request.motion).name}")
     except ValueError as exc:
         raise ConfigError(f"{request.motion}: its training_overrides: {exc}",
                           fix="correct the `training:` list of the motion's source and regenerate the file "
@@ -90,11 +104,17 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str) -> Tr
     try:
         for key, value in parse_set(request.sets):
             set_value(cfg, key, value, open_sections=open_sections)
+            _record(sources, key, "--set")
     except ValueError as exc:
         raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
     cfg.device = device
-    _check(cfg)
+    _check(cfg, spec)
     return cfg
+
+
+def _record(sources: dict[str, str] | None, key: str, source: str) -> None:
+    if sources is not None:
+        sources[key] = source
 
 
 def motion_overrides(path: str) -> tuple[str, ...]:
@@ -160,7 +180,8 @@ def _check_ranges(cfg: TrainConfig) -> None:
             raise ConfigError(f"{key}={value!r} is outside its range {words}", fix=f"--set {key}=<a value in {words}>")
 
 
-def _check(cfg: TrainConfig) -> None:
+def _check(cfg: TrainConfig, spec: Any = None) -> None:
+    """Every setting of ``cfg`` in its range (and the task's word settings among their choices)."""
     ppo = cfg.ppo
     batch = ppo.num_steps_per_env * cfg.num_envs
     if cfg.num_envs < 1 or cfg.iterations < 1 or ppo.num_steps_per_env < 1:
@@ -180,14 +201,9 @@ def _check(cfg: TrainConfig) -> None:
             f"({ppo.num_steps_per_env} steps × {cfg.num_envs} envs = {batch})",
             fix="choose num_envs and num_mini_batches so the rollout splits evenly",
         )
-    if cfg.runner.noise not in ("host", "device"):
-        raise ConfigError(f"runner.noise must be host or device, not {cfg.runner.noise!r}")
-    for name in ("mixed_precision", "rollout_mixed_precision", "compile_update"):
-        if getattr(ppo, name) not in AUTO_ON_OFF:
-            raise ConfigError(f"ppo.{name} must be auto, on or off, not {getattr(ppo, name)!r}",
-                              fix=f"--set ppo.{name}=auto")
-    if ppo.schedule not in ("adaptive", "fixed"):
-        raise ConfigError(f"ppo.schedule must be adaptive or fixed, not {ppo.schedule!r}")
+    check_choices(cfg, CHOICES)
+    if spec is not None:
+        check_choices(cfg.task_config, dict(spec.setting_choices), "task.")
     if cfg.runner.save_interval < 1:
         raise ConfigError("runner.save_interval must be ≥ 1")
     if cfg.runner.check_interval < 0 or cfg.runner.time_limit_min < 0:
