@@ -30,6 +30,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "commands.plugins": "primebot.pipeline.commands.plugins",
     "commands.devices": "primebot.pipeline.commands.devices",
     "commands.train": "primebot.pipeline.commands.train",
+    "commands.config": "primebot.pipeline.commands.settings",
     "backends.cpu": "primebot.plugins.backends.cpu",
     "backends.cuda": "primebot.plugins.backends.cuda",
     "backends.npu": "primebot.plugins.backends.npu",
