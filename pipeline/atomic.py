@@ -95,6 +95,52 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         fh.write(data)
 
 
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty staging directory beside ``path``; on success it replaces ``path`` as a whole.
+
+    On any exception the staging directory is removed and ``path`` is untouched, so a failure never
+    leaves a half-built directory where a good one was. The swap is two renames (``path`` to
+    ``.<name>.old``, the staging directory to ``path``); ``recover_directory`` finishes or undoes one that
+    a crash cut between them.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    recover_directory(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield staging
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        full = disk_full_error(exc, staging / "x") if isinstance(exc, Exception) else None
+        if full is not None:
+            raise full from exc
+        raise
+    old = _old_copy(target)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(staging, target)
+    _fsync_dir(target.parent)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _old_copy(target: Path) -> Path:
+    return target.with_name(f".{target.name}.old")
+
+
+def recover_directory(path: str | os.PathLike) -> None:
+    """Finish what a crash left of an ``atomic_directory`` swap: put back the old directory when the new one
+    never arrived, and remove leftover staging and old copies. Call it holding the run directory's lock."""
+    target = Path(path)
+    old = _old_copy(target)
+    if old.exists() and not target.exists():
+        os.replace(old, target)
+    shutil.rmtree(old, ignore_errors=True)
+    for staging in target.parent.glob(f".{target.name}.*.tmp"):
+        if staging.is_dir():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)

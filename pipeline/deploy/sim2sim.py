@@ -59,7 +59,7 @@ from ..evaluate.metrics import (
     summarise,
     threshold,
 )
-from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
+from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR, read_run_id
 from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .planar import is_planar_policy, run_planar_sim2sim
@@ -77,6 +77,8 @@ from .policy import (
     setup_torque_loop,
 )
 
+SIM2SIM_VIDEO = "sim2sim.mp4"
+"""In ``VIDEO_DIR``: the from-start episode with the reference as a ghost."""
 REFERENCE_POSE_TOLERANCE_M = 2e-3
 """float32 motion data reproduces body positions to well under a millimetre; more means wrong metadata."""
 # -- episodes -------------------------------------------------------------------------------------
@@ -303,7 +305,8 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
     checks = setup.robot.checks
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
-        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256")},
+        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256",
+                                                  "checkpoint_digest", "run_id")},
         "loop": {"physics_hz": 1.0 / setup.robot.model.opt.timestep, "policy_hz": 1.0 / control_dt,
                  "substeps": setup.substeps, "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
@@ -364,7 +367,15 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
     eval_path = run_dir / EVAL_FILE
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
-    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
+    meta = load_policy(onnx_path)[1]
+    exported_from, run_id = meta.get("run_id"), read_run_id(run_dir)
+    if exported_from and run_id and exported_from != run_id:
+        raise Sim2SimError(
+            f"{onnx_path} was exported from another run (run id {exported_from[:12]}…; {run_dir} is "
+            f"{run_id[:12]}…): its sim2sim would not be this run's",
+            fix=f"export this run's policy first: primebot export {run_dir}",
+        )
+    if is_planar_policy(meta):  # a policy without a motion (walk)
         report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
         frames, robot = report.pop("_frames", []), report.pop("_robot", None)
         fps = report["loop"]["policy_hz"]
@@ -392,10 +403,12 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
     if video and render is not None:
-        path = render(run_dir / VIDEO_DIR / "sim2sim.mp4")
+        path = render(run_dir / VIDEO_DIR / SIM2SIM_VIDEO)
         if path is not None:
             report["video"] = str(path)
     atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
+    if "video" not in report:  # an earlier sim2sim's video would otherwise pass for this one's
+        (run_dir / VIDEO_DIR / SIM2SIM_VIDEO).unlink(missing_ok=True)
     return report
 
 
