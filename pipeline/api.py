@@ -39,9 +39,10 @@ from .errors import (
 from .evaluate.metrics import TrackingSnapshot
 from .evaluate.view import TrackingView
 from .hooks.specs import hookimpl
-from .motion.format import Motion, load_motion, save_motion
+from .motion.format import Motion, file_sha256, load_motion, save_motion
 from .registry import Register, Registry
 from .report.page import headline_metrics
+from .report.tables import metrics_headline, metrics_summary
 from .robot.spec import (
     RobotIndices,
     RobotSpec,
@@ -82,6 +83,7 @@ from .rundir import (
     EXPORT_DIR,
     SIM2SIM_FILE,
     STRESS_FILE,
+    motion_copy_name,
     read_args,
 )
 from .sim.env import StepResult, VecEnv
@@ -177,14 +179,18 @@ __all__ = [
     "DiskFullError",
     "EpisodeRecord",
     "ExportError",
+    "file_sha256",
     "get_robot",
     "headline_metrics",
+    "metrics_headline",
+    "metrics_summary",
     "hookimpl",
     "pass_host",
     "load_motion",
     "load_robot_model",
     "matrix_first_two_columns",
     "metadata_threshold",
+    "motion_copy_name",
     "Motion",
     "MotionError",
     "NonFiniteError",

@@ -68,6 +68,9 @@ def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None
             return path
         except FileExistsError:
             continue
+        except OSError as exc:  # read-only, no permission, full: no run can start here
+            raise ConfigError(f"cannot create a run directory under {base}: {exc.strerror or exc}",
+                              fix="choose a writable place with --log-dir (or make this one writable)") from None
     raise ConfigError(f"cannot create a run directory under {base}")
 
 

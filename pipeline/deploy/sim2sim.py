@@ -60,12 +60,13 @@ from ..evaluate.metrics import (
     threshold,
 )
 from ..rotations import quat_apply_inverse, quat_normalize
-from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR, read_run_id
+from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
 from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .planar import is_planar_policy, run_planar_sim2sim
 from .policy import (
     PHYSICS_HZ,
+    POLICY_KEYS,
     DeployObservation,
     DeployRobot,
     Sim2SimError,
@@ -74,6 +75,7 @@ from .policy import (
     joint_targets,
     load_policy,
     reference_table,
+    require_own_export,
     robot_spec_check,
     setup_servo_loop,
     setup_torque_loop,
@@ -324,8 +326,7 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
     checks = setup.robot.checks
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
-        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256",
-                                                  "checkpoint_digest", "run_id")},
+        "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "motion_sha256")},
         "loop": {"physics_hz": 1.0 / setup.robot.model.opt.timestep, "policy_hz": 1.0 / control_dt,
                  "substeps": setup.substeps, "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
@@ -387,13 +388,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     eval_path = run_dir / EVAL_FILE
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
     meta = load_policy(onnx_path)[1]
-    exported_from, run_id = meta.get("run_id"), read_run_id(run_dir)
-    if exported_from and run_id and exported_from != run_id:
-        raise Sim2SimError(
-            f"{onnx_path} was exported from another run (run id {exported_from[:12]}…; {run_dir} is "
-            f"{run_id[:12]}…): its sim2sim would not be this run's",
-            fix=f"export this run's policy first: primebot export {run_dir}",
-        )
+    require_own_export(run_dir, onnx_path, meta)
     if is_planar_policy(meta):  # a policy without a motion (walk)
         report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
         frames, robot = report.pop("_frames", []), report.pop("_robot", None)

@@ -35,7 +35,6 @@ from ..registry import Registry
 from ..rundir import EVAL_FILE, VIDEO_DIR
 from ..sim.task import START_SPREAD, START_STEP, not_a_tracking_task
 from ..train.config import TrainConfig
-from ..train.provenance import identity_of
 from ..train.policy import (
     EVAL_TASK_OVERRIDES,
     TrainedPolicy,
@@ -44,6 +43,7 @@ from ..train.policy import (
     make_run_env,
     one_torch_thread,
 )
+from ..train.provenance import identity_of
 from .episodes import PreResetTap, evaluate_episodes, play_each_slot_once
 from .metrics import (
     PHYSICS_FAULT,
@@ -57,7 +57,6 @@ from .metrics import (
     threshold,
 )
 from .view import TrackingView
-
 
 EVAL_VIDEO = "eval.mp4"
 """In ``VIDEO_DIR``: the from-start episode with the reference as a ghost."""

@@ -106,6 +106,22 @@ class ExportResult:
     def max_difference(self) -> float:
         return max(max(d.values()) for d in self.parity.values())
 
+    def _median_ms(self) -> float | None:
+        median = self.latency.get("median_ms", self.latency.get("p50_ms"))
+        return None if median is None else float(median)
+
+    def summary(self) -> dict[str, Any]:
+        """pipeline.json's summary of the export (the stage's, and ``primebot export`` on a pipeline run)."""
+        summary: dict[str, Any] = {"parity_max_abs_diff": float(f"{self.max_difference():.3g}")}
+        if self._median_ms() is not None:
+            summary["onnx_latency_ms"] = round(self._median_ms(), 4)
+        return summary
+
+    def headline(self) -> str:
+        median = self._median_ms()
+        return (f"onnxruntime matches PyTorch (max |diff| {self.max_difference():.2e})"
+                + (f", batch-1 latency {median:.3f} ms" if median is not None else ""))
+
 
 def record_observations(env: Any, policy: TrainedPolicy, steps: int,
                         clock: Callable[[], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray | None]:

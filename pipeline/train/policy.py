@@ -75,9 +75,10 @@ class TrainedPolicy:
         if not self.config.motion:
             raise ConfigError(f"run {self.run_dir} has no motion in args.yaml (task {self.config.task!r})")
         given = Path(self.config.motion)
-        # a path relative to where training ran, or the copies a run keeps of its motion (rundir.motion_copy_name)
+        # the path training read, or the copies a run keeps of its motion, always named *.npz
+        # (rundir.motion_copy_name): a motion called args.yaml is never taken for the run's own file
         copy = motion_copy_name(given.name)
-        candidates = (given, self.run_dir / given, self.run_dir / copy, self.run_dir / EXPORT_DIR / copy)
+        candidates = (given, self.run_dir / copy, self.run_dir / EXPORT_DIR / copy)
         path = next((c for c in candidates if c.is_file()), given)
         motion = load_motion(path)
         if self.config.motion_sha256 and motion.sha256 != self.config.motion_sha256:

@@ -3,8 +3,8 @@
 Evaluation, export and sim2sim record the identity of the checkpoint they used
 (``PolicyIdentity``: file name, iteration, content digest, run id) in the file
 they write: eval.json and ``export/export.json`` under ``policy``, and the ONNX
-metadata as ``checkpoint_digest`` and ``run_id``, which sim2sim.json copies
-into its ``policy``. ``stale_results(run_dir)`` compares each record with the
+metadata as ``checkpoint_digest`` and ``run_id``, which sim2sim.json and
+stress.json copy into their ``policy``. ``stale_results(run_dir)`` compares each record with the
 policy the run selects now (``policy.run_policy_checkpoint``: ``model_best.pt``
 of the best verdict check, else the newest good ``model_<it>.pt``): a result
 made from another policy, or from another run's, is stale, and so is every file
@@ -23,11 +23,19 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CheckpointError
-from ..rundir import EVAL_FILE, EXPORT_DIR, EXPORT_REPORT, SIM2SIM_FILE, VIDEO_DIR, read_run_id
+from ..rundir import (
+    EVAL_FILE,
+    EXPORT_DIR,
+    EXPORT_REPORT,
+    SIM2SIM_FILE,
+    STRESS_FILE,
+    VIDEO_DIR,
+    read_run_id,
+)
 
 log = logging.getLogger(__name__)
 
-RECORDS = (EVAL_FILE, f"{EXPORT_DIR}/{EXPORT_REPORT}", SIM2SIM_FILE)
+RECORDS = (EVAL_FILE, f"{EXPORT_DIR}/{EXPORT_REPORT}", SIM2SIM_FILE, STRESS_FILE)
 """The files that record the policy they were made from (relative to the run directory). A stale
 ``export/export.json`` makes all of ``export/`` stale."""
 
@@ -163,6 +171,7 @@ def stale_results(run_dir: str | Path) -> Staleness:
         out.stale[record] = why
         if record.startswith(f"{EXPORT_DIR}/"):
             out.stale[f"{EXPORT_DIR}/"] = why
-        if document.get("video"):
-            out.stale[f"{VIDEO_DIR}/{Path(str(document['video'])).name}"] = why
+        videos = [document.get("video"), *(document.get("videos") or {}).values()]
+        for video in filter(None, videos):
+            out.stale[f"{VIDEO_DIR}/{Path(str(video)).name}"] = why
     return out

@@ -28,7 +28,17 @@ from ..motion.validate import require_valid_motion
 from ..ppo.config import AUTO_ON_OFF
 from ..registry import DEFAULT_TASK, Registry
 from ..run_lock import run_dir_lock
-from ..rundir import create_run_dir, new_run_id, read_args, read_run_id, write_args
+from ..rundir import (
+    ARGS_FILE,
+    BEST_CHECKPOINT,
+    CSV_FILE,
+    CURVE_FILE,
+    create_run_dir,
+    new_run_id,
+    read_args,
+    read_run_id,
+    write_args,
+)
 from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoints
 from .config import (
     MOTION_POLICY_SETTINGS,
@@ -280,6 +290,46 @@ class TrainOutcome:
     """The run directory (None on ranks > 0, which write nothing)."""
     runner: OnPolicyRunner
     """The trained runner (its learner holds the final weights)."""
+
+    def describe(self) -> tuple[dict[str, str], dict[str, Any], str, list[str]]:
+        """(outputs, summary, message, warnings) of a finished training, as the train stage records them in
+        pipeline.json (and ``primebot train --resume`` on a pipeline run does too)."""
+        result, runner, run_dir = self.result, self.runner, self.run_dir
+        outputs = {"args": ARGS_FILE, "train.csv": CSV_FILE}
+        for label, name in (("curves", CURVE_FILE), ("best", BEST_CHECKPOINT)):
+            if run_dir is not None and (run_dir / name).is_file():
+                outputs[label] = name
+        if result.checkpoint is not None:
+            outputs["final"] = Path(result.checkpoint).name
+        returns = list(runner.episode_returns)
+        summary: dict[str, Any] = {
+            "device": runner.cfg.device,
+            "iterations": result.iteration,
+            "envs": runner.cfg.num_envs,
+            "env_steps": result.iteration * runner.cfg.num_envs * runner.cfg.ppo.num_steps_per_env,
+        }
+        if returns:
+            summary["episode_return"] = round(sum(returns) / len(returns), 3)
+        if result.reason:
+            summary["stopped"] = result.reason
+        warnings = []
+        judged = "training ended"  # the policy the later stages judge: the last one, or the best checked one
+        incomplete = not runner.env.curriculum_complete
+        if runner.checks.best is not None:
+            summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.checks.best_iteration}, the best verdict check)"
+            judged = f"the policy evaluated and exported ({summary['policy']}) trained"
+            incomplete = runner.checks.best[1] < 1.0  # its curriculum progress
+        if incomplete:
+            summary["curriculum"] = "incomplete"
+            warnings.append(f"{judged} before the task's curriculum was complete: it has not felt the full "
+                            "randomisation (train.csv: randomization/strength), so expect it to be less robust to "
+                            "pushes and model errors than configured; --resume RUN_DIR --from train --iterations N "
+                            "trains on")
+        message = (f"{result.iteration} iterations on {runner.cfg.device}"
+                   + (f" (of at most {runner.cfg.iterations}: {result.reason})" if result.reason else "")
+                   + (f", episode return {summary['episode_return']:.2f}" if returns else "")
+                   + (f"; the policy: {summary['policy']}" if "policy" in summary else ""))
+        return outputs, summary, message, warnings
 
 
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
