@@ -24,6 +24,8 @@ def note_in_pipeline(host: PluginHost, run_dir: str | Path, stage: str, **outcom
     """Record the command's ``outcome`` as ``stage`` of the pipeline run ``run_dir`` (keywords of
     ``record_command``) and rewrite its report.html; False when ``run_dir`` is no pipeline run."""
     run_dir = Path(run_dir)
+    context = click.get_current_context(silent=True)
+    outcome.setdefault("command", context.command_path if context is not None else "")
     if not record_command(host.registry, run_dir, stage, **outcome):
         return False
     click.echo(f"recorded as the {stage} stage in {run_dir}/pipeline.json (primebot pipeline run --resume "

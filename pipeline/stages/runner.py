@@ -508,12 +508,12 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 def record_command(registry: Registry, run_dir: str | Path, stage: str, *, status: str = "done",
                    outputs: dict[str, str] | None = None, summary: dict[str, Any] | None = None, message: str = "",
                    warnings: Sequence[str] = (), error: BaseException | None = None,
-                   settings: dict[str, Any] | None = None) -> bool:
+                   settings: dict[str, Any] | None = None, command: str = "") -> bool:
     """Record in a pipeline run's pipeline.json what a single-stage command did to it, as its stage would have.
 
     ``primebot train --resume``, ``eval``, ``export``, ``sim2sim`` and ``stress`` on a pipeline run call
-    this (holding the run's lock): the stage gets the command's outcome and a new ``sequence``, ``settings``
-    (e.g. train's ``iterations``) are updated, and every stage the change outdates is marked pending
+    this (holding the run's lock; ``command`` names it): the stage gets the command's outcome and a new
+    ``sequence``, ``settings`` (e.g. train's ``iterations``) are updated, and every stage the change outdates is marked pending
     (``settle_outdated``), so a following ``pipeline run --resume`` reruns exactly what is out of date.
     Returns False (and records nothing) when ``run_dir`` is not a pipeline run or has no such stage.
     """
@@ -529,7 +529,7 @@ def record_command(registry: Registry, run_dir: str | Path, stage: str, *, statu
     for key, value in (settings or {}).items():
         setattr(record.settings, key, value)
     entry, now = record.stage(stage), now_iso()
-    command = "primebot " + " ".join(sys.argv[1:])
+    command = command or "primebot " + " ".join(sys.argv[1:])
     entry.attempts += 1
     entry.started = entry.finished = now
     entry.duration_s = None
