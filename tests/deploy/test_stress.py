@@ -22,7 +22,12 @@ from primebot.pipeline.deploy.stress import (
     run_stress,
     stress_run_dir,
 )
-from primebot.pipeline.export.graph import DeployPolicy, motion_at_control_rate, read_metadata, write_onnx
+from primebot.pipeline.export.graph import (
+    DeployPolicy,
+    motion_at_control_rate,
+    read_metadata,
+    write_onnx,
+)
 from primebot.pipeline.export.run import export_run
 from primebot.pipeline.sim.physics import BatchSim
 from primebot.pipeline.train.policy import load_trained_policy

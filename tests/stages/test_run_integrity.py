@@ -177,7 +177,6 @@ def test_a_read_only_log_directory_is_a_typed_error(tmp_path):
 
 def test_pyproject_floors_exclude_the_versions_with_known_holes(repo_root):
     import tomllib
-
     from packaging.requirements import Requirement
 
     deps = {Requirement(d).name: Requirement(d).specifier
