@@ -55,7 +55,11 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
 def disk_full_error(exc: BaseException, path: str | os.PathLike) -> DiskFullError | None:
     """A ``DiskFullError`` naming ``path`` when ``exc`` (or what caused it) is a full file system, else None."""
     if isinstance(exc, PrimebotError):
-        return exc if isinstance(exc, DiskFullError) else None
+        if isinstance(exc, DiskFullError):
+            return exc
+        if not isinstance(exc.__cause__, OSError):
+            return None
+        exc = exc.__cause__  # e.g. a RenderError of a video encoder that died writing to a full disk
     seen: BaseException | None = exc
     full = False
     while seen is not None and not full:

@@ -30,6 +30,7 @@ from ..errors import (
     PrimebotError,
     UnknownNameError,
 )
+from ..exit_guard import exit_call, no_hard_exit
 from ..registry import Registry
 from ..run_lock import run_dir_lock
 from ..rundir import LOG_FILE, PIPELINE_FILE
@@ -463,12 +464,14 @@ def verdict_exit_code(verdict: dict[str, Any]) -> int:
 
 
 def _run_stage(stage: Stage, ctx: StageContext, plugin: str) -> Any:
-    """``stage.run(ctx)``; a ``sys.exit`` inside it is the stage failing, not the pipeline ending with its code."""
+    """``stage.run(ctx)``; a ``sys.exit`` or ``os._exit`` inside it is the stage failing, not the pipeline ending
+    with its code (exit_guard.py)."""
     try:
-        return stage.run(ctx)
+        with no_hard_exit():
+            return stage.run(ctx)
     except SystemExit as exc:
         raise PluginError(
-            f"stage {stage.name!r} (plugin {plugin!r}) called sys.exit({exc.code!r})",
+            f"stage {stage.name!r} (plugin {plugin!r}) called {exit_call(exc)}",
             fix="a stage fails by raising an exception; fix the plugin or disable it (PRIMEBOT_DISABLE_PLUGINS)",
         ) from None
 
