@@ -131,17 +131,25 @@ def zip_bomb(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [
-    ("motion", "validate", "{motion}"),
-    ("train", "{motion}", "--iterations", "1", "--log-dir", "{tmp}/logs", *TINY),
-    ("motion", "resample", "{motion}", "--fps", "{fps}", "-o", "{tmp}/o.npz"),
-], ids=["validate-zip-bomb", "train-zip-bomb", "resample-1e7"])
-def test_an_oversized_motion_is_refused_with_bounded_memory(zip_bomb, tmp_path, command):
+COMMANDS = {
+    "validate": ("motion", "validate", "{motion}"),
+    "train": ("train", "{motion}", "--iterations", "1", "--log-dir", "{tmp}/logs", *TINY),
+    "pipeline": ("pipeline", "run", "{motion}", "--preset", "quick", "--log-dir", "{tmp}/logs"),
+    "resample": ("motion", "resample", "{motion}", "--fps", "{fps}", "-o", "{tmp}/o.npz"),
+}
+"""The commands that read a motion file, with placeholders for the file, a frame rate and a folder."""
+
+
+def _run(name: str, measure: bool = False, **values: object):
+    return primebot(*(part.format(**{"fps": "25", **values}) for part in COMMANDS[name]), measure=measure)
+
+
+@pytest.mark.parametrize("name", ["validate", "train", "resample"])
+def test_an_oversized_motion_is_refused_with_bounded_memory(zip_bomb, tmp_path, name):
     """a zip bomb / a resample to 1e7 fps is refused costing little more memory than a good file"""
-    bad = {"motion": zip_bomb if "resample" not in command else WAVE, "fps": "1e7", "tmp": tmp_path}
-    good = {"motion": WAVE, "fps": "25", "tmp": tmp_path / "good"}
-    refused = primebot(*(part.format(**bad) for part in command), measure=True)
-    baseline = primebot(*(part.format(**good) for part in command), measure=True)  # the same command, a good file
+    bad = {"motion": WAVE, "fps": "1e7"} if name == "resample" else {"motion": zip_bomb}
+    refused = _run(name, measure=True, tmp=tmp_path, **bad)
+    baseline = _run(name, measure=True, motion=WAVE, tmp=tmp_path / "good")  # the same command, a good file
     refused.assert_typed(EXIT["motion"], "limit")
     assert refused.rss_mb - baseline.rss_mb < MAX_EXTRA_RSS_MB, (refused.rss_mb, baseline.rss_mb)
 
@@ -155,15 +163,10 @@ def npy_as_npz(tmp_path_factory) -> Path:
     return path
 
 
-@pytest.mark.parametrize("command", [
-    ("motion", "validate", "{npy}"),
-    ("train", "{npy}", "--iterations", "1", "--log-dir", "{tmp}/logs", *TINY),
-    ("pipeline", "run", "{npy}", "--preset", "quick", "--log-dir", "{tmp}/logs"),
-], ids=["validate", "train", "pipeline"])
-def test_a_single_npy_renamed_npz_is_named(npy_as_npz, tmp_path, command):
+@pytest.mark.parametrize("name", ["validate", "train", "pipeline"])
+def test_a_single_npy_renamed_npz_is_named(npy_as_npz, tmp_path, name):
     """a single .npy renamed .npz is named as such"""
-    primebot(*(part.format(npy=npy_as_npz, tmp=tmp_path) for part in command)).assert_typed(
-        EXIT["motion"], "single array")
+    _run(name, motion=npy_as_npz, tmp=tmp_path).assert_typed(EXIT["motion"], "single array")
 
 
 @pytest.mark.parametrize("args, words", [
@@ -245,30 +248,23 @@ def test_validate_after_the_source_motion_changed_is_a_typed_error(base_pipeline
 
 # -- the exported ONNX and its bundle are untrusted ------------------------------------------------------------
 def _metadata(**changes: Callable[[str], str]) -> Callable[[Path], None]:
+    """An edit of policy.onnx: each metadata key in ``changes`` gets ``change(old value)``."""
     def edit(path: Path) -> None:
-        import onnx
+        from onnx_metadata import with_metadata
 
-        model = onnx.load(str(path))
-        for prop in model.metadata_props:
-            if prop.key in changes:
-                prop.value = changes[prop.key](prop.value)
-        onnx.save(model, str(path))
+        from primebot.pipeline.export.graph import read_metadata
+
+        old = read_metadata(path)
+        with_metadata(path, path, **{key: change(str(old[key])) for key, change in changes.items()})
 
     return edit
 
 
 def _rename(old: str, new: str) -> Callable[[Path], None]:
     def edit(path: Path) -> None:
-        import onnx
+        from onnx_metadata import with_renamed
 
-        model = onnx.load(str(path))
-        for value in [*model.graph.input, *model.graph.output]:
-            if value.name == old:
-                value.name = new
-        for node in model.graph.node:
-            node.input[:] = [new if n == old else n for n in node.input]
-            node.output[:] = [new if n == old else n for n in node.output]
-        onnx.save(model, str(path))
+        with_renamed(path, path, old, new)
 
     return edit
 
