@@ -123,6 +123,7 @@ LAZY: dict[str, tuple[str, str]] = {
     "sim2sim_run_dir": ("deploy.sim2sim", "sim2sim_run_dir"),
     "require_checks_passed": ("deploy.sim2sim", "require_checks_passed"),
     "stress_run_dir": ("deploy.stress", "stress_run_dir"),
+    "stress_stage_summary": ("deploy.stress", "stage_summary"),
     "StressPlan": ("deploy.stress", "StressPlan"),
     # videos (mujoco's renderer)
     "reference_ghosts": ("render.ghost", "reference_ghosts"),

@@ -429,6 +429,20 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
     return report
 
 
+def stage_summary(report: dict) -> tuple[dict, str]:
+    """(summary, message) of a stress report as the stress stage records them in pipeline.json (and ``primebot
+    stress`` on a pipeline run does too): the ROBUST verdict, what replaying the reference does, the standard push."""
+    verdict = report["verdict"]
+    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"), None)
+    summary = {"robust": verdict["robust"], "robust_reason": verdict["reason"], "stress_sentence": verdict["sentence"],
+               "replay_does_as_well": verdict["replay_does_as_well"], "episodes": report["loop"]["episodes"]}
+    if push is not None:
+        summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
+                       push_success_policy=push["policy"]["success_rate"],
+                       push_success_replay=push["replay"]["success_rate"])
+    return summary, f"{verdict['label'].upper()}: {verdict['reason']}. {verdict['sentence']}"
+
+
 def format_table(report: dict) -> str:
     """The stress report as a text table: per cell, each controller's success and MPKPE."""
     lines = [f"{'family':<11} {'level':<13} {'std':<3} " + " ".join(f"{c:>15}" for c in CONTROLLERS)]

@@ -511,7 +511,7 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 def record_command(registry: Registry, run_dir: str | Path, stage: str, *, status: str = "done",
                    outputs: dict[str, str] | None = None, summary: dict[str, Any] | None = None, message: str = "",
                    warnings: Sequence[str] = (), error: BaseException | None = None,
-                   settings: dict[str, Any] | None = None, command: str = "") -> bool:
+                   settings: dict[str, Any] | None = None, command: str = "", reason: str = "") -> bool:
     """Record in a pipeline run's pipeline.json what a single-stage command did to it, as its stage would have.
 
     ``primebot train --resume``, ``eval``, ``export``, ``sim2sim`` and ``stress`` on a pipeline run call
@@ -537,7 +537,7 @@ def record_command(registry: Registry, run_dir: str | Path, stage: str, *, statu
     entry.started = entry.finished = now
     entry.duration_s = None
     entry.status, entry.error = status, (_error_dict(error) if error is not None else None)
-    entry.reason = "" if status == "done" else f"{command}: {status}"
+    entry.reason = "" if status == "done" else reason or f"{command}: {status}"
     if status == "done":
         entry.sequence = max(r.sequence for r in record.stages) + 1
         entry.settings = {key: getattr(record.settings, key, None)

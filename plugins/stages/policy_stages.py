@@ -121,14 +121,6 @@ def stress(ctx: StageContext) -> StageResult:
     plan = StressPlan(starts=s.stress_starts, standard_only=s.stress_standard_only, seed=s.seed)
     report, warnings = _with_video(
         ctx, lambda video: stress_run_dir(ctx.run_dir, mjcf, plan, video=video, progress=True), "stress")
-    verdict = report["verdict"]
     outputs = {"stress.json": STRESS_FILE, **{f"video_{k}": _relative(ctx, v) for k, v in report.get("videos", {}).items()}}
-    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"), None)
-    summary = {"robust": verdict["robust"], "robust_reason": verdict["reason"], "stress_sentence": verdict["sentence"],
-               "replay_does_as_well": verdict["replay_does_as_well"], "episodes": report["loop"]["episodes"]}
-    if push is not None:
-        summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
-                       push_success_policy=push["policy"]["success_rate"],
-                       push_success_replay=push["replay"]["success_rate"])
-    return StageResult(outputs=outputs, summary=summary, warnings=warnings,
-                       message=f"{verdict['label'].upper()}: {verdict['reason']}. {verdict['sentence']}")
+    summary, message = _require("stress_stage_summary", "stress")(report)
+    return StageResult(outputs=outputs, summary=summary, warnings=warnings, message=message)
