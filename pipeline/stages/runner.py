@@ -280,7 +280,8 @@ class PipelineRunner:
         elif stale:
             self.echo(f"{head}: done earlier, but {stale}: running it again")
         elif self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
-            self.echo(f"{head}: done earlier ({format_duration(record.duration_s)}), kept")
+            self.echo(f"{head}: done earlier ({format_duration(record.duration_s)}), kept"
+                      + (f": {record.message}" if record.message else ""))  # e.g. why training stopped early
             return "done"
 
         previous = record.status if record.attempts else None
