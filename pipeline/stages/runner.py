@@ -395,7 +395,10 @@ class PipelineRunner:
             self.echo(f"warning: report.html could not be written: {self.record.report_error}")
             log.debug("report failed", exc_info=True)
             path = None
-        self.record.save()
+        try:
+            self.record.save()
+        except DiskFullError:  # already said where the run stopped; pipeline.json keeps its last state
+            pass
         return path
 
     def _summary(self, status: str, failed: str | None, report: Path | None) -> None:
