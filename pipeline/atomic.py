@@ -145,6 +145,24 @@ def recover_directory(path: str | os.PathLike) -> None:
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def clean_interrupted_writes(directory: str | os.PathLike) -> list[Path]:
+    """Remove what killed writers left under ``directory``: ``atomic_path``'s temporary files and
+    ``atomic_directory``'s staging directories, and finish cut directory swaps (``recover_directory``).
+    Returns what was removed. Call it holding the directory's lock (nobody else is writing)."""
+    root = Path(directory)
+    for old in sorted(root.rglob(".*.old")):
+        if old.is_dir():
+            recover_directory(old.with_name(old.name[1:-len(".old")]))
+    removed = []
+    for leftover in sorted(root.rglob(".*.tmp"), key=lambda p: len(p.parts), reverse=True):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+        removed.append(leftover)
+    return removed
+
+
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)

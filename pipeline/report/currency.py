@@ -8,7 +8,9 @@ in from another run) is left out of the metrics, the verdict and the videos,
 and named in a notice instead. For a pipeline run the page leads with a
 verdict only when pipeline.json says the run finished, as the pipeline's
 last line does; a run in progress, stopped or failed gets the notice and no
-banner verdict.
+banner verdict. A page written while the run is in progress (at the start of
+each attempt) shows no result at all: the process may replace any of them
+after the page was written, and if it is killed the page stays as it is.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..train.provenance import Staleness, stale_results
+from ..train.provenance import Staleness, covered, results, stale_results
 
 
 @dataclass
@@ -51,9 +53,8 @@ class Currency:
         if self.staleness.stale:
             listed = "".join(f"<li><code>{html.escape(path)}</code>: {html.escape(why)}</li>"
                              for path, why in sorted(self.staleness.stale.items()) if not path.endswith(".mp4"))
-            items.append("<div>Left out as stale (made from another policy than the one the run holds now; "
-                         f"<code>primebot pipeline run --resume {html.escape(str(self.run_dir))}</code> makes them "
-                         f"again):<ul>{listed}</ul></div>")
+            items.append("<div>Left out (<code>primebot pipeline run --resume "
+                         f"{html.escape(str(self.run_dir))}</code> makes them again):<ul>{listed}</ul></div>")
         if self.staleness.unknown:
             items.append(f"<div>Which results are current could not be checked: {html.escape(self.staleness.unknown)}"
                          "</div>")
@@ -88,4 +89,10 @@ def run_currency(run_dir: Path, pipeline: dict[str, Any] | None) -> Currency:
             pending = [r.get("name") for r in pipeline.get("stages", []) if r.get("status") == "pending"]
             why = (f"Stages to run for the policy on disk: {', '.join(pending) or 'some'}; no verdict until they "
                    f"have ({resume}).")
-    return Currency(run_dir, stale_results(run_dir), final, why)
+    staleness = stale_results(run_dir)
+    if pipeline is not None and pipeline.get("status") == "running":
+        why_held = "written while the run was in progress: the run may replace it after this page was written"
+        for record, document in results(run_dir).items():
+            for path in covered(record, document):
+                staleness.stale.setdefault(path, f"{record} {why_held}")
+    return Currency(run_dir, staleness, final, why)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import clean_interrupted_writes
 from ..errors import (
     NOT_ROBUST_EXIT_CODE,
     NOT_TRACKED_EXIT_CODE,
@@ -174,8 +175,9 @@ class PipelineRunner:
             record.status = "running"
             attempt = {"started": now_iso(), "argv": sys.argv[1:], "resume": self.resume}
             record.history.append(attempt)
+            clean_interrupted_writes(record.run_dir)  # what a killed attempt left half-written (this one holds the lock)
             record.save()
-            self._report()  # the report of a run in progress claims no verdict, even if this process is killed
+            self._report()  # the report of a run in progress shows no result, even if this process is killed
             self.echo(f"primebot pipeline: {record.run_dir}")
             self.echo(self._plan_line())
             status, exit_code, failed = "running", 0, None
@@ -395,10 +397,8 @@ class PipelineRunner:
             self.echo(f"warning: report.html could not be written: {self.record.report_error}")
             log.debug("report failed", exc_info=True)
             path = None
-        try:
+        with contextlib.suppress(DiskFullError):  # already said; pipeline.json keeps its last state
             self.record.save()
-        except DiskFullError:  # already said where the run stopped; pipeline.json keeps its last state
-            pass
         return path
 
     def _summary(self, status: str, failed: str | None, report: Path | None) -> None:

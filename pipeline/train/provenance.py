@@ -148,6 +148,20 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def covered(record: str, document: dict[str, Any]) -> list[str]:
+    """The paths a result record stands for: itself, all of ``export/`` for the bundle's record, and the
+    videos it names."""
+    paths = [record, *([f"{EXPORT_DIR}/"] if record.startswith(f"{EXPORT_DIR}/") else [])]
+    videos = [document.get("video"), *(document.get("videos") or {}).values()]
+    return paths + [f"{VIDEO_DIR}/{Path(str(video)).name}" for video in videos if video]
+
+
+def results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """The result records present in ``run_dir`` (relative path → its content)."""
+    found = {record: _read(Path(run_dir) / record) for record in RECORDS}
+    return {record: document for record, document in found.items() if document is not None}
+
+
 def stale_results(run_dir: str | Path) -> Staleness:
     """Every result in ``run_dir`` that was made from another policy than the one the run selects now."""
     run_dir = Path(run_dir)
@@ -157,9 +171,8 @@ def stale_results(run_dir: str | Path) -> Staleness:
         return Staleness(None, unknown=str(exc).splitlines()[0])
     run_id = read_run_id(run_dir)
     out = Staleness(selected)
-    for record in RECORDS:
-        document = _read(run_dir / record)
-        made_from = recorded_identity(document) if document else None
+    for record, document in results(run_dir).items():
+        made_from = recorded_identity(document)
         if made_from is None:
             continue
         if made_from.run_id and run_id and made_from.run_id != run_id:
@@ -168,10 +181,5 @@ def stale_results(run_dir: str | Path) -> Staleness:
             why = f"{record} was made from {made_from.describe()}; the run's policy is now {selected.describe()}"
         else:
             continue
-        out.stale[record] = why
-        if record.startswith(f"{EXPORT_DIR}/"):
-            out.stale[f"{EXPORT_DIR}/"] = why
-        videos = [document.get("video"), *(document.get("videos") or {}).values()]
-        for video in filter(None, videos):
-            out.stale[f"{VIDEO_DIR}/{Path(str(video)).name}"] = why
+        out.stale.update(dict.fromkeys(covered(record, document), why))
     return out

@@ -158,10 +158,11 @@ def plugin_site(folder: Path, name: str, source: str) -> Path:
     return site
 
 
-def intact(run_dir: Path) -> list[str]:
+def intact(run_dir: Path, killed: bool = False) -> list[str]:
     """What is damaged in a run directory (empty: nothing): pipeline.json parses, every checkpoint loads and
     belongs to the run, train.csv has complete rows only, the export bundle (when there) verifies, no
-    half-written file is left, and report.html shows no result of another policy."""
+    half-written file is left (``killed``: a process killed -9 mid-write leaves its temporary file, which the
+    next attempt removes), and report.html shows no result of another policy."""
     from primebot.pipeline.deploy.bundle import verify_bundle
     from primebot.pipeline.errors import PrimebotError
     from primebot.pipeline.rundir import read_run_id
@@ -188,11 +189,11 @@ def intact(run_dir: Path) -> list[str]:
         except PrimebotError as exc:
             problems.append(str(exc).splitlines()[0])
     leftovers = [p.name for p in run_dir.rglob("*") if p.name.endswith(".tmp")]
-    if leftovers:
+    if leftovers and not killed:
         problems.append(f"half-written files left: {leftovers}")
     stale = stale_results(run_dir).stale
     page = (run_dir / "report.html").read_text(encoding="utf-8") if (run_dir / "report.html").is_file() else ""
-    shown = [path for path in stale if path.endswith(".json") and "Left out as stale" not in page]
+    shown = [path for path in stale if path.endswith(".json") and f"<li><code>{path}</code>:" not in page]
     if shown:
         problems.append(f"report.html shows stale results as current: {shown}")
     return problems

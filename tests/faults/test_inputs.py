@@ -99,7 +99,7 @@ def test_a_checkpoint_copied_in_from_another_run_is_refused(tiny_run, tmp_path):
     args = yaml.safe_load((other / "args.yaml").read_text())
     args["run"]["id"] = "f00d" * 8
     (other / "args.yaml").write_text(yaml.safe_dump(args))
-    shutil.copy(ours / "model_1.pt", other / "model_best.pt")
+    shutil.copy(ours / "model_1.pt", other / "model_1.pt")  # its own model_1.pt replaced by the other run's
     for command in ("eval", "export"):
         primebot(command, other).assert_typed(EXIT["checkpoint"], "belongs to another run", "move it out")
     assert not (other / "eval.json").exists() and not (other / "export").exists()

@@ -58,7 +58,7 @@ def _kill_in(run_dir: Path, stage: str, *args: str) -> dict:
     output = proc.communicate()[0]
     report = (run_dir / "report.html").read_text(encoding="utf-8") if (run_dir / "report.html").is_file() else ""
     return {"reached": reached, "rc": proc.returncode, "status": stage_status(run_dir, stage),
-            "problems": intact(run_dir), "report_claims_no_verdict": "no verdict until it finishes" in report,
+            "problems": intact(run_dir, killed=True), "report_claims_no_verdict": "no verdict until it finishes" in report,
             "output": output[-2000:]}
 
 

@@ -91,7 +91,7 @@ def test_the_report_leaves_out_a_result_of_an_older_policy(tmp_path, host):
 
     _sim2sim_json(run_dir, _policy(run_dir), mpkpe=0.0123)  # the same result, made from the run's policy
     page = write_report(run_dir).read_text(encoding="utf-8")
-    assert "0.012 m" in page and "Left out as stale" not in page
+    assert "0.012 m" in page and "Left out (" not in page
 
 
 def test_a_run_that_did_not_finish_gets_no_verdict_banner(tmp_path, host):
@@ -104,7 +104,12 @@ def test_a_run_that_did_not_finish_gets_no_verdict_banner(tmp_path, host):
     (run_dir / "pipeline.json").write_text(json.dumps(doc))
     page = write_report(run_dir).read_text(encoding="utf-8")
     assert "The run failed at sim2sim: no verdict until it finishes" in page
-    assert "No verdict yet" in _banner(page)
+    assert "No verdict yet" in _banner(page) and "0.012 m" in page  # the run ended: its results are what they are
+    doc["status"] = "running"  # the page written when an attempt starts: the process may replace any result
+    (run_dir / "pipeline.json").write_text(json.dumps(doc))
+    page = write_report(run_dir).read_text(encoding="utf-8")
+    assert "or its process was killed" in page and "0.012 m" not in page
+    assert "<li><code>sim2sim.json</code>: sim2sim.json written while the run was in progress" in page
 
 
 def test_standalone_commands_record_what_they_did_so_a_resume_reruns_what_is_outdated(tmp_path, host, capsys):
