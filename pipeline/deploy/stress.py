@@ -440,7 +440,7 @@ def stage_summary(report: dict) -> tuple[dict, str]:
         summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
                        push_success_policy=push["policy"]["success_rate"],
                        push_success_replay=push["replay"]["success_rate"])
-    return summary, f"{verdict['label'].upper()}: {verdict['reason']}. {verdict['sentence']}"
+    return summary, f"{verdict['label'].upper()}: {verdict['reason']}"
 
 
 def format_table(report: dict) -> str:
