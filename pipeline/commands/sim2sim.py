@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ..cli import pass_host
@@ -31,15 +33,28 @@ def sim2sim_command(host: PluginHost, run_dir: str, mjcf: str | None, video: boo
     compared with eval.json's walk metrics (speed, distance, falls, length).
     """
     from ..deploy.sim2sim import SIM2SIM_FILE, require_checks_passed, sim2sim_run_dir
-    from ..report.tables import metrics_table, scalar_table
+    from ..report.page import headline_metrics
+    from ..report.tables import metrics_headline, metrics_summary, metrics_table, scalar_table
     from ..run_lock import run_dir_lock
-    from ..rundir import read_args
+    from ..rundir import VIDEO_DIR, read_args
+    from .run_record import note_in_pipeline
 
     with run_dir_lock(run_dir):
         name = read_args(run_dir).get("config", {}).get("robot")
         robot = host.registry.get("robots", name) if name or mjcf is None else None
         mjcf = mjcf or str(robot.mjcf)
         report = sim2sim_run_dir(run_dir, mjcf, video=video, physics_hz=physics_hz, robot_spec=robot)
+        try:
+            require_checks_passed(report, f"{run_dir}/{SIM2SIM_FILE}")
+            failed = None
+        except ExportError as exc:
+            failed = exc
+        overall = headline_metrics(report)
+        video_out = {"video": f"{VIDEO_DIR}/{Path(report['video']).name}"} if report.get("video") else {}
+        note_in_pipeline(host, run_dir, "sim2sim", status="failed" if failed else "done", error=failed,
+                         outputs={"sim2sim.json": SIM2SIM_FILE, **video_out}, summary=metrics_summary(overall),
+                         message=metrics_headline(overall),
+                         warnings=[f"sim2sim gap: {line}" for line in report.get("gap_flags", [])])
     click.echo(f"loop: physics {report['loop']['physics_hz']:.0f} Hz, policy {report['loop']['policy_hz']:.0f} Hz, "
                f"torque PD from ONNX metadata; model {mjcf}")
     if "episodes" in report:  # a policy without a motion on a planar base (walk)

@@ -41,6 +41,7 @@ from ..evaluate.metrics import summarise, threshold
 from . import loop
 from .policy import (
     PHYSICS_HZ,
+    POLICY_KEYS,
     Sim2SimError,
     gain_check,
     joint_targets,
@@ -242,7 +243,7 @@ def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: i
                for k in range(episodes)]
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
-        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "export_kind")},
+        "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "export_kind")},
         "loop": {"physics_hz": 1.0 / model.opt.timestep, "policy_hz": 1.0 / control_dt, "substeps": substeps,
                  "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort", "base": meta["base_joint_names"],
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},

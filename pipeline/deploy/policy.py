@@ -42,11 +42,30 @@ FLOAT_KEYS = ("fps", "control_dt", "training_physics_dt", "action_scale_factor")
 INT_KEYS = ("motion_num_steps", "num_observations", "num_actions", "max_episode_steps")
 
 
+POLICY_KEYS = ("robot", "task", "checkpoint", "iteration", "checkpoint_digest", "run_id")
+"""The metadata keys a deploy-side report (sim2sim.json, stress.json) copies as its ``policy``: which checkpoint of
+which run it ran (train/provenance.py compares them with the run's policy)."""
+
+
 class Sim2SimError(ExportError):
     """The ONNX file and the MJCF do not fit together; the message names what and how to fix it."""
 
 
 # -- command-line reports -----------------------------------------------------------------------
+def require_own_export(run_dir: str | Path, onnx_path: str | Path, meta: dict) -> None:
+    """Refuse to judge a run by an ONNX that another run exported (its ``run_id`` metadata differs from the run's
+    args.yaml ``run.id``); files from before run identities carry none and pass."""
+    from ..rundir import read_run_id
+
+    exported_from, run_id = meta.get("run_id"), read_run_id(run_dir)
+    if exported_from and run_id and exported_from != run_id:
+        raise Sim2SimError(
+            f"{onnx_path} was exported from another run (run id {exported_from[:12]}…; {run_dir} is "
+            f"{run_id[:12]}…): a report on it would not be this run's",
+            fix=f"export this run's policy first: primebot export {run_dir}",
+        )
+
+
 def emit_report(report: dict, output: str | None) -> int:
     """Print a deploy-loop report as JSON (and write it to ``output``); the exit code: 0 when its checks passed."""
     import json

@@ -66,6 +66,7 @@ from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .planar import is_planar_policy, run_planar_sim2sim
 from .policy import (
     PHYSICS_HZ,
+    POLICY_KEYS,
     DeployObservation,
     DeployRobot,
     Sim2SimError,
@@ -74,11 +75,14 @@ from .policy import (
     joint_targets,
     load_policy,
     reference_table,
+    require_own_export,
     robot_spec_check,
     setup_servo_loop,
     setup_torque_loop,
 )
 
+SIM2SIM_VIDEO = "sim2sim.mp4"
+"""In ``VIDEO_DIR``: the from-start episode with the reference as a ghost."""
 REFERENCE_POSE_TOLERANCE_M = 2e-3
 """float32 motion data reproduces body positions to well under a millimetre; more means wrong metadata."""
 # -- episodes -------------------------------------------------------------------------------------
@@ -322,7 +326,7 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
     checks = setup.robot.checks
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
-        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256")},
+        "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "motion_sha256")},
         "loop": {"physics_hz": 1.0 / setup.robot.model.opt.timestep, "policy_hz": 1.0 / control_dt,
                  "substeps": setup.substeps, "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
@@ -383,7 +387,9 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
     eval_path = run_dir / EVAL_FILE
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
-    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
+    meta = load_policy(onnx_path)[1]
+    require_own_export(run_dir, onnx_path, meta)
+    if is_planar_policy(meta):  # a policy without a motion (walk)
         report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
         frames, robot = report.pop("_frames", []), report.pop("_robot", None)
         fps = report["loop"]["policy_hz"]
@@ -411,10 +417,12 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
     if video and render is not None:
-        path = render(run_dir / VIDEO_DIR / "sim2sim.mp4")
+        path = render(run_dir / VIDEO_DIR / SIM2SIM_VIDEO)
         if path is not None:
             report["video"] = str(path)
     atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
+    if "video" not in report:  # an earlier sim2sim's video would otherwise pass for this one's
+        (run_dir / VIDEO_DIR / SIM2SIM_VIDEO).unlink(missing_ok=True)
     return report
 
 

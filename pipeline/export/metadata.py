@@ -100,9 +100,13 @@ def robot_metadata(robot: Any, terms: list, policy: TrainedPolicy) -> dict[str, 
 
 
 def run_metadata(policy: TrainedPolicy) -> dict[str, Any]:
+    """The run keys: which checkpoint of which run the graph holds (``checkpoint_digest`` and ``run_id`` let
+    sim2sim.json and the report tell a bundle of the run's current policy from an older one, train/provenance.py)."""
     return {
         "task": policy.config.task,
         "checkpoint": policy.checkpoint.name,
         "iteration": policy.iteration,
+        "checkpoint_digest": policy.digest,
+        "run_id": policy.run_id or "",
         "primebot_version": __version__,
     }
