@@ -18,6 +18,7 @@ from typing import Any
 
 from .atomic import atomic_path, atomic_write_text
 from .cli import pass_host
+from .deploy.perturbations import push_rate_unit, push_speed_unit
 from .devices.backend import Availability, Backend, ResolvedDevice
 from .errors import (
     NOT_ROBUST_EXIT_CODE,
@@ -191,6 +192,8 @@ __all__ = [
     "pd_gains",
     "PluginError",
     "PrimebotError",
+    "push_rate_unit",
+    "push_speed_unit",
     "quat_apply",
     "quat_apply_inverse",
     "quat_conjugate",

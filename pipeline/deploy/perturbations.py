@@ -12,8 +12,8 @@ physical ones into a batch's per-environment model and the stress loop
 Sized to the robot (the rule both this test and the tracking task's training
 pushes use): a push is a horizontal velocity kick on the root of
 Δv = k·√(g·L), with L the reference's highest root height (the standing
-pelvis height, about the leg length; q1: 0.50 m, so the standard k = 0.25
-is 0.55 m/s, and 0.70 m/s for a robot with a 0.79 m pelvis such as the G1). The levels are the
+pelvis height, about the leg length; q1: 0.50 m, so the standard k = 0.2
+is 0.44 m/s, and 0.56 m/s for a robot with a 0.79 m pelvis such as the G1). The levels are the
 dimensionless k (a Froude number's square root): robots of any size are
 pushed equally hard for their size. A payload is a fraction of the robot's
 own mass, on its anchor body. Motor strength, dynamics and latency are
@@ -34,6 +34,11 @@ GRAVITY = 9.81
 def push_speed_unit(reference_root_height: float) -> float:
     """√(g·L) in m/s: the velocity a push level k multiplies, for a robot whose root stands ``L`` m high."""
     return math.sqrt(GRAVITY * max(float(reference_root_height), 0.05))
+
+
+def push_rate_unit(reference_root_height: float) -> float:
+    """√(g/L) in rad/s: the angular velocity of the same Froude scaling (training's angular pushes)."""
+    return math.sqrt(GRAVITY / max(float(reference_root_height), 0.05))
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ class Family:
 FAMILIES: dict[str, Family] = {family.name: family for family in (
     Family("push", "one horizontal velocity kick on the root, in a random direction at a random time in the "
            "episode's second quarter; level k: Δv = k·√(g·L), L = the reference's highest root height",
-           "k", (0.15, 0.25, 0.35, 0.45), (0.25,)),
+           "k", (0.1, 0.2, 0.3, 0.4), (0.2,)),
     Family("friction", "the sliding friction coefficient of every contact (the model's own: nominal)", "μ",
            (0.2, 0.3, 0.5, 1.2, 1.6), (0.3, 1.2)),
     Family("payload", "added mass on the anchor body, as a fraction of the robot's mass (inertia scaled alike)",

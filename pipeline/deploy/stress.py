@@ -45,6 +45,7 @@ import numpy as np
 
 from ..evaluate.metrics import (
     PHYSICS_FAULT,
+    ROBUST_SUCCESS,
     EpisodeMetrics,
     failure_checks,
     first_failure,
@@ -68,8 +69,6 @@ from .policy import NON_FINITE_ACTION, SensedState, Sim2SimError, initial_last_a
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
-ROBUST_SUCCESS = 0.9
-"""The success rate a policy needs at every standard level to be ROBUST."""
 PUSH_WINDOW = (0.25, 0.5)
 """A push lands at a time in this fraction of the episode window (then it has at least half of it to recover)."""
 
