@@ -3,8 +3,9 @@
 The policy observes the reference anchor orientation relative to its own
 (``motion_anchor_ori_b``), heading included, and the metrics compare world
 positions: a robot facing another way than the reference's first frame sees
-a heading error it cannot close and falls. Aligning the reference once at
-the start fixes it (docs/deploy.md, "Heading alignment"): every reference
+a heading error training never showed it (a policy that acts on it falls)
+and is scored against a reference beside it. Aligning the reference once at
+the start fixes both (docs/deploy.md, "Heading alignment"): every reference
 position, orientation and velocity is rotated about the vertical by the
 difference between the robot's root heading and the reference root's at the
 start step, and shifted horizontally so that the two roots coincide. Joint
