@@ -90,8 +90,9 @@ def graphs(tmp_path_factory):
     modules = {"zero": DeployPolicy(ZeroActor(len(joints)), nn.Identity(), arrays),
                "heading": DeployPolicy(HeadingActor(len(joints), column, gains), nn.Identity(), arrays),
                "nan": NaNFrom(ZeroActor(len(joints)), nn.Identity(), arrays)}
-    return {name: write_onnx(module, out / f"{name}.onnx", int(metadata["num_observations"]), metadata)
-            for name, module in modules.items()}
+    files = {name: write_onnx(module, out / f"{name}.onnx", int(metadata["num_observations"]), metadata)
+             for name, module in modules.items()}
+    return {**files, "host": host, "run_dir": run_dir}
 
 
 def _overall(report: dict) -> dict:
@@ -157,6 +158,26 @@ def test_the_bundle_runner_and_module_take_align_heading_without_torch(graphs, t
                                "--output", out])
     report = json.loads(out.read_text())
     assert report["loop"]["align_heading"] is True and report["loop"]["start_yaw_deg"] == 90.0
+
+
+def test_primebot_sim2sim_aligns_the_heading_of_a_turned_robot(graphs, monkeypatch, capsys):
+    import json
+    import shutil
+
+    from primebot.pipeline.cli import main as cli
+    from primebot.pipeline.hooks import host as plugins
+
+    monkeypatch.setattr(plugins, "_HOST", graphs["host"])
+    run_dir = graphs["run_dir"]
+    shutil.copyfile(graphs["zero"], run_dir / "export" / "policy.onnx")  # replay: it tracks the wave
+    errors = {}
+    for flags in ((), ("--align-heading",)):
+        assert cli(["sim2sim", str(run_dir), "--start-yaw", "90", *flags]) == 0
+        report = json.loads((run_dir / "sim2sim.json").read_text())
+        assert report["loop"]["start_yaw_deg"] == 90.0 and report["loop"]["align_heading"] == bool(flags)
+        errors[flags] = report["from_start"]["mpkpe_m"]
+    assert "reference heading aligned to the robot at each start" in capsys.readouterr().out
+    assert errors[("--align-heading",)] < 0.02 < 0.05 < errors[()]
 
 
 def test_a_non_finite_action_ends_the_episode_as_a_failure_holding_the_last_finite_targets(graphs, monkeypatch):
