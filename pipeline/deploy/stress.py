@@ -128,9 +128,13 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     height = float(ref["body_pos_w"][:, root, 2].max())
     unit = push_speed_unit(height)
     rng = np.random.default_rng(plan.seed)
-    per_start = {  # one draw per start, shared by every cell and controller
-        "push_step": np.round(window * rng.uniform(*PUSH_WINDOW, size=plan.starts)).astype(np.int64),
-        "push_angle": rng.uniform(0.0, 2 * np.pi, size=plan.starts),
+    # one draw per start, shared by every cell and controller; push directions and times stratified (evenly
+    # spread, at a random offset, paired with the starts at random) so that few starts cover every direction
+    spread = (np.arange(plan.starts) + rng.uniform(size=2)[:, None]) / plan.starts
+    low, high = PUSH_WINDOW
+    per_start = {
+        "push_angle": 2 * np.pi * rng.permutation(spread[0]),
+        "push_step": np.round(window * (low + (high - low) * rng.permutation(spread[1]))).astype(np.int64),
         "bias_sign": rng.choice([-1.0, 1.0], size=(plan.starts, len(meta["joint_names"]))),
     }
     plan_cells = cells(plan.families, plan.standard_only)
@@ -273,6 +277,8 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     last = ref["joint_pos"].shape[0] - 1
     watched = [i for i in range(n) if group.cells[i] == video_cell and group.start_index[i] == 0
                and group.controllers[i] in ("policy", "replay")]
+    keep = np.zeros(n, bool)
+    keep[watched] = True  # a video shows the whole window, the fall included
     d = robot.root_dof_adr
     for k in range(window):
         t = np.minimum(start + k, last)
@@ -295,7 +301,7 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
         sim.ctrl[:] = actuation.command(k, targets)
         due = pushed[push_step[pushed] == k]
         sim.qvel[due, d:d + 2] += kick[due]
-        faults = sim.step()
+        faults = sim.step(np.flatnonzero(running | keep))  # a finished episode's robot stays where it ended
         after = np.minimum(t + 1, last)
         snap = batch_snapshot(setup, xpos, xquat, sim.qpos, sim.qvel, after)
         metrics.add_step(step_errors(snap), running)
@@ -306,7 +312,7 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
                 failure[i], running[i] = why, False
         if bar is not None:
             bar.update(n)
-        if not running.any():
+        if not (running | keep).any():
             break
     metrics.finish(np.arange(n), failure, start)
     return [(group.cells[i], group.controllers[i], metrics.episodes[i]) for i in range(n)]

@@ -22,7 +22,12 @@ from primebot.pipeline.deploy.stress import (
     run_stress,
     stress_run_dir,
 )
-from primebot.pipeline.export.graph import DeployPolicy, motion_at_control_rate, read_metadata, write_onnx
+from primebot.pipeline.export.graph import (
+    DeployPolicy,
+    motion_at_control_rate,
+    read_metadata,
+    write_onnx,
+)
 from primebot.pipeline.export.run import export_run
 from primebot.pipeline.sim.physics import BatchSim
 from primebot.pipeline.train.policy import load_trained_policy
@@ -167,3 +172,25 @@ def test_stress_of_a_run_writes_stress_json_and_runs_without_torch(exported, tmp
                                       "--output", out], module="deploy.stress", returncodes=(0, 1))
     assert "ROBUST" in done.stdout
     assert json.loads(out.read_text())["families"].keys() == {"latency"}
+
+
+def test_the_families_table_of_docs_deploy_md_is_the_code():
+    """docs/deploy.md's table of perturbation families lists every family with its levels and standard levels."""
+    text = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cols) == 4 and cols[0].startswith("`") and cols[0].strip("`") in FAMILIES:
+            rows[cols[0].strip("`")] = cols
+    assert rows.keys() == FAMILIES.keys()
+
+    def numbers(text: str) -> list[str]:
+        return [w.strip(",") for w in text.replace("=", " ").split() if w.strip(",").replace(".", "").isdigit()]
+
+    for name, family in FAMILIES.items():
+        _, _, levels, standard = rows[name]
+        if isinstance(family.levels[0], str):
+            assert [w.strip(",") for w in levels.split()] == list(family.levels), name
+        else:
+            assert [float(x) for x in numbers(levels)] == [float(x) for x in family.levels], name
+            assert [float(x) for x in numbers(standard)] == [float(x) for x in family.standard], name

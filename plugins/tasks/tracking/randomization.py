@@ -158,6 +158,9 @@ class Pusher:
         linear, angular = push_speed_unit(root_height), push_rate_unit(root_height)
         self.lin_low, self.lin_high = (linear * r for r in uniform_ranges(velocity, AXES_LINEAR))
         self.ang_low, self.ang_high = (angular * r for r in uniform_ranges(velocity, AXES_ANGULAR))
+        speed = config.get("speed")
+        self.speed = None if speed is None else linear * np.asarray(speed, dtype=np.float64)
+        """[low, high] m/s of a horizontal kick in a random direction (replaces the x and y ranges), or None."""
         self._quat, self._lin, self._ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
         self.strength = 1.0
         """Factor on the push velocities (the curriculum's strength)."""
@@ -177,6 +180,10 @@ class Pusher:
         qpos, qvel = self.sim.qpos, self.sim.qvel
         d_lin = self.strength * self.rng.uniform(self.lin_low, self.lin_high, size=(due.size, 3))
         d_ang_w = self.strength * self.rng.uniform(self.ang_low, self.ang_high, size=(due.size, 3))
+        if self.speed is not None:
+            heading = self.rng.uniform(0.0, 2 * np.pi, size=due.size)
+            magnitude = self.strength * self.rng.uniform(*self.speed, size=due.size)
+            d_lin[:, 0], d_lin[:, 1] = magnitude * np.cos(heading), magnitude * np.sin(heading)
         qvel[due, self._lin] += d_lin
         # the free joint's angular velocity is in the body frame
         qvel[due, self._ang] += quat_apply_inverse(qpos[due, self._quat], d_ang_w)
