@@ -142,8 +142,10 @@ class VerdictProbe:
 
     @classmethod
     def for_run(cls, registry: Registry, cfg: TrainConfig, motion: Any, *, episodes: int = 16,
-                seed: int = 0) -> VerdictProbe | None:
-        """The probe of a training configuration, or None when its task tracks no motion."""
+                robust_episodes: int = 32, seed: int = 0) -> VerdictProbe | None:
+        """The probe of a training configuration, or None when its task tracks no motion. ``robust_episodes``:
+        how many episodes the robustness check plays (more than the nominal ones: a success rate near
+        ``ROBUST_SUCCESS`` needs them)."""
         spec = registry.get("tasks", cfg.task)
         if motion is None or spec.evaluation_view is None:  # no reference (walk): nothing to track
             return None
@@ -152,7 +154,7 @@ class VerdictProbe:
         perturbed = None
         if spec.robustness_overrides is not None:
             overrides = _merged(spread, spec.robustness_overrides)
-            perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, episodes, seed=seed + 1,
+            perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, robust_episodes, seed=seed + 1,
                                                            overrides=overrides))
         return cls(spec.evaluation_view(env), perturbed)
 

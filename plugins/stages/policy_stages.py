@@ -159,4 +159,4 @@ def stress(ctx: StageContext) -> StageResult:
                        push_success_policy=push["policy"]["success_rate"],
                        push_success_replay=push["replay"]["success_rate"])
     return StageResult(outputs=outputs, summary=summary, warnings=warnings,
-                       message=f"{verdict['label'].upper()}: {verdict['reason']}. {verdict['sentence']}")
+                       message=f"{verdict['label'].upper()}: {verdict['reason']}")
