@@ -134,10 +134,11 @@ def _check_entry(bundle_dir: Path, role: str, name: object, sha256: object) -> l
 
 
 def run_bundle(bundle_dir: str | Path, start_steps: list[int] | None = None, variant: str = "policy",
-               physics_hz: float | None = None) -> dict:
+               physics_hz: float | None = None, *, align_heading: bool = False, start_yaw_deg: float = 0.0) -> dict:
     """Verify the bundle, then run its ``variant`` (``policy`` or ``policy_fp16``) on the bundled MJCF.
 
     ``start_steps`` default: those deploy.yaml records (eval.json's at export time), else ``[0]``.
+    ``align_heading``, ``start_yaw_deg``: ``sim2sim.run_sim2sim``.
     Returns the sim2sim report (``sim2sim.run_sim2sim``).
     """
     bundle_dir = Path(bundle_dir)
@@ -150,7 +151,7 @@ def run_bundle(bundle_dir: str | Path, start_steps: list[int] | None = None, var
 
     starts = start_steps or (document.get("reference_check") or {}).get("start_steps") or [0]
     return run_policy_file(bundle_dir / files[variant]["file"], bundle_dir / files["mjcf"]["file"], starts,
-                           physics_hz or PHYSICS_HZ)
+                           physics_hz or PHYSICS_HZ, align_heading=align_heading, start_yaw_deg=start_yaw_deg)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,9 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default="policy", choices=("policy", "policy_fp16"))
     parser.add_argument("--physics-hz", type=float, default=None, help="physics and PD rate (default 1000)")
     parser.add_argument("--output", help="write the report here as JSON")
+    from .sim2sim import add_heading_arguments
+
+    add_heading_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        report = run_bundle(args.bundle, args.start, args.variant, args.physics_hz)
+        report = run_bundle(args.bundle, args.start, args.variant, args.physics_hz, align_heading=args.align_heading,
+                            start_yaw_deg=args.start_yaw)
     except ExportError as exc:
         print(f"bundle: error: {exc}", file=sys.stderr)
         return 2

@@ -192,6 +192,9 @@ class PlanarEpisode:
         self.start_x, self.fell = float(data.qpos[self.robot.forward_qpos_adr]), False
         return 0
 
+    def first_action(self, t: int) -> np.ndarray:
+        return np.zeros(len(self.meta["joint_names"]))
+
     def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
         return {"obs": build_observation(self.robot, self.meta, data, last_action)[None]}
 
@@ -211,6 +214,9 @@ class PlanarEpisode:
         height, pitch = data.xpos[self.robot.root_body, 2], data.qpos[self.robot.pitch_qpos_adr]
         self.fell = bool(broken or height < self.min_height or abs(pitch) > self.max_pitch)
         return self.fell or length >= max_steps
+
+    def fail(self, failure: str) -> None:
+        self.fell = True
 
     def record(self, data: mujoco.MjData, start_step: int, length: int) -> dict:
         """Length, fall, distance along the forward slide and speed."""

@@ -66,12 +66,18 @@ from .perturbations import (
     physics_hz_of,
     push_speed_unit,
 )
-from .policy import POLICY_KEYS, SensedState, Sim2SimError, joint_targets, require_own_export
+from .policy import (
+    NON_FINITE_ACTION,
+    POLICY_KEYS,
+    SensedState,
+    Sim2SimError,
+    initial_last_action,
+    joint_targets,
+    require_own_export,
+)
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
-NON_FINITE_ACTION = "non_finite_action"
-"""An episode whose policy output was NaN/Inf (its last finite targets are held; the episode fails)."""
 PUSH_WINDOW = (0.25, 0.5)
 """A push lands at a time in this fraction of the episode window (then it has at least half of it to recover)."""
 
@@ -266,7 +272,7 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     push_step = per_start["push_step"][index]
     kick = (conditions.push * unit)[:, None] * np.stack(
         [np.cos(per_start["push_angle"][index]), np.sin(per_start["push_angle"][index])], axis=1)
-    last_action = np.zeros((policy.size, len(meta["joint_names"])))
+    last_action = initial_last_action(meta, ref, start[policy])
     targets = hold.copy()
     running = np.ones(n, bool)
     failure: list[str | None] = [None] * n

@@ -27,7 +27,8 @@ metadata keys and the motion in the graph come from its
 ``TaskSpec.export_metadata`` hook (``export.metadata``); the documents of
 the bundle from ``export.document``. ``export_format``
 ``mjlab`` writes the reference's body axis for the tracked bodies only, with
-a static batch of 1 and opset 18, as mjlab's tracking exporter does; the
+a static batch of 1 and opset 18, as mjlab's tracking exporter does, and
+actions relative to the default pose (``metadata.bake_action_offset``); the
 mjlab metadata keys are written in both formats.
 """
 
@@ -59,15 +60,15 @@ from .graph import (
     OPSET,
     PARITY_ATOL,
     ActionPolicy,
-    DeployPolicy,
     HalfActor,
     motion_at_control_rate,
     onnx_latency,
     parity,
     parity_failures,
+    tracking_module,
     write_onnx,
 )
-from .metadata import policy_metadata, task_metadata
+from .metadata import bake_action_offset, policy_metadata, task_metadata
 
 log = logging.getLogger(__name__)
 
@@ -183,6 +184,7 @@ def export_run(
         if spec.export_metadata is not None:
             task = spec.export_metadata(env, motion, arrays, tracked_bodies_only=mjlab)
             metadata, arrays, clock = task_metadata(env, policy, task), task.motion, task.reference_steps
+            metadata = bake_action_offset(metadata) if mjlab else metadata
         else:
             metadata = policy_metadata(env, policy)
         mjcf_source = env.robot.mjcf
@@ -190,9 +192,9 @@ def export_run(
     finally:
         env.close()
     if tracking:
-        modules = {"fp32": DeployPolicy(policy.actor, policy.obs_normalizer, arrays).eval()}
+        modules = {"fp32": tracking_module(policy.actor, policy.obs_normalizer, arrays, metadata).eval()}
         if fp16:
-            modules["fp16"] = DeployPolicy(HalfActor(policy.actor), policy.obs_normalizer, arrays).eval()
+            modules["fp16"] = tracking_module(HalfActor(policy.actor), policy.obs_normalizer, arrays, metadata).eval()
     else:
         modules = {"fp32": ActionPolicy(policy.actor, policy.obs_normalizer).eval()}
         if fp16:
