@@ -66,12 +66,18 @@ from .perturbations import (
     physics_hz_of,
     push_speed_unit,
 )
-from .policy import SensedState, Sim2SimError, joint_targets
+from .policy import (
+    NON_FINITE_ACTION,
+    POLICY_KEYS,
+    SensedState,
+    Sim2SimError,
+    initial_last_action,
+    joint_targets,
+    require_own_export,
+)
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
-NON_FINITE_ACTION = "non_finite_action"
-"""An episode whose policy output was NaN/Inf (its last finite targets are held; the episode fails)."""
 PUSH_WINDOW = (0.25, 0.5)
 """A push lands at a time in this fraction of the episode window (then it has at least half of it to recover)."""
 
@@ -176,7 +182,7 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
         table.append(row)
     report = {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
-        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256")},
+        "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "motion_sha256")},
         "plan": {**asdict(plan), "families": list(plan.families or FAMILIES)},
         "loop": {"physics_hz": plan.physics_hz, "policy_hz": 1.0 / setup.control_dt,
                  "actuation": "PD servos in MuJoCo: kp*(target-q) - kd*qd, clipped to effort",
@@ -266,7 +272,7 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     push_step = per_start["push_step"][index]
     kick = (conditions.push * unit)[:, None] * np.stack(
         [np.cos(per_start["push_angle"][index]), np.sin(per_start["push_angle"][index])], axis=1)
-    last_action = np.zeros((policy.size, len(meta["joint_names"])))
+    last_action = initial_last_action(meta, ref, start[policy])
     targets = hold.copy()
     running = np.ones(n, bool)
     failure: list[str | None] = [None] * n
@@ -381,6 +387,8 @@ def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dic
 # -- a run directory ------------------------------------------------------------------------------
 VIDEO_CELL = Cell("push", FAMILIES["push"].standard[0])
 """The cell the stress videos show: the standard push."""
+STRESS_VIDEOS = ("stress_push.mp4", "stress_push_replay.mp4")
+"""In ``VIDEO_DIR``: the policy's and the replay's episode of ``VIDEO_CELL``."""
 
 
 def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = StressPlan(), *, video: bool = False,
@@ -396,7 +404,9 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
     onnx_path = run_dir / EXPORT_DIR / "policy.onnx"
     if not onnx_path.is_file():
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
-    if is_planar_policy(load_policy(onnx_path)[1]):
+    meta = load_policy(onnx_path)[1]
+    require_own_export(run_dir, onnx_path, meta)
+    if is_planar_policy(meta):
         raise Sim2SimError(f"{onnx_path} tracks no reference motion: the stress test compares a motion-tracking "
                            "policy with replaying its reference", fix="run it on a motion-tracking run")
     wants_video = video and (plan.families is None or "push" in plan.families)
@@ -406,7 +416,7 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
         from .sim2sim import render_episode
 
         videos = {}
-        for controller, name in (("policy", "stress_push.mp4"), ("replay", "stress_push_replay.mp4")):
+        for controller, name in zip(("policy", "replay"), STRESS_VIDEOS, strict=True):
             if controller in frames:
                 title = f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}, {controller}"
                 path = render_episode(setup, frames[controller], run_dir / VIDEO_DIR / name, title=title)
@@ -415,7 +425,24 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
         if videos:
             report["videos"] = videos
     atomic_write_text(run_dir / STRESS_FILE, json.dumps(report, indent=2))
+    for name in STRESS_VIDEOS:  # an earlier stress test's videos would otherwise pass for this one's
+        if not any(Path(v).name == name for v in report.get("videos", {}).values()):
+            (run_dir / VIDEO_DIR / name).unlink(missing_ok=True)
     return report
+
+
+def stage_summary(report: dict) -> tuple[dict, str]:
+    """(summary, message) of a stress report as the stress stage records them in pipeline.json (and ``primebot
+    stress`` on a pipeline run does too): the ROBUST verdict, what replaying the reference does, the standard push."""
+    verdict = report["verdict"]
+    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"), None)
+    summary = {"robust": verdict["robust"], "robust_reason": verdict["reason"], "stress_sentence": verdict["sentence"],
+               "replay_does_as_well": verdict["replay_does_as_well"], "episodes": report["loop"]["episodes"]}
+    if push is not None:
+        summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
+                       push_success_policy=push["policy"]["success_rate"],
+                       push_success_replay=push["replay"]["success_rate"])
+    return summary, f"{verdict['label'].upper()}: {verdict['reason']}"
 
 
 def format_table(report: dict) -> str:

@@ -149,6 +149,18 @@ def _plain(value: Any) -> Any:
 
 
 # -- overrides: task sections, then --set key=value ---------------------------------
+MOTION_POLICY_SETTINGS = ("policy.init_action_gain", "policy.init_noise_std")
+"""Settings outside the task a motion file's ``training_overrides`` may carry: how the first policy starts
+(docs/architecture.md §2). The task names the rest (``TaskSpec.motion_settings``)."""
+
+
+def motion_may_set(key: str, task_sections: tuple[str, ...]) -> bool:
+    """Whether a motion file's ``training_overrides`` may set ``key`` (after ``KEY_ALIASES``)."""
+    if key in MOTION_POLICY_SETTINGS:
+        return True
+    return any(key == f"task.{section}" or key.startswith(f"task.{section}.") for section in task_sections)
+
+
 KEY_ALIASES = {"ppo.lr": "ppo.learning_rate", "ppo.epochs": "ppo.num_learning_epochs"}
 """Short spellings accepted by ``--set``."""
 
@@ -336,7 +348,9 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
     1. the trainer's defaults (``TrainConfig``) and the task's settings (``TaskSpec.default_config``),
     2. the task's trainer defaults (``TaskSpec.trainer_defaults``),
     3. the flags (``--robot``, ``--num-envs``, ``--iterations``, ``--seed``),
-    4. the motion's own training overrides (``Motion.training_overrides``),
+    4. the motion's own training overrides (``Motion.training_overrides``), limited to the settings its
+       task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a flag's, so every
+       explicit choice of the user wins,
     5. ``--set`` (a preset's, then the user's).
 
     ``sources`` (when given) receives, for every key a layer above the first set, where it came from
@@ -357,7 +371,19 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
         raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
     carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
     try:
-        for key, value in parse_set(carried):
+        carried_pairs = parse_set(carried)
+        refused = [key for key, _ in carried_pairs if not motion_may_set(key, tuple(spec.motion_settings))]
+        if refused:
+            allowed = [*(f"task.{section}.*" for section in spec.motion_settings), *MOTION_POLICY_SETTINGS]
+            raise ConfigError(
+                f"{request.motion}: its training_overrides set {', '.join(refused)}, which a motion file may not "
+                f"set (a motion may carry only {', '.join(allowed) or 'nothing for task ' + repr(spec.name)}); "
+                "nothing was trained",
+                fix="only use motion files you trust; to apply such a setting, pass it yourself with "
+                    "--set KEY=VALUE, or remove it from the motion source's `training:` list and regenerate "
+                    "the file (docs/motions.md)",
+            )
+        for key, value in carried_pairs:
             set_value(cfg, key, value, open_sections=open_sections)
             _record(sources, key, f"motion {Path(request.motion).name}")
     except ValueError as exc:

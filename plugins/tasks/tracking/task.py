@@ -204,6 +204,9 @@ TRACKING = TaskSpec(
     needs_motion=True,
     default_robot="q1",
     open_config_sections=("rewards", "terminations", "observations"),
+    # what a motion file's training_overrides may set: its rewards, terminations, randomisation and its
+    # curriculum (docs/motions.md, "Training settings in the motion file")
+    motion_settings=("rewards", "terminations", "randomization"),
     verdict_probe=verdict_probe,
     evaluation_view=tracking_view,
     export_metadata=export_metadata,
