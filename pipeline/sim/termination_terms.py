@@ -14,24 +14,20 @@ Time-outs are not terms: the env ends those episodes as truncations.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..registry import Registry
+from .terms import StateTerm
 
 
 @dataclass(frozen=True)
-class TerminationTerm:
+class TerminationTerm(StateTerm):
     """A named failure check: ``func(state, **params)`` → bool [N]."""
-
-    name: str
-    func: Callable[..., Any]
-    description: str = ""
-    default_params: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _params(name: str, raw: Any) -> dict[str, Any] | None:
