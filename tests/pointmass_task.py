@@ -112,7 +112,10 @@ def make_env(*, robot=None, motion=None, num_envs: int, seed: int, config: dict,
                         config["nan_at_step"])
 
 
+POINTMASS = TaskSpec("pointmass", make_env, DEFAULT_CONFIG, "point masses pushed to a target (tests)",
+                     needs_motion=False, trainer_defaults=TRAINER_DEFAULTS)
+
+
 @hookimpl
 def register_tasks(register) -> None:
-    register(TaskSpec("pointmass", make_env, DEFAULT_CONFIG, "point masses pushed to a target (tests)",
-                      needs_motion=False, trainer_defaults=TRAINER_DEFAULTS))
+    register(POINTMASS)
