@@ -51,7 +51,7 @@ from .contacts import can_touch, collision_geoms, floor_geoms
 from .kinematics import geom_vertical_extent, robot_geoms, standing_height
 from .scenery import add_scenery, free_name, model_names
 from .spec import compile_mjcf, pd_gains
-from .stance import balancing_lean, on_floor, standing_torques
+from .stance import balancing_lean, on_floor, standing_balance, standing_torques
 from .statics import GRAVITY, gravity_stiffness, is_ancestor
 
 NATURAL_FREQUENCY_HZ = 10.0
@@ -147,8 +147,13 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
+_CONTROL_NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "TAB", "\x00": "NUL", "\x0b": "LINE TABULATION",
+                  "\x0c": "FORM FEED", "\x1b": "ESCAPE", "\x85": "NEXT LINE"}
+
+
 def _describe(char: str) -> str:
-    return f"U+{ord(char):04X} ({unicodedata.name(char, unicodedata.category(char))})"
+    kind = _CONTROL_NAMES.get(char) or unicodedata.name(char, f"category {unicodedata.category(char)}")
+    return f"U+{ord(char):04X} ({kind})"
 
 
 def refuse_unsafe_names(model: mujoco.MjModel, path: Path) -> None:
@@ -304,15 +309,17 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
     if not feet:
         feet = sorted(leaves, key=lambda b: data.xpos[b, 2])[:2]
     feet_set = set(feet)
-    if not model.nkey:
+    balance = standing_balance(model, data, root, feet)
+    if not model.nkey or balance is None or not balance.stands:
+        # a guessed pose, or a keyframe whose centre of mass is not over the middle of the feet: lean it there
         lean = balancing_lean(model, qpos, free, joints, root, feet)
-        if lean is not None and lean.angle:
+        if lean is not None and lean.angle and (model.nkey == 0 or lean.balance.stands):
             qpos = lean.qpos
             pose = qpos[model.jnt_qposadr[joints]].copy()
-            moved = ", ".join(f"{_name(model, mujoco.mjtObj.mjOBJ_JOINT, j)!r} {after:+.3f}"
-                              for j, (_, after) in lean.changes.items())
+            moved = ", ".join(f"{_name(model, mujoco.mjtObj.mjOBJ_JOINT, j)!r} {before:+.3f} → {after:+.3f}"
+                              for j, (before, after) in lean.changes.items())
             notes["default_pose"] += (f", leaned {lean.angle:+.3f} rad over the feet ({moved}) to put the centre of "
-                                      "mass over the middle of the support polygon; bend the knees a little if you like")
+                                      "mass over the middle of the support polygon")
         elif lean is None:
             notes["default_pose"] += "; the legs have no two pitch joints to lean it over the feet: check its balance"
         data.qpos[:] = qpos

@@ -1,0 +1,100 @@
+"""A small primitive-only humanoid written into a test's tmp dir, bare as a third-party model arrives.
+
+``capsulebot``: capsules, spheres and box feet; a pelvis with a free joint, a
+torso, a head, two arms (shoulder, elbow) and two legs (hip pitch, hip roll,
+knee, ankle pitch); no floor, actuators, keyframe or light. Its trunk sits a
+little behind its hips, so with every joint at 0 its centre of mass is over
+the back of its feet (as the Menagerie H1's is) and ``robots new`` has to
+lean it forward to stand.
+
+``contacts_off=True`` builds it the way the Menagerie's Apollo is built: the
+default class turns every geom's contact bits off, the collision geoms are in
+group 3 and the visual ones in group 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+STAND_Z = 0.06 + 0.22 + 0.24 + 0.01 + 0.012
+"""Pelvis height with straight legs and the soles on the floor."""
+JOINTS = (
+    "left_shoulder", "left_elbow", "right_shoulder", "right_elbow",
+    "left_hip_pitch", "left_hip_roll", "left_knee", "left_ankle_pitch",
+    "right_hip_pitch", "right_hip_roll", "right_knee", "right_ankle_pitch",
+)  # fmt: skip
+"""In MJCF order (the arms hang from the torso, which comes before the legs)."""
+
+
+def write_capsulebot(folder: Path, *, contacts_off: bool = False, names: dict[str, str] | None = None,
+                     keyframe_name: str | None = None, name: str = "capsulebot.xml") -> Path:
+    """Write the model under ``folder``; ``names`` renames joints or bodies (written XML-escaped),
+    ``keyframe_name`` adds a keyframe of that name at the zero pose. Returns the MJCF path."""
+    rename = names or {}
+
+    def n(default: str) -> str:
+        return quoteattr(rename.get(default, default))
+
+    collide = 'class="collision"' if contacts_off else ""
+    visual = 'class="visual"' if contacts_off else 'contype="0" conaffinity="0"'
+    leg = """
+      <body name={thigh} pos="0 {y} -0.06">
+        <joint name={hip_pitch} axis="0 1 0" range="-1.6 1.0"/>
+        <joint name={hip_roll} axis="1 0 0" range="-0.5 0.5"/>
+        <geom {collide} type="capsule" fromto="0 0 0 0 0 -0.22" size="0.035" mass="1.2"/>
+        <geom {visual} type="sphere" size="0.05" mass="0"/>
+        <body name={shin} pos="0 0 -0.22">
+          <joint name={knee} axis="0 1 0" range="0 2.2"/>
+          <geom {collide} type="capsule" fromto="0 0 0 0 0 -0.22" size="0.03" mass="0.8"/>
+          <body name={foot} pos="0 0 -0.24">
+            <joint name={ankle} axis="0 1 0" range="-0.8 0.8"/>
+            <geom {collide} type="box" pos="0.03 0 -0.01" size="0.07 0.035 0.012" mass="0.3"/>
+          </body>
+        </body>
+      </body>"""
+    arm = """
+        <body name={upper} pos="0 {y} 0.2">
+          <joint name={shoulder} axis="0 1 0" range="-2.5 2.5"/>
+          <geom {collide} type="capsule" fromto="0 0 0 0 0 -0.18" size="0.025" mass="0.4"/>
+          <body name={lower} pos="0 0 -0.18">
+            <joint name={elbow} axis="0 1 0" range="-2.0 0.0"/>
+            <geom {collide} type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.25"/>
+            <body name={hand} pos="0 0 -0.18"><geom {collide} type="sphere" size="0.025" mass="0.1"/></body>
+          </body>
+        </body>"""
+    legs = "".join(leg.format(
+        y=y, collide=collide, visual=visual, thigh=n(f"{s}_thigh"), shin=n(f"{s}_shin"), foot=n(f"{s}_foot"),
+        hip_pitch=n(f"{s}_hip_pitch"), hip_roll=n(f"{s}_hip_roll"), knee=n(f"{s}_knee"), ankle=n(f"{s}_ankle_pitch"),
+    ) for s, y in (("left", 0.09), ("right", -0.09)))
+    arms = "".join(arm.format(
+        y=y, collide=collide, upper=n(f"{s}_upper_arm"), lower=n(f"{s}_forearm"), hand=n(f"{s}_hand"),
+        shoulder=n(f"{s}_shoulder"), elbow=n(f"{s}_elbow"),
+    ) for s, y in (("left", 0.15), ("right", -0.15)))
+    defaults = """
+  <default>
+    <geom contype="0" conaffinity="0" group="1"/>
+    <default class="collision"><geom group="3"/></default>
+    <default class="visual"><geom group="1" rgba="0.8 0.8 0.85 1"/></default>
+  </default>""" if contacts_off else ""
+    keyframe = (f'<keyframe><key name={quoteattr(keyframe_name)} qpos="0 0 {STAND_Z:.4f} 1 0 0 0{" 0" * len(JOINTS)}"/></keyframe>'
+                if keyframe_name is not None else "")
+    xml = f"""<mujoco model="capsulebot">
+  <compiler angle="radian"/>{defaults}
+  <worldbody>
+    <body name={n("pelvis")} pos="0 0 0.8">
+      <freejoint name="root"/>
+      <geom {collide} type="sphere" size="0.07" mass="3"/>
+      <body name={n("torso")} pos="-0.035 0 0.1">
+        <geom {collide} type="capsule" fromto="0 0 0 0 0 0.25" size="0.08" mass="6"/>
+        <body name={n("head")} pos="0 0 0.36"><geom {collide} type="sphere" size="0.07" mass="1"/></body>{arms}
+      </body>{legs}
+    </body>
+  </worldbody>
+  {keyframe}
+</mujoco>
+"""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(xml, encoding="utf-8")
+    return path
