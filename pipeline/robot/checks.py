@@ -185,7 +185,7 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     if fell:
         why = ('; a robot that falls under its servos has to learn balance before the motion, which the laptop '
                'presets do not do: stiffer servos (≥ 1.5 × everywhere, sagging < 0.05 rad) train in minutes '
-               '(docs/robots.md, "Gains and balance")')
+               '(docs/robots.md, "Gains")')
     return Finding(
         "stands_under_pd", "info",
         f"with ctrl = default pose and the spec's gains, no policy, it {verdict} over {STAND_SECONDS:.0f} s "

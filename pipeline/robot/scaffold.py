@@ -21,7 +21,7 @@ mjlab's 10 Hz, raised for that joint alone where 10 Hz leaves it softer than
 1.5 × the gravity torque per radian it carries standing
 (``STANCE_STIFFNESS_SAFETY``): below that the servos alone let the robot fold
 over, every training episode starts with a fall, and the laptop presets do not
-learn (docs/robots.md, "Gains and balance").
+learn (docs/robots.md, "Gains").
 
 **Names from the model never become code.** A name with a character that is
 not printable (a line break, a tab, a bidirectional override…) is refused
@@ -471,6 +471,11 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
     if spec.option.integrator != mujoco.mjtIntegrator.mjINT_IMPLICITFAST:
         changes.append("the implicitfast integrator")
         spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    for flag, what in ((mujoco.mjtDisableBit.mjDSBL_CONTACT, "contacts"), (mujoco.mjtDisableBit.mjDSBL_GRAVITY, "gravity"),
+                       (mujoco.mjtDisableBit.mjDSBL_CONSTRAINT, "constraints")):
+        if spec.option.disableflags & int(flag):  # the floor and the servos need them
+            spec.option.disableflags &= ~int(flag)
+            changes.append(f"{what} enabled (the model's <option><flag> turned them off)")
     model = spec.compile()
     free, joints = _model_structure(model, Path(guess.name))
     pose = np.array([guess.default_pose[j] for j in guess.joint_names])

@@ -9,8 +9,7 @@ prints the lean that gives it; ``robots new`` applies that lean to a standing
 pose it had to guess (a model without a keyframe stands with every joint at
 0, which leaves the Menagerie H1 with its centre of mass 1 cm in front of its
 heels: it topples backwards under any gains). motion/balance.py judges a
-motion's zero-moment point against the same polygon (docs/robots.md, "Gains
-and balance").
+motion's zero-moment point against the same polygon (docs/robots.md, "Gains").
 """
 
 from __future__ import annotations
@@ -205,46 +204,58 @@ class Lean:
     balance: Balance
 
 
-def _leg_pitch_joints(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,
-                      feet) -> list[tuple[int, float, int, float]] | None:
-    """Per foot, the first and last joints between the root and the foot that pitch the leg (axis
-    sideways), each with the sign of its axis along the robot's left; None when a leg has fewer than two.
-    ``joints`` are in MJCF order, which runs down each limb."""
-    forward = data.xmat[root].reshape(3, 3)[:, 0].copy()
-    forward[2] = 0.0
-    forward /= np.linalg.norm(forward)
+def leg_pitch_joints(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,
+                     feet) -> list[list[tuple[int, float]]] | None:
+    """Per foot, the joints between the root and the foot that pitch the leg (axis within 25° of the
+    robot's sideways axis: hip pitch, knee, ankle pitch), root first, each with the sign of its axis
+    along the robot's left (a joint angle times it is the leg's pitch about the left axis); None when a
+    leg has fewer than two. ``joints`` are in MJCF order, which runs down each limb."""
+    forward = _forward(model, data, root)
     left = np.cross([0.0, 0.0, 1.0], forward)
     legs = []
     for foot in feet:
         chain = [j for j in joints if is_ancestor(model, int(model.jnt_bodyid[j]), foot)
                  and is_ancestor(model, root, int(model.jnt_bodyid[j]))]
-        pitch = [(j, float(np.sign(data.xaxis[j] @ left))) for j in chain
+        pitch = [(int(j), float(np.sign(data.xaxis[j] @ left))) for j in chain
                  if abs(data.xaxis[j] @ left) >= LATERAL_AXIS_COS * np.linalg.norm(data.xaxis[j])]
         if len(pitch) < 2:
             return None
-        legs.append((*pitch[0], *pitch[-1]))
+        legs.append(pitch)
     return legs
 
 
+def _forward(model: mujoco.MjModel, data: mujoco.MjData, root: int) -> np.ndarray:
+    """The root's forward (x) axis, horizontal and of unit length."""
+    forward = data.xmat[root].reshape(3, 3)[:, 0].copy()
+    forward[2] = 0.0
+    return forward / np.linalg.norm(forward)
+
+
 def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joints: list[int], root: int,
-                   feet) -> Lean | None:
-    """The lean δ (hip pitch −δ, ankle pitch +δ, so the feet stay flat and the trunk upright) that puts the
-    centre of mass over the middle of the support polygon front to back, found by bisection within
-    ±``MAX_LEAN``; None when a leg has no two pitch joints or no foot touches the floor."""
+                   feet, bend: dict[int, float] | None = None) -> Lean | None:
+    """The lean δ (hip pitch −δ and ankle pitch +δ about the robot's sideways axis, so the feet stay flat
+    and the trunk upright) that puts the centre of mass over the middle of the support polygon front to
+    back, found by bisection within ±``MAX_LEAN``; None when a leg has no two pitch joints or no foot
+    touches the floor. ``bend`` (joint id → change, e.g. the knees of a squat) is applied too, the ankles
+    turning so that the feet stay flat."""
     data = mujoco.MjData(model)
     data.qpos[:] = qpos
     mujoco.mj_kinematics(model, data)
-    legs = _leg_pitch_joints(model, data, joints, root, list(feet))
+    legs = leg_pitch_joints(model, data, joints, root, list(feet))
     if legs is None:
         return None
-    forward = data.xmat[root].reshape(3, 3)[:, 0].copy()
-    forward[2] = 0.0
-    forward /= np.linalg.norm(forward)
+    forward = _forward(model, data, root)
+    bend = bend or {}
 
     def leaned(delta: float) -> tuple[np.ndarray, dict[int, tuple[float, float]]]:
         out, changes = qpos.copy(), {}
-        for hip, hip_sign, ankle, ankle_sign in legs:
-            for joint, change in ((hip, -delta * hip_sign), (ankle, delta * ankle_sign)):
+        for leg in legs:
+            (hip, hip_sign), (ankle, ankle_sign) = leg[0], leg[-1]
+            bent = sum(bend.get(j, 0.0) * sign for j, sign in leg)  # the leg's pitch from the bent joints
+            moves = {j: bend[j] for j, _ in leg if j in bend}
+            moves[hip] = moves.get(hip, 0.0) - delta * hip_sign
+            moves[ankle] = moves.get(ankle, 0.0) + (delta - bent) * ankle_sign
+            for joint, change in moves.items():
                 adr = model.jnt_qposadr[joint]
                 after = qpos[adr] + change
                 if model.jnt_limited[joint]:

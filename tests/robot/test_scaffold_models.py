@@ -75,10 +75,13 @@ def test_a_primitive_model_whose_default_class_disables_contacts_installs_regist
 def test_the_floor_added_to_a_model_whose_default_class_disables_contacts_still_collides(tmp_path):
     # only the default class turns contacts off; the model's collision geoms set their own bits
     source = write_capsulebot(tmp_path / "src", contacts_off=True)
+    # … and its options turn contacts off altogether
     source.write_text(source.read_text().replace('<default class="collision"><geom group="3"/>',
-                                                 '<default class="collision"><geom group="3" contype="2" conaffinity="4"/>'))
+                                                 '<default class="collision"><geom group="3" contype="2" conaffinity="4"/>')
+                      .replace('<compiler angle="radian"/>', '<compiler angle="radian"/><option><flag contact="disable"/></option>'))
     made = scaffold_robot("bitbot", source, tmp_path / "pkg")
     model = _copy(made)
+    assert not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CONTACT and any("contacts enabled" in c for c in made.model_changes)
     floor = int(floor_geoms(model)[0])
     # the floor's bits meet the robot's (contype 4 = their conaffinity, conaffinity 2 = their contype): no pairs
     assert (model.geom_contype[floor], model.geom_conaffinity[floor]) == (4, 2) and model.npair == 0
