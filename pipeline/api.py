@@ -18,8 +18,10 @@ from typing import Any
 
 from .atomic import atomic_path, atomic_write_text
 from .cli import pass_host
+from .deploy.perturbations import push_rate_unit, push_speed_unit
 from .devices.backend import Availability, Backend, ResolvedDevice
 from .errors import (
+    NOT_ROBUST_EXIT_CODE,
     NOT_TRACKED_EXIT_CODE,
     CheckpointError,
     ConfigError,
@@ -80,6 +82,7 @@ from .rundir import (
     EVAL_FILE,
     EXPORT_DIR,
     SIM2SIM_FILE,
+    STRESS_FILE,
     read_args,
 )
 from .sim.env import StepResult, VecEnv
@@ -117,6 +120,8 @@ LAZY: dict[str, tuple[str, str]] = {
     "EXPORT_REPORT_FILE": ("export.run", "REPORT_FILE"),
     "sim2sim_run_dir": ("deploy.sim2sim", "sim2sim_run_dir"),
     "require_checks_passed": ("deploy.sim2sim", "require_checks_passed"),
+    "stress_run_dir": ("deploy.stress", "stress_run_dir"),
+    "StressPlan": ("deploy.stress", "StressPlan"),
     # videos (mujoco's renderer)
     "reference_ghosts": ("render.ghost", "reference_ghosts"),
     "render_ghost_video": ("render.ghost", "render_ghost_video"),
@@ -149,8 +154,10 @@ __all__ = [
     "EXPORT_DIR",
     "EXPORT_MOTION_TRACKING",
     "EXPORT_POLICY",
+    "NOT_ROBUST_EXIT_CODE",
     "NOT_TRACKED_EXIT_CODE",
     "SIM2SIM_FILE",
+    "STRESS_FILE",
     "START_SPREAD",
     "START_STEP",
     "STAGE_NONE",
@@ -185,6 +192,8 @@ __all__ = [
     "pd_gains",
     "PluginError",
     "PrimebotError",
+    "push_rate_unit",
+    "push_speed_unit",
     "quat_apply",
     "quat_apply_inverse",
     "quat_conjugate",

@@ -5,6 +5,9 @@ from __future__ import annotations
 NOT_TRACKED_EXIT_CODE = 10
 """``primebot pipeline run`` exits with this when every stage finished but the policy does not track
 its motion (the verdict, docs/tasks.md): a finished run is not a working policy."""
+NOT_ROBUST_EXIT_CODE = 12
+"""``primebot pipeline run`` exits with this when the policy tracks its motion but is not shown ROBUST: the stress
+test found a standard perturbation it does not survive, or did not run (docs/deploy.md, "Before you deploy")."""
 
 
 class PrimebotError(Exception):

@@ -21,6 +21,7 @@ CURVE_FILE = "train.png"
 BEST_CHECKPOINT = "model_best.pt"
 EVAL_FILE = "eval.json"
 SIM2SIM_FILE = "sim2sim.json"
+STRESS_FILE = "stress.json"
 VIDEO_DIR = "videos"
 EXPORT_DIR = "export"
 

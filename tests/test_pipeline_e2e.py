@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 from pipeline_runs import only_run_dir, read_pipeline
 
-STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
+STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim", "stress"]
 
 
 def _environ() -> dict[str, str]:
@@ -70,11 +70,16 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     output, _ = proc.communicate(timeout=300)
     doc = read_pipeline(run_dir)
     assert doc["status"] == "done", output[-3000:]
-    # every stage finished: the exit status is the verdict (0 tracked, 10 not tracked), and so is the last line
+    # every stage finished: the exit status is the verdict (0 tracked and robust, 12 tracked only, 10 not
+    # tracked), and so is the last line
     sim2sim = next(s for s in doc["stages"] if s["name"] == "sim2sim")["summary"]
-    assert isinstance(sim2sim["tracked"], bool), sim2sim
-    assert proc.returncode == (0 if sim2sim["tracked"] else 10), output[-3000:]
-    assert ("[DONE] pipeline: TRACKED" if sim2sim["tracked"] else "[DONE] pipeline: NOT TRACKED") in output
+    stress = next(s for s in doc["stages"] if s["name"] == "stress")["summary"]
+    assert isinstance(sim2sim["tracked"], bool) and isinstance(stress["robust"], bool), (sim2sim, stress)
+    expected = (0 if stress["robust"] else 12) if sim2sim["tracked"] else 10
+    assert proc.returncode == expected, output[-3000:]
+    last = {0: "[DONE] pipeline: TRACKED and ROBUST", 12: "[DONE] pipeline: TRACKED, NOT ROBUST",
+            10: "[DONE] pipeline: NOT TRACKED"}[expected]
+    assert last in output
     by_name = {s["name"]: s for s in doc["stages"]}
     assert [s["name"] for s in doc["stages"]] == STAGES
     assert all(by_name[n]["status"] == "done" for n in STAGES if n != "replay")
@@ -84,19 +89,20 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     assert by_name["train"]["summary"]["curriculum"] == "incomplete"
     assert any("curriculum" in w for w in by_name["train"]["warnings"])
     assert "randomization/strength" in (run_dir / "train.csv").read_text(encoding="utf-8").splitlines()[0]
-    for name in ("args.yaml", "train.csv", "model_6.pt", "model_best.pt", "eval.json", "sim2sim.json",
+    for name in ("args.yaml", "train.csv", "model_6.pt", "model_best.pt", "eval.json", "sim2sim.json", "stress.json",
                  "pipeline.json", "report.html", "export/policy.onnx", "export/deploy.yaml", "wave.npz"):
         assert (run_dir / name).is_file(), name
     rows = (run_dir / "train.csv").read_text(encoding="utf-8").splitlines()
     assert len(rows) == 1 + 6  # header + one row per iteration, none twice after the resume
     if by_name["replay"]["status"] == "done":
-        for video in ("replay", "eval", "sim2sim"):
+        for video in ("replay", "eval", "sim2sim", "stress_push", "stress_push_replay"):
             assert (run_dir / "videos" / f"{video}.mp4").stat().st_size > 1000, video
     sim2sim = json.loads((run_dir / "sim2sim.json").read_text(encoding="utf-8"))
     assert sim2sim["checks_passed"]
     assert by_name["sim2sim"]["summary"]["episodes"] >= 1
+    assert stress["episodes"] == 3 * 4 * 13  # the quick preset: 4 starts of nominal and the 12 standard levels
     page = (run_dir / "report.html").read_text(encoding="utf-8")
-    assert 'src="report/reward.png"' in page and "policy.onnx" in page
+    assert 'src="report/reward.png"' in page and "policy.onnx" in page and 'src="report/stress.png"' in page
 
 
 def test_an_invalid_motion_stops_at_validate_with_its_report(repo_root, tmp_path):
@@ -131,7 +137,7 @@ def test_an_unavailable_device_stops_at_smoke_with_the_fix(repo_root, tmp_path):
     doc = read_pipeline(only_run_dir(tmp_path / "logs"))
     statuses = {s["name"]: s["status"] for s in doc["stages"]}
     assert statuses == {"validate": "done", "replay": "skipped", "smoke": "failed", "train": "pending",
-                        "evaluate": "pending", "export": "pending", "sim2sim": "pending"}
+                        "evaluate": "pending", "export": "pending", "sim2sim": "pending", "stress": "pending"}
     error = doc["stages"][2]["error"]
     assert error["type"] == "DeviceUnavailableError" and error["fix"]
     assert "fix:" in output

@@ -26,6 +26,7 @@ import onnxruntime as ort
 
 from ..errors import ExportError
 from ..robot.actuators import actuator_kind, gain_problems
+from ..rotations import matrix_first_two_columns, quat_conjugate, quat_mul
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
 
 LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names", "end_effector_body_names",
@@ -387,6 +388,36 @@ def setup_torque_loop(robot: DeployRobot, meta: dict, control_dt: float, physics
     return substeps
 
 
+def setup_servo_loop(robot: DeployRobot, meta: dict, control_dt: float, physics_hz: float) -> int:
+    """Like ``setup_torque_loop``, but MuJoCo computes the same PD: every policy joint's actuator becomes a
+    position servo with the metadata's kp/kd whose force is clipped to the effort limit, so ``ctrl`` is the joint
+    target and a batch of simulations steps without Python between physics steps (``deploy.stress``).
+
+    Returns the physics substeps per policy step.
+    """
+    substeps = max(1, int(round(control_dt * physics_hz)))
+    robot.model.opt.timestep = control_dt / substeps
+    to_servo_mode(robot.model, robot.actuator_ids, meta["joint_stiffness"], meta["joint_damping"], effort_limit(meta))
+    return substeps
+
+
+def to_servo_mode(model: mujoco.MjModel, actuator_ids: np.ndarray, kp: np.ndarray, kd: np.ndarray,
+                  effort: np.ndarray) -> None:
+    """Make each actuator a PD position servo: force = kp·(ctrl − q) − kd·q̇, clipped to ±effort."""
+    for act, p, d, limit in zip(actuator_ids, kp, kd, effort, strict=True):
+        model.actuator_gaintype[act] = mujoco.mjtGain.mjGAIN_FIXED
+        model.actuator_biastype[act] = mujoco.mjtBias.mjBIAS_AFFINE
+        model.actuator_gainprm[act, :] = 0.0
+        model.actuator_gainprm[act, 0] = p
+        model.actuator_biasprm[act, :] = 0.0
+        model.actuator_biasprm[act, 1:3] = (-p, -d)
+        model.actuator_gear[act, :] = 0.0
+        model.actuator_gear[act, 0] = 1.0
+        model.actuator_ctrllimited[act] = 0
+        model.actuator_forcelimited[act] = int(np.isfinite(limit))
+        model.actuator_forcerange[act] = (-limit, limit) if np.isfinite(limit) else (0.0, 0.0)
+
+
 def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, target: np.ndarray,
                        substeps: int) -> None:
     """``substeps`` physics steps, each with τ = kp·(target − q) − kd·q̇ from the metadata, clipped to effort.
@@ -425,6 +456,35 @@ def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.n
             for i, k in enumerate(REFERENCE_OUTPUTS)}
 
 
+@dataclass
+class SensedState:
+    """What N robots sense at one control step, in the metadata's joint order (arrays float64).
+
+    The encoders (``joint_pos``, ``joint_vel``), the root IMU's gyro in the
+    root frame (``root_ang_vel_b``) and the anchor body's world orientation
+    from forward kinematics and the IMU (``anchor_quat_w``, w x y z).
+    """
+
+    joint_pos: np.ndarray
+    """[N, J] rad."""
+    joint_vel: np.ndarray
+    """[N, J] rad/s."""
+    root_ang_vel_b: np.ndarray
+    """[N, 3] rad/s."""
+    anchor_quat_w: np.ndarray
+    """[N, 4]."""
+
+    @classmethod
+    def of(cls, robot: DeployRobot, qpos: np.ndarray, qvel: np.ndarray, xquat: np.ndarray) -> SensedState:
+        """From N simulations' ``qpos`` [N, nq], ``qvel`` [N, nv] and body orientations ``xquat`` [N, nbody, 4].
+
+        The free joint's angular velocity is already in the root body's frame (what a gyro there reads).
+        """
+        d = robot.root_dof_adr
+        return cls(joint_pos=qpos[:, robot.qpos_adr], joint_vel=qvel[:, robot.dof_adr],
+                   root_ang_vel_b=qvel[:, d + 3:d + 6], anchor_quat_w=xquat[:, robot.anchor_body])
+
+
 class DeployObservation:
     """The policy observation from sensed quantities, in the metadata's term order.
 
@@ -432,7 +492,8 @@ class DeployObservation:
     (reference anchor orientation in the robot anchor frame, first two columns
     of its rotation matrix, row by row), ``base_ang_vel`` (root gyro, root
     frame), ``joint_pos`` (minus the default pose), ``joint_vel``, ``actions``
-    (the previous policy output).
+    (the previous policy output). ``build_batch`` makes N observations at
+    once (each robot at its own reference step); ``build`` one, from an ``MjData``.
     """
 
     def __init__(self, robot: DeployRobot, meta: dict) -> None:
@@ -441,29 +502,28 @@ class DeployObservation:
         self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
         self.anchor_index = meta["body_names"].index(meta["anchor_body_name"])
         self.size = sum(size for _, size in self.terms)
-        self._vel = np.zeros(6)
-        self._quat = np.zeros(4)
-        self._rel = np.zeros(4)
-        self._mat = np.zeros(9)
 
     def build(self, data: mujoco.MjData, ref: dict[str, np.ndarray], t: int, last_action: np.ndarray) -> np.ndarray:
-        r = self.robot
+        """The observation [size] of the robot in ``data`` at reference step ``t``."""
+        state = SensedState.of(self.robot, data.qpos[None], data.qvel[None], data.xquat[None])
+        return self.build_batch(state, ref, np.array([t]), np.asarray(last_action)[None])[0]
+
+    def build_batch(self, state: SensedState, ref: dict[str, np.ndarray], t: np.ndarray,
+                    last_action: np.ndarray) -> np.ndarray:
+        """The observations [N, size] of N robots, robot i at reference step ``t[i]`` (float32)."""
         parts = []
         for name, _ in self.terms:
             if name == "command":
                 parts += [ref["joint_pos"][t], ref["joint_vel"][t]]
             elif name == "motion_anchor_ori_b":
-                mujoco.mju_negQuat(self._quat, data.xquat[r.anchor_body])
-                mujoco.mju_mulQuat(self._rel, self._quat, ref["body_quat_w"][t, self.anchor_index])
-                mujoco.mju_quat2Mat(self._mat, self._rel)
-                parts.append(self._mat.reshape(3, 3)[:, :2].reshape(6))
+                relative = quat_mul(quat_conjugate(state.anchor_quat_w), ref["body_quat_w"][t, self.anchor_index])
+                parts.append(matrix_first_two_columns(relative))
             elif name == "base_ang_vel":
-                mujoco.mj_objectVelocity(r.model, data, mujoco.mjtObj.mjOBJ_XBODY, r.root_body, self._vel, 1)
-                parts.append(self._vel[:3])
+                parts.append(state.root_ang_vel_b)
             elif name == "joint_pos":
-                parts.append(data.qpos[r.qpos_adr] - self.default)
+                parts.append(state.joint_pos - self.default)
             elif name == "joint_vel":
-                parts.append(data.qvel[r.dof_adr])
+                parts.append(state.joint_vel)
             elif name == "actions":
                 parts.append(last_action)
-        return np.concatenate(parts).astype(np.float32)
+        return np.concatenate(parts, axis=-1).astype(np.float32)

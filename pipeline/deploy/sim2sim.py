@@ -59,6 +59,7 @@ from ..evaluate.metrics import (
     summarise,
     threshold,
 )
+from ..rotations import quat_apply_inverse, quat_normalize
 from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
 from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
@@ -74,32 +75,41 @@ from .policy import (
     load_policy,
     reference_table,
     robot_spec_check,
+    setup_servo_loop,
     setup_torque_loop,
 )
 
 REFERENCE_POSE_TOLERANCE_M = 2e-3
 """float32 motion data reproduces body positions to well under a millimetre; more means wrong metadata."""
 # -- episodes -------------------------------------------------------------------------------------
+def reference_states(robot: DeployRobot, ref: dict[str, np.ndarray], t: np.ndarray,
+                     root_index: int) -> tuple[np.ndarray, np.ndarray]:
+    """``qpos`` [N, nq] and ``qvel`` [N, nv] that put a robot exactly in the reference state of each step ``t[i]``
+    (root pose and velocity, joints); the rest of the state is the model's ``qpos0`` and zero."""
+    m = robot.model
+    a, d = robot.root_qpos_adr, robot.root_dof_adr
+    qpos = np.tile(m.qpos0, (len(t), 1))
+    qvel = np.zeros((len(t), m.nv))
+    quat = quat_normalize(ref["body_quat_w"][t, root_index])
+    qpos[:, a:a + 3] = ref["body_pos_w"][t, root_index]
+    qpos[:, a + 3:a + 7] = quat
+    qpos[:, robot.qpos_adr] = ref["joint_pos"][t]
+    qvel[:, d:d + 3] = ref["body_lin_vel_w"][t, root_index]
+    qvel[:, d + 3:d + 6] = quat_apply_inverse(quat, ref["body_ang_vel_w"][t, root_index])  # a free joint's: body frame
+    qvel[:, robot.dof_adr] = ref["joint_vel"][t]
+    return qpos, qvel
+
+
 def set_reference_state(robot: DeployRobot, data: mujoco.MjData, ref: dict[str, np.ndarray], t: int,
                         root_index: int, stage: str = "forward") -> None:
     """Put the robot exactly in the reference state of step ``t`` (root pose and velocity, joints).
 
     ``stage="kinematics"`` computes only body poses (enough for the pose check).
     """
-    m = robot.model
-    mujoco.mj_resetData(m, data)
-    a, d = robot.root_qpos_adr, robot.root_dof_adr
-    quat = ref["body_quat_w"][t, root_index]
-    data.qpos[a:a + 3] = ref["body_pos_w"][t, root_index]
-    data.qpos[a + 3:a + 7] = quat / np.linalg.norm(quat)
-    data.qpos[robot.qpos_adr] = ref["joint_pos"][t]
-    data.qvel[d:d + 3] = ref["body_lin_vel_w"][t, root_index]
-    inverse, local = np.zeros(4), np.zeros(3)
-    mujoco.mju_negQuat(inverse, data.qpos[a + 3:a + 7])
-    mujoco.mju_rotVecQuat(local, ref["body_ang_vel_w"][t, root_index], inverse)
-    data.qvel[d + 3:d + 6] = local  # a free joint's angular velocity is in its body frame
-    data.qvel[robot.dof_adr] = ref["joint_vel"][t]
-    (mujoco.mj_kinematics if stage == "kinematics" else mujoco.mj_forward)(m, data)
+    mujoco.mj_resetData(robot.model, data)
+    qpos, qvel = reference_states(robot, ref, np.array([t]), root_index)
+    data.qpos[:], data.qvel[:] = qpos[0], qvel[0]
+    (mujoco.mj_kinematics if stage == "kinematics" else mujoco.mj_forward)(robot.model, data)
 
 
 def reference_pose_check(robot: DeployRobot, ref: dict[str, np.ndarray], root_index: int,
@@ -163,18 +173,20 @@ class Sim2SimSetup:
 
 
 def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PHYSICS_HZ,
-            robot_spec=None) -> Sim2SimSetup:
-    """Load both files, check that they fit, switch the actuators to torque mode and read the reference.
+            robot_spec=None, servo: bool = False) -> Sim2SimSetup:
+    """Load both files, check that they fit, set up the PD loop and read the reference.
 
     ``physics_hz`` is the rate of the physics and of the PD loop (a joint HAL runs at 500 Hz–1 kHz).
-    ``robot_spec``: the run's registered robot, when known; its default pose and action scale are
-    then checked against the metadata.
+    The actuators become torque motors driven by ``policy.hold_joint_targets`` (one episode at a
+    time), or with ``servo`` position servos that compute the same PD inside MuJoCo (a batch of
+    episodes, ``deploy.stress``). ``robot_spec``: the run's registered robot, when known; its default
+    pose and action scale are then checked against the metadata.
     """
     session, meta = load_policy(onnx_path)
     model = mujoco.MjModel.from_xml_path(str(mjcf_path))
     robot = check_policy_robot(session, meta, model)
     control_dt = float(meta.get("control_dt") or 1.0 / meta["fps"])
-    substeps = setup_torque_loop(robot, meta, control_dt, physics_hz)
+    substeps = (setup_servo_loop if servo else setup_torque_loop)(robot, meta, control_dt, physics_hz)
     ref = reference_table(session, meta)
     names = meta["body_names"]
     index = {
@@ -202,17 +214,24 @@ def _root_name(robot: DeployRobot) -> str:
 
 def snapshot(setup: Sim2SimSetup, data: mujoco.MjData, t: int) -> TrackingSnapshot:
     """Robot and reference at step ``t`` in the shared metrics' terms (one episode, N = 1)."""
+    return batch_snapshot(setup, data.xpos[None], data.xquat[None], data.qpos[None], data.qvel[None], np.array([t]))
+
+
+def batch_snapshot(setup: Sim2SimSetup, xpos: np.ndarray, xquat: np.ndarray, qpos: np.ndarray, qvel: np.ndarray,
+                   t: np.ndarray) -> TrackingSnapshot:
+    """N robots (body poses ``xpos``/``xquat`` [N, nbody, ·], ``qpos``/``qvel`` [N, ·]), robot i against the
+    reference at step ``t[i]``, in the shared metrics' terms."""
     r, ref, ix = setup.robot, setup.reference, setup.index
     body = r.motion_body_ids
-    pos = lambda ids: data.xpos[body[ids]][None]  # noqa: E731 - local shorthand
-    rpos = lambda ids: ref["body_pos_w"][t, ids][None]  # noqa: E731
+    pos = lambda ids: xpos[:, body[ids]]  # noqa: E731 - local shorthand
+    rpos = lambda ids: ref["body_pos_w"][t][:, ids]  # noqa: E731
     return TrackingSnapshot(
-        joint_pos=data.qpos[r.qpos_adr][None], joint_vel=data.qvel[r.dof_adr][None],
+        joint_pos=qpos[:, r.qpos_adr], joint_vel=qvel[:, r.dof_adr],
         body_pos_w=pos(ix["tracked"]), root_pos_w=pos(ix["root"])[:, 0], ee_pos_w=pos(ix["ee"]),
-        anchor_pos_w=pos(ix["anchor"])[:, 0], anchor_quat_w=data.xquat[body[ix["anchor"]]].copy(),
-        ref_joint_pos=ref["joint_pos"][t][None], ref_joint_vel=ref["joint_vel"][t][None],
+        anchor_pos_w=pos(ix["anchor"])[:, 0], anchor_quat_w=xquat[:, body[ix["anchor"]]][:, 0],
+        ref_joint_pos=ref["joint_pos"][t], ref_joint_vel=ref["joint_vel"][t],
         ref_body_pos_w=rpos(ix["tracked"]), ref_root_pos_w=rpos(ix["root"])[:, 0], ref_ee_pos_w=rpos(ix["ee"]),
-        ref_anchor_pos_w=rpos(ix["anchor"])[:, 0], ref_anchor_quat_w=ref["body_quat_w"][t, ix["anchor"]],
+        ref_anchor_pos_w=rpos(ix["anchor"])[:, 0], ref_anchor_quat_w=ref["body_quat_w"][t][:, ix["anchor"]][:, 0],
     )
 
 
@@ -399,7 +418,7 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     return report
 
 
-def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | None:
+def render_episode(setup: Sim2SimSetup, frames: list, output: Path, title: str = "sim2sim") -> Path | None:
     """The episode's robot with the reference as a ghost (``render.ghost``); None without OpenGL."""
     from ..render.ghost import reference_ghosts, render_ghost_video
 
@@ -409,7 +428,7 @@ def render_episode(setup: Sim2SimSetup, frames: list, output: Path) -> Path | No
     # DeployRobot has the root_qpos_adr and qpos_adr set_qpos reads from RobotIndices
     ghosts = reference_ghosts(qpos, [t for _, t in frames], r, ref["body_pos_w"][:, root], ref["body_quat_w"][:, root],
                               ref["joint_pos"])
-    return render_ghost_video(r.model, qpos, ghosts, r.root_body, output, 1.0 / setup.control_dt, title="sim2sim")
+    return render_ghost_video(r.model, qpos, ghosts, r.root_body, output, 1.0 / setup.control_dt, title=title)
 
 
 def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps, physics_hz: float = PHYSICS_HZ) -> dict:

@@ -271,6 +271,10 @@ class VerdictRule:
 
 TRACKING_RULE = VerdictRule()
 
+ROBUST_SUCCESS = 0.9
+"""The success rate a policy needs under every standard perturbation to be ROBUST (the stress test,
+``deploy.stress``; training's robustness checks, ``evaluate.run.VerdictProbe``)."""
+
 
 def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     """The verdict of a metrics summary: ``tracked`` (bool) with the figures and the reason.

@@ -46,6 +46,7 @@ from ..train.policy import (
 from .episodes import PreResetTap, evaluate_episodes, play_each_slot_once
 from .metrics import (
     PHYSICS_FAULT,
+    ROBUST_SUCCESS,
     EpisodeMetrics,
     FailureThresholds,
     TrackingSnapshot,
@@ -126,10 +127,17 @@ class VerdictProbe:
     ``probe(policy)`` returns their summary with the verdict. Cheaper and
     noisier than ``primebot eval``; the evaluate and sim2sim stages still
     give the verdict that counts.
+
+    When the task declares ``TaskSpec.robustness_overrides``, a second env
+    plays as many episodes under them (tracking: its randomisation at full
+    strength, pushes included); the summary then carries ``robust`` (their
+    success rate at least ``ROBUST_SUCCESS``) and ``robust_success_rate``,
+    which training's best check and stop rule read (``train.verdict_checks``).
+    The stress stage still gives the robustness verdict that counts.
     """
 
-    def __init__(self, view: TrackingView) -> None:
-        self.view = view
+    def __init__(self, view: TrackingView, perturbed: TrackingView | None = None) -> None:
+        self.view, self.perturbed = view, perturbed
         self.env = view.env
 
     @classmethod
@@ -139,15 +147,35 @@ class VerdictProbe:
         spec = registry.get("tasks", cfg.task)
         if motion is None or spec.evaluation_view is None:  # no reference (walk): nothing to track
             return None
-        env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spec.start_overrides.get(START_SPREAD))
-        return cls(spec.evaluation_view(env))
+        spread = spec.start_overrides.get(START_SPREAD) or {}
+        env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spread)
+        perturbed = None
+        if spec.robustness_overrides is not None:
+            overrides = _merged(spread, spec.robustness_overrides)
+            perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, episodes, seed=seed + 1,
+                                                           overrides=overrides))
+        return cls(spec.evaluation_view(env), perturbed)
 
     def __call__(self, policy: Any) -> dict[str, Any]:
         metrics, _ = play_episodes(self.view, policy)
-        return metrics.summary()
+        summary = metrics.summary()
+        if self.perturbed is not None:
+            success = play_episodes(self.perturbed, policy)[0].summary().get("success_rate") or 0.0
+            summary.update(robust_success_rate=success, robust=success >= ROBUST_SUCCESS)
+        return summary
 
     def close(self) -> None:
         self.env.close()
+        if self.perturbed is not None:
+            self.perturbed.env.close()
+
+
+def _merged(base: dict[str, Any], extra: Any) -> dict[str, Any]:
+    """``base`` with ``extra`` merged in recursively (neither changed)."""
+    out = dict(base)
+    for key, value in dict(extra).items():
+        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
 
 
 def play_episodes(view: TrackingView, policy: TrainedPolicy,

@@ -43,6 +43,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "commands.eval": "primebot.pipeline.commands.evaluate",
     "commands.export": "primebot.pipeline.commands.export",
     "commands.sim2sim": "primebot.pipeline.commands.sim2sim",
+    "commands.stress": "primebot.pipeline.commands.stress",
     "commands.pipeline": "primebot.pipeline.commands.pipeline",
     "stages.builtin": "primebot.plugins.stages.builtin",
 }

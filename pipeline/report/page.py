@@ -31,12 +31,14 @@ from ..rundir import (
     PIPELINE_FILE,
     REPORT_FILE,
     SIM2SIM_FILE,
+    STRESS_FILE,
     VIDEO_DIR,
     read_args,
 )
 from ..stages.record import format_duration
 from ..train.log import read_csv_rows
 from .curves import render_curves
+from .robustness import robustness_section
 
 log = logging.getLogger(__name__)
 
@@ -313,7 +315,7 @@ def _metric_tables(eval_metrics: dict[str, float], sim_metrics: dict[str, float]
 
 
 def _files(run_dir: Path) -> str:
-    names = [PIPELINE_FILE, LOG_FILE, ARGS_FILE, CSV_FILE, BEST_CHECKPOINT, EVAL_FILE, SIM2SIM_FILE,
+    names = [PIPELINE_FILE, LOG_FILE, ARGS_FILE, CSV_FILE, BEST_CHECKPOINT, EVAL_FILE, SIM2SIM_FILE, STRESS_FILE,
              "export/policy.onnx", "export/deploy.yaml"]
     checkpoints = sorted(run_dir.glob("model_*.pt"), key=lambda p: p.stat().st_mtime)
     if checkpoints and checkpoints[-1].name != BEST_CHECKPOINT:
@@ -354,6 +356,7 @@ def write_report(run_dir: str | Path) -> Path:
         facts=_facts(pipeline, run_dir),
         verdict=_verdict(verdict, verdict_source),
         cards=_cards(eval_metrics, sim_metrics, verdict),
+        robustness=robustness_section(run_dir, _read_json(run_dir / STRESS_FILE)),
         stage_rows=_stage_rows(pipeline),
         train_facts=_train_facts(run_dir),
         plots=_plots(curves),

@@ -113,6 +113,9 @@ class TaskSpec:
     start_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Task config overrides that choose where episodes start, by ``START_STEP`` / ``START_SPREAD``
     (tracking: ``sampling.mode``); a key not given: the task's own config."""
+    robustness_overrides: Mapping[str, Any] | None = None
+    """Task config overrides under which training's verdict checks also measure robustness (tracking: its
+    randomisation at full strength), merged over evaluation's; ``None``: the checks judge tracking only."""
 
     def __post_init__(self) -> None:
         if self.export_kind not in EXPORT_KINDS:

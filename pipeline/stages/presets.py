@@ -38,6 +38,10 @@ class Preset:
     """PPO iterations of the smoke test."""
     train_sets: tuple[str, ...] = ()
     """Extra ``--set key=value`` training overrides this preset implies."""
+    stress_starts: int = 16
+    """Start frames per perturbation cell of the stress test (docs/deploy.md, "Before you deploy")."""
+    stress_standard_only: bool = False
+    """Run only each perturbation family's standard levels (enough for the verdict, not for the plot)."""
 
 
 LAPTOP_TRAINING = (
@@ -64,6 +68,8 @@ PRESETS: dict[str, Preset] = {
             eval_episodes=4,
             video=True,
             train_sets=(*LAPTOP_TRAINING, "runner.save_interval=10"),
+            stress_starts=4,
+            stress_standard_only=True,
         ),
         Preset(
             name="default",
@@ -128,6 +134,8 @@ class PipelineSettings:
     steps_per_env: int = PRESETS["default"].steps_per_env
     smoke_num_envs: int = PRESETS["default"].smoke_num_envs
     smoke_iterations: int = PRESETS["default"].smoke_iterations
+    stress_starts: int = PRESETS["default"].stress_starts
+    stress_standard_only: bool = PRESETS["default"].stress_standard_only
     seed: int = 1
     train_sets: list[str] = field(default_factory=list)
     """``--set key=value`` overrides passed to training (preset's first, then the user's)."""
@@ -176,6 +184,8 @@ def resolve_settings(
         steps_per_env=chosen.steps_per_env,
         smoke_num_envs=chosen.smoke_num_envs,
         smoke_iterations=chosen.smoke_iterations,
+        stress_starts=chosen.stress_starts,
+        stress_standard_only=chosen.stress_standard_only,
         seed=seed,
         train_sets=[*chosen.train_sets, *train_sets],
     )

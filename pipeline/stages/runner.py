@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import (
+    NOT_ROBUST_EXIT_CODE,
     NOT_TRACKED_EXIT_CODE,
     ConfigError,
     PluginError,
@@ -181,8 +182,7 @@ class PipelineRunner:
                         break
                 else:
                     status = "done"
-                    if self.verdict().get("tracked") is False:
-                        exit_code = NOT_TRACKED_EXIT_CODE
+                    exit_code = verdict_exit_code(self.verdict())
             except KeyboardInterrupt as exc:  # between stages: nothing is half-done
                 status, exit_code = "interrupted", _interrupt_exit_code(str(exc))
             finally:
@@ -196,17 +196,28 @@ class PipelineRunner:
         return PipelineOutcome(record.run_dir, status, exit_code, failed, report)
 
     def verdict(self) -> dict[str, Any]:
-        """The verdict of the last stage (in run order) that gave one: ``{"stage", "tracked", "reason"}``.
+        """The run's verdict: ``{"stage", "tracked", "reason"}`` of the last stage (in run order) that gave
+        one, and ``{"robust_stage", "robust", "robust_reason", "sentence"}`` of the last that judged
+        robustness.
 
         Stages that score tracking put ``tracked`` (bool) and ``verdict``
         (the reason) in their summary; the deploy-side check runs last, so
-        its word is final. Empty when no stage gave a verdict (a task that
-        tracks no motion).
+        its word is final. The stress stage puts ``robust``, ``robust_reason``
+        and ``stress_sentence`` (what the network adds over replaying the
+        reference). Empty when no stage gave a verdict (a task that tracks
+        no motion).
         """
+        out: dict[str, Any] = {}
         for r in reversed(self.record.stages):
-            if r.status == "done" and isinstance(r.summary.get("tracked"), bool):
-                return {"stage": r.name, "tracked": r.summary["tracked"], "reason": r.summary.get("verdict", "")}
-        return {}
+            if r.status != "done":
+                continue
+            if "tracked" not in out and isinstance(r.summary.get("tracked"), bool):
+                out.update(stage=r.name, tracked=r.summary["tracked"], reason=r.summary.get("verdict", ""))
+            if "robust" not in out and isinstance(r.summary.get("robust"), bool):
+                out.update(robust_stage=r.name, robust=r.summary["robust"],
+                           robust_reason=r.summary.get("robust_reason", ""),
+                           sentence=r.summary.get("stress_sentence", ""))
+        return out
 
     def _plan_line(self) -> str:
         s = self.record.settings
@@ -337,8 +348,17 @@ class PipelineRunner:
         if report is not None:
             self.echo(f"report:        {report}")
         verdict = self.verdict() if status == "done" else {}
-        if verdict.get("tracked") is True:
-            self.echo(f"[DONE] pipeline: TRACKED ({verdict['stage']}: {verdict['reason']})")
+        if verdict.get("tracked") is True and verdict.get("robust") is True:
+            self.echo(f"[DONE] pipeline: TRACKED and ROBUST ({verdict['stage']}: {verdict['reason']}; "
+                      f"{verdict['robust_stage']}: {verdict['robust_reason']})")
+            self.echo(f"      {verdict['sentence']}")
+        elif verdict.get("tracked") is True:
+            robustness = (f"NOT ROBUST ({verdict['robust_stage']}: {verdict['robust_reason']})"
+                          if verdict.get("robust") is False else "robustness not measured (the stress stage did not run)")
+            self.echo(f"[DONE] pipeline: TRACKED, {robustness}; exit {NOT_ROBUST_EXIT_CODE}. "
+                      f"({verdict['stage']}: {verdict['reason']}). What to try: docs/tasks.md, \"Training for robustness\"")
+            if verdict.get("sentence"):
+                self.echo(f"      {verdict['sentence']}")
         elif verdict.get("tracked") is False:
             self.echo(f"[DONE] pipeline: NOT TRACKED ({verdict['stage']}: {verdict['reason']}); "
                       f"exit {NOT_TRACKED_EXIT_CODE}. What to try: docs/tasks.md, \"When a motion does not track\"")
@@ -364,6 +384,16 @@ class PipelineRunner:
             self._log_fh = None
             root.removeHandler(handler)
             handler.close()
+
+
+def verdict_exit_code(verdict: dict[str, Any]) -> int:
+    """0 tracked and robust (or a task with no verdict), ``NOT_ROBUST_EXIT_CODE`` tracked but not shown robust,
+    ``NOT_TRACKED_EXIT_CODE`` not tracked."""
+    if verdict.get("tracked") is False:
+        return NOT_TRACKED_EXIT_CODE
+    if verdict.get("tracked") is True and verdict.get("robust") is not True:
+        return NOT_ROBUST_EXIT_CODE
+    return 0
 
 
 def _run_stage(stage: Stage, ctx: StageContext, plugin: str) -> Any:

@@ -319,8 +319,8 @@ class OnPolicyRunner:
             with torch.no_grad():
                 row.update(self.checks.check(_MeanAction(self.ppo, self.device), self.env, self.iteration))
             if runner_cfg.stop_when_tracked and self.checks.done:
-                return (f"the policy tracked its motion at {TRACKED_CHECKS_TO_STOP} checks in a row "
-                        f"({self.checks.last_reason})")
+                return (f"the policy tracked its motion{self.checks.robustness_note} at {TRACKED_CHECKS_TO_STOP} "
+                        f"checks in a row ({self.checks.last_reason})")
         if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:
             return f"time limit of {runner_cfg.time_limit_min:g} min reached"
         return ""

@@ -8,17 +8,20 @@ tracked means"). This module keeps what the checks decide
 
 - ``model_best.pt`` is the policy of the best check, ranked by ``check_rank``
   and compared by ``rank_key``: tracked first; among tracked checks, the
-  policy trained furthest along the env's curriculum (the more robust one);
-  then the success rate, then the lower MPKPE. Progress does not order checks
+  robust one (where the probe also plays episodes under the task's
+  randomisation at full strength, ``evaluate.run.VerdictProbe``), then the
+  higher success under it, then the policy trained furthest along the env's
+  curriculum; then the success rate, then the lower MPKPE. Progress does not order checks
   that did not track: a curriculum that starts at the full conditions and
   falls back when the first checks fall would otherwise make its first,
   untrained check beat every later one (a kick's iteration 25 at success 0.25
   over iteration 650 at 1.00). The best of many checks of a few episodes each
   is a lucky one, so a tracked check that would become the best plays a
   second set of episodes and ranks as the worse of the two;
-- stop-when-tracked counts tracked checks in a row of a policy trained under
-  the full conditions (the env's curriculum complete before the check; a
-  check whose second set does not track breaks the run).
+- stop-when-tracked counts tracked (and, where measured, robust) checks in a
+  row of a policy trained under the full conditions (the env's curriculum
+  complete before the check; a check whose second set does not pass breaks
+  the run).
 """
 
 from __future__ import annotations
@@ -38,19 +41,28 @@ Probe = Callable[[Any], dict[str, Any]]
 
 
 def check_rank(summary: dict[str, Any], progress: float) -> tuple[float, ...]:
-    """How good a verdict check is, for ``model_best.pt``: (tracked, curriculum progress
-    (``VecEnv.curriculum_progress``, 1 at the full conditions), success rate, −MPKPE). Stored as measured;
-    checks are compared through ``rank_key``, which drops the progress of a check that did not track."""
+    """How good a verdict check is, for ``model_best.pt``: (tracked, robust, success under perturbation
+    (``robust`` and ``robust_success_rate`` when the probe measures robustness, else 1 and 1), curriculum
+    progress (``VecEnv.curriculum_progress``, 1 at the full conditions), success rate, −MPKPE). Stored as
+    measured; checks are compared through ``rank_key``, which drops the robustness and progress of a check
+    that did not track."""
     verdict = summary.get("verdict") or {}
     mpkpe = summary.get("mpkpe_m")
-    return (float(bool(verdict.get("tracked"))), float(progress), float(summary.get("success_rate") or 0.0),
+    return (float(bool(verdict.get("tracked"))), float(summary.get("robust", True) is not False),
+            float(summary.get("robust_success_rate", 1.0)), float(progress),
+            float(summary.get("success_rate") or 0.0),
             -float(mpkpe) if mpkpe is not None and np.isfinite(mpkpe) else -float("inf"))
 
 
 def rank_key(rank: tuple[float, ...]) -> tuple[float, ...]:
-    """What checks are compared by: the rank without its curriculum progress when it did not track."""
-    tracked, progress, *rest = rank
-    return (tracked, progress if tracked else 0.0, *rest)
+    """What checks are compared by: robustness and curriculum progress count only for a check that tracked."""
+    tracked, robust, robust_success, progress, *rest = rank
+    return (tracked, *((robust, robust_success, progress) if tracked else (0.0, 0.0, 0.0)), *rest)
+
+
+def passes(summary: dict[str, Any]) -> bool:
+    """Whether a check counts towards stopping: tracked, and robust where the probe measures robustness."""
+    return bool((summary.get("verdict") or {}).get("tracked")) and summary.get("robust", True) is not False
 
 
 class VerdictChecks:
@@ -67,6 +79,8 @@ class VerdictChecks:
         """Consecutive checks at which a policy trained under the full conditions tracked its motion."""
         self.last_reason = ""
         """The verdict's reason at the last check, in words."""
+        self.robustness_note = ""
+        """What the last check measured of robustness, in words ('' when the probe measures none)."""
 
     def beats_best(self, rank: tuple[float, ...]) -> bool:
         return self.best is None or rank_key(rank) > rank_key(self.best)
@@ -81,20 +95,34 @@ class VerdictChecks:
         env.observe_verdict(summary)
         verdict = summary.get("verdict") or {}
         row = {f"verdict/{key}": summary.get(key)
-               for key in ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed")}
+               for key in ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed", "robust_success_rate")}
         tracked = bool(verdict.get("tracked"))
         row["verdict/tracked"] = float(tracked)
+        passed = passes(summary)
         rank = check_rank(summary, progress)
         if tracked and self.beats_best(rank):
             second = self.probe(policy)
             rank = min(rank, check_rank(second, progress), key=rank_key)
-            tracked = bool((second.get("verdict") or {}).get("tracked"))
-            row["verdict/confirmed"] = float(tracked)
-        self.tracked_in_a_row = self.tracked_in_a_row + 1 if tracked and full_conditions else 0
+            passed = passed and passes(second)
+            row["verdict/confirmed"] = float(bool((second.get("verdict") or {}).get("tracked")))
+        self.tracked_in_a_row = self.tracked_in_a_row + 1 if passed and full_conditions else 0
         if self.beats_best(rank):
             self.best, self.best_iteration, self.best_due = rank, iteration, True
         self.last_reason = str(verdict.get("reason", ""))
+        if "robust_success_rate" in summary:
+            self.robustness_note = (f" and stood its randomisation at full strength (success "
+                                    f"{summary['robust_success_rate']:.2f})")
         return row
+
+    @property
+    def best_progress(self) -> float:
+        """The curriculum progress the best check's policy trained at (1 before any check)."""
+        return 1.0 if self.best is None else self.best[3]
+
+    @property
+    def best_robust_success(self) -> float | None:
+        """The best check's success under perturbation, where the probe measures it (else None)."""
+        return None if self.best is None or not self.best[0] else self.best[2]
 
     @property
     def done(self) -> bool:

@@ -1,7 +1,7 @@
 """The built-in stages of ``primebot pipeline run``, registered like any plugin's.
 
-validate → replay → smoke → train → evaluate → export → sim2sim (sim2sim runs
-the exported ONNX, so it follows export). Each stage
+validate → replay → smoke → train → evaluate → export → sim2sim → stress
+(sim2sim and stress run the exported ONNX, so they follow export). Each stage
 is a thin adapter over the module that does the work (the same functions
 the single-stage commands call); heavy imports happen only when a stage runs.
 A plugin adds a stage by registering ``Stage(name, run, after=("export",))``.
@@ -26,11 +26,14 @@ BUILTIN_STAGES = (
           description="ONNX policy + deploy.yaml, checked against PyTorch with onnxruntime"),
     Stage("sim2sim", policy_stages.sim2sim, after=("export",),
           description="the exported ONNX policy in a deploy-style 1 kHz loop, without torch"),
+    Stage("stress", policy_stages.stress, after=("sim2sim",),
+          description="the exported policy under pushes, friction, payload, weak motors, latency, encoder "
+                      "errors and model gaps, beside replaying its reference with no policy"),
 )
 
 
 @hookimpl
 def register_stages(register) -> None:
-    """Register the seven built-in stages."""
+    """Register the eight built-in stages."""
     for stage in BUILTIN_STAGES:
         register(stage)

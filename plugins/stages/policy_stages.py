@@ -1,8 +1,9 @@
-"""The ``evaluate``, ``export`` and ``sim2sim`` stages: adapters over the deploy-side modules.
+"""The ``evaluate``, ``export``, ``sim2sim`` and ``stress`` stages: adapters over the deploy-side modules.
 
 Each calls the function its single-stage command calls (``primebot eval``,
-``primebot export``, ``primebot sim2sim``) on the pipeline's run directory,
-so a pipeline run and a by-hand run produce the same files.
+``primebot export``, ``primebot sim2sim``, ``primebot stress``) on the
+pipeline's run directory, so a pipeline run and a by-hand run produce the
+same files.
 """
 
 from __future__ import annotations
@@ -133,3 +134,29 @@ def sim2sim(ctx: StageContext) -> StageResult:
     require_checks_passed(report, SIM2SIM_FILE)
     warnings += [f"sim2sim gap: {line}" for line in report.get("gap_flags", [])]
     return _metrics_result(ctx, {"sim2sim.json": SIM2SIM_FILE}, report, warnings)
+
+
+def stress(ctx: StageContext) -> StageResult:
+    """The deploy bundle under perturbations, beside replaying its reference with no policy: stress.json."""
+    from primebot.pipeline.api import STRESS_FILE, StageSkipped, StressPlan, read_args
+
+    stress_run_dir = _require("stress_run_dir", "stress")
+    if not ctx.registry.get("tasks", ctx.settings.task).needs_motion:
+        raise StageSkipped(f"task {ctx.settings.task!r} tracks no reference motion: nothing to replay beside the policy")
+    s = ctx.settings
+    robot = read_args(ctx.run_dir).get("config", {}).get("robot") or ctx.robot_name()
+    mjcf = str(ctx.registry.get("robots", robot).mjcf)
+    plan = StressPlan(starts=s.stress_starts, standard_only=s.stress_standard_only, seed=s.seed)
+    report, warnings = _with_video(
+        ctx, lambda video: stress_run_dir(ctx.run_dir, mjcf, plan, video=video, progress=True), "stress")
+    verdict = report["verdict"]
+    outputs = {"stress.json": STRESS_FILE, **{f"video_{k}": _relative(ctx, v) for k, v in report.get("videos", {}).items()}}
+    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"), None)
+    summary = {"robust": verdict["robust"], "robust_reason": verdict["reason"], "stress_sentence": verdict["sentence"],
+               "replay_does_as_well": verdict["replay_does_as_well"], "episodes": report["loop"]["episodes"]}
+    if push is not None:
+        summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
+                       push_success_policy=push["policy"]["success_rate"],
+                       push_success_replay=push["replay"]["success_rate"])
+    return StageResult(outputs=outputs, summary=summary, warnings=warnings,
+                       message=f"{verdict['label'].upper()}: {verdict['reason']}. {verdict['sentence']}")

@@ -80,7 +80,10 @@ def train(ctx: StageContext) -> StageResult:
     if runner.checks.best is not None:
         summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.checks.best_iteration}, the best verdict check)"
         judged = f"the policy evaluated and exported ({summary['policy']}) trained"
-        incomplete = runner.checks.best[1] < 1.0  # its curriculum progress
+        incomplete = runner.checks.best_progress < 1.0
+        robust_success = runner.checks.best_robust_success
+        if robust_success is not None and robust_success < 1.0:
+            summary["robust_success_rate"] = round(robust_success, 3)
     if incomplete:
         summary["curriculum"] = "incomplete"
         warnings.append(f"{judged} before the task's curriculum was complete: it has not felt the full "

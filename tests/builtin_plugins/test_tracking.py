@@ -392,12 +392,44 @@ def test_randomisation_draws_per_env_physics_and_one_switch_turns_it_all_off(hos
     env = make_env(host, motion, num_envs=4, config=FULL_STRENGTH)
     friction = env.sim.batch.expanded("geom_friction")[:, :, 0]
     assert np.all((friction >= 0.3) & (friction <= 1.2)) and len(set(friction[:, 0].tolist())) == 4
+    model, anchor = env.model_info.model, env.model_info.indices.anchor_body_id
     mass = env.sim.batch.expanded("body_mass")
-    ratio = mass[:, 1:] / env.model_info.model.body_mass[1:]
+    others = [b for b in range(1, model.nbody) if b != anchor]
+    ratio = mass[:, others] / model.body_mass[others]
     assert np.all((ratio >= 0.9) & (ratio <= 1.1)) and env.pusher is not None
+    # the anchor carries up to 15 % of the robot's mass on top of its own ±10 %
+    payload = mass[:, anchor] - model.body_mass[anchor]
+    assert np.all((payload >= -0.1 * model.body_mass[anchor]) &
+                  (payload <= 0.1 * model.body_mass[anchor] + 0.15 * model.body_mass[1:].sum()))
+    acts = env.model_info.indices.actuator_ids
+    strength = env.sim.batch.expanded("actuator_gainprm")[:, acts, 0] / model.actuator_gainprm[acts, 0]
+    assert np.all((strength >= 0.75) & (strength <= 1.25)) and np.allclose(strength, strength[:, :1])
+    damping = env.sim.batch.expanded("actuator_biasprm")[:, acts, 2] / model.actuator_biasprm[acts, 2]
+    np.testing.assert_allclose(damping, strength)
+    assert set(env.actuation.delay.tolist()) <= {0, 1}
+    assert np.all(np.abs(env.actuation.bias) <= 0.015) and np.any(env.actuation.bias)
 
     exact = make_env(host, motion, num_envs=4, config=EXACT)
-    assert exact.sim.batch.expanded("geom_friction") is None and exact.pusher is None
+    assert exact.sim.batch.expanded("geom_friction") is None and exact.pusher is None and exact.actuation is None
+
+
+def test_a_delayed_env_gets_its_targets_a_step_late_and_the_servo_holds_the_biased_reading(host, motion):
+    env = make_env(host, motion, num_envs=2, config={"observations": {"noise": False}, **FULL_STRENGTH})
+    env.actuation.drawn_delay[:] = [0, 1]
+    env.actuation.drawn_bias[:] = [[0.0] * 22, [0.01] * 22]
+    env.actuation.apply(1.0)
+    env.reset()
+    origin = env.reference.joint_pos[env.time_steps].copy()
+    np.testing.assert_allclose(env.sim.ctrl[1, env._ctrl_cols], origin[1] - 0.01)  # a fresh episode's hold
+    obs = env.step(np.ones((2, 22), np.float32)).obs
+    chosen = origin + env.action_scale
+    np.testing.assert_allclose(env.sim.ctrl[0, env._ctrl_cols], chosen[0])  # on time, no bias
+    np.testing.assert_allclose(env.sim.ctrl[1, env._ctrl_cols], origin[1] - 0.01)  # last step's targets
+    joint_pos = env.observations.policy.slice("joint_pos")
+    truth = env.state.joint_pos - env._default_joint_pos
+    np.testing.assert_allclose(obs[1, joint_pos], truth[1] + 0.01, atol=1e-6)  # the policy reads q + bias
+    np.testing.assert_allclose(env.observations.critic_obs[1, env.observations.critic.slice("joint_pos")],
+                               truth[1], atol=1e-6)  # the critic reads the truth
 
 
 def test_a_push_adds_root_velocity_when_due(host, motion):

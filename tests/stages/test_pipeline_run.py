@@ -278,6 +278,44 @@ def test_pipeline_stages_lists_the_order_and_plugins(run_cli):
     assert lines[-1][2] == "acme-trt" and lines[0][2] == "fake-stages"
 
 
+class _VerdictPlugin:
+    """Stages that judge the policy: ``judge`` (after sim2sim) tracks or not, ``stress`` (after it) is robust or not."""
+
+    def __init__(self, tracked: bool, robust: bool | None) -> None:
+        from primebot.pipeline.hooks.specs import hookimpl
+        from primebot.pipeline.stages.contract import Stage, StageResult
+
+        def judge(ctx):
+            return StageResult(summary={"tracked": tracked, "verdict": "success 1.00 and MPKPE 0.010 m"})
+
+        def stress(ctx):
+            return StageResult(summary={"robust": robust, "robust_reason": "success < 0.90 at push 0.55 m/s: 0.62",
+                                        "stress_sentence": "Replaying the reference does as well."})
+
+        class Hooks:
+            @hookimpl
+            def register_stages(self, register):
+                register(Stage("judge", judge, after=("sim2sim",)))
+                if robust is not None:
+                    register(Stage("stress", stress, after=("judge",)))
+
+        self.hooks = Hooks()
+
+
+@pytest.mark.parametrize(("tracked", "robust", "code", "line"), [
+    (True, True, 0, "[DONE] pipeline: TRACKED and ROBUST (judge: success 1.00 and MPKPE 0.010 m; stress: "),
+    (True, False, 12, "[DONE] pipeline: TRACKED, NOT ROBUST (stress: success < 0.90 at push 0.55 m/s: 0.62); exit 12"),
+    (True, None, 12, "[DONE] pipeline: TRACKED, robustness not measured (the stress stage did not run); exit 12"),
+    (False, False, 10, "[DONE] pipeline: NOT TRACKED (judge: success 1.00 and MPKPE 0.010 m); exit 10"),
+])
+def test_the_exit_code_and_last_line_tell_robust_tracked_only_and_not_tracked(run_cli, tmp_path, tracked, robust,
+                                                                               code, line):
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path), extra=[("judges", _VerdictPlugin(tracked, robust).hooks)])
+    assert result.exit_code == code, result.output
+    assert line in result.output
+    assert ("Replaying the reference does as well." in result.output) == (tracked and robust is not None)
+
+
 # -- a real process, really killed ----------------------------------------------------
 def _start(site: Path, args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
     environ = {k: v for k, v in os.environ.items() if k not in ("PRIMEBOT_DEVICE", "FAKE_FAIL", "FAKE_SKIP")}

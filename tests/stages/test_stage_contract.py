@@ -15,7 +15,7 @@ from primebot.pipeline.stages.contract import (
     order_stages,
 )
 
-BUILTIN_ORDER = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
+BUILTIN_ORDER = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim", "stress"]
 
 
 def _noop(ctx):
@@ -45,14 +45,14 @@ def test_unconstrained_stages_keep_registration_order():
 
 
 def test_a_stage_after_the_last_one_runs_last_even_when_registered_first():
-    stages = [Stage("tensorrt", _noop, after=("sim2sim",)), *chain(BUILTIN_ORDER)]
+    stages = [Stage("tensorrt", _noop, after=("stress",)), *chain(BUILTIN_ORDER)]
     assert names(order_stages(stages)) == [*BUILTIN_ORDER, "tensorrt"]
 
 
 def test_among_free_stages_the_one_registered_first_goes_first():
     # Both may follow export; the third-party stage was registered after the built-ins.
     stages = [*chain(BUILTIN_ORDER), Stage("tensorrt", _noop, after=("export",))]
-    assert names(order_stages(stages))[-2:] == ["sim2sim", "tensorrt"]
+    assert names(order_stages(stages))[-3:] == ["sim2sim", "stress", "tensorrt"]
 
 
 def test_after_and_before_place_a_stage_between_two_others():

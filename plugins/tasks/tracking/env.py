@@ -39,7 +39,14 @@ from primebot.pipeline.api import (
 from .curriculum import RandomizationCurriculum
 from .model import build_tracking_model
 from .observations import ObservationBuilder
-from .randomization import AXES_ANGULAR, AXES_LINEAR, PhysicsRandomization, Pusher, uniform_ranges
+from .randomization import (
+    AXES_ANGULAR,
+    AXES_LINEAR,
+    ActuationRandomization,
+    PhysicsRandomization,
+    Pusher,
+    uniform_ranges,
+)
 from .reference import MotionReference
 from .sampler import StartFrameSampler
 from .state import TrackingState
@@ -154,10 +161,14 @@ class TrackingEnv(VecEnv):
             PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"]) if self.randomize else None
         )
         self.pusher = (
-            Pusher(self.sim, tm, rand["push"], self.rngs["push"])
+            Pusher(self.sim, tm, rand["push"], self.rngs["push"], float(self.reference.root_pos_w[:, 2].max()))
             if self.randomize and rand.get("push")
             else None
         )
+        self.actuation = (
+            ActuationRandomization(num_envs, robot.num_joints, rand, self.rngs["physics"]) if self.randomize else None
+        )
+        """Action delay and encoder bias (None without randomisation)."""
         curriculum = RandomizationCurriculum(rand.get("curriculum"), window=num_envs) if self.randomize else None
         self.curriculum = curriculum if curriculum is not None and curriculum.enabled else None
         """The randomisation curriculum when one runs, else None (full strength throughout)."""
@@ -226,7 +237,7 @@ class TrackingEnv(VecEnv):
             return self.observations.obs.copy(), self.observations.critic_obs.copy()
         self._reset_envs(np.arange(self.num_envs))
         self.state.update()
-        obs, critic = self.observations.compute()
+        obs, critic = self.observations.compute(self._encoder_bias())
         return obs.copy(), critic.copy()
 
     def step(self, actions: np.ndarray) -> StepResult:
@@ -254,7 +265,8 @@ class TrackingEnv(VecEnv):
         state.action[:] = actions
         # a non-finite action must never reach ctrl (MuJoCo would zero it silently)
         np.nan_to_num(state.action, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
-        self.sim.ctrl[:, self._ctrl_cols] = self._action_origin(self.time_steps) + self.action_scale * state.action
+        targets = self._action_origin(self.time_steps) + self.action_scale * state.action
+        self.sim.ctrl[:, self._ctrl_cols] = targets if self.actuation is None else self.actuation.targets(targets)
         if self.pusher is not None:
             self.pusher.step()
         t1 = clock()
@@ -307,7 +319,7 @@ class TrackingEnv(VecEnv):
             info.update(self.curriculum.metrics())
         t6 = clock()
 
-        obs, critic = self.observations.compute()
+        obs, critic = self.observations.compute(self._encoder_bias())
         result = StepResult(obs.copy(), critic.copy(), reward, terminated, truncated, info)
         t7 = clock()
         for name, dt in zip(
@@ -340,6 +352,10 @@ class TrackingEnv(VecEnv):
         if self.curriculum is not None and self.curriculum.observe_verdict(summary.get("success_rate"), tracked):
             self._apply_strength()
 
+    def _encoder_bias(self) -> np.ndarray | None:
+        """What the joint encoders add to every reading the policy gets [N, J] (None: nothing)."""
+        return None if self.actuation is None or not self.actuation.bias.any() else self.actuation.bias
+
     def _action_origin(self, steps: np.ndarray) -> np.ndarray:
         """The joint targets of a zero action at reference steps ``steps`` [n] → [n, J] (or [J])."""
         if self.action_offset == ACTION_OFFSET_REFERENCE:
@@ -350,6 +366,7 @@ class TrackingEnv(VecEnv):
         """Scale the physics spread and the pushes to the curriculum's strength (reset noise reads it itself)."""
         strength = self.randomization_strength
         self.physics_randomization.apply(strength)
+        self.actuation.apply(strength)
         if self.pusher is not None:
             self.pusher.strength = strength
 
@@ -391,7 +408,8 @@ class TrackingEnv(VecEnv):
         qvel[:, tm.root_ang_vel_qvel] = quat_apply_inverse(root_quat, ang_vel_w)  # body frame
         qvel[:, idx.dof_adr] = ref.joint_vel[t]
         ctrl = np.zeros((n, self.sim.ctrl.shape[1]))
-        ctrl[:, self._ctrl_cols] = self._action_origin(t)
+        origin = np.broadcast_to(self._action_origin(t), (n, self.num_actions))
+        ctrl[:, self._ctrl_cols] = origin if self.actuation is None else self.actuation.reset(ids, origin)
         self.sim.reset(ids, qpos=qpos, qvel=qvel, ctrl=ctrl)
         self.state.action[ids] = 0.0
         self.state.prev_action[ids] = 0.0
@@ -409,6 +427,8 @@ class TrackingEnv(VecEnv):
         out["env/prev_action"] = self.state.prev_action.copy()
         if self.pusher is not None:
             out["push/countdown"] = self.pusher.countdown.copy()
+        if self.actuation is not None:
+            out["actuation/history"] = self.actuation.history.copy()
         if self.curriculum is not None:
             out.update({f"curriculum/{k}": v for k, v in self.curriculum.state_dict().items()})
         # the last observations returned (with their noise), for the first step after a resume
@@ -436,6 +456,8 @@ class TrackingEnv(VecEnv):
         self.state.prev_action[:] = state["env/prev_action"]
         if self.pusher is not None and "push/countdown" in state:
             self.pusher.countdown[:] = state["push/countdown"]
+        if self.actuation is not None and "actuation/history" in state:
+            self.actuation.history[:] = state["actuation/history"]
         if self.curriculum is not None:
             saved = {k.split("/", 1)[1]: v for k, v in state.items() if k.startswith("curriculum/")}
             if saved:

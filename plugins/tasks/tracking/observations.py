@@ -117,8 +117,9 @@ class ObservationBuilder:
         self._noise_offset = -scale
         self._noise = np.zeros((n, last - first), np.float32) if np.any(scale) else None
 
-    def compute(self) -> tuple[np.ndarray, np.ndarray]:
-        """Fill and return (obs, critic_obs), both float32."""
+    def compute(self, encoder_bias: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Fill and return (obs, critic_obs), both float32; the policy's joint positions read
+        ``encoder_bias`` [N, J] off (the critic's are true)."""
         s, p, c = self.state, self.policy, self.critic
         obs, critic = self.obs, self.critic_obs
         n = obs.shape[0]
@@ -133,7 +134,7 @@ class ObservationBuilder:
         obs[:, command.start + j : command.stop] = s.ref_joint_vel
         obs[:, p.slice("motion_anchor_ori_b")] = anchor_ori
         obs[:, p.slice("base_ang_vel")] = s.base_ang_vel_b
-        obs[:, p.slice("joint_pos")] = joint_pos
+        obs[:, p.slice("joint_pos")] = joint_pos if encoder_bias is None else joint_pos + encoder_bias
         obs[:, p.slice("joint_vel")] = s.joint_vel
         obs[:, p.slice("actions")] = s.action
 

@@ -1,4 +1,5 @@
-"""Domain randomisation of the tracking task: friction, mass, centre of mass, pushes, reset noise.
+"""Domain randomisation of the tracking task: friction, mass, payload, centre of mass, motor strength, action
+delay, encoder bias, pushes, reset noise.
 
 All of it hangs off ``randomization.enabled`` in the task config, so one
 switch gives the evaluator a deterministic task. Ranges are uniform
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.api import BatchSim, quat_apply_inverse
+from primebot.pipeline.api import BatchSim, push_rate_unit, push_speed_unit, quat_apply_inverse
 
 from .model import TrackingModel
 
@@ -32,7 +33,7 @@ def uniform_ranges(
 
 
 class PhysicsRandomization:
-    """Per-env friction, body masses and anchor centre of mass.
+    """Per-env friction, body masses, payload, anchor centre of mass and motor strength.
 
     Drawn once at start-up at full range; ``apply(strength)`` sets each value
     to ``nominal + strength × (drawn − nominal)``, so the curriculum
@@ -57,20 +58,35 @@ class PhysicsRandomization:
             self._add(friction, (slice(None), slice(None), 0), model.geom_friction[:, 0], drawn)
         mass_range = config.get("mass_scale")
         com_ranges = config.get("anchor_com_offset")
-        if mass_range is not None:
-            robot_bodies = np.flatnonzero(model.body_rootid == tm.indices.root_body_id)
-            scale = rng.uniform(*mass_range, size=(n, robot_bodies.size))
-            mass, inertia = sim.expand("body_mass"), sim.expand("body_inertia")
-            nominal_mass = model.body_mass[robot_bodies]
-            nominal_inertia = model.body_inertia[robot_bodies]
-            self._add(mass, (slice(None), robot_bodies), nominal_mass, nominal_mass * scale)
-            self._add(inertia, (slice(None), robot_bodies), nominal_inertia, nominal_inertia * scale[..., None])
+        robot_bodies = np.flatnonzero(model.body_rootid == tm.indices.root_body_id)
+        nominal_mass = model.body_mass[robot_bodies]
+        mass = nominal_mass * (rng.uniform(*mass_range, size=(n, robot_bodies.size)) if mass_range is not None else 1.0)
         if com_ranges is not None:
             low, high = uniform_ranges(com_ranges, AXES_LINEAR)
             ipos = sim.expand("body_ipos")
             anchor = tm.indices.anchor_body_id
             nominal = model.body_ipos[anchor]
             self._add(ipos, (slice(None), anchor), nominal, nominal + rng.uniform(low, high, size=(n, 3)))
+        payload_range = config.get("payload")  # drawn after the others: their draws are those of before
+        if payload_range is not None:
+            mass = np.broadcast_to(mass, (n, robot_bodies.size)).copy()
+            column = int(np.flatnonzero(robot_bodies == tm.indices.anchor_body_id)[0])
+            mass[:, column] += rng.uniform(*payload_range, size=n) * nominal_mass.sum()
+        if mass_range is not None or payload_range is not None:
+            nominal_inertia = model.body_inertia[robot_bodies]
+            self._add(sim.expand("body_mass"), (slice(None), robot_bodies), nominal_mass, mass)
+            self._add(sim.expand("body_inertia"), (slice(None), robot_bodies), nominal_inertia,
+                      nominal_inertia * (mass / nominal_mass)[..., None])
+        motor_range = config.get("motor_strength")
+        if motor_range is not None:
+            acts = tm.indices.actuator_ids
+            scale = rng.uniform(*motor_range, size=(n, 1))
+            gain, bias = sim.expand("actuator_gainprm"), sim.expand("actuator_biasprm")
+            for field, column in ((gain, 0), (bias, 1), (bias, 2)):  # kp, -kp, -kd of a position servo
+                nominal = model.actuator_gainprm[acts, column] if field is gain else model.actuator_biasprm[acts, column]
+                self._add(field, (slice(None), acts, column), nominal, nominal * scale)
+            force = model.actuator_forcerange[acts]
+            self._add(sim.expand("actuator_forcerange"), (slice(None), acts), force, force * scale[..., None])
         self.strength = 1.0
         """The strength last applied."""
         self.apply(1.0)
@@ -87,17 +103,61 @@ class PhysicsRandomization:
             self.sim.set_const()
 
 
+class ActuationRandomization:
+    """Per-env action delay (whole control steps) and joint-encoder bias, drawn once at start-up.
+
+    ``targets(k_targets)`` returns what reaches the servos: the targets chosen ``delay`` steps ago, minus
+    the encoder bias (a servo closes its loop on the biased reading, kp·(target − (q + bias))); the
+    policy reads q + bias (``ObservationBuilder``). At ``strength`` s the bias is s × its draw and an
+    env's delay is its draw rounded at s (none below s = 0.5).
+    """
+
+    def __init__(self, num_envs: int, num_joints: int, config: Mapping[str, Any], rng: np.random.Generator) -> None:
+        delay, bias = config.get("action_delay"), config.get("encoder_bias")
+        self.drawn_delay = (rng.integers(int(delay[0]), int(delay[1]) + 1, size=num_envs) if delay is not None
+                            else np.zeros(num_envs, np.int64))
+        self.drawn_bias = (rng.uniform(*bias, size=(num_envs, num_joints)) if bias is not None
+                           else np.zeros((num_envs, num_joints)))
+        self.history = np.zeros((int(self.drawn_delay.max(initial=0)) + 1, num_envs, num_joints))
+        """history[0]: the targets chosen at this step, history[d]: d steps ago."""
+        self.apply(1.0)
+
+    def apply(self, strength: float) -> None:
+        self.delay = np.floor(strength * self.drawn_delay + 0.5).astype(np.int64)
+        self.bias = strength * self.drawn_bias
+
+    def targets(self, chosen: np.ndarray) -> np.ndarray:
+        """The servo targets [N, J] this step, given the targets the policy chose now."""
+        if len(self.history) > 1:
+            self.history[1:] = self.history[:-1]
+        self.history[0] = chosen
+        delayed = self.history[self.delay, np.arange(len(chosen))] if len(self.history) > 1 else chosen
+        return delayed - self.bias
+
+    def reset(self, ids: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """Envs ``ids`` start a new episode holding ``targets`` [n, J]; returns their servo targets."""
+        self.history[:, ids] = targets
+        return targets - self.bias[ids]
+
+
 class Pusher:
-    """Adds a random root velocity to each env every ``interval_s`` (drawn per push)."""
+    """Adds a random root velocity to each env every ``interval_s`` (drawn per push).
+
+    The velocity ranges are sized to the robot (docs/tasks.md, "Randomisation"): linear ones in units of
+    √(g·L) m/s and angular ones in units of √(g/L) rad/s, L being the reference's highest root height
+    (``root_height``; the stress test's push levels use the same unit, ``deploy.perturbations``).
+    """
 
     def __init__(
-        self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator
+        self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator,
+        root_height: float,
     ) -> None:
         self.sim, self.rng = sim, rng
         self.interval_steps = np.array(config["interval_s"], dtype=np.float64) / sim.control_dt
         velocity = config.get("velocity", {})
-        self.lin_low, self.lin_high = uniform_ranges(velocity, AXES_LINEAR)
-        self.ang_low, self.ang_high = uniform_ranges(velocity, AXES_ANGULAR)
+        linear, angular = push_speed_unit(root_height), push_rate_unit(root_height)
+        self.lin_low, self.lin_high = (linear * r for r in uniform_ranges(velocity, AXES_LINEAR))
+        self.ang_low, self.ang_high = (angular * r for r in uniform_ranges(velocity, AXES_ANGULAR))
         self._quat, self._lin, self._ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
         self.strength = 1.0
         """Factor on the push velocities (the curriculum's strength)."""

@@ -99,6 +99,9 @@ TRACKING = TaskSpec(
     export_metadata=export_metadata,
     # eval's from-start group; its sampled group, the verdict probe and export's recorded observations
     start_overrides={START_STEP: {"sampling": {"mode": "start"}}, START_SPREAD: {"sampling": {"mode": "uniform"}}},
+    # training's robustness checks: the run's randomisation at full strength (pushes, friction, payload, motors,
+    # delay, encoder bias, reset noise), whatever the curriculum's strength
+    robustness_overrides={"randomization": {"enabled": True, "curriculum": {"start": None}}},
 )
 
 

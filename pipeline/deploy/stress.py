@@ -1,0 +1,460 @@
+"""The stress test of an exported policy: what it survives, beside replaying its reference with no policy.
+
+Torch-free like sim2sim (numpy, mujoco, onnxruntime): it reads the ONNX
+file and the robot's MJCF only. From the same start frames it runs three
+*controllers* under every perturbation cell (``deploy.perturbations``: a
+family at one level, and ``nominal``):
+
+- ``policy``: the exported policy (observations from sensed quantities,
+  ``policy.DeployObservation``; targets by ``policy.joint_targets``);
+- ``replay``: no policy, the reference's joint positions as the PD targets
+  (for an export whose ``action_offset`` is the reference, a zero action);
+- ``statue``: no policy, the start frame's joint positions held.
+
+Every episode is a window of ``window_s`` seconds from its start frame (the
+starts are spread evenly over the motion so that every window fits in it),
+scored with the shared metrics (``evaluate.metrics``: the same failure
+checks and errors as evaluation and sim2sim). Start *i* carries the same
+push time and direction and encoder bias signs in every cell and for every
+controller, so policy and replay are compared on identical disturbances.
+
+All episodes run side by side in one batch per physics rate
+(``sim.physics.BatchSim``): the actuators are PD servos computing
+τ = kp·(q* − q) − kd·q̇ clipped to the effort limit inside MuJoCo
+(``policy.setup_servo_loop``) at ``physics_hz`` (500 Hz by default: a joint
+HAL's rate; sim2sim's 1 kHz torque loop runs one episode at a time).
+
+The report (``stress.json``) gives, per cell and controller, the success
+rate, MPKPE and failure causes, and the robustness verdict
+(``robustness_verdict``): ROBUST when the policy's success is at least
+``ROBUST_SUCCESS`` at every family's standard level, with a plain sentence
+saying what the network adds over replaying the reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..evaluate.metrics import (
+    PHYSICS_FAULT,
+    ROBUST_SUCCESS,
+    EpisodeMetrics,
+    failure_checks,
+    first_failure,
+    step_errors,
+    summarise,
+    tracking_verdict,
+)
+from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
+from ..sim.physics import BatchSim
+from .perturbations import (
+    FAMILIES,
+    NOMINAL,
+    Cell,
+    Conditions,
+    apply_to_model,
+    cells,
+    physics_hz_of,
+    push_speed_unit,
+)
+from .policy import SensedState, Sim2SimError, joint_targets
+from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
+
+CONTROLLERS = ("policy", "replay", "statue")
+NON_FINITE_ACTION = "non_finite_action"
+"""An episode whose policy output was NaN/Inf (its last finite targets are held; the episode fails)."""
+PUSH_WINDOW = (0.25, 0.5)
+"""A push lands at a time in this fraction of the episode window (then it has at least half of it to recover)."""
+
+
+@dataclass(frozen=True)
+class StressPlan:
+    """How big the stress test is."""
+
+    starts: int = 16
+    """Start frames per cell; every controller runs each."""
+    window_s: float = 4.0
+    """Seconds per episode (less when the motion is shorter)."""
+    physics_hz: float = 500.0
+    """Physics and PD rate of every cell but the integrator family's."""
+    families: tuple[str, ...] | None = None
+    """Perturbation families (all when None)."""
+    standard_only: bool = False
+    """Only each family's standard levels (the verdict's; the quick preset's)."""
+    seed: int = 1
+    """Seed of the push times and directions, encoder biases and noise."""
+
+
+@dataclass
+class _Episodes:
+    """The envs of one physics rate: which cell, controller and start each runs."""
+
+    cells: list[Cell] = field(default_factory=list)
+    controllers: list[str] = field(default_factory=list)
+    start_index: list[int] = field(default_factory=list)
+
+
+def start_steps(num_steps: int, window: int, count: int) -> np.ndarray:
+    """``count`` start steps spread evenly so that a ``window``-step episode from each fits in the motion."""
+    last_start = max(num_steps - 1 - window, 0)
+    return np.round(np.linspace(0, last_start, count)).astype(np.int64)
+
+
+def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = StressPlan(),
+               progress: bool = False, record_video_of: Cell | None = None) -> dict:
+    """Run every cell × controller × start of ``plan`` and return the stress report.
+
+    ``record_video_of``: a cell whose first start's policy and replay episodes keep their frames
+    (``_frames`` in the returned dict, with ``_setup``), for a video.
+    """
+    t0 = time.perf_counter()
+    setup = prepare(onnx_path, mjcf_path, plan.physics_hz, servo=True)
+    failed = [c for c in setup.robot.checks if not c["ok"]]
+    if failed:
+        raise Sim2SimError("the policy and the robot model disagree: "
+                           + "; ".join(f"{c['name']}: {c.get('detail', '')}" for c in failed),
+                           fix="run primebot sim2sim on the run first; re-export the policy")
+    meta, ref = setup.meta, setup.reference
+    num_steps = ref["joint_pos"].shape[0]
+    window = max(1, min(int(round(plan.window_s / setup.control_dt)), num_steps - 1))
+    starts = start_steps(num_steps, window, plan.starts)
+    root = int(setup.index["root"][0])
+    height = float(ref["body_pos_w"][:, root, 2].max())
+    unit = push_speed_unit(height)
+    rng = np.random.default_rng(plan.seed)
+    per_start = {  # one draw per start, shared by every cell and controller
+        "push_step": np.round(window * rng.uniform(*PUSH_WINDOW, size=plan.starts)).astype(np.int64),
+        "push_angle": rng.uniform(0.0, 2 * np.pi, size=plan.starts),
+        "bias_sign": rng.choice([-1.0, 1.0], size=(plan.starts, len(meta["joint_names"]))),
+    }
+    plan_cells = cells(plan.families, plan.standard_only)
+    timestep = 1.0 / plan.physics_hz
+    model_timestep = float(_mjcf_timestep(mjcf_path))
+    groups: dict[float, _Episodes] = {}
+    for cell in plan_cells:
+        hz = physics_hz_of(cell, plan.physics_hz, model_timestep)
+        group = groups.setdefault(hz, _Episodes())
+        for controller in CONTROLLERS:
+            for i in range(plan.starts):
+                group.cells.append(cell)
+                group.controllers.append(controller)
+                group.start_index.append(i)
+    records: dict[tuple[Cell, str], list[dict]] = {}
+    causes: dict[tuple[Cell, str], Counter] = {}
+    frames: dict[str, list] = {}
+    bar = _progress(sum(len(g.cells) for g in groups.values()) * window, progress)
+    for hz, group in groups.items():
+        setup.robot.model.opt.timestep = setup.control_dt / max(1, int(round(setup.control_dt * hz)))
+        episodes = _run_group(setup, group, starts, window, per_start, unit, rng, record_video_of, frames, bar)
+        for cell, controller, record in episodes:
+            records.setdefault((cell, controller), []).append(record)
+            causes.setdefault((cell, controller), Counter())[record["failure"] or "none"] += 1
+    setup.robot.model.opt.timestep = timestep
+    if bar is not None:
+        bar.close()
+    tracked = setup.index["tracked"]
+    body_names = tuple(meta["body_names"][int(i)] for i in tracked)
+    table = []
+    for cell in plan_cells:
+        row = {"family": cell.family, "level": cell.level, "label": cell.label(unit), "standard": cell.standard}
+        for controller in CONTROLLERS:
+            summary = summarise(records[(cell, controller)], setup.control_dt, body_names)
+            row[controller] = _cell_figures(summary, causes[(cell, controller)])
+        table.append(row)
+    report = {
+        "onnx": str(onnx_path), "mjcf": str(mjcf_path),
+        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256")},
+        "plan": {**asdict(plan), "families": list(plan.families or FAMILIES)},
+        "loop": {"physics_hz": plan.physics_hz, "policy_hz": 1.0 / setup.control_dt,
+                 "actuation": "PD servos in MuJoCo: kp*(target-q) - kd*qd, clipped to effort",
+                 "window_steps": window, "episodes": sum(len(g.cells) for g in groups.values())},
+        "start_steps": [int(s) for s in starts],
+        "reference_root_height_m": height, "push_unit_m_s": unit,
+        "families": {name: {"description": f.description, "unit": f.unit,
+                            "levels": [f.label(level, unit) for level in f.levels],
+                            "standard": [f.label(level, unit) for level in f.standard]}
+                     for name, f in FAMILIES.items() if name in (plan.families or FAMILIES)},
+        "cells": table,
+    }
+    report["verdict"] = robustness_verdict(report)
+    report["wall_s"] = time.perf_counter() - t0
+    if record_video_of is not None:
+        report["_frames"], report["_setup"] = frames, setup
+    return report
+
+
+def _mjcf_timestep(mjcf_path: str | Path) -> float:
+    import mujoco
+
+    return mujoco.MjModel.from_xml_path(str(mjcf_path)).opt.timestep
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc="stress", unit="env-step", unit_scale=True, leave=False)
+
+
+def _cell_figures(summary: dict, causes: Counter) -> dict:
+    keys = ("episodes", "success_rate", "fall_rate", "mpkpe_m", "statue_mpkpe_m", "joint_pos_error_rad",
+            "mean_episode_length_s")
+    figures = {key: summary[key] for key in keys if summary.get(key) is not None}
+    figures["failures"] = {cause: count for cause, count in sorted(causes.items()) if cause != "none"}
+    return figures
+
+
+class Actuation:
+    """What the motors receive and what the encoders report, per env: action latency and encoder bias and noise.
+
+    ``command(k, targets)`` keeps the targets chosen at control step ``k`` and returns the motors' ``ctrl``:
+    the targets of step ``k − latency`` (the start pose before that), minus the encoder bias, since the PD
+    servo closes its loop on the biased reading: kp·(target − (q + bias)). ``sensed(q, rows)`` is what the
+    policy reads: q + bias + uniform noise of ±level (the noise is not fed to the PD: at the servo rate it
+    averages out).
+    """
+
+    def __init__(self, hold: np.ndarray, latency: np.ndarray, encoder: np.ndarray, bias_sign: np.ndarray,
+                 rng: np.random.Generator) -> None:
+        self.hold, self.latency, self.rng = hold, latency, rng
+        self.level = encoder[:, None]
+        self.bias = self.level * bias_sign
+        self.history = np.repeat(hold[None], int(latency.max(initial=0)) + 1, axis=0)
+        """history[k % len]: the targets chosen at step k."""
+
+    def sensed(self, joint_pos: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The encoder readings of envs ``rows`` whose joints are at ``joint_pos`` [len(rows), J]."""
+        noise = self.rng.uniform(-1.0, 1.0, size=joint_pos.shape)
+        return joint_pos + self.bias[rows] + self.level[rows] * noise
+
+    def command(self, k: int, targets: np.ndarray) -> np.ndarray:
+        size = len(self.history)
+        self.history[k % size] = targets
+        delayed = self.history[(k - self.latency) % size, np.arange(len(targets))]
+        return np.where((k - self.latency >= 0)[:, None], delayed, self.hold) - self.bias
+
+
+def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window: int, per_start: dict,
+               unit: float, rng: np.random.Generator, video_cell: Cell | None, frames: dict,
+               bar) -> list[tuple[Cell, str, dict]]:
+    """Run one physics rate's episodes side by side; returns (cell, controller, episode record) per env."""
+    robot, meta, ref = setup.robot, setup.meta, setup.reference
+    n = len(group.cells)
+    substeps = int(round(setup.control_dt / robot.model.opt.timestep))
+    sim = BatchSim(robot.model, n, decimation=substeps)
+    conditions = Conditions.of(group.cells)
+    apply_to_model(sim, conditions, robot)
+    index = np.array(group.start_index)
+    start = starts[index]
+    controllers = np.array(group.controllers)
+    policy, replay, statue = (np.flatnonzero(controllers == c) for c in CONTROLLERS)
+    qpos0, qvel0 = reference_states(robot, ref, start, int(setup.index["root"][0]))
+    hold = ref["joint_pos"][start]
+    sim.reset(None, qpos=qpos0, qvel=qvel0, ctrl=hold)
+    xpos, xquat = sim.bind("xpos"), sim.bind("xquat")
+    actuation = Actuation(hold, conditions.latency, conditions.encoder, per_start["bias_sign"][index], rng)
+    pushed = np.flatnonzero(conditions.push > 0)
+    push_step = per_start["push_step"][index]
+    kick = (conditions.push * unit)[:, None] * np.stack(
+        [np.cos(per_start["push_angle"][index]), np.sin(per_start["push_angle"][index])], axis=1)
+    last_action = np.zeros((policy.size, len(meta["joint_names"])))
+    targets = hold.copy()
+    running = np.ones(n, bool)
+    failure: list[str | None] = [None] * n
+    metrics = EpisodeMetrics(n, setup.control_dt, reference_body_pos=ref["body_pos_w"][:, setup.index["tracked"]],
+                             max_episode_steps=window)
+    last = ref["joint_pos"].shape[0] - 1
+    watched = [i for i in range(n) if group.cells[i] == video_cell and group.start_index[i] == 0
+               and group.controllers[i] in ("policy", "replay")]
+    d = robot.root_dof_adr
+    for k in range(window):
+        t = np.minimum(start + k, last)
+        for i in watched:
+            frames.setdefault(group.controllers[i], []).append((sim.qpos[i].copy(), int(t[i])))
+        if policy.size:
+            qpos, qvel = sim.qpos[policy], sim.qvel[policy]
+            state = SensedState.of(robot, qpos, qvel, xquat[policy])
+            state.joint_pos = actuation.sensed(state.joint_pos, policy)
+            obs = setup.observation.build_batch(state, ref, t[policy], last_action)
+            actions = run_policy(setup, obs, t[policy])
+            finite = np.isfinite(actions).all(axis=1)
+            for i in policy[~finite & running[policy]]:
+                failure[i], running[i] = NON_FINITE_ACTION, False
+            actions = np.where(finite[:, None], actions, 0.0)
+            targets[policy] = np.where(finite[:, None], joint_targets(meta, ref, t[policy], actions), targets[policy])
+            last_action = actions
+        targets[replay] = ref["joint_pos"][t[replay]]
+        targets[statue] = hold[statue]
+        sim.ctrl[:] = actuation.command(k, targets)
+        due = pushed[push_step[pushed] == k]
+        sim.qvel[due, d:d + 2] += kick[due]
+        faults = sim.step()
+        after = np.minimum(t + 1, last)
+        snap = batch_snapshot(setup, xpos, xquat, sim.qpos, sim.qvel, after)
+        metrics.add_step(step_errors(snap), running)
+        kinds = first_failure(failure_checks(snap, setup.thresholds))
+        for i in np.flatnonzero(running):
+            why = PHYSICS_FAULT if faults[i] else kinds[i]
+            if why is not None:
+                failure[i], running[i] = why, False
+        if bar is not None:
+            bar.update(n)
+        if not running.any():
+            break
+    metrics.finish(np.arange(n), failure, start)
+    return [(group.cells[i], group.controllers[i], metrics.episodes[i]) for i in range(n)]
+
+
+def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> np.ndarray:
+    """The policy's actions [N, J] for N observations, in chunks of the graph's batch size when it is fixed."""
+    session = setup.session
+    batch = session.get_inputs()[0].shape[0]
+    chunk = batch if isinstance(batch, int) and batch > 0 else len(obs)
+    out = []
+    for begin in range(0, len(obs), chunk):
+        part, steps = obs[begin:begin + chunk], time_step[begin:begin + chunk].astype(np.float32)[:, None]
+        size = len(part)
+        if size < chunk:  # a static batch: pad, then drop the padding
+            part = np.concatenate([part, np.repeat(part[-1:], chunk - size, axis=0)])
+            steps = np.concatenate([steps, np.repeat(steps[-1:], chunk - size, axis=0)])
+        out.append(session.run(["actions"], {"obs": part, "time_step": steps})[0][:size])
+    return np.concatenate(out).astype(np.float64)
+
+
+# -- the verdict ------------------------------------------------------------------------------------
+def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:
+    """ROBUST or not, and what the network adds over replaying the reference, from a stress report's cells.
+
+    ``robust``: the policy's success is at least ``min_success`` at every standard level of every family.
+    ``replay_does_as_well``: replaying the reference with no policy tracks the motion undisturbed
+    (``tracking_verdict``) and succeeds at least as often as the policy at every standard level: then this
+    motion needs no policy, and the sentence says so.
+    """
+    rows = report["cells"]
+    standard = [r for r in rows if r["standard"]]
+    nominal = next((r for r in rows if r["family"] == NOMINAL), None)
+    short = [f"{r['family']} {r['label']}: {r['policy']['success_rate']:.2f}" for r in standard
+             if not r["policy"]["success_rate"] >= min_success]
+    robust = bool(standard) and not short
+    replay_short = [r for r in standard if not r["replay"]["success_rate"] >= min_success]
+    replay_tracked = bool(nominal and tracking_verdict(nominal["replay"]).get("tracked"))
+    gains = [r["policy"]["success_rate"] - r["replay"]["success_rate"] for r in rows if r["family"] != NOMINAL]
+    mean_gain = float(np.mean(gains)) if gains else 0.0
+    as_well = replay_tracked and all(r["replay"]["success_rate"] >= r["policy"]["success_rate"] for r in standard)
+    push = next((r for r in standard if r["family"] == "push"), None)
+    at_push = (f"at the standard push ({push['label']}) the policy succeeds in {push['policy']['success_rate']:.0%} "
+               f"of the episodes, replaying the reference in {push['replay']['success_rate']:.0%}") if push else ""
+    adds = f"over every perturbation the network adds {mean_gain:+.2f} to the success rate on average"
+    if as_well:
+        sentence = ("Replaying the reference under PD with no policy does as well: this motion needs no policy; "
+                    f"{adds}" + (f" ({at_push})" if at_push else "") + ".")
+    else:
+        sentence = (f"The policy survives {len(standard) - len(short)} of {len(standard)} standard perturbations "
+                    f"(replaying the reference: {len(standard) - len(replay_short)}); {adds}"
+                    + (f"; {at_push}" if at_push else "") + ".")
+    return {
+        "robust": robust,
+        "label": "robust" if robust else "not robust",
+        "min_success_rate": min_success,
+        "short_of": short,
+        "reason": (f"success ≥ {min_success:.2f} at every standard level ({len(standard)})" if robust else
+                   f"success < {min_success:.2f} at " + "; ".join(short)) if standard else "no standard levels run",
+        "replay_tracked": replay_tracked,
+        "replay_robust": bool(standard) and not replay_short,
+        "replay_does_as_well": as_well,
+        "mean_success_gain_over_replay": mean_gain,
+        "sentence": sentence,
+    }
+
+
+# -- a run directory ------------------------------------------------------------------------------
+VIDEO_CELL = Cell("push", FAMILIES["push"].standard[0])
+"""The cell the stress videos show: the standard push."""
+
+
+def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = StressPlan(), *, video: bool = False,
+                   progress: bool = False) -> dict:
+    """The stress test of a run's export/policy.onnx on ``mjcf``: writes ``stress.json`` (and, with
+    ``video``, ``videos/stress_push.mp4`` and ``videos/stress_push_replay.mp4``: the first start under the
+    standard push, the policy and replaying the reference, each with the reference as a ghost)."""
+    from ..atomic import atomic_write_text
+    from .planar import is_planar_policy
+    from .policy import load_policy
+
+    run_dir = Path(run_dir)
+    onnx_path = run_dir / EXPORT_DIR / "policy.onnx"
+    if not onnx_path.is_file():
+        raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
+    if is_planar_policy(load_policy(onnx_path)[1]):
+        raise Sim2SimError(f"{onnx_path} tracks no reference motion: the stress test compares a motion-tracking "
+                           "policy with replaying its reference", fix="run it on a motion-tracking run")
+    wants_video = video and (plan.families is None or "push" in plan.families)
+    report = run_stress(onnx_path, mjcf, plan, progress=progress, record_video_of=VIDEO_CELL if wants_video else None)
+    frames, setup = report.pop("_frames", {}), report.pop("_setup", None)
+    if frames:
+        from .sim2sim import render_episode
+
+        videos = {}
+        for controller, name in (("policy", "stress_push.mp4"), ("replay", "stress_push_replay.mp4")):
+            if controller in frames:
+                title = f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}, {controller}"
+                path = render_episode(setup, frames[controller], run_dir / VIDEO_DIR / name, title=title)
+                if path is not None:
+                    videos[controller] = str(path)
+        if videos:
+            report["videos"] = videos
+    atomic_write_text(run_dir / STRESS_FILE, json.dumps(report, indent=2))
+    return report
+
+
+def format_table(report: dict) -> str:
+    """The stress report as a text table: per cell, each controller's success and MPKPE."""
+    lines = [f"{'family':<11} {'level':<13} {'std':<3} " + " ".join(f"{c:>15}" for c in CONTROLLERS)]
+    for row in report["cells"]:
+        figures = []
+        for controller in CONTROLLERS:
+            c = row[controller]
+            figures.append(f"{c['success_rate']:>5.2f} {1000 * c.get('mpkpe_m', float('nan')):>6.1f}mm")
+        lines.append(f"{row['family']:<11} {row['label']:<13} {'*' if row['standard'] else '':<3} "
+                     + " ".join(f"{f:>15}" for f in figures))
+    verdict = report["verdict"]
+    lines.append(f"{verdict['label'].upper()}: {verdict['reason']}")
+    lines.append(verdict["sentence"])
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m primebot.pipeline.deploy.stress POLICY.onnx ROBOT.xml``: the torch-free stress test."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("onnx")
+    parser.add_argument("mjcf")
+    parser.add_argument("--starts", type=int, default=StressPlan.starts, help="start frames per cell")
+    parser.add_argument("--window", type=float, default=StressPlan.window_s, help="seconds per episode")
+    parser.add_argument("--family", action="append", choices=list(FAMILIES), help="only these families")
+    parser.add_argument("--seed", type=int, default=StressPlan.seed)
+    parser.add_argument("--output", help="write the report here as JSON")
+    args = parser.parse_args(argv)
+    plan = StressPlan(starts=args.starts, window_s=args.window, families=tuple(args.family) if args.family else None,
+                      seed=args.seed)
+    try:
+        report = run_stress(args.onnx, args.mjcf, plan, progress=True)
+    except Sim2SimError as exc:
+        print(f"stress: error: {exc}", file=sys.stderr)
+        return 2
+    if args.output:
+        Path(args.output).write_text(json.dumps(report, indent=2), encoding="utf-8")
+    print(format_table(report))
+    return 0 if report["verdict"]["robust"] else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
