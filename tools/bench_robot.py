@@ -66,8 +66,11 @@ WHEELS = {
 """PyPI package → robot name → its MJCF inside the wheel (the robot's folder comes along: meshes, licence)."""
 MOTIONS = ("wave", "squat")
 
-KNEE_SQUAT = 1.0
-"""rad: how far the squat bends the knees (at most 80 % of the knee's range)."""
+KNEE_SQUAT, KNEE_SQUAT_MIN, KNEE_SQUAT_TOTAL = 1.0, 0.5, 1.4
+"""rad: the squat bends the knees 1.0 rad more, or up to 1.4 rad in all for a robot that stands with bent
+knees (0.5 rad at least), within 80 % of what the knee's range leaves."""
+CLEARANCE = 0.005
+"""m: in the squat every collision geom but the feet's stays this far above the floor."""
 LIFT = 1.4
 """rad: how far the wave turns the joint that raises the hand most."""
 WAVE_BEND, WAVE_SWING = 0.6, 0.35
@@ -119,12 +122,19 @@ def fetch(package: str, wheel: Path | None, work: Path, names: list[str], log: P
 
 
 def licence(mjcf: Path) -> str:
-    """The first line of the LICENSE beside (or above) the model, e.g. 'Apache License' or 'BSD 3-Clause'."""
+    """The licence of the LICENSE file beside (or above) the model: Apache-2.0, BSD-3-Clause, MIT, or its first line."""
     for folder in (mjcf.parent, mjcf.parent.parent):
         path = folder / "LICENSE"
-        if path.is_file():
-            lines = [line.strip() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()]
-            return next((line for line in lines if line), "?")
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "Apache License" in text:
+            return "Apache-2.0"
+        if "Redistribution and use in source and binary forms" in text:
+            return "BSD-3-Clause" if "3." in text else "BSD-2-Clause"
+        if "Permission is hereby granted, free of charge" in text:
+            return "MIT"
+        return next((line.strip() for line in text.splitlines() if line.strip()), "?")
     return "?"
 
 
@@ -157,12 +167,14 @@ def _bend_side(model, joint: int) -> float:
 
 
 def squat_source(spec, model) -> dict | str:
-    """Two slow squats: the knees bent ``KNEE_SQUAT``, hip and ankle pitch turned so the feet stay flat and
-    the centre of mass over them (robot/stance.py's lean); a reason instead when the legs cannot."""
+    """Two slow squats: the knees bent ``KNEE_SQUAT`` more (less when that brings a shin down to the floor),
+    hip and ankle pitch turned so the feet stay flat and the centre of mass over them (robot/stance.py's
+    lean); a reason instead when the legs cannot."""
     import mujoco
 
     from primebot.pipeline.api import robot_indices
     from primebot.pipeline.robot.checks import stand_key
+    from primebot.pipeline.robot.kinematics import geom_vertical_extent, robot_geoms
     from primebot.pipeline.robot.stance import balancing_lean, leg_pitch_joints
 
     ix = robot_indices(model, spec)
@@ -173,16 +185,41 @@ def squat_source(spec, model) -> dict | str:
     legs = leg_pitch_joints(model, data, list(ix.joint_ids), ix.root_body_id, feet)
     if legs is None or any(len(leg) < 3 for leg in legs):
         return "no squat: a leg has no knee between its hip and ankle pitch joints"
-    bend = {}
-    for leg in legs:
+    forward = data.xmat[ix.root_body_id].reshape(3, 3)[:, 0]
+    sides = {}
+    for leg, foot in zip(legs, feet, strict=True):
         for knee, _ in leg[1:-1]:
-            lo, hi = model.jnt_range[knee]
-            reach = max(abs(lo), abs(hi)) if model.jnt_limited[knee] else KNEE_SQUAT
-            bend[knee] = _bend_side(model, knee) * min(KNEE_SQUAT, 0.8 * reach)
+            # a knee bends the way that moves its foot back (the shin tilts back under a forward knee)
+            adr = model.jnt_qposadr[knee]
+            before = data.xpos[foot].copy()
+            data.qpos[adr] += 0.3
+            mujoco.mj_kinematics(model, data)
+            sides[knee] = 1.0 if (data.xpos[foot] - before) @ forward < 0 else -1.0
+            data.qpos[adr] -= 0.3
+            mujoco.mj_kinematics(model, data)
     free = int(model.body_jntadr[ix.root_body_id])
-    lean = balancing_lean(model, data.qpos.copy(), free, list(ix.joint_ids), ix.root_body_id, feet, bend=bend)
+    colliding = robot_geoms(model) & ~np.isin(model.geom_bodyid, feet)
+    lean = None
+    for share in (1.0, 0.8, 0.6, 0.4):
+        bend = {}
+        for knee, side in sides.items():
+            flexed = side * data.qpos[model.jnt_qposadr[knee]]  # a robot standing with bent knees squats less deep
+            depth = share * float(np.clip(KNEE_SQUAT_TOTAL - flexed, KNEE_SQUAT_MIN, KNEE_SQUAT))
+            lo, hi = model.jnt_range[knee]
+            room = (hi if side > 0 else -lo) - flexed if model.jnt_limited[knee] else depth
+            bend[knee] = side * min(depth, 0.8 * max(room, 0.0))
+        lean = balancing_lean(model, data.qpos.copy(), free, list(ix.joint_ids), ix.root_body_id, feet, bend=bend)
+        if lean is None:
+            continue
+        # the feet alone carry it: no shin, knee or hand comes down to the floor
+        posed = mujoco.MjData(model)
+        posed.qpos[:] = lean.qpos
+        mujoco.mj_kinematics(model, posed)
+        if geom_vertical_extent(model, posed)[0][colliding].min() > CLEARANCE:
+            break
+        lean = None
     if lean is None:
-        return "no squat: no foot touches the floor in the standing pose"
+        return "no squat: no knee bend keeps the robot on its feet alone (a shin or a knee reaches the floor)"
     names = {int(j): n for j, n in zip(ix.joint_ids, spec.joint_names, strict=True)}
     down = {names[j]: round(_clip(model, j, after), 4) for j, (_, after) in lean.changes.items()}
     return {

@@ -208,6 +208,18 @@ def _timestep(model) -> Finding:
     )
 
 
+def _joint_limits(model, spec) -> Finding:
+    """Every policy joint has a range: motion authoring and validation and the tracking task's soft
+    joint limits read it, and an unlimited hinge's range is [0, 0]."""
+    ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in spec.joint_names]
+    free = [n for n, j in zip(spec.joint_names, ids, strict=True) if j >= 0 and not model.jnt_limited[j]]
+    if not free:
+        return Finding("limits", "ok", "every policy joint has a range")
+    return Finding("limits", "error", f"{len(free)} policy joint(s) without a range: {', '.join(free[:6])}"
+                   + (" …" if len(free) > 6 else ""),
+                   'give each a range (<joint range="-3.14 3.14" limited="true"/>; `primebot robots new` gives ±π)')
+
+
 def _camera(model) -> Finding:
     cam = CameraConfig().framed(model)
     return Finding("camera", "info", f"videos: a camera {cam.distance:.2f} m away looking at "
@@ -227,6 +239,7 @@ def check_robot(spec: RobotSpec, *, simulate: bool = True) -> list[Finding]:
     findings.append(Finding("model", "ok", f"{spec.mjcf} compiles: {model.nbody - 1} bodies, "
                             f"{model.njnt} joints, {model.nu} actuators, {model.ngeom} geoms"))
     findings.append(_timestep(model))
+    findings.append(_joint_limits(model, spec))
     problems = robot_problems(model, spec)
     for check in MODEL_CHECKS:
         mine = [p for p in problems if p.check == check]

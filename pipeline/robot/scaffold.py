@@ -448,11 +448,17 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
     of a video."""
     armature, kp, kd, effort = gains(guess)
     changes = []
+    unlimited = 0
     for j, name in enumerate(guess.joint_names):
         joint = spec.joint(name)
         if not math.isclose(joint.armature, armature[j], rel_tol=1e-3):
             joint.armature = float(armature[j])
             changes.append("armature")
+        if not model.jnt_limited[model.joint(name).id]:  # motion authoring and the task's soft limits need a range
+            joint.limited, joint.range = mujoco.mjtLimited.mjLIMITED_TRUE, [-math.pi, math.pi]
+            unlimited += 1
+    if unlimited:
+        changes.append(f"a ±π range on {unlimited} hinge(s) without one")
     by_joint = {a.target: a for a in spec.actuators if a.trntype == mujoco.mjtTrn.mjTRN_JOINT}
     taken = model_names(model)
     for j, name in enumerate(guess.joint_names):

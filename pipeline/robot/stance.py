@@ -32,6 +32,8 @@ LATERAL_AXIS_COS = math.cos(math.radians(25))
 """A leg joint whose axis is within 25° of the robot's sideways axis pitches the leg (hip, knee, ankle pitch)."""
 MAX_LEAN = 0.35
 """rad: the largest lean ``balancing_lean`` tries."""
+LEAN_STEPS = 15
+"""Leans ``balancing_lean`` tries across ±``MAX_LEAN`` before it narrows down on the one that centres the robot."""
 
 _BOX_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
 
@@ -270,13 +272,18 @@ def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joi
         balance = standing_balance(model, data, root, feet)
         return (np.nan, None) if balance is None else (float((balance.com - balance.centroid) @ forward[:2]), balance)
 
-    lo, hi = -MAX_LEAN, MAX_LEAN
-    f_lo, f_hi = offset(lo)[0], offset(hi)[0]
-    if not (np.isfinite(f_lo) and np.isfinite(f_hi)):
+    # leans where the feet carry the robot (a deep lean can lift a sole, or bring a shin down to the floor)
+    grid = np.linspace(-MAX_LEAN, MAX_LEAN, LEAN_STEPS)
+    found = [(float(d), f) for d in grid if np.isfinite(f := offset(float(d))[0])]
+    if not found:
         return None
-    if np.sign(f_lo) == np.sign(f_hi):  # cannot centre it within the range: lean as far as helps most
-        best = lo if abs(f_lo) < abs(f_hi) else hi
-        lo = hi = best
+    brackets = [(a, fa, b) for (a, fa), (b, fb) in zip(found, found[1:], strict=False)
+                if np.sign(fa) != np.sign(fb) and b - a < 1.5 * (grid[1] - grid[0])]
+    if brackets:  # the centre of mass crosses the middle: the crossing nearest no lean
+        lo, f_lo, hi = min(brackets, key=lambda bracket: abs(bracket[0] + bracket[2]))
+    else:  # it cannot be centred: lean as far as helps most
+        lo = hi = min(found, key=lambda item: abs(item[1]))[0]
+        f_lo = offset(lo)[0]
     for _ in range(30):
         if hi - lo < 1e-4:
             break

@@ -124,3 +124,23 @@ def test_robots_check_fails_when_the_feet_cannot_touch_the_floor(tmp_path):
     finding = {f.check: f for f in check_robot(meshbot_spec(mjcf), simulate=False)}["floor"]
     assert finding.status == "error" and "the feet cannot touch the floor" in finding.detail
     assert "left_foot, right_foot" in finding.detail and "<pair" in finding.fix
+
+
+def test_an_unlimited_hinge_gets_a_range_and_check_asks_for_one(tmp_path):
+    # the Menagerie's OP3 gives its hinges no range: MuJoCo then reports [0, 0], which motion authoring and
+    # the tracking task's soft joint limits would take at its word
+    source = write_capsulebot(tmp_path / "src")
+    source.write_text(source.read_text().replace('axis="0 1 0" range="-2.0 0.0"', 'axis="0 1 0"'))
+    made = scaffold_robot("freebot", source, tmp_path / "pkg")
+    model = _copy(made)
+    elbow = model.joint("left_elbow").id
+    assert model.jnt_limited[elbow] and np.allclose(model.jnt_range[elbow], [-np.pi, np.pi])
+    assert "a ±π range on 2 hinge(s) without one" in made.model_changes
+
+    from meshbot import meshbot_spec, write_meshbot
+
+    mjcf = write_meshbot(tmp_path / "mesh")
+    mjcf.write_text(mjcf.read_text().replace('axis="0 1 0" range="0 2.5"', 'axis="0 1 0"'))
+    finding = {f.check: f for f in check_robot(meshbot_spec(mjcf), simulate=False)}["limits"]
+    assert finding.status == "error" and "left_knee_joint, right_knee_joint" in finding.detail
+    assert "range=" in finding.fix
