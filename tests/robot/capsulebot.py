@@ -38,39 +38,29 @@ def write_capsulebot(folder: Path, *, contacts_off: bool = False, names: dict[st
 
     collide = 'class="collision"' if contacts_off else ""
     visual = 'class="visual"' if contacts_off else 'contype="0" conaffinity="0"'
-    leg = """
-      <body name={thigh} pos="0 {y} -0.06">
-        <joint name={hip_pitch} axis="0 1 0" range="-1.6 1.0"/>
-        <joint name={hip_roll} axis="1 0 0" range="-0.5 0.5"/>
-        <geom {collide} type="capsule" fromto="0 0 0 0 0 -0.22" size="0.035" mass="1.2"/>
-        <geom {visual} type="sphere" size="0.05" mass="0"/>
-        <body name={shin} pos="0 0 -0.22">
-          <joint name={knee} axis="0 1 0" range="0 2.2"/>
-          <geom {collide} type="capsule" fromto="0 0 0 0 0 -0.22" size="0.03" mass="0.8"/>
-          <body name={foot} pos="0 0 -0.24">
-            <joint name={ankle} axis="0 1 0" range="-0.8 0.8"/>
-            <geom {collide} type="box" pos="0.03 0 -0.01" size="0.07 0.035 0.012" mass="0.3"/>
-          </body>
-        </body>
-      </body>"""
-    arm = """
-        <body name={upper} pos="0 {y} 0.2">
-          <joint name={shoulder} axis="0 1 0" range="-2.5 2.5"/>
-          <geom {collide} type="capsule" fromto="0 0 0 0 0 -0.18" size="0.025" mass="0.4"/>
-          <body name={lower} pos="0 0 -0.18">
-            <joint name={elbow} axis="0 1 0" range="-2.0 0.0"/>
-            <geom {collide} type="capsule" fromto="0 0 0 0 0 -0.16" size="0.02" mass="0.25"/>
-            <body name={hand} pos="0 0 -0.18"><geom {collide} type="sphere" size="0.025" mass="0.1"/></body>
-          </body>
-        </body>"""
-    legs = "".join(leg.format(
-        y=y, collide=collide, visual=visual, thigh=n(f"{s}_thigh"), shin=n(f"{s}_shin"), foot=n(f"{s}_foot"),
-        hip_pitch=n(f"{s}_hip_pitch"), hip_roll=n(f"{s}_hip_roll"), knee=n(f"{s}_knee"), ankle=n(f"{s}_ankle_pitch"),
-    ) for s, y in (("left", 0.09), ("right", -0.09)))
-    arms = "".join(arm.format(
-        y=y, collide=collide, upper=n(f"{s}_upper_arm"), lower=n(f"{s}_forearm"), hand=n(f"{s}_hand"),
-        shoulder=n(f"{s}_shoulder"), elbow=n(f"{s}_elbow"),
-    ) for s, y in (("left", 0.15), ("right", -0.15)))
+
+    def chain(links) -> str:
+        """Nested bodies, one per link: (body, pos, [(joint, axis, range)], [geom attributes])."""
+        (body, pos, joints, geoms), rest = links[0], links[1:]
+        inner = "".join(f'<joint name={n(j)} axis="{axis}" range="{limits}"/>' for j, axis, limits in joints)
+        inner += "".join(f"<geom {attributes}/>" for attributes in geoms)
+        return f'<body name={n(body)} pos="{pos}">{inner}{chain(rest) if rest else ""}</body>'
+
+    def capsule(length: float, radius: float, mass: float) -> str:
+        return f'{collide} type="capsule" fromto="0 0 0 0 0 -{length}" size="{radius}" mass="{mass}"'
+
+    legs = "".join(chain([
+        (f"{s}_thigh", f"0 {y} -0.06", [(f"{s}_hip_pitch", "0 1 0", "-1.6 1.0"), (f"{s}_hip_roll", "1 0 0", "-0.5 0.5")],
+         [capsule(0.22, 0.035, 1.2), f'{visual} type="sphere" size="0.05" mass="0"']),
+        (f"{s}_shin", "0 0 -0.22", [(f"{s}_knee", "0 1 0", "0 2.2")], [capsule(0.22, 0.03, 0.8)]),
+        (f"{s}_foot", "0 0 -0.24", [(f"{s}_ankle_pitch", "0 1 0", "-0.8 0.8")],
+         [f'{collide} type="box" pos="0.03 0 -0.01" size="0.07 0.035 0.012" mass="0.3"']),
+    ]) for s, y in (("left", 0.09), ("right", -0.09)))
+    arms = "".join(chain([
+        (f"{s}_upper_arm", f"0 {y} 0.2", [(f"{s}_shoulder", "0 1 0", "-2.5 2.5")], [capsule(0.18, 0.025, 0.4)]),
+        (f"{s}_forearm", "0 0 -0.18", [(f"{s}_elbow", "0 1 0", "-2.0 0.0")], [capsule(0.16, 0.02, 0.25)]),
+        (f"{s}_hand", "0 0 -0.18", [], [f'{collide} type="sphere" size="0.025" mass="0.1"']),
+    ]) for s, y in (("left", 0.15), ("right", -0.15)))
     defaults = """
   <default>
     <geom contype="0" conaffinity="0" group="1"/>

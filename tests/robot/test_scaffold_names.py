@@ -9,8 +9,8 @@ import sys
 import tokenize
 
 from capsulebot import JOINTS, write_capsulebot
+from test_scaffold import run
 
-from primebot.pipeline.cli import main
 from primebot.pipeline.hooks.host import load_plugins, reset_host
 from primebot.pipeline.robot.checks import check_robot
 from primebot.pipeline.robot.scaffold import Guess, spec_source
@@ -18,14 +18,6 @@ from primebot.pipeline.robot.scaffold import Guess, spec_source
 
 def _payload(sentinel) -> str:
     return f"open({str(sentinel)!r}, 'w').write('the model ran code')"
-
-
-def _run(capsys, *args):
-    reset_host()
-    code = main(list(args))
-    out = capsys.readouterr()
-    reset_host()
-    return code, out.out, out.err
 
 
 def _names(source: str) -> set[str]:
@@ -37,7 +29,7 @@ def test_a_keyframe_name_with_a_line_break_is_refused_naming_the_element(tmp_pat
     sentinel = tmp_path / "ran"
     # MuJoCo keeps a line break in a name (&#10; in the XML); written into a spec.py comment it would start code
     mjcf = write_capsulebot(tmp_path / "src", keyframe_name="k\n" + _payload(sentinel))
-    code, _, err = _run(capsys, "robots", "new", "evilbot", "--mjcf", str(mjcf), "-o", str(tmp_path / "pkg"))
+    code, _, err = run(capsys, "robots", "new", "evilbot", "--mjcf", str(mjcf), "-o", str(tmp_path / "pkg"))
     assert code == 5  # RobotError
     assert "the keyframe #0 is named \"k\\nopen(" in err and "U+000A (LINE FEED" in err
     assert "rename the keyframe in the MJCF" in err
@@ -46,7 +38,7 @@ def test_a_keyframe_name_with_a_line_break_is_refused_naming_the_element(tmp_pat
 
 def test_a_bidirectional_override_in_a_joint_name_is_refused(tmp_path, capsys, clean_env):
     mjcf = write_capsulebot(tmp_path / "src", names={"left_knee": "left_knee\u202e"})
-    code, _, err = _run(capsys, "robots", "new", "evilbot", "--mjcf", str(mjcf), "-o", str(tmp_path / "pkg"))
+    code, _, err = run(capsys, "robots", "new", "evilbot", "--mjcf", str(mjcf), "-o", str(tmp_path / "pkg"))
     assert code == 5 and "the joint #7 is named 'left_knee\\u202e'" in err and "RIGHT-TO-LEFT OVERRIDE" in err
     assert not (tmp_path / "pkg").exists()
 
@@ -64,7 +56,7 @@ def test_printable_hostile_names_are_written_as_literals_and_the_installed_plugi
     keyframe = f"k'); {payload}; #"
     # a file name with a line break: the README quotes it
     mjcf = write_capsulebot(tmp_path / "src", names=hostile, keyframe_name=keyframe, name="cap\nbot.xml")
-    code, out, err = _run(capsys, "robots", "new", "namebot", "--mjcf", str(mjcf), "-o", str(tmp_path / "pkg"))
+    code, out, err = run(capsys, "robots", "new", "namebot", "--mjcf", str(mjcf), "-o", str(tmp_path / "pkg"))
     assert code == 0, err
     package = tmp_path / "pkg"
     spec_py = (package / "primebot_namebot" / "spec.py").read_text()
