@@ -131,7 +131,7 @@ def licence(mjcf: Path) -> str:
         if "Apache License" in text:
             return "Apache-2.0"
         if "Redistribution and use in source and binary forms" in text:
-            return "BSD-3-Clause" if "3." in text else "BSD-2-Clause"
+            return "BSD-3-Clause" if "Neither the name" in text else "BSD-2-Clause"
         if "Permission is hereby granted, free of charge" in text:
             return "MIT"
         return next((line.strip() for line in text.splitlines() if line.strip()), "?")

@@ -71,7 +71,7 @@ def add_scenery(spec: mujoco.MjSpec, model: mujoco.MjModel, height: float) -> li
     bare = [geom for geom in spec.worldbody.geoms if geom.type == mujoco.mjtGeom.mjGEOM_PLANE and not geom.material]
     if bare and len(floor_geoms(model)):
         texture = spec.add_texture(
-            name=free_name(taken, "floor_grid"), type=mujoco.mjtTexture.mjTEXTURE_2D,
+            name=free_name(taken, "floor_checker"), type=mujoco.mjtTexture.mjTEXTURE_2D,
             builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, mark=mujoco.mjtMark.mjMARK_EDGE,
             rgb1=list(FLOOR_LIGHT), rgb2=list(FLOOR_DARK), markrgb=list(FLOOR_LINES), width=256, height=256,
         )
