@@ -18,7 +18,7 @@ from typing import Any
 
 from .atomic import atomic_path, atomic_write_text
 from .cli import pass_host
-from .deploy.perturbations import push_rate_unit, push_speed_unit
+from .deploy.perturbations import ServoCommand, push_rate_unit, push_speed_unit
 from .devices.backend import Availability, Backend, ResolvedDevice
 from .errors import (
     NOT_ROBUST_EXIT_CODE,
@@ -40,9 +40,10 @@ from .errors import (
 from .evaluate.metrics import TrackingSnapshot
 from .evaluate.view import TrackingView
 from .hooks.specs import hookimpl
-from .motion.format import Motion, load_motion, save_motion
+from .motion.format import Motion, file_sha256, load_motion, save_motion
 from .registry import Register, Registry
 from .report.page import headline_metrics
+from .report.tables import metrics_headline, metrics_summary
 from .robot.spec import (
     RobotIndices,
     RobotSpec,
@@ -83,6 +84,7 @@ from .rundir import (
     EXPORT_DIR,
     SIM2SIM_FILE,
     STRESS_FILE,
+    motion_copy_name,
     read_args,
 )
 from .sim.env import StepResult, VecEnv
@@ -121,6 +123,7 @@ LAZY: dict[str, tuple[str, str]] = {
     "sim2sim_run_dir": ("deploy.sim2sim", "sim2sim_run_dir"),
     "require_checks_passed": ("deploy.sim2sim", "require_checks_passed"),
     "stress_run_dir": ("deploy.stress", "stress_run_dir"),
+    "stress_stage_summary": ("deploy.stress", "stage_summary"),
     "StressPlan": ("deploy.stress", "StressPlan"),
     # videos (mujoco's renderer)
     "reference_ghosts": ("render.ghost", "reference_ghosts"),
@@ -178,14 +181,18 @@ __all__ = [
     "DiskFullError",
     "EpisodeRecord",
     "ExportError",
+    "file_sha256",
     "get_robot",
     "headline_metrics",
+    "metrics_headline",
+    "metrics_summary",
     "hookimpl",
     "pass_host",
     "load_motion",
     "load_robot_model",
     "matrix_first_two_columns",
     "metadata_threshold",
+    "motion_copy_name",
     "Motion",
     "MotionError",
     "NonFiniteError",
@@ -218,6 +225,7 @@ __all__ = [
     "RobotError",
     "RobotIndices",
     "RobotSpec",
+    "ServoCommand",
     "rotate_about_z",
     "save_motion",
     "Stage",

@@ -55,7 +55,11 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
 def disk_full_error(exc: BaseException, path: str | os.PathLike) -> DiskFullError | None:
     """A ``DiskFullError`` naming ``path`` when ``exc`` (or what caused it) is a full file system, else None."""
     if isinstance(exc, PrimebotError):
-        return exc if isinstance(exc, DiskFullError) else None
+        if isinstance(exc, DiskFullError):
+            return exc
+        if not isinstance(exc.__cause__, OSError):
+            return None
+        exc = exc.__cause__  # e.g. a RenderError of a video encoder that died writing to a full disk
     seen: BaseException | None = exc
     full = False
     while seen is not None and not full:
@@ -93,6 +97,70 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     with atomic_open(path, "wb") as fh:
         fh.write(data)
+
+
+@contextlib.contextmanager
+def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty staging directory beside ``path``; on success it replaces ``path`` as a whole.
+
+    On any exception the staging directory is removed and ``path`` is untouched, so a failure never
+    leaves a half-built directory where a good one was. The swap is two renames (``path`` to
+    ``.<name>.old``, the staging directory to ``path``); ``recover_directory`` finishes or undoes one that
+    a crash cut between them.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    recover_directory(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield staging
+    except BaseException as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        full = disk_full_error(exc, staging / "x") if isinstance(exc, Exception) else None
+        if full is not None:
+            raise full from exc
+        raise
+    old = _old_copy(target)
+    if target.exists():
+        os.replace(target, old)
+    os.replace(staging, target)
+    _fsync_dir(target.parent)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _old_copy(target: Path) -> Path:
+    return target.with_name(f".{target.name}.old")
+
+
+def recover_directory(path: str | os.PathLike) -> None:
+    """Finish what a crash left of an ``atomic_directory`` swap: put back the old directory when the new one
+    never arrived, and remove leftover staging and old copies. Call it holding the run directory's lock."""
+    target = Path(path)
+    old = _old_copy(target)
+    if old.exists() and not target.exists():
+        os.replace(old, target)
+    shutil.rmtree(old, ignore_errors=True)
+    for staging in target.parent.glob(f".{target.name}.*.tmp"):
+        if staging.is_dir():
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def clean_interrupted_writes(directory: str | os.PathLike) -> list[Path]:
+    """Remove what killed writers left under ``directory``: ``atomic_path``'s temporary files and
+    ``atomic_directory``'s staging directories, and finish cut directory swaps (``recover_directory``).
+    Returns what was removed. Call it holding the directory's lock (nobody else is writing)."""
+    root = Path(directory)
+    for old in sorted(root.rglob(".*.old")):
+        if old.is_dir():
+            recover_directory(old.with_name(old.name[1:-len(".old")]))
+    removed = []
+    for leftover in sorted(root.rglob(".*.tmp"), key=lambda p: len(p.parts), reverse=True):
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+        removed.append(leftover)
+    return removed
 
 
 def _fsync_dir(directory: Path) -> None:

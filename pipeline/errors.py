@@ -73,6 +73,12 @@ class CheckpointError(PrimebotError):
     exit_code = 6
 
 
+class CorruptCheckpointError(CheckpointError):
+    """A checkpoint is damaged (empty, truncated, bit-flipped): the one failure that resume and evaluation
+    step over to the previous good checkpoint. Any other checkpoint error (an I/O error, out of memory, a
+    newer format, another run's file) stops with its reason (docs/architecture.md §3)."""
+
+
 class NonFiniteError(PrimebotError):
     """NaN or Inf appeared in observations, rewards, losses, gradients or parameters."""
 

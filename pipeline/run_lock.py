@@ -38,7 +38,13 @@ def _holder(path: Path) -> str:
 def _acquire(path: Path) -> int:
     """An open descriptor holding the exclusive flock on ``path``; ConfigError when another process holds it."""
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only or vanished run directory: nothing can be written there
+            raise ConfigError(
+                f"cannot write in {path.parent}: {exc.strerror or exc}",
+                fix="make the run directory writable (or copy it somewhere writable) and run the command again",
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

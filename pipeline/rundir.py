@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,34 @@ SIM2SIM_FILE = "sim2sim.json"
 STRESS_FILE = "stress.json"
 VIDEO_DIR = "videos"
 EXPORT_DIR = "export"
+EXPORT_REPORT = "export.json"
+"""In ``EXPORT_DIR``: what the export measured and which policy it holds."""
+MOTION_SUFFIX = ".npz"
+
+
+def motion_copy_name(name: str) -> str:
+    """The name under which a run (and its bundle) keeps its copy of the motion file ``name``.
+
+    Always ending in ``.npz``, so a motion file called ``args.yaml``, ``pipeline.json`` or ``model_9.pt``
+    can never overwrite a file of the run (``model_9.pt`` is kept as ``model_9.pt.npz``).
+    """
+    base = Path(name).name
+    return base if base.endswith(MOTION_SUFFIX) and base != MOTION_SUFFIX else base + MOTION_SUFFIX
+
+
+def new_run_id() -> str:
+    """A fresh run identity: args.yaml records it and every checkpoint of the run carries it."""
+    return uuid.uuid4().hex
+
+
+def read_run_id(run_dir: str | Path) -> str | None:
+    """The run identity args.yaml records (``run.id``); None for a run from before identities, or no args.yaml."""
+    try:
+        run = read_args(run_dir).get("run")
+    except (OSError, ConfigError):
+        return None
+    value = run.get("id") if isinstance(run, dict) else None
+    return str(value) if value else None
 
 
 def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None) -> Path:
@@ -39,6 +68,9 @@ def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None
             return path
         except FileExistsError:
             continue
+        except OSError as exc:  # read-only, no permission, full: no run can start here
+            raise ConfigError(f"cannot create a run directory under {base}: {exc.strerror or exc}",
+                              fix="choose a writable place with --log-dir (or make this one writable)") from None
     raise ConfigError(f"cannot create a run directory under {base}")
 
 

@@ -54,3 +54,13 @@ def train_tiny_run(log_dir: Path, host: PluginHost | None = None) -> Path:
     copy = Path(log_dir) / "wave" / _TRAINED[key].name
     shutil.copytree(_TRAINED[key], copy)
     return copy
+
+
+def export_tiny_run(log_dir: Path, host: PluginHost | None = None) -> tuple[PluginHost, Path, Path]:
+    """(host, run directory, policy.onnx) of a fresh copy of the tiny run, exported."""
+    from primebot.pipeline.export.run import export_run
+
+    host = host or tracking_host()
+    run_dir = train_tiny_run(log_dir, host)
+    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
+    return host, run_dir, run_dir / "export" / "policy.onnx"

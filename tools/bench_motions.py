@@ -9,7 +9,10 @@ motion's crash or exit status does not stop the others) under
 ``--log-dir``. The table has, per motion, sim2sim's statue MPKPE (a robot
 frozen at each episode's start frame), the policy's MPKPE, the fraction of
 the statue's error it removes, the success rate, the verdict (docs/tasks.md,
-"What tracked means"), and the training and total wall-clock. The contact
+"What tracked means"), the stress test's verdict (ROBUST or not; the standard
+levels the policy and replaying the reference survive; both success rates
+under the standard push; docs/deploy.md, "Before you deploy"), and the
+training and total wall-clock. The contact
 sheet (``--sheet``, default ``<log-dir>/bench_motions.png``) shows five
 stills of each sim2sim video, the robot with its reference as a ghost, so a
 person can see what each policy does. ``--json`` keeps the rows.
@@ -80,6 +83,19 @@ def run_figures(run_dir: Path) -> dict:
     row["strength"] = _strength_at(run_dir / "train.csv", row["policy_iteration"])
     video = run_dir / "videos" / "sim2sim.mp4"
     row["video"] = str(video) if video.is_file() else None
+    stress = _read(run_dir / "stress.json")
+    robustness = stress.get("verdict") or {}
+    row["robust"] = robustness.get("robust")
+    row["replay_does_as_well"] = robustness.get("replay_does_as_well")
+    row["robust_reason"] = robustness.get("reason", "")
+    push = next((c for c in stress.get("cells", []) if c["standard"] and c["family"] == "push"), None)
+    if push is not None:
+        row["push"] = push["label"]
+        row["push_policy"], row["push_replay"] = push["policy"]["success_rate"], push["replay"]["success_rate"]
+    standard = [c for c in stress.get("cells", []) if c["standard"]]
+    if standard:
+        row["standard_survived"] = (sum(c["policy"]["success_rate"] >= 0.9 for c in standard),
+                                    sum(c["replay"]["success_rate"] >= 0.9 for c in standard), len(standard))
     return row
 
 
@@ -105,19 +121,32 @@ def _minutes(seconds) -> str:
 
 def print_table(rows: list[dict]) -> None:
     header = (f"{'motion':<8} {'statue':>8} {'MPKPE':>8} {'removed':>8} {'success':>8} {'verdict':<12} "
+              f"{'robust':<10} {'std. levels':>11} {'push':>9} {'policy/replay':>13} "
               f"{'train':>9} {'total':>9} {'policy':>6} {'rand.':>5}  worst body")
     print(header)
     print("-" * len(header))
     for r in rows:
         verdict = {True: "TRACKED", False: "not tracked"}.get(r.get("tracked"), f"exit {r['exit_code']}")
+        robust = {True: "ROBUST", False: "not robust"}.get(r.get("robust"), "-")
+        levels = "{}/{} ({})".format(*r["standard_survived"][::2], r["standard_survived"][1]) \
+            if r.get("standard_survived") else "-"
+        push = (f"{_fmt(r.get('push_policy'), '.2f')}/{_fmt(r.get('push_replay'), '.2f')}"
+                if r.get("push") else "-")
         print(f"{r['motion']:<8} {_fmt(r.get('statue_mpkpe_m'), '.3f'):>8} {_fmt(r.get('mpkpe_m'), '.3f'):>8} "
               f"{_fmt(r.get('fraction_removed'), '.0%'):>8} {_fmt(r.get('success_rate'), '.2f'):>8} {verdict:<12} "
+              f"{robust:<10} {levels:>11} {r.get('push') or '-':>9} {push:>13} "
               f"{_minutes(r.get('train_s')):>9} {_minutes(r.get('total_s')):>9} "
               f"{_fmt(r.get('policy_iteration'), 'd'):>6} {_fmt(r.get('strength'), '.2f'):>5}  {r.get('worst_body') or '-'}")
     tracked = sum(r.get("tracked") is True for r in rows)
-    print(f"\n{tracked}/{len(rows)} motions tracked (MPKPE in m, over the tracked bodies; statue = a robot frozen "
-          "at each episode's start frame; verdict: docs/tasks.md; policy: the iteration evaluated, rand.: the "
+    both = sum(r.get("tracked") is True and r.get("robust") is True for r in rows)
+    print(f"\n{tracked}/{len(rows)} motions tracked, {both} tracked and robust (MPKPE in m, over the tracked bodies; "
+          "statue = a robot frozen at each episode's start frame; verdict: docs/tasks.md; std. levels: the stress "
+          "test's standard levels the policy survives of all (replaying the reference survives); push: the standard "
+          "push, success of the policy/replaying the reference; policy: the iteration evaluated, rand.: the "
           "randomisation strength it trained under)")
+    needless = [r["motion"] for r in rows if r.get("replay_does_as_well")]
+    if needless:
+        print(f"replaying the reference with no policy does as well on: {', '.join(needless)}")
 
 
 def write_sheet(rows: list[dict], path: Path, title: str) -> Path:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ..cli import pass_host
@@ -33,10 +35,18 @@ def eval_command(host: PluginHost, run_dir: str, checkpoint: str | None, episode
     renders the first one through the robot's video camera.
     """
     from ..evaluate.run import EVAL_FILE, evaluate_run
+    from ..report.page import headline_metrics
+    from ..report.tables import metrics_headline, metrics_summary
     from ..run_lock import run_dir_lock
+    from ..rundir import VIDEO_DIR
+    from .run_record import note_in_pipeline
 
     with run_dir_lock(run_dir):
         report = evaluate_run(host.registry, run_dir, checkpoint, episodes=episodes, seed=seed, video=video)
+        overall = headline_metrics(report)
+        video_out = {"video": f"{VIDEO_DIR}/{Path(report['video']).name}"} if report.get("video") else {}
+        note_in_pipeline(host, run_dir, "evaluate", outputs={"eval.json": EVAL_FILE, **video_out},
+                         summary=metrics_summary(overall), message=metrics_headline(overall))
     click.echo(f"checkpoint {report['checkpoint']} (iteration {report['iteration']})")
     if "episodes" in report:  # a task that scores its own episodes
         click.echo(scalar_table(report["episodes"]))

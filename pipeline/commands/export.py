@@ -37,12 +37,19 @@ def export_command(host: PluginHost, run_dir: str, checkpoint: str | None, fp16:
     how much they differ. `python -m primebot.pipeline.bundle RUN_DIR/export`
     runs the bundle without torch.
     """
-    from ..export.run import export_run
+    from ..export.run import REPORT_FILE, export_run
     from ..run_lock import run_dir_lock
+    from ..rundir import EXPORT_DIR
+    from .run_record import note_in_pipeline
 
     with run_dir_lock(run_dir):
         result = export_run(host.registry, run_dir, checkpoint, fp16=fp16, static_batch=static_batch,
                             export_format=export_format)
+        outputs = {"policy.onnx": f"{EXPORT_DIR}/{result.onnx_path.name}",
+                   "deploy.yaml": f"{EXPORT_DIR}/{result.deploy_path.name}",
+                   **({"motion": f"{EXPORT_DIR}/{result.motion_path.name}"} if result.motion_path else {}),
+                   "export.json": f"{EXPORT_DIR}/{REPORT_FILE}"}
+        note_in_pipeline(host, run_dir, "export", outputs=outputs, summary=result.summary(), message=result.headline())
     meta = result.metadata
     motion = f", {meta['motion_num_steps']} motion steps" if "motion_num_steps" in meta else ", no motion"
     click.echo(f"policy: {result.onnx_path} ({result.onnx_path.stat().st_size / 1024:.0f} KiB, "

@@ -1,4 +1,4 @@
-"""``primebot motion``: validate, replay, author, convert and resample reference motions."""
+"""``primebot motion``: validate, replay, author, convert, resample and retarget reference motions."""
 
 from __future__ import annotations
 
@@ -243,6 +243,73 @@ def resample_command(
     click.echo(
         f"wrote {out}: {resampled.num_frames} frames at {fps:g} fps (from {motion.num_frames} at {motion.fps:g})"
     )
+
+
+@motion_group.command("retarget")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@output_option("Output .npz (default: SOURCE_<robot>.npz).")
+@robot_option
+@robot_xml_option
+@click.option("--format", "fmt", type=click.Choice(["bvh", "npz", "pt"]), default=None,
+              help="Source format (default: from the extension, else the file's contents).")
+@click.option("--map", "map_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Joint map YAML (default: the robot's built-in map for the skeleton, else a guessed one).")
+@click.option("--fps", type=float, default=None,
+              help="The source's frame rate (BVH stores it; .npz and .pt files need it, e.g. 30).")
+@click.option("--height", type=float, default=None,
+              help="The person's stature in m (default: the file's, else estimated from the skeleton).")
+@click.option("--units", type=click.Choice(["auto", "m", "cm", "mm", "in"]), default="auto", show_default=True,
+              help="Units of the source's positions (auto: BVH by the skeleton's size, others metres).")
+@click.option("--no-align", is_flag=True, help="Keep the source's start position and heading (default: start "
+              "at the origin facing +x).")
+@click.option("--video", type=click.Path(dir_okay=False), default=None,
+              help="Also write a side-by-side video: the person's skeleton beside the robot.")
+@click.option("--json", "as_json", is_flag=True, help="Print the quality figures and validation as JSON.")
+@pass_host
+def retarget_command(
+    host: PluginHost, source: str, output: str | None, robot: str | None, robot_xml: str | None, fmt: str | None,
+    map_path: str | None, fps: float | None, height: float | None, units: str, no_align: bool,
+    video: str | None, as_json: bool,
+) -> None:  # fmt: skip
+    """Retarget human motion (BVH, joint-position .npz, SMPL-H .pt) onto a robot (docs/motions.md).
+
+    Global joint positions are scaled by the height ratio, the person's planted feet are held still,
+    and whole-body inverse kinematics (mink) on the robot's MJCF follows the mapped joints within the
+    joint limits; the result is put on the floor, written at 50 fps and validated (balance included).
+    Prints the quality figures: foot skate, floor penetration, joint-limit violations, IK residuals.
+    """
+    import json
+    from pathlib import Path
+
+    from ..errors import MotionError
+    from ..motion.retarget.retarget import retarget_file
+    from ..motion.validate import validate_motion
+
+    spec = get_robot(host.registry, robot or host.registry.default_robot(), robot_xml)
+    out = Path(output) if output else Path(source).with_name(f"{Path(source).stem}_{spec.name}.npz")
+    done = retarget_file(source, spec, out, fmt=fmt, fps=fps, units=None if units == "auto" else units,
+                         map_path=map_path, height=height, align=not no_align, progress=not as_json)
+    report = validate_motion(done.motion, spec, path=str(out))
+    if video:
+        from ..render.skeleton import bones, side_by_side_video
+
+        side_by_side_video(done.motion, spec, done.targets.skeleton, bones(done.human.names, done.roles), video)
+    if as_json:
+        click.echo(json.dumps({"output": str(out), "quality": done.quality.to_dict(),
+                               "validation": report.to_dict()}, indent=2, ensure_ascii=False))
+    else:
+        click.echo(f"wrote {out}: {done.motion.num_frames} frames at 50 fps ({done.motion.duration:.2f} s) for {spec.name}")
+        for line in done.quality.lines():
+            click.echo(line)
+        for problem in report.problems:
+            click.echo(f"  {problem}")
+        click.echo(report.summary())
+        if video:
+            click.echo(f"wrote {video}: the person beside the robot")
+    if not report.ok:
+        raise MotionError(f"{out} was written but is not a valid motion for {spec.name} "
+                          f"({len(report.errors)} error(s) above)",
+                          fix="check the map and --height, or the source at the frames named")
 
 
 @hookimpl

@@ -143,8 +143,21 @@ def new_command(name: str, mjcf: str, output: str | None) -> None:
     click.echo(f"  model copy adds: {', '.join(made.model_changes) or 'nothing'}")
     for topic, note in g.notes.items():
         click.echo(f"  {topic}: {note}")
+    maps = guessed_retarget_maps(name, made.folder / made.package / "model", g)
+    click.echo(f"  joint maps for `motion retarget` (REVIEW): {', '.join(p.name for p in maps)} in model/retarget/")
     click.echo(f"next: review the REVIEW lines in {made.folder}/{made.package}/spec.py, then\n"
                f"  pip install -e {made.folder}\n  primebot robots check {name}")
+
+
+def guessed_retarget_maps(name: str, model_dir, guess) -> list:
+    """The scaffold's joint maps (motion/retarget/maps.write_guessed_maps), beside its model copy where
+    `motion retarget` looks for them; written here because robot/ sits below motion/ (docs/architecture.md §1)."""
+    from ..motion.retarget.maps import write_guessed_maps
+    from ..robot.spec import compile_mjcf
+
+    model = compile_mjcf(model_dir / f"{name}.xml", name)
+    return write_guessed_maps(model, model_dir / "retarget", root=guess.root_body, anchor=guess.anchor_body,
+                              feet=guess.feet, hands=guess.hands)
 
 
 @hookimpl

@@ -42,9 +42,12 @@ def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int
     * in the table; docs/deploy.md, "Before you deploy: the stress report").
     Exit code 0 robust, 12 not robust.
     """
-    from ..deploy.stress import StressPlan, format_table, stress_run_dir
+    from pathlib import Path
+
+    from ..deploy.stress import StressPlan, format_table, stage_summary, stress_run_dir
     from ..run_lock import run_dir_lock
-    from ..rundir import STRESS_FILE, read_args
+    from ..rundir import STRESS_FILE, VIDEO_DIR, read_args
+    from .run_record import note_in_pipeline
 
     plan = StressPlan(starts=starts, window_s=window, families=families or None, standard_only=standard_only,
                       seed=seed)
@@ -52,6 +55,13 @@ def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int
         name = read_args(run_dir).get("config", {}).get("robot")
         mjcf = mjcf or str(host.registry.get("robots", name).mjcf)
         report = stress_run_dir(run_dir, mjcf, plan, video=video, progress=True)
+        summary, message = stage_summary(report)
+        videos = {f"video_{k}": f"{VIDEO_DIR}/{Path(v).name}" for k, v in report.get("videos", {}).items()}
+        # a test of some families only is no verdict on the policy: the pipeline runs its stage again
+        note_in_pipeline(host, run_dir, "stress", status="done" if plan.families is None else "pending",
+                         outputs={"stress.json": STRESS_FILE, **videos}, summary=summary, message=message,
+                         reason="stress.json holds a test of some families only (--family): the stage runs "
+                                "again on --resume")
     click.echo(f"{report['loop']['episodes']} episodes of {report['loop']['window_steps']} steps at "
                f"{report['loop']['physics_hz']:.0f} Hz in {report['wall_s']:.0f} s; push unit "
                f"sqrt(g*L) = {report['push_unit_m_s']:.2f} m/s (L = {report['reference_root_height_m']:.2f} m)")

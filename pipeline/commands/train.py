@@ -40,19 +40,36 @@ def train_command(host: PluginHost, motion: str | None, task, robot, device, num
     SIGINT/SIGTERM finish the iteration, checkpoint and exit (resume with
     --resume). Under torchrun every rank trains its own environments.
     """
-    from ..train.distributed import shutdown_distributed
+    import contextlib
+
+    from ..errors import PrimebotError
+    from ..run_lock import run_dir_lock
+    from ..train.distributed import context_from_env, shutdown_distributed
     from ..train.session import TrainRequest, run_training
+    from .run_record import note_in_pipeline
 
     request = TrainRequest(
         motion=motion, task=task, robot=robot, device=device, num_envs=num_envs, iterations=iterations,
         seed=seed, run_name=run_name, sets=list(sets), resume=resume, tensorboard=tensorboard,
         log_dir=log_dir, progress=not no_progress,
     )
-    try:
-        outcome = run_training(host.registry, request)
-    finally:
-        shutdown_distributed()
-    result, run_dir = outcome.result, outcome.run_dir
+    records = bool(resume) and context_from_env().is_main  # a resumed pipeline run keeps its record
+    with run_dir_lock(resume) if records else contextlib.nullcontext():
+        before = _checkpoint_state(resume) if records else None
+        try:
+            outcome = run_training(host.registry, request)
+        except PrimebotError as exc:
+            if records and _checkpoint_state(resume) != before:  # training moved on before the error
+                note_in_pipeline(host, resume, "train", status="failed", error=exc)
+            raise
+        finally:
+            shutdown_distributed()
+        result, run_dir = outcome.result, outcome.run_dir
+        if records and run_dir is not None:
+            outputs, summary, message, warnings = outcome.describe()
+            note_in_pipeline(host, run_dir, "train", status="done" if result.status == "finished" else "interrupted",
+                             outputs=outputs, summary=summary, message=message, warnings=warnings,
+                             settings={"iterations": outcome.runner.cfg.iterations})
     if run_dir is None:
         return
     if result.status == "interrupted":
@@ -60,6 +77,13 @@ def train_command(host: PluginHost, motion: str | None, task, robot, device, num
         click.echo(f"resume with: primebot train --resume {run_dir}")
         raise click.exceptions.Exit(SIGNAL_EXIT_CODES.get(result.signal_name, 1))
     click.echo(f"[DONE] {result.iteration} iterations; run directory {run_dir}")
+
+
+def _checkpoint_state(run_dir: str) -> list[tuple[str, int]]:
+    """The run's checkpoints and when each was written (whether training changed anything)."""
+    from pathlib import Path
+
+    return sorted((p.name, p.stat().st_mtime_ns) for p in Path(run_dir).glob("model_*.pt"))
 
 
 @hookimpl

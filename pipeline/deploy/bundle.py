@@ -47,6 +47,8 @@ class BundledModel:
     """Where training read it."""
     assets: list[str] = field(default_factory=list)
     """Included and loaded files, copied beside it at their relative paths."""
+    assets_sha256: dict[str, str] = field(default_factory=dict)
+    """Each asset's SHA-256, by its path in ``assets`` (``verify_bundle`` checks them)."""
 
 
 def bundle_mjcf(mjcf: str | Path, out_dir: str | Path) -> BundledModel:
@@ -67,45 +69,76 @@ def bundle_mjcf(mjcf: str | Path, out_dir: str | Path) -> BundledModel:
     if any(getattr(original, s) != getattr(bundled, s) for s in sizes):
         raise ExportError(f"the bundled copy {copy} of {mjcf} compiles to another model",
                           fix="report it with the MJCF")
+    bundled = [f"{ROBOT_DIR}/{a.as_posix()}" for a in assets]
     return BundledModel(file=f"{ROBOT_DIR}/{mjcf.name}", sha256=file_sha256(copy), source=str(mjcf),
-                        assets=[f"{ROBOT_DIR}/{a.as_posix()}" for a in assets])
+                        assets=bundled, assets_sha256={a: file_sha256(out_dir / a) for a in bundled})
 
 
 # -- reading a bundle ---------------------------------------------------------------------------------
 def verify_bundle(bundle_dir: str | Path) -> dict:
-    """``deploy.yaml`` of ``bundle_dir``, after checking that every file it lists has its SHA-256.
+    """``deploy.yaml`` of ``bundle_dir``, after checking every file it lists.
 
-    Raises ``ExportError`` naming each missing or changed file.
+    Each listed file (and robot asset) must be a relative path inside the bundle (no absolute path, no
+    ``..``, no link leading out of it), carry a SHA-256 and match it: deploy.yaml is as untrusted as the
+    files it lists, and nothing outside the bundle is hashed or loaded. Raises ``ExportError`` naming
+    each problem.
     """
     bundle_dir = Path(bundle_dir)
     path = bundle_dir / DEPLOY_FILE
     if not path.is_file():
         raise ExportError(f"{path} does not exist: not a deploy bundle",
                           fix="export the run first: primebot export RUN_DIR (the bundle is RUN_DIR/export)")
-    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    try:
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ExportError(f"{path} is not readable YAML: {exc}", fix="export again") from None
+    files = document.get("files") if isinstance(document, dict) else None
+    if not isinstance(files, dict) or not files:
+        raise ExportError(f"{path} lists no files", fix="export again: primebot export RUN_DIR")
     problems = []
-    for role, entry in (document.get("files") or {}).items():
+    for role, entry in files.items():
         if not isinstance(entry, dict) or "file" not in entry:
+            problems.append(f"{role}: no file named")
             continue
-        file = bundle_dir / entry["file"]
-        if not file.is_file():
-            problems.append(f"{role}: {entry['file']} is missing")
-        elif entry.get("sha256") and file_sha256(file) != entry["sha256"]:
-            problems.append(f"{role}: {entry['file']} has changed since export (SHA-256 differs)")
-        for asset in entry.get("assets") or ():
-            if not (bundle_dir / asset).is_file():
-                problems.append(f"{role}: asset {asset} is missing")
+        problems += _check_entry(bundle_dir, f"{role}", entry.get("file"), entry.get("sha256"))
+        assets = entry.get("assets") or ()
+        hashes = entry.get("assets_sha256") or {}
+        for asset in assets:
+            problems += _check_entry(bundle_dir, f"{role} asset", asset, hashes.get(asset) if isinstance(hashes, dict)
+                                     else None)
     if problems:
-        raise ExportError(f"deploy bundle {bundle_dir} is incomplete:\n    " + "\n    ".join(problems),
-                          fix="copy the whole export/ folder, or export again")
+        raise ExportError(f"deploy bundle {bundle_dir} is incomplete or unsafe:\n    " + "\n    ".join(problems),
+                          fix="copy the whole export/ folder, or export again; never edit deploy.yaml by hand")
     return document
 
 
+def _check_entry(bundle_dir: Path, role: str, name: object, sha256: object) -> list[str]:
+    """What is wrong with one listed file: a path leaving the bundle, no SHA-256, missing, or changed."""
+    if not isinstance(name, str) or not name:
+        return [f"{role}: {name!r} is not a file name"]
+    relative = Path(name)
+    if relative.is_absolute() or ".." in relative.parts:
+        return [f"{role}: {name} is not a path inside the bundle (absolute or with ..): refused, not read"]
+    file = bundle_dir / relative
+    try:
+        file.resolve().relative_to(bundle_dir.resolve())
+    except ValueError:
+        return [f"{role}: {name} leads out of the bundle (a link): refused, not read"]
+    if not isinstance(sha256, str) or len(sha256) != 64:
+        return [f"{role}: {name} has no SHA-256 in {DEPLOY_FILE}: it cannot be checked, so it is not used"]
+    if not file.is_file():
+        return [f"{role}: {name} is missing"]
+    if file_sha256(file) != sha256:
+        return [f"{role}: {name} has changed since export (SHA-256 differs)"]
+    return []
+
+
 def run_bundle(bundle_dir: str | Path, start_steps: list[int] | None = None, variant: str = "policy",
-               physics_hz: float | None = None) -> dict:
+               physics_hz: float | None = None, *, align_heading: bool = False, start_yaw_deg: float = 0.0) -> dict:
     """Verify the bundle, then run its ``variant`` (``policy`` or ``policy_fp16``) on the bundled MJCF.
 
     ``start_steps`` default: those deploy.yaml records (eval.json's at export time), else ``[0]``.
+    ``align_heading``, ``start_yaw_deg``: ``sim2sim.run_sim2sim``.
     Returns the sim2sim report (``sim2sim.run_sim2sim``).
     """
     bundle_dir = Path(bundle_dir)
@@ -118,7 +151,7 @@ def run_bundle(bundle_dir: str | Path, start_steps: list[int] | None = None, var
 
     starts = start_steps or (document.get("reference_check") or {}).get("start_steps") or [0]
     return run_policy_file(bundle_dir / files[variant]["file"], bundle_dir / files["mjcf"]["file"], starts,
-                           physics_hz or PHYSICS_HZ)
+                           physics_hz or PHYSICS_HZ, align_heading=align_heading, start_yaw_deg=start_yaw_deg)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -130,9 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--variant", default="policy", choices=("policy", "policy_fp16"))
     parser.add_argument("--physics-hz", type=float, default=None, help="physics and PD rate (default 1000)")
     parser.add_argument("--output", help="write the report here as JSON")
+    from .sim2sim import add_heading_arguments
+
+    add_heading_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        report = run_bundle(args.bundle, args.start, args.variant, args.physics_hz)
+        report = run_bundle(args.bundle, args.start, args.variant, args.physics_hz, align_heading=args.align_heading,
+                            start_yaw_deg=args.start_yaw)
     except ExportError as exc:
         print(f"bundle: error: {exc}", file=sys.stderr)
         return 2

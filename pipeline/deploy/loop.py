@@ -3,7 +3,10 @@
 Each episode starts from a fresh ``MjData`` (as on a robot that boots),
 then every policy step: the graph's inputs from sensed quantities, the
 policy, its actions as joint targets, ``substeps`` physics steps of the PD
-torque loop (``policy.hold_joint_targets``), the sensed state again. What
+torque loop (``policy.hold_joint_targets``), the sensed state again. A
+policy output that is not finite ends the episode at once as a failure
+(``policy.NON_FINITE_ACTION``): the joints keep the last finite targets and
+nothing non-finite reaches them (docs/deploy.md, "What the loop does"). What
 differs between kinds of policy is an ``EpisodeKind``: where an episode
 starts, what the graph takes, what an action means, when an episode ends
 and what it records. ``deploy.sim2sim`` has the one for a motion-tracking
@@ -19,7 +22,7 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
-from .policy import hold_joint_targets
+from .policy import NON_FINITE_ACTION, hold_joint_targets
 
 
 class EpisodeKind(Protocol):
@@ -30,6 +33,9 @@ class EpisodeKind(Protocol):
 
     def start(self, data: mujoco.MjData, start_step: int) -> int:
         """Put ``data`` in the episode's start state; return the step the policy is first given."""
+
+    def first_action(self, t: int) -> np.ndarray:
+        """The previous action the first observation carries (zero: no previous action), episode starting at ``t``."""
 
     def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
         """The graph's inputs (``obs`` and any other) at step ``t``, batch 1."""
@@ -46,6 +52,9 @@ class EpisodeKind(Protocol):
     def end(self, data: mujoco.MjData, t: int, length: int, max_steps: int) -> bool:
         """Take the state after a policy step into account; whether the episode is over."""
 
+    def fail(self, failure: str) -> None:
+        """End the episode as a failure the loop found (``NON_FINITE_ACTION``)."""
+
     def record(self, data: mujoco.MjData, start_step: int, length: int) -> dict:
         """The finished episode's record."""
 
@@ -57,12 +66,15 @@ def run_episode(session: ort.InferenceSession, kind: EpisodeKind, substeps: int,
     model = kind.robot.model
     data = mujoco.MjData(model)  # fresh, as on a robot that boots
     t = kind.start(data, start_step)
-    last_action = np.zeros(len(kind.meta["joint_names"]))
+    last_action = kind.first_action(t)
     length = 0
     if frames is not None:
         frames.append(kind.frame(data, t))
     while True:
         actions = session.run(["actions"], kind.inputs(data, t, last_action))[0][0]
+        if not np.isfinite(actions).all():  # the joints keep the last finite targets; the episode ends here
+            kind.fail(NON_FINITE_ACTION)
+            return kind.record(data, start_step, length)
         last_action, target = kind.targets(t, actions)
         hold_joint_targets(kind.robot, data, kind.meta, target, substeps)
         mujoco.mj_forward(model, data)  # sensed quantities at the new state

@@ -203,3 +203,31 @@ def apply_to_model(sim: Any, conditions: Conditions, robot: Any) -> None:
         sim.expand("opt.integrator")[conditions.euler] = int(other)
     if (conditions.payload != 0).any() or (conditions.dynamics != 1).any():
         sim.set_const()
+
+
+class ServoCommand:
+    """What N robots' servos receive, one control step at a time: the joint targets chosen ``delay[i]`` steps
+    ago (the held targets before that), minus the encoder ``bias`` [N, J], since a servo closes its loop on
+    its biased reading: kp·(target − (q + bias)). The stress test (latency, encoder families) and the
+    tracking task's training randomisation (``action_delay``, ``encoder_bias``) both send targets through it;
+    ``delay`` and ``bias`` may be changed between steps."""
+
+    def __init__(self, hold: np.ndarray, delay: np.ndarray, bias: np.ndarray) -> None:
+        self.delay = np.asarray(delay, dtype=np.int64)
+        self.bias = np.asarray(bias, dtype=np.float64)
+        self.history = np.repeat(np.asarray(hold, dtype=np.float64)[None], int(self.delay.max(initial=0)) + 1,
+                                 axis=0)
+        """history[d]: the targets chosen d steps ago."""
+
+    def __call__(self, chosen: np.ndarray) -> np.ndarray:
+        """The servo targets [N, J] of this step, given the targets [N, J] chosen now."""
+        if len(self.history) > 1:
+            self.history[1:] = self.history[:-1]
+        self.history[0] = chosen
+        delayed = self.history[self.delay, np.arange(len(chosen))] if len(self.history) > 1 else chosen
+        return delayed - self.bias
+
+    def reset(self, ids: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """Robots ``ids`` start over holding ``targets`` [n, J]; returns their servo targets."""
+        self.history[:, ids] = targets
+        return targets - self.bias[ids]

@@ -41,6 +41,7 @@ from ..evaluate.metrics import summarise, threshold
 from . import loop
 from .policy import (
     PHYSICS_HZ,
+    POLICY_KEYS,
     Sim2SimError,
     gain_check,
     joint_targets,
@@ -191,6 +192,9 @@ class PlanarEpisode:
         self.start_x, self.fell = float(data.qpos[self.robot.forward_qpos_adr]), False
         return 0
 
+    def first_action(self, t: int) -> np.ndarray:
+        return np.zeros(len(self.meta["joint_names"]))
+
     def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
         return {"obs": build_observation(self.robot, self.meta, data, last_action)[None]}
 
@@ -210,6 +214,9 @@ class PlanarEpisode:
         height, pitch = data.xpos[self.robot.root_body, 2], data.qpos[self.robot.pitch_qpos_adr]
         self.fell = bool(broken or height < self.min_height or abs(pitch) > self.max_pitch)
         return self.fell or length >= max_steps
+
+    def fail(self, failure: str) -> None:
+        self.fell = True
 
     def record(self, data: mujoco.MjData, start_step: int, length: int) -> dict:
         """Length, fall, distance along the forward slide and speed."""
@@ -242,7 +249,7 @@ def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: i
                for k in range(episodes)]
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
-        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "export_kind")},
+        "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "export_kind")},
         "loop": {"physics_hz": 1.0 / model.opt.timestep, "policy_hz": 1.0 / control_dt, "substeps": substeps,
                  "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort", "base": meta["base_joint_names"],
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},

@@ -42,11 +42,36 @@ FLOAT_KEYS = ("fps", "control_dt", "training_physics_dt", "action_scale_factor")
 INT_KEYS = ("motion_num_steps", "num_observations", "num_actions", "max_episode_steps")
 
 
+POLICY_KEYS = ("robot", "task", "checkpoint", "iteration", "checkpoint_digest", "run_id")
+"""The metadata keys a deploy-side report (sim2sim.json, stress.json) copies as its ``policy``: which checkpoint of
+which run it ran (train/provenance.py compares them with the run's policy)."""
+NON_FINITE_ACTION = "non_finite_action"
+"""The failure of an episode whose policy output a NaN or an infinity: the joints keep the last finite targets
+and the episode ends there (the deploy loop, the stress test; docs/deploy.md, "What the loop does")."""
+ACTION_OFFSET_BAKED = "action_offset_baked"
+"""Metadata key of a graph whose actions are relative to the default pose although its policy was trained
+with the offset this key names (``--format mjlab``; docs/deploy.md)."""
+
+
 class Sim2SimError(ExportError):
     """The ONNX file and the MJCF do not fit together; the message names what and how to fix it."""
 
 
 # -- command-line reports -----------------------------------------------------------------------
+def require_own_export(run_dir: str | Path, onnx_path: str | Path, meta: dict) -> None:
+    """Refuse to judge a run by an ONNX that another run exported (its ``run_id`` metadata differs from the run's
+    args.yaml ``run.id``); files from before run identities carry none and pass."""
+    from ..rundir import read_run_id
+
+    exported_from, run_id = meta.get("run_id"), read_run_id(run_dir)
+    if exported_from and run_id and exported_from != run_id:
+        raise Sim2SimError(
+            f"{onnx_path} was exported from another run (run id {exported_from[:12]}…; {run_dir} is "
+            f"{run_id[:12]}…): a report on it would not be this run's",
+            fix=f"export this run's policy first: primebot export {run_dir}",
+        )
+
+
 def emit_report(report: dict, output: str | None) -> int:
     """Print a deploy-loop report as JSON (and write it to ``output``); the exit code: 0 when its checks passed."""
     import json
@@ -78,6 +103,24 @@ def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, a
         raise ExportError(f"unknown action_offset {offset!r} in the ONNX metadata",
                           fix=f"one of: {', '.join(ACTION_TARGET_FORMULA)}; re-export with this primebot")
     return origin + meta["action_scale"] * np.asarray(actions, dtype=np.float64)
+
+
+def initial_last_action(meta: dict, reference: dict[str, np.ndarray] | None, t: np.ndarray) -> np.ndarray:
+    """The ``actions`` observation term [N, J] of N episodes' first steps, robot i starting at step ``t[i]``.
+
+    Zero (no previous action), as training starts every episode. A graph that bakes the reference offset
+    into its actions (metadata ``action_offset_baked``, ``--format mjlab``) subtracts the previous step's
+    offset from that term, so an episode starting past step 0 feeds the action that stands for zero there:
+    (reference ``joint_pos[t − 1]`` − ``default_joint_pos``) / ``action_scale`` (docs/deploy.md).
+    """
+    t = np.atleast_1d(np.asarray(t, dtype=np.int64))
+    zero = np.zeros((len(t), len(meta["joint_names"])))
+    if meta.get(ACTION_OFFSET_BAKED) != ACTION_OFFSET_REFERENCE:
+        return zero
+    if reference is None:
+        raise ExportError(f"{ACTION_OFFSET_BAKED} 'reference_joint_pos' needs the reference motion, and there is none")
+    shift = (reference["joint_pos"][np.maximum(t - 1, 0)] - meta["default_joint_pos"]) / meta["action_scale"]
+    return np.where((t > 0)[:, None], shift, zero)
 
 
 # -- metadata -----------------------------------------------------------------------------------

@@ -59,26 +59,32 @@ from ..evaluate.metrics import (
     summarise,
     threshold,
 )
-from ..rotations import quat_apply_inverse, quat_normalize
+from ..rotations import quat_apply_inverse, quat_mul_about_z, quat_normalize, rotate_about_z
 from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
 from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
+from .heading import align_reference
 from .planar import is_planar_policy, run_planar_sim2sim
 from .policy import (
     PHYSICS_HZ,
+    POLICY_KEYS,
     DeployObservation,
     DeployRobot,
     Sim2SimError,
     check_policy_robot,
     emit_report,
+    initial_last_action,
     joint_targets,
     load_policy,
     reference_table,
+    require_own_export,
     robot_spec_check,
     setup_servo_loop,
     setup_torque_loop,
 )
 
+SIM2SIM_VIDEO = "sim2sim.mp4"
+"""In ``VIDEO_DIR``: the from-start episode with the reference as a ghost."""
 REFERENCE_POSE_TOLERANCE_M = 2e-3
 """float32 motion data reproduces body positions to well under a millimetre; more means wrong metadata."""
 # -- episodes -------------------------------------------------------------------------------------
@@ -212,16 +218,19 @@ def _root_name(robot: DeployRobot) -> str:
     return mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY, robot.root_body)
 
 
-def snapshot(setup: Sim2SimSetup, data: mujoco.MjData, t: int) -> TrackingSnapshot:
+def snapshot(setup: Sim2SimSetup, data: mujoco.MjData, t: int,
+             reference: dict[str, np.ndarray] | None = None) -> TrackingSnapshot:
     """Robot and reference at step ``t`` in the shared metrics' terms (one episode, N = 1)."""
-    return batch_snapshot(setup, data.xpos[None], data.xquat[None], data.qpos[None], data.qvel[None], np.array([t]))
+    return batch_snapshot(setup, data.xpos[None], data.xquat[None], data.qpos[None], data.qvel[None], np.array([t]),
+                          reference)
 
 
 def batch_snapshot(setup: Sim2SimSetup, xpos: np.ndarray, xquat: np.ndarray, qpos: np.ndarray, qvel: np.ndarray,
-                   t: np.ndarray) -> TrackingSnapshot:
+                   t: np.ndarray, reference: dict[str, np.ndarray] | None = None) -> TrackingSnapshot:
     """N robots (body poses ``xpos``/``xquat`` [N, nbody, ·], ``qpos``/``qvel`` [N, ·]), robot i against the
-    reference at step ``t[i]``, in the shared metrics' terms."""
-    r, ref, ix = setup.robot, setup.reference, setup.index
+    reference at step ``t[i]``, in the shared metrics' terms. ``reference``: the setup's unless given (an
+    episode's heading-aligned copy, ``deploy.heading``)."""
+    r, ref, ix = setup.robot, setup.reference if reference is None else reference, setup.index
     body = r.motion_body_ids
     pos = lambda ids: xpos[:, body[ids]]  # noqa: E731 - local shorthand
     rpos = lambda ids: ref["body_pos_w"][t][:, ids]  # noqa: E731
@@ -235,31 +244,59 @@ def batch_snapshot(setup: Sim2SimSetup, xpos: np.ndarray, xquat: np.ndarray, qpo
     )
 
 
+def turn_robot(robot: DeployRobot, data: mujoco.MjData, yaw: float) -> None:
+    """Turn the robot in ``data`` by ``yaw`` [rad] about the vertical through its root: root orientation and
+    world linear velocity turn, the body-frame angular velocity and the joints stay (a robot that does not
+    face the reference's heading)."""
+    a, d = robot.root_qpos_adr, robot.root_dof_adr
+    angle = np.float64(yaw)
+    data.qpos[a + 3:a + 7] = quat_mul_about_z(angle, data.qpos[a + 3:a + 7])
+    data.qvel[d:d + 3] = rotate_about_z(angle, data.qvel[d:d + 3])
+    mujoco.mj_forward(robot.model, data)
+
+
 class TrackingEpisode:
     """The ``loop.EpisodeKind`` of a motion-tracking policy: from the reference state of the start step, the
-    graph given ``time_step``, scored with the shared metrics against the reference it outputs."""
+    graph given ``time_step``, scored with the shared metrics against the reference it outputs.
 
-    def __init__(self, setup: Sim2SimSetup, metrics: EpisodeMetrics) -> None:
+    ``start_yaw`` [rad] starts the robot turned about the vertical (``turn_robot``); ``align_heading`` turns
+    and moves the episode's reference to the robot at the start (``deploy.heading``): the observation, the
+    targets and the metrics then read ``self.reference``.
+    """
+
+    def __init__(self, setup: Sim2SimSetup, metrics: EpisodeMetrics, *, align_heading: bool = False,
+                 start_yaw: float = 0.0) -> None:
         self.setup, self.metrics = setup, metrics
         self.robot, self.meta = setup.robot, setup.meta
+        self.align_heading, self.start_yaw = align_heading, start_yaw
+        self.reference = setup.reference
         self.last = setup.reference["joint_pos"].shape[0] - 1
         self.failure: str | None = None
         self._time_step = np.zeros((1, 1), np.float32)
 
     def start(self, data: mujoco.MjData, start_step: int) -> int:
         t = int(min(max(start_step, 0), self.last))
-        set_reference_state(self.robot, data, self.setup.reference, t, int(self.setup.index["root"][0]))
+        root = int(self.setup.index["root"][0])
+        set_reference_state(self.robot, data, self.setup.reference, t, root)
+        if self.start_yaw:
+            turn_robot(self.robot, data, self.start_yaw)
+        self.reference = (align_reference(self.setup.reference, root, t, data.xpos[self.robot.root_body],
+                                          data.xquat[self.robot.root_body])
+                          if self.align_heading else self.setup.reference)
         self.failure = None
         return t
 
+    def first_action(self, t: int) -> np.ndarray:
+        return initial_last_action(self.meta, self.reference, np.array([t]))[0]
+
     def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
-        obs = self.setup.observation.build(data, self.setup.reference, t, last_action)
+        obs = self.setup.observation.build(data, self.reference, t, last_action)
         self._time_step[0, 0] = t
         return {"obs": obs[None], "time_step": self._time_step}
 
     def targets(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         last_action = actions.astype(np.float64)
-        return last_action, joint_targets(self.meta, self.setup.reference, t, last_action)
+        return last_action, joint_targets(self.meta, self.reference, t, last_action)
 
     def next_step(self, t: int) -> int:
         return min(t + 1, self.last)
@@ -271,10 +308,13 @@ class TrackingEpisode:
         if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
             self.failure = PHYSICS_FAULT
             return True
-        snap = snapshot(self.setup, data, t)
+        snap = snapshot(self.setup, data, t, self.reference)
         self.metrics.add_step(step_errors(snap))
         self.failure = first_failure(failure_checks(snap, self.setup.thresholds))[0]
         return self.failure is not None or length >= max_steps or t >= self.last
+
+    def fail(self, failure: str) -> None:
+        self.failure = failure
 
     def record(self, data: mujoco.MjData, start_step: int, length: int) -> dict:
         self.metrics.finish([0], self.failure, [start_step])
@@ -282,20 +322,29 @@ class TrackingEpisode:
 
 
 def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: EpisodeMetrics,
-                frames: list | None = None) -> dict:
-    """One episode from the reference state at ``start_step``; returns its record (also in ``metrics``).
+                frames: list | None = None, *, align_heading: bool = False, start_yaw: float = 0.0) -> TrackingEpisode:
+    """One episode from the reference state at ``start_step``; its record is ``metrics.episodes[-1]``.
 
     Ends like a training episode: on a failed check, after ``max_steps``
-    policy steps, or at the motion's last step. ``frames`` collects
-    (qpos, step) per policy step for rendering.
+    policy steps, or at the motion's last step (and on a non-finite action,
+    ``loop.run_episode``). ``frames`` collects (qpos, step) per policy step
+    for rendering. ``align_heading``/``start_yaw``: ``TrackingEpisode``.
+    Returns the episode (its ``reference`` is the one it tracked).
     """
-    return loop.run_episode(setup.session, TrackingEpisode(setup, metrics), setup.substeps, start_step, max_steps,
-                            frames)
+    episode = TrackingEpisode(setup, metrics, align_heading=align_heading, start_yaw=start_yaw)
+    loop.run_episode(setup.session, episode, setup.substeps, start_step, max_steps, frames)
+    return episode
 
 
 def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), max_steps: int | None = None,
-                record_frames: bool = False, physics_hz: float = PHYSICS_HZ, robot_spec=None) -> dict:
-    """Check the pair, run one episode per start step and return the sim2sim report (metrics and checks)."""
+                record_frames: bool = False, physics_hz: float = PHYSICS_HZ, robot_spec=None, *,
+                align_heading: bool = False, start_yaw_deg: float = 0.0) -> dict:
+    """Check the pair, run one episode per start step and return the sim2sim report (metrics and checks).
+
+    ``align_heading``: align the reference's heading and horizontal position to the robot's at each
+    episode's start (``deploy.heading``); ``start_yaw_deg``: start the robot turned by this many degrees
+    about the vertical (a robot that does not face the reference's way).
+    """
     t0 = time.perf_counter()
     setup = prepare(onnx_path, mjcf_path, physics_hz, robot_spec)
     meta, control_dt = setup.meta, setup.control_dt
@@ -312,9 +361,10 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
                                  max_episode_steps=max_steps, body_names=body_names)
         for start in starts:
             episode_frames = [] if record_frames and start not in frames else None
-            run_episode(setup, start, max_steps, metrics, episode_frames)
+            episode = run_episode(setup, start, max_steps, metrics, episode_frames, align_heading=align_heading,
+                                  start_yaw=np.deg2rad(start_yaw_deg))
             if episode_frames is not None:
-                frames[start] = episode_frames
+                frames[start] = (episode_frames, episode.reference)
         groups[group] = {**metrics.summary(), "episode_records": metrics.episodes}
         all_records += metrics.episodes
     if all_records:
@@ -322,10 +372,11 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
     checks = setup.robot.checks
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
-        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256")},
+        "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "motion_sha256")},
         "loop": {"physics_hz": 1.0 / setup.robot.model.opt.timestep, "policy_hz": 1.0 / control_dt,
                  "substeps": setup.substeps, "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
-                 "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
+                 "randomization": False, "observation_noise": False, "max_episode_steps": max_steps,
+                 "align_heading": align_heading, "start_yaw_deg": float(start_yaw_deg)},
         "checks": checks, "checks_passed": all(c["ok"] for c in checks),
         **groups, "wall_s": time.perf_counter() - t0,
         **({"_frames": frames, "_setup": setup} if record_frames else {}),
@@ -363,7 +414,8 @@ def eval_start_steps(evaluation: dict | None) -> list[int]:
 
 
 def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
-                    physics_hz: float = PHYSICS_HZ, robot_spec=None) -> dict:
+                    physics_hz: float = PHYSICS_HZ, robot_spec=None, align_heading: bool = False,
+                    start_yaw_deg: float = 0.0) -> dict:
     """sim2sim for a run: its export/policy.onnx on ``mjcf``, compared with its eval.json when present.
 
     One flow for every export: the deploy loop the ONNX metadata calls for
@@ -373,7 +425,8 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     ``metric_gaps``, ``gap_flags``). Writes ``sim2sim.json`` (metrics,
     checks, differences from eval and flags) and returns it. ``video``
     renders the (from-start) episode into ``videos/sim2sim.mp4``, with the
-    reference as a ghost where there is one.
+    reference as a ghost where there is one. ``align_heading`` and
+    ``start_yaw_deg``: ``run_sim2sim`` (motion-tracking policies only).
     """
     from ..atomic import atomic_write_text
 
@@ -383,7 +436,10 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
     eval_path = run_dir / EVAL_FILE
     evaluation = json.loads(eval_path.read_text(encoding="utf-8")) if eval_path.is_file() else None
-    if is_planar_policy(load_policy(onnx_path)[1]):  # a policy without a motion (walk)
+    meta = load_policy(onnx_path)[1]
+    require_own_export(run_dir, onnx_path, meta)
+    if is_planar_policy(meta):  # a policy without a motion (walk)
+        _no_heading_options(onnx_path, align_heading, start_yaw_deg)
         report = run_planar_sim2sim(onnx_path, mjcf, record_frames=video, physics_hz=physics_hz)
         frames, robot = report.pop("_frames", []), report.pop("_robot", None)
         fps = report["loop"]["policy_hz"]
@@ -392,10 +448,11 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     else:
         starts = eval_start_steps(evaluation)
         report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz,
-                             robot_spec=robot_spec)
+                             robot_spec=robot_spec, align_heading=align_heading, start_yaw_deg=start_yaw_deg)
         episodes, setup = report.pop("_frames", {}), report.pop("_setup", None)
         # the run's own setup: the ONNX and MJCF are loaded and checked once
-        render = (lambda path: render_episode(setup, episodes[starts[0]], path)) if episodes else None
+        render = (lambda path: render_episode(setup, episodes[starts[0]][0], path, reference=episodes[starts[0]][1])
+                  ) if episodes else None
         groups, keys, thresholds = ("from_start", "sampled"), COMPARED_KEYS, GAP_THRESHOLDS
     report["eval"] = str(eval_path) if evaluation else None
     flags: list[str] = []
@@ -411,18 +468,22 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     report["gap_flags"] = flags
     report["gap_flagged"] = bool(flags)
     if video and render is not None:
-        path = render(run_dir / VIDEO_DIR / "sim2sim.mp4")
+        path = render(run_dir / VIDEO_DIR / SIM2SIM_VIDEO)
         if path is not None:
             report["video"] = str(path)
     atomic_write_text(run_dir / SIM2SIM_FILE, json.dumps(report, indent=2))
+    if "video" not in report:  # an earlier sim2sim's video would otherwise pass for this one's
+        (run_dir / VIDEO_DIR / SIM2SIM_VIDEO).unlink(missing_ok=True)
     return report
 
 
-def render_episode(setup: Sim2SimSetup, frames: list, output: Path, title: str = "sim2sim") -> Path | None:
-    """The episode's robot with the reference as a ghost (``render.ghost``); None without OpenGL."""
+def render_episode(setup: Sim2SimSetup, frames: list, output: Path, title: str = "sim2sim",
+                   reference: dict[str, np.ndarray] | None = None) -> Path | None:
+    """The episode's robot with the reference (the setup's unless given) as a ghost (``render.ghost``); None
+    without OpenGL."""
     from ..render.ghost import reference_ghosts, render_ghost_video
 
-    r, ref = setup.robot, setup.reference
+    r, ref = setup.robot, setup.reference if reference is None else reference
     root = int(setup.index["root"][0])
     qpos = [q for q, _ in frames]
     # DeployRobot has the root_qpos_adr and qpos_adr set_qpos reads from RobotIndices
@@ -431,12 +492,29 @@ def render_episode(setup: Sim2SimSetup, frames: list, output: Path, title: str =
     return render_ghost_video(r.model, qpos, ghosts, r.root_body, output, 1.0 / setup.control_dt, title=title)
 
 
-def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps, physics_hz: float = PHYSICS_HZ) -> dict:
+def _no_heading_options(onnx_path: str | Path, align_heading: bool, start_yaw_deg: float) -> None:
+    if align_heading or start_yaw_deg:
+        raise Sim2SimError(f"{onnx_path} tracks no reference motion: heading alignment and a turned start apply to "
+                           "a motion-tracking policy", fix="drop --align-heading / --start-yaw")
+
+
+def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps, physics_hz: float = PHYSICS_HZ, *,
+                    align_heading: bool = False, start_yaw_deg: float = 0.0) -> dict:
     """The sim2sim report of one ONNX file on ``mjcf``: the tracking loop from ``start_steps``, or the
     planar loop for a policy without a motion (walk)."""
     if is_planar_policy(load_policy(onnx_path)[1]):
+        _no_heading_options(onnx_path, align_heading, start_yaw_deg)
         return run_planar_sim2sim(onnx_path, mjcf, physics_hz=physics_hz)
-    return run_sim2sim(onnx_path, mjcf, start_steps, physics_hz=physics_hz)
+    return run_sim2sim(onnx_path, mjcf, start_steps, physics_hz=physics_hz, align_heading=align_heading,
+                       start_yaw_deg=start_yaw_deg)
+
+
+def add_heading_arguments(parser: argparse.ArgumentParser) -> None:
+    """The runners' ``--align-heading`` and ``--start-yaw`` options (``run_sim2sim``)."""
+    parser.add_argument("--align-heading", action="store_true",
+                        help="turn and move the reference to the robot's heading and position at each episode start")
+    parser.add_argument("--start-yaw", type=float, default=0.0, metavar="DEG",
+                        help="start the robot turned by DEG degrees about the vertical (default 0)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -447,9 +525,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--start", type=int, nargs="*", default=[0], help="start steps (the first is 'from_start')")
     parser.add_argument("--output", help="write the report here as JSON")
     parser.add_argument("--physics-hz", type=float, default=PHYSICS_HZ, help="physics and PD rate (default 1000)")
+    add_heading_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        report = run_policy_file(args.onnx, args.mjcf, args.start, args.physics_hz)
+        report = run_policy_file(args.onnx, args.mjcf, args.start, args.physics_hz, align_heading=args.align_heading,
+                                 start_yaw_deg=args.start_yaw)
     except Sim2SimError as exc:
         print(f"sim2sim: error: {exc}", file=sys.stderr)
         return 2

@@ -60,17 +60,24 @@ from .perturbations import (
     NOMINAL,
     Cell,
     Conditions,
+    ServoCommand,
     apply_to_model,
     cells,
     physics_hz_of,
     push_speed_unit,
 )
-from .policy import SensedState, Sim2SimError, joint_targets
+from .policy import (
+    NON_FINITE_ACTION,
+    POLICY_KEYS,
+    SensedState,
+    Sim2SimError,
+    initial_last_action,
+    joint_targets,
+    require_own_export,
+)
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
-NON_FINITE_ACTION = "non_finite_action"
-"""An episode whose policy output was NaN/Inf (its last finite targets are held; the episode fails)."""
 PUSH_WINDOW = (0.25, 0.5)
 """A push lands at a time in this fraction of the episode window (then it has at least half of it to recover)."""
 
@@ -130,9 +137,13 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     height = float(ref["body_pos_w"][:, root, 2].max())
     unit = push_speed_unit(height)
     rng = np.random.default_rng(plan.seed)
-    per_start = {  # one draw per start, shared by every cell and controller
-        "push_step": np.round(window * rng.uniform(*PUSH_WINDOW, size=plan.starts)).astype(np.int64),
-        "push_angle": rng.uniform(0.0, 2 * np.pi, size=plan.starts),
+    # one draw per start, shared by every cell and controller; push directions and times stratified (evenly
+    # spread, at a random offset, paired with the starts at random) so that few starts cover every direction
+    spread = (np.arange(plan.starts) + rng.uniform(size=2)[:, None]) / plan.starts
+    low, high = PUSH_WINDOW
+    per_start = {
+        "push_angle": 2 * np.pi * rng.permutation(spread[0]),
+        "push_step": np.round(window * (low + (high - low) * rng.permutation(spread[1]))).astype(np.int64),
         "bias_sign": rng.choice([-1.0, 1.0], size=(plan.starts, len(meta["joint_names"]))),
     }
     plan_cells = cells(plan.families, plan.standard_only)
@@ -171,7 +182,7 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
         table.append(row)
     report = {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
-        "policy": {key: meta.get(key) for key in ("robot", "task", "checkpoint", "iteration", "motion_sha256")},
+        "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "motion_sha256")},
         "plan": {**asdict(plan), "families": list(plan.families or FAMILIES)},
         "loop": {"physics_hz": plan.physics_hz, "policy_hz": 1.0 / setup.control_dt,
                  "actuation": "PD servos in MuJoCo: kp*(target-q) - kd*qd, clipped to effort",
@@ -216,31 +227,26 @@ def _cell_figures(summary: dict, causes: Counter) -> dict:
 class Actuation:
     """What the motors receive and what the encoders report, per env: action latency and encoder bias and noise.
 
-    ``command(k, targets)`` keeps the targets chosen at control step ``k`` and returns the motors' ``ctrl``:
-    the targets of step ``k − latency`` (the start pose before that), minus the encoder bias, since the PD
-    servo closes its loop on the biased reading: kp·(target − (q + bias)). ``sensed(q, rows)`` is what the
-    policy reads: q + bias + uniform noise of ±level (the noise is not fed to the PD: at the servo rate it
-    averages out).
+    ``command(targets)`` keeps the targets chosen this control step and returns the motors' ``ctrl``
+    (``perturbations.ServoCommand``: the targets of ``latency`` steps ago, the start pose before that, minus
+    the encoder bias). ``sensed(q, rows)`` is what the policy reads: q + bias + uniform noise of ±level (the
+    noise is not fed to the PD: at the servo rate it averages out).
     """
 
     def __init__(self, hold: np.ndarray, latency: np.ndarray, encoder: np.ndarray, bias_sign: np.ndarray,
                  rng: np.random.Generator) -> None:
-        self.hold, self.latency, self.rng = hold, latency, rng
+        self.rng = rng
         self.level = encoder[:, None]
-        self.bias = self.level * bias_sign
-        self.history = np.repeat(hold[None], int(latency.max(initial=0)) + 1, axis=0)
-        """history[k % len]: the targets chosen at step k."""
+        self.servos = ServoCommand(hold, latency, self.level * bias_sign)
+        self.bias = self.servos.bias
 
     def sensed(self, joint_pos: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The encoder readings of envs ``rows`` whose joints are at ``joint_pos`` [len(rows), J]."""
         noise = self.rng.uniform(-1.0, 1.0, size=joint_pos.shape)
         return joint_pos + self.bias[rows] + self.level[rows] * noise
 
-    def command(self, k: int, targets: np.ndarray) -> np.ndarray:
-        size = len(self.history)
-        self.history[k % size] = targets
-        delayed = self.history[(k - self.latency) % size, np.arange(len(targets))]
-        return np.where((k - self.latency >= 0)[:, None], delayed, self.hold) - self.bias
+    def command(self, targets: np.ndarray) -> np.ndarray:
+        return self.servos(targets)
 
 
 def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window: int, per_start: dict,
@@ -266,7 +272,7 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     push_step = per_start["push_step"][index]
     kick = (conditions.push * unit)[:, None] * np.stack(
         [np.cos(per_start["push_angle"][index]), np.sin(per_start["push_angle"][index])], axis=1)
-    last_action = np.zeros((policy.size, len(meta["joint_names"])))
+    last_action = initial_last_action(meta, ref, start[policy])
     targets = hold.copy()
     running = np.ones(n, bool)
     failure: list[str | None] = [None] * n
@@ -275,6 +281,8 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     last = ref["joint_pos"].shape[0] - 1
     watched = [i for i in range(n) if group.cells[i] == video_cell and group.start_index[i] == 0
                and group.controllers[i] in ("policy", "replay")]
+    keep = np.zeros(n, bool)
+    keep[watched] = True  # a video shows the whole window, the fall included
     d = robot.root_dof_adr
     for k in range(window):
         t = np.minimum(start + k, last)
@@ -294,10 +302,10 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
             last_action = actions
         targets[replay] = ref["joint_pos"][t[replay]]
         targets[statue] = hold[statue]
-        sim.ctrl[:] = actuation.command(k, targets)
+        sim.ctrl[:] = actuation.command(targets)
         due = pushed[push_step[pushed] == k]
         sim.qvel[due, d:d + 2] += kick[due]
-        faults = sim.step()
+        faults = sim.step(np.flatnonzero(running | keep))  # a finished episode's robot stays where it ended
         after = np.minimum(t + 1, last)
         snap = batch_snapshot(setup, xpos, xquat, sim.qpos, sim.qvel, after)
         metrics.add_step(step_errors(snap), running)
@@ -308,7 +316,7 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
                 failure[i], running[i] = why, False
         if bar is not None:
             bar.update(n)
-        if not running.any():
+        if not (running | keep).any():
             break
     metrics.finish(np.arange(n), failure, start)
     return [(group.cells[i], group.controllers[i], metrics.episodes[i]) for i in range(n)]
@@ -379,6 +387,8 @@ def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dic
 # -- a run directory ------------------------------------------------------------------------------
 VIDEO_CELL = Cell("push", FAMILIES["push"].standard[0])
 """The cell the stress videos show: the standard push."""
+STRESS_VIDEOS = ("stress_push.mp4", "stress_push_replay.mp4")
+"""In ``VIDEO_DIR``: the policy's and the replay's episode of ``VIDEO_CELL``."""
 
 
 def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = StressPlan(), *, video: bool = False,
@@ -394,7 +404,9 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
     onnx_path = run_dir / EXPORT_DIR / "policy.onnx"
     if not onnx_path.is_file():
         raise Sim2SimError(f"{onnx_path} does not exist; export first: primebot export {run_dir}")
-    if is_planar_policy(load_policy(onnx_path)[1]):
+    meta = load_policy(onnx_path)[1]
+    require_own_export(run_dir, onnx_path, meta)
+    if is_planar_policy(meta):
         raise Sim2SimError(f"{onnx_path} tracks no reference motion: the stress test compares a motion-tracking "
                            "policy with replaying its reference", fix="run it on a motion-tracking run")
     wants_video = video and (plan.families is None or "push" in plan.families)
@@ -404,7 +416,7 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
         from .sim2sim import render_episode
 
         videos = {}
-        for controller, name in (("policy", "stress_push.mp4"), ("replay", "stress_push_replay.mp4")):
+        for controller, name in zip(("policy", "replay"), STRESS_VIDEOS, strict=True):
             if controller in frames:
                 title = f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}, {controller}"
                 path = render_episode(setup, frames[controller], run_dir / VIDEO_DIR / name, title=title)
@@ -413,7 +425,24 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
         if videos:
             report["videos"] = videos
     atomic_write_text(run_dir / STRESS_FILE, json.dumps(report, indent=2))
+    for name in STRESS_VIDEOS:  # an earlier stress test's videos would otherwise pass for this one's
+        if not any(Path(v).name == name for v in report.get("videos", {}).values()):
+            (run_dir / VIDEO_DIR / name).unlink(missing_ok=True)
     return report
+
+
+def stage_summary(report: dict) -> tuple[dict, str]:
+    """(summary, message) of a stress report as the stress stage records them in pipeline.json (and ``primebot
+    stress`` on a pipeline run does too): the ROBUST verdict, what replaying the reference does, the standard push."""
+    verdict = report["verdict"]
+    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"), None)
+    summary = {"robust": verdict["robust"], "robust_reason": verdict["reason"], "stress_sentence": verdict["sentence"],
+               "replay_does_as_well": verdict["replay_does_as_well"], "episodes": report["loop"]["episodes"]}
+    if push is not None:
+        summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
+                       push_success_policy=push["policy"]["success_rate"],
+                       push_success_replay=push["replay"]["success_rate"])
+    return summary, f"{verdict['label'].upper()}: {verdict['reason']}"
 
 
 def format_table(report: dict) -> str:

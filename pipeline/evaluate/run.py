@@ -43,6 +43,7 @@ from ..train.policy import (
     make_run_env,
     one_torch_thread,
 )
+from ..train.provenance import identity_of
 from .episodes import PreResetTap, evaluate_episodes, play_each_slot_once
 from .metrics import (
     PHYSICS_FAULT,
@@ -57,6 +58,9 @@ from .metrics import (
     threshold,
 )
 from .view import TrackingView
+
+EVAL_VIDEO = "eval.mp4"
+"""In ``VIDEO_DIR``: the from-start episode with the reference as a ghost."""
 
 
 def thresholds_of(env: Any) -> FailureThresholds:
@@ -142,8 +146,10 @@ class VerdictProbe:
 
     @classmethod
     def for_run(cls, registry: Registry, cfg: TrainConfig, motion: Any, *, episodes: int = 16,
-                seed: int = 0) -> VerdictProbe | None:
-        """The probe of a training configuration, or None when its task tracks no motion."""
+                robust_episodes: int = 32, seed: int = 0) -> VerdictProbe | None:
+        """The probe of a training configuration, or None when its task tracks no motion. ``robust_episodes``:
+        how many episodes the robustness check plays (more than the nominal ones: a success rate near
+        ``ROBUST_SUCCESS`` needs them)."""
         spec = registry.get("tasks", cfg.task)
         if motion is None or spec.evaluation_view is None:  # no reference (walk): nothing to track
             return None
@@ -152,7 +158,7 @@ class VerdictProbe:
         perturbed = None
         if spec.robustness_overrides is not None:
             overrides = _merged(spread, spec.robustness_overrides)
-            perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, episodes, seed=seed + 1,
+            perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, robust_episodes, seed=seed + 1,
                                                            overrides=overrides))
         return cls(spec.evaluation_view(env), perturbed)
 
@@ -234,6 +240,7 @@ def evaluate_run(
     policy = load_trained_policy(run_dir, checkpoint)
     report: dict[str, Any] = {
         "run_dir": str(run_dir), "checkpoint": str(policy.checkpoint), "iteration": policy.iteration,
+        "policy": identity_of(policy).to_dict(),  # what the results were made from (train/provenance.py)
         "settings": {"policy": "deterministic (mean action)", "seed": seed, "task_overrides": EVAL_TASK_OVERRIDES},
         "config": policy.config.to_dict(),
     }
@@ -247,6 +254,8 @@ def evaluate_run(
             raise not_a_tracking_task(spec.name)
     report["wall_s"] = time.perf_counter() - t0
     atomic_write_text(run_dir / EVAL_FILE, json.dumps(report, indent=2))
+    if "video" not in report:  # an earlier evaluation's video would otherwise pass for this one's
+        (run_dir / VIDEO_DIR / EVAL_VIDEO).unlink(missing_ok=True)
     return report
 
 
@@ -269,7 +278,7 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
             body_names = metrics.body_names
             report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)
             if trace_slot is not None:
-                video_path = view.render(trace.qpos, trace.time_steps, policy.run_dir / VIDEO_DIR / "eval.mp4")
+                video_path = view.render(trace.qpos, trace.time_steps, policy.run_dir / VIDEO_DIR / EVAL_VIDEO)
                 if video_path is not None:
                     report["video"] = str(video_path)
         finally:
@@ -286,7 +295,7 @@ def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_m
         raise ConfigError(f"--episodes must be ≥ 1 for task {policy.config.task!r}, got {episodes}")
     env = make_run_env(registry, policy, episodes, seed=seed)
     try:
-        video_path = policy.run_dir / VIDEO_DIR / "eval.mp4" if video else None
+        video_path = policy.run_dir / VIDEO_DIR / EVAL_VIDEO if video else None
         summary = evaluate_episodes(env, policy.act, episode_metrics, video=video_path)
         report["settings"].update(episodes=episodes, control_dt=env.step_dt,
                                   max_episode_steps=env.max_episode_length)

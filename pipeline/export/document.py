@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..deploy.policy import parse_clip
+from ..deploy.policy import ACTION_OFFSET_BAKED, parse_clip
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_TARGET_FORMULA, EXPORT_MOTION_TRACKING
 from .graph import INPUT_NAMES, OUTPUT_NAMES, ActionPolicy
 
@@ -22,6 +22,10 @@ BUNDLE_FORMAT = "primebot-deploy-bundle/1"
 TIME_STEP_RULE = ("float32 [B, 1], the reference step (policy steps since the motion's first frame); "
                   "NaN reads step 0, values are clamped to [0, motion_num_steps - 1] (-inf: 0, +inf and past "
                   "the end: the last frame), fractions are truncated; exact for integers below 2^24")
+BAKED_OFFSET_RULE = ("the policy was trained relative to the reference pose; the graph adds shift[t] = "
+                     "(reference joint_pos[t] - default_joint_pos) / action_scale to its actions and subtracts "
+                     "shift[t - 1] from the observation's actions term (nothing at step 0), so feed back the "
+                     "previous actions output as it is and start from zero at step 0")
 TERMINATION_MEANINGS = {
     "anchor_height": "a fall: |z_anchor - z_ref_anchor| above this (m), anchor = anchor_body",
     "anchor_orientation": "a fall: |g_z - g_z_ref| above this, g_z = z of gravity in the anchor frame "
@@ -88,6 +92,7 @@ def deploy_document(metadata: dict[str, Any], files: dict[str, Any], *, static_b
             "action_to_target": ACTION_TARGET_FORMULA[m.get("action_offset", ACTION_OFFSET_DEFAULT)]
             + ("" if tracking else f" after clipping actions to +-{m['action_clip']}, then clipped to "
                "[joint_pos_lower, joint_pos_upper]"),
+            **({ACTION_OFFSET_BAKED: BAKED_OFFSET_RULE} if ACTION_OFFSET_BAKED in m else {}),
             "torque": "tau = kp * (joint_pos_target - q) - kd * qd, clipped to +-effort_limit",
         },
         "joints": [

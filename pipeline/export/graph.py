@@ -116,8 +116,60 @@ class DeployPolicy(nn.Module):
     def forward(self, obs: torch.Tensor, time_step: torch.Tensor) -> tuple[torch.Tensor, ...]:
         # A float step index keeps the input float32 like obs (one dtype on the robot side).
         step = step_index(time_step, self.num_steps)
-        actions = self.actor(self.obs_normalizer(obs))
+        actions = self.act(obs, time_step, step)
         return (actions, *(getattr(self, key)[step] for key in MOTION_OUTPUTS))
+
+    def act(self, obs: torch.Tensor, time_step: torch.Tensor, step: torch.Tensor) -> torch.Tensor:
+        """The ``actions`` output for ``obs`` at reference step indices ``step``."""
+        return self.actor(self.obs_normalizer(obs))
+
+
+class DefaultOffsetPolicy(DeployPolicy):
+    """A ``DeployPolicy`` trained with actions relative to the reference pose, whose graph speaks in actions
+    relative to the default pose (mjlab's convention: target = default + scale·actions; ``--format mjlab``).
+
+    With ``shift[t] = (reference joint_pos[t] − default_joint_pos) / action_scale`` the graph outputs
+    ``actions = policy + shift[t]``, so default + scale·actions = reference + scale·policy, the target the
+    policy was trained to give. The observation's ``actions`` term (columns ``actions_columns``), which a
+    deploy loop fills with the previous ``actions`` output, is turned back into the policy's own previous
+    action by subtracting ``shift[t − 1]``; at step 0 nothing is subtracted (an episode's first
+    observation carries zero, as in training). Docs: docs/deploy.md, "mjlab compatibility".
+    """
+
+    def __init__(self, actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping[str, np.ndarray],
+                 default_joint_pos: np.ndarray, action_scale: np.ndarray,
+                 actions_columns: tuple[int, int] | None) -> None:
+        super().__init__(actor, obs_normalizer, motion)
+        shift = (np.asarray(motion["joint_pos"], dtype=np.float64) - np.asarray(default_joint_pos, dtype=np.float64)
+                 ) / np.asarray(action_scale, dtype=np.float64)
+        self.register_buffer("action_shift", torch.as_tensor(shift, dtype=torch.float32))
+        self.actions_columns = actions_columns
+
+    def act(self, obs: torch.Tensor, time_step: torch.Tensor, step: torch.Tensor) -> torch.Tensor:
+        if self.actions_columns is not None:
+            begin, end = self.actions_columns
+            previous = self.action_shift[step_index(time_step - 1.0, self.num_steps)]
+            previous = torch.where((step == 0).unsqueeze(-1), torch.zeros_like(previous), previous)
+            obs = torch.cat((obs[:, :begin], obs[:, begin:end] - previous, obs[:, end:]), dim=1)
+        return super().act(obs, time_step, step) + self.action_shift[step]
+
+
+def tracking_module(actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping[str, np.ndarray],
+                    metadata: Mapping[str, object]) -> DeployPolicy:
+    """The tracking graph ``metadata`` describes: ``DefaultOffsetPolicy`` when it bakes the reference offset
+    into the actions (``action_offset_baked``, ``metadata.bake_action_offset``), else ``DeployPolicy``."""
+    from ..deploy.policy import ACTION_OFFSET_BAKED
+
+    if ACTION_OFFSET_BAKED not in metadata:
+        return DeployPolicy(actor, obs_normalizer, motion)
+    names = list(metadata["observation_names"])
+    columns = None
+    if "actions" in names:
+        i = names.index("actions")
+        begin = int(metadata["observation_offsets"][i])
+        columns = (begin, begin + int(metadata["observation_sizes"][i]))
+    return DefaultOffsetPolicy(actor, obs_normalizer, motion, metadata["default_joint_pos"], metadata["action_scale"],
+                               columns)
 
 
 def motion_at_control_rate(motion: Motion, control_dt: float) -> dict[str, np.ndarray]:

@@ -16,9 +16,16 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from ..deploy.policy import ACTION_OFFSET_BAKED
 from ..errors import ExportError
 from ..robot.spec import compile_mjcf
-from ..sim.task import EXPORT_POLICY, TaskExport, metadata_threshold
+from ..sim.task import (
+    ACTION_OFFSET_DEFAULT,
+    ACTION_OFFSET_REFERENCE,
+    EXPORT_POLICY,
+    TaskExport,
+    metadata_threshold,
+)
 from ..train.policy import TrainedPolicy
 from .graph import observation_layout
 
@@ -100,9 +107,31 @@ def robot_metadata(robot: Any, terms: list, policy: TrainedPolicy) -> dict[str, 
 
 
 def run_metadata(policy: TrainedPolicy) -> dict[str, Any]:
+    """The run keys: which checkpoint of which run the graph holds (``checkpoint_digest`` and ``run_id`` let
+    sim2sim.json and the report tell a bundle of the run's current policy from an older one, train/provenance.py)."""
     return {
         "task": policy.config.task,
         "checkpoint": policy.checkpoint.name,
         "iteration": policy.iteration,
+        "checkpoint_digest": policy.digest,
+        "run_id": policy.run_id or "",
         "primebot_version": __version__,
     }
+
+
+def bake_action_offset(metadata: dict[str, Any]) -> dict[str, Any]:
+    """``--format mjlab``: the metadata of a graph whose actions are relative to the default pose.
+
+    mjlab's deploy code computes target = default_joint_pos + action_scale · actions and reads no
+    ``action_offset``. A policy trained relative to the reference gets ``action_offset:
+    default_joint_pos`` and ``action_offset_baked: reference_joint_pos``; its graph
+    (``graph.DefaultOffsetPolicy``) adds the offset inside. Other metadata is returned as it is.
+    """
+    if metadata.get("action_offset") != ACTION_OFFSET_REFERENCE:
+        return metadata
+    out: dict[str, Any] = {}
+    for key, value in metadata.items():
+        out[key] = ACTION_OFFSET_DEFAULT if key == "action_offset" else value
+        if key == "action_offset":
+            out[ACTION_OFFSET_BAKED] = ACTION_OFFSET_REFERENCE
+    return out

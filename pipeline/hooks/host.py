@@ -19,6 +19,7 @@ from typing import Any
 import pluggy
 
 from ..errors import PluginError, PrimebotError
+from ..exit_guard import exit_call, no_hard_exit
 from ..registry import Register, Registry
 from . import specs as hookspecs
 
@@ -96,7 +97,7 @@ def _validators() -> dict[str, Any]:
 def _describe(exc: BaseException) -> str:
     """An exception for a plugin error; ``sys.exit`` by name (it would otherwise end primebot silently)."""
     if isinstance(exc, SystemExit):
-        return f"it called sys.exit({exc.code!r})"
+        return f"it called {exit_call(exc)}"
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -158,7 +159,8 @@ class PluginHost:
             if name in disabled:
                 continue
             try:
-                module = importlib.import_module(module_name)
+                with no_hard_exit():
+                    module = importlib.import_module(module_name)
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported with the plugin's name
                 raise PluginError(
                     f"built-in plugin {name!r} ({module_name}) failed to import: {_describe(exc)}",
@@ -173,7 +175,8 @@ class PluginHost:
                 continue
             label = _distribution_label(ep)
             try:
-                plugin = ep.load()
+                with no_hard_exit():
+                    plugin = ep.load()
             except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported with the plugin's name
                 raise PluginError(
                     f"plugin {ep.name!r} from distribution {label} failed to import "
@@ -190,7 +193,8 @@ class PluginHost:
 
     def _call(self, impl, **kwargs) -> None:
         try:
-            impl.function(**kwargs)
+            with no_hard_exit():
+                impl.function(**kwargs)
         except PrimebotError:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a plugin bug, named; sys.exit too

@@ -31,7 +31,6 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
-import yaml
 
 from ..errors import MotionError
 from ..robot.kinematics import (
@@ -42,10 +41,12 @@ from ..robot.kinematics import (
 from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
 from ..rotations import quat_from_euler_xyz, quat_slerp
 from .format import Motion, malformed_overrides
+from .keyframe_ik import IKTarget, parse_ik, solve_keyframe
 from .level_feet import FootLeveller
 from .trajectory import motion_from_trajectory
+from .yaml_file import read_yaml
 
-KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "note"}
+KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "ik", "note"}
 SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes", "record", "training"}
 """Top-level keys of a keyframe source. ``record`` holds tools/record_motion.py's settings (the keyframes are
 joint targets played through the servos and the simulation recorded); authoring ignores it. ``training``
@@ -65,6 +66,8 @@ class Keyframe:
     floor: bool = True
     plant_feet: tuple[str, ...] = ()
     """Feet bodies held in place from this keyframe to the next (``True`` in the source: all feet)."""
+    ik: tuple[IKTarget, ...] = ()
+    """Bodies (or the centre of mass) pinned to places; the keyframe's pose is solved for them (``keyframe_ik``)."""
 
 
 @dataclass
@@ -140,12 +143,7 @@ def _planted_feet(path: Path, key: str, value, spec: RobotSpec) -> tuple[str, ..
 def load_source(path: str | Path, spec: RobotSpec) -> MotionSource:
     """Parse and check a keyframe source; every problem names the file and key."""
     path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MotionError(f"motion source {path} does not exist", fix="check the path") from None
-    except yaml.YAMLError as exc:
-        raise MotionError(f"{path}: not valid YAML: {exc}") from exc
+    raw = read_yaml(path, "motion source")
     if not isinstance(raw, dict):
         raise MotionError(f"{path}: expected a mapping with 'keyframes'")
     unknown = set(raw) - SOURCE_KEYS
@@ -198,6 +196,7 @@ def load_source(path: str | Path, spec: RobotSpec) -> MotionSource:
                 else None,
                 floor=bool(entry.get("floor", True)),
                 plant_feet=_planted_feet(path, f"{key}.plant_feet", entry.get("plant_feet", False), spec),
+                ik=parse_ik(_where(path, f"{key}.ik"), entry.get("ik")),
             )
         )
     if keyframes[0].time != 0.0:
@@ -283,6 +282,11 @@ def author_motion(
     model = load_robot_model(spec) if model is None else model
     indices = robot_indices(model, spec)
     key_joints, key_pos, key_quat = _keyframe_arrays(source, spec, indices)
+    for k, frame in enumerate(source.keyframes):
+        if frame.ik:
+            key_pos[k], key_quat[k], key_joints[k] = solve_keyframe(
+                model, indices, spec, _where(source.path, f"keyframes[{k}].ik"), frame.ik, key_pos[k], key_quat[k],
+                key_joints[k], frame.floor)
     key_times = np.array([k.time for k in source.keyframes])
     frames = int(round(key_times[-1] * source.fps)) + 1
     times = np.arange(frames) / source.fps

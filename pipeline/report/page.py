@@ -37,6 +37,7 @@ from ..rundir import (
 )
 from ..stages.record import format_duration
 from ..train.log import read_csv_rows
+from .currency import run_currency
 from .curves import render_curves
 from .robustness import robustness_section
 
@@ -334,11 +335,13 @@ def _template() -> Template:
 def write_report(run_dir: str | Path) -> Path:
     """Render ``report.html`` (and its curve PNGs) for ``run_dir`` from the files there; returns its path."""
     run_dir = Path(run_dir)
-    pipeline = _read_json(run_dir / PIPELINE_FILE) or {"stages": [], "settings": {}}
-    eval_head = headline_metrics(_read_json(run_dir / EVAL_FILE))
-    sim_head = headline_metrics(_read_json(run_dir / SIM2SIM_FILE))
+    recorded = _read_json(run_dir / PIPELINE_FILE)
+    pipeline = recorded or {"stages": [], "settings": {}}
+    current = run_currency(run_dir, recorded)  # results of the policy on disk only (report/currency.py)
+    eval_head = headline_metrics(current.read(EVAL_FILE))
+    sim_head = headline_metrics(current.read(SIM2SIM_FILE))
     eval_metrics, sim_metrics = _scalars(eval_head), _scalars(sim_head)
-    verdict, verdict_source = _verdict_of(sim_head, eval_head)
+    verdict, verdict_source = _verdict_of(sim_head, eval_head) if current.final else ({}, "")
     curves = render_curves(run_dir)
     status = pipeline.get("status", "pending")
     failed = next((r for r in pipeline.get("stages", []) if r.get("status") in ("failed", "interrupted")), None)
@@ -354,13 +357,13 @@ def write_report(run_dir: str | Path) -> Path:
         status=_e(status),
         status_note=note,
         facts=_facts(pipeline, run_dir),
-        verdict=_verdict(verdict, verdict_source),
+        verdict=current.notice() + _verdict(verdict, verdict_source),
         cards=_cards(eval_metrics, sim_metrics, verdict),
-        robustness=robustness_section(run_dir, _read_json(run_dir / STRESS_FILE)),
+        robustness=robustness_section(run_dir, current.read(STRESS_FILE)),
         stage_rows=_stage_rows(pipeline),
         train_facts=_train_facts(run_dir),
         plots=_plots(curves),
-        videos=_videos(find_videos(run_dir, pipeline)),
+        videos=_videos([v for v in find_videos(run_dir, pipeline) if not current.stale(v[0])]),
         metric_tables=_metric_tables(eval_metrics, sim_metrics),
         files=_files(run_dir),
         generated=_e(dt.datetime.now().astimezone().isoformat(timespec="seconds")),

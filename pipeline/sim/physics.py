@@ -140,15 +140,16 @@ class BatchSim:
         self.batch.set_const(ids)
 
     # -- calls --------------------------------------------------------------------
-    def step(self) -> np.ndarray:
-        """Advance every env by ``decimation`` substeps with the current ``ctrl``.
+    def step(self, ids: np.ndarray | None = None) -> np.ndarray:
+        """Advance every env (or only envs ``ids``, sorted unique ints) by ``decimation`` substeps with the
+        current ``ctrl``.
 
         Returns:
-            bool [N]: envs with a physics fault in this step. Their state is
+            bool [N]: envs with a physics fault in this step (never one not stepped). Their state is
             whatever MuJoCo left (possibly its reset defaults); reset them.
         """
         time_before = self.time.copy()
-        raised = self._call(self.batch.step, None, nstep=self.decimation, stage=self.observe_stage)
+        raised = self._call(self.batch.step, ids, nstep=self.decimation, stage=self.observe_stage)
         # MuJoCo answers a diverging state (bad qpos/qvel/qacc) with a warning and
         # mj_resetData, which the batch does not report: the env's clock going back
         # is the trace it leaves. NaN/Inf that slipped through is the other.
@@ -157,6 +158,10 @@ class BatchSim:
         faults |= ~np.isfinite(self.qvel).all(axis=1)
         if raised is not None:
             faults[raised] = True
+        if ids is not None:
+            stepped = np.zeros(self.num_envs, bool)
+            stepped[ids] = True
+            faults &= stepped
         self.total_faults += int(faults.sum())
         return faults
 

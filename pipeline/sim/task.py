@@ -91,6 +91,10 @@ class TaskSpec:
     open_config_sections: tuple[str, ...] = ()
     """Config sections whose keys are not fixed by ``default_config`` (e.g. ``rewards``:
     any registered reward term may be added as ``task.rewards.<term>={weight: ..}``)."""
+    motion_settings: tuple[str, ...] = ()
+    """The sections (or dotted keys) of ``default_config`` that a motion file's own ``training_overrides`` may
+    set (docs/architecture.md §2): what a motion legitimately needs, such as its rewards, terminations and
+    randomisation. Anything else (the run's size, device, task or robot) only the user sets."""
     episode_metrics: Callable[[VecEnv, Sequence[EpisodeRecord]], dict[str, Any]] | None = None
     """How ``primebot eval`` scores this task: a summary of episodes the deterministic policy played
     (``evaluate.episodes``), written to eval.json. ``None``: the motion-tracking metrics, read through

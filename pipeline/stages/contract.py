@@ -40,6 +40,10 @@ class Stage:
     """Stages that must come after this one."""
     description: str = ""
     """One line shown by ``primebot pipeline stages`` and in the report."""
+    settings: tuple[str, ...] = ()
+    """``PipelineSettings`` fields this stage's result depends on beyond its inputs: a ``--resume`` that
+    changes one runs the stage again (the train stage names ``iterations``, so ``--resume RUN --iterations
+    600`` trains on to 600)."""
 
 
 @dataclass

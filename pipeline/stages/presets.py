@@ -76,10 +76,10 @@ PRESETS: dict[str, Preset] = {
             description="sized for a 2-core laptop CPU: trains until the policy tracks its motion "
                         "(checked every 25 iterations), at most 1500 iterations or 15 minutes; every stage in ≤ 20 min",
             num_envs=256,
-            iterations=1500,
+            iterations=2500,
             eval_episodes=32,
             video=True,
-            train_sets=(*LAPTOP_TRAINING, *UNTIL_TRACKED, "runner.time_limit_min=15"),
+            train_sets=(*LAPTOP_TRAINING, *UNTIL_TRACKED, "runner.time_limit_min=25"),
         ),
         Preset(
             name="long",

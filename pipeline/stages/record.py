@@ -60,6 +60,8 @@ class StageRecord:
     sequence: int = 0
     """When the stage last finished done, counted over the run (1, 2, …): a done stage whose upstream stage
     has a higher number is out of date and runs again."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The values of the settings the stage depends on (``Stage.settings``) when it last finished done."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StageRecord:
@@ -149,6 +151,9 @@ def resumed_record(run_dir: Path, stages: list[tuple[Stage, str]]) -> PipelineRe
     merged = []
     for stage, plugin in stages:
         merged.append(old.pop(stage.name, None) or StageRecord(stage.name, plugin, stage.description))
+        if merged[-1].status == "done":  # a record from before Stage.settings: the settings it ran with
+            for key in stage.settings:
+                merged[-1].settings.setdefault(key, getattr(record.settings, key, None))
     for name in old:
         log.warning("stage %r of %s is no longer registered; dropped from pipeline.json", name, run_dir)
     record.stages = merged

@@ -21,17 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..atomic import clean_interrupted_writes
 from ..errors import (
     NOT_ROBUST_EXIT_CODE,
     NOT_TRACKED_EXIT_CODE,
     ConfigError,
+    DiskFullError,
     PluginError,
     PrimebotError,
     UnknownNameError,
 )
+from ..exit_guard import exit_call, no_hard_exit
 from ..registry import Registry
 from ..run_lock import run_dir_lock
-from ..rundir import LOG_FILE
+from ..rundir import LOG_FILE, PIPELINE_FILE
+from ..train.provenance import stale_results
 from .contract import (
     Stage,
     StageContext,
@@ -151,11 +155,17 @@ class PipelineRunner:
 
     # -- output ----------------------------------------------------------------------
     def echo(self, line: str) -> None:
-        """Print a progress line and keep it in pipeline.log."""
+        """Print a progress line and keep it in pipeline.log (a log file that cannot be written, a full
+        disk, only ends the copy in pipeline.log, with a warning)."""
         self._echo(line)
         if self._log_fh is not None:
-            self._log_fh.write(line + "\n")
-            self._log_fh.flush()
+            try:
+                self._log_fh.write(line + "\n")
+                self._log_fh.flush()
+            except OSError as exc:
+                self._log_fh = None
+                self._echo(f"warning: {LOG_FILE} can no longer be written ({exc.strerror or exc}); "
+                           "progress goes to the terminal only")
 
     # -- the run ---------------------------------------------------------------------
     def run(self) -> PipelineOutcome:
@@ -165,12 +175,15 @@ class PipelineRunner:
             record.status = "running"
             attempt = {"started": now_iso(), "argv": sys.argv[1:], "resume": self.resume}
             record.history.append(attempt)
+            clean_interrupted_writes(record.run_dir)  # what a killed attempt left half-written (this one holds the lock)
             record.save()
+            self._report()  # the report of a run in progress shows no result, even if this process is killed
             self.echo(f"primebot pipeline: {record.run_dir}")
             self.echo(self._plan_line())
             status, exit_code, failed = "running", 0, None
             try:
                 for position, (stage, plugin) in enumerate(self.stages, start=1):
+                    failed = stage.name
                     outcome = self._one_stage(position, stage, plugin)
                     if outcome == "failed":
                         status, failed = "failed", stage.name
@@ -181,16 +194,24 @@ class PipelineRunner:
                         exit_code = _interrupt_exit_code(record.stage(stage.name).reason)
                         break
                 else:
-                    status = "done"
+                    status, failed = "done", None
                     exit_code = verdict_exit_code(self.verdict())
             except KeyboardInterrupt as exc:  # between stages: nothing is half-done
                 status, exit_code = "interrupted", _interrupt_exit_code(str(exc))
+            except DiskFullError as exc:  # pipeline.json itself could not be written: it keeps its last state
+                status, exit_code = "failed", exc.exit_code
+                self.echo(f"      FAILED: {str(exc).splitlines()[0]}")
             finally:
                 # "running" here means an unexpected error escaped: never leave the run looking alive.
                 record.status = "failed" if status == "running" else status
                 attempt["finished"] = now_iso()
                 attempt["status"] = record.status
-                record.save()
+                self.settle_outdated()
+                try:
+                    record.save()
+                except DiskFullError as exc:
+                    self.echo(f"warning: {PIPELINE_FILE} could not be updated ({str(exc).splitlines()[0]}); "
+                              "it keeps its last state, and --resume continues from there")
             report = self._report()
             self._summary(status, failed, report)
         return PipelineOutcome(record.run_dir, status, exit_code, failed, report)
@@ -245,9 +266,12 @@ class PipelineRunner:
         head = f"[{position}/{len(self.stages)}] {stage.name}"
         why_not = self.selection.why_not(stage.name, self.names)
         outdated_by = self.outdated_by(stage.name)
+        stale = "" if outdated_by else self.stale_reason(stage)
         if why_not:
             if outdated_by:  # its result no longer matches what it was made from: never keep it as done
                 record.status, record.reason = "skipped", f"{why_not}; its earlier result predates {outdated_by}'s rerun"
+            elif stale:
+                record.status, record.reason = "skipped", f"{why_not}; its earlier result no longer holds: {stale}"
             elif record.status != "done":
                 record.status, record.reason = "skipped", why_not
             self.record.save()
@@ -255,8 +279,11 @@ class PipelineRunner:
             return record.status
         if outdated_by:
             self.echo(f"{head}: done earlier, but {outdated_by} ran again since: running it again")
+        elif stale:
+            self.echo(f"{head}: done earlier, but {stale}: running it again")
         elif self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
-            self.echo(f"{head}: done earlier ({format_duration(record.duration_s)}), kept")
+            self.echo(f"{head}: done earlier ({format_duration(record.duration_s)}), kept"
+                      + (f": {record.message}" if record.message else ""))  # e.g. why training stopped early
             return "done"
 
         previous = record.status if record.attempts else None
@@ -295,6 +322,7 @@ class PipelineRunner:
             return "failed"
         self._finish(record, start, "done")
         record.sequence = max(r.sequence for r in self.record.stages) + 1
+        record.settings = {key: getattr(self.record.settings, key, None) for key in stage.settings}
         record.outputs, record.summary = dict(result.outputs), dict(result.summary)
         record.message, record.warnings = result.message, list(result.warnings)
         self.record.save()
@@ -317,6 +345,40 @@ class PipelineRunner:
         newer = [r for r in self.record.stages if r.name in self.upstream[name] and r.sequence > record.sequence]
         return max(newer, key=lambda r: r.sequence).name if newer else ""
 
+    def stale_reason(self, stage: Stage) -> str:
+        """Why ``stage``'s done result no longer holds although no stage it comes after ran since, or '':
+        a pipeline setting it depends on changed (``Stage.settings``, e.g. train's ``--iterations`` on
+        --resume), or a file it wrote was made from another policy than the one the run holds now
+        (train/provenance.py: after ``primebot train --resume`` outside the pipeline, or an interrupted rerun)."""
+        record = self.record.stage(stage.name)
+        if record.status != "done":
+            return ""
+        for key in stage.settings:
+            now = getattr(self.record.settings, key, None)
+            if key in record.settings and record.settings[key] != now:
+                return f"--{key.replace('_', '-')} changed from {record.settings[key]} to {now}"
+        if record.outputs:
+            staleness = stale_results(self.record.run_dir)
+            for path in record.outputs.values():
+                why = staleness.reason(path)
+                if why:
+                    return why
+        return ""
+
+    def settle_outdated(self) -> None:
+        """Mark as pending every done stage whose result no longer holds (``outdated_by``,
+        ``stale_reason``), saying why: pipeline.json never shows an out-of-date result as done, also when
+        the run stopped before reaching the stage."""
+        for stage, _ in self.stages:
+            record = self.record.stage(stage.name)
+            if record.status != "done":
+                continue
+            upstream = self.outdated_by(stage.name)
+            why = f"it predates {upstream}'s rerun" if upstream else self.stale_reason(stage)
+            if why:
+                record.status = "pending"
+                record.reason = f"its earlier result no longer holds ({why}); it runs again on --resume"
+
     @staticmethod
     def _finish(record: StageRecord, start: float, status: str) -> None:
         record.status = status
@@ -335,7 +397,8 @@ class PipelineRunner:
             self.echo(f"warning: report.html could not be written: {self.record.report_error}")
             log.debug("report failed", exc_info=True)
             path = None
-        self.record.save()
+        with contextlib.suppress(DiskFullError):  # already said; pipeline.json keeps its last state
+            self.record.save()
         return path
 
     def _summary(self, status: str, failed: str | None, report: Path | None) -> None:
@@ -373,7 +436,7 @@ class PipelineRunner:
     @contextlib.contextmanager
     def _log_file(self) -> Iterator[None]:
         """Keep the progress lines and every log record of the run in pipeline.log."""
-        handler = logging.FileHandler(self.record.run_dir / LOG_FILE, encoding="utf-8")
+        handler = _RunLogHandler(self.record.run_dir / LOG_FILE, encoding="utf-8")
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         root = logging.getLogger()
         root.addHandler(handler)
@@ -384,6 +447,14 @@ class PipelineRunner:
             self._log_fh = None
             root.removeHandler(handler)
             handler.close()
+
+
+class _RunLogHandler(logging.FileHandler):
+    """pipeline.log's handler: a write that fails (a full disk) ends the copy in the file quietly, instead of
+    logging's traceback on stderr at every later record."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        self.setLevel(logging.CRITICAL + 1)
 
 
 def verdict_exit_code(verdict: dict[str, Any]) -> int:
@@ -397,12 +468,14 @@ def verdict_exit_code(verdict: dict[str, Any]) -> int:
 
 
 def _run_stage(stage: Stage, ctx: StageContext, plugin: str) -> Any:
-    """``stage.run(ctx)``; a ``sys.exit`` inside it is the stage failing, not the pipeline ending with its code."""
+    """``stage.run(ctx)``; a ``sys.exit`` or ``os._exit`` inside it is the stage failing, not the pipeline ending
+    with its code (exit_guard.py)."""
     try:
-        return stage.run(ctx)
+        with no_hard_exit():
+            return stage.run(ctx)
     except SystemExit as exc:
         raise PluginError(
-            f"stage {stage.name!r} (plugin {plugin!r}) called sys.exit({exc.code!r})",
+            f"stage {stage.name!r} (plugin {plugin!r}) called {exit_call(exc)}",
             fix="a stage fails by raising an exception; fix the plugin or disable it (PRIMEBOT_DISABLE_PLUGINS)",
         ) from None
 
@@ -437,3 +510,51 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+
+
+def record_command(registry: Registry, run_dir: str | Path, stage: str, *, status: str = "done",
+                   outputs: dict[str, str] | None = None, summary: dict[str, Any] | None = None, message: str = "",
+                   warnings: Sequence[str] = (), error: BaseException | None = None,
+                   settings: dict[str, Any] | None = None, command: str = "", reason: str = "") -> bool:
+    """Record in a pipeline run's pipeline.json what a single-stage command did to it, as its stage would have.
+
+    ``primebot train --resume``, ``eval``, ``export``, ``sim2sim`` and ``stress`` on a pipeline run call
+    this (holding the run's lock; ``command`` names it): the stage gets the command's outcome and a new
+    ``sequence``, ``settings`` (e.g. train's ``iterations``) are updated, and every stage the change outdates is marked pending
+    (``settle_outdated``), so a following ``pipeline run --resume`` reruns exactly what is out of date.
+    Returns False (and records nothing) when ``run_dir`` is not a pipeline run or has no such stage.
+    """
+    run_dir = Path(run_dir)
+    if not (run_dir / PIPELINE_FILE).is_file():
+        return False
+    stages = ordered_stages(registry)
+    if stage not in [s.name for s, _ in stages]:
+        return False
+    from .record import resumed_record
+
+    record = resumed_record(run_dir, stages)
+    for key, value in (settings or {}).items():
+        setattr(record.settings, key, value)
+    entry, now = record.stage(stage), now_iso()
+    command = command or "primebot " + " ".join(sys.argv[1:])
+    entry.attempts += 1
+    entry.started = entry.finished = now
+    entry.duration_s = None
+    entry.status, entry.error = status, (_error_dict(error) if error is not None else None)
+    entry.reason = "" if status == "done" else reason or f"{command}: {status}"
+    if status == "done":
+        entry.sequence = max(r.sequence for r in record.stages) + 1
+        entry.settings = {key: getattr(record.settings, key, None)
+                          for key in next(s for s, _ in stages if s.name == stage).settings}
+        entry.outputs, entry.summary = dict(outputs or {}), dict(summary or {})
+        entry.message, entry.warnings = f"{message} (by {command}, outside the pipeline)", list(warnings)
+    record.history.append({"started": now, "finished": now, "argv": sys.argv[1:], "stage": stage, "status": status})
+    PipelineRunner(registry, record, stages, echo=lambda line: None).settle_outdated()
+    if all(r.status in ("done", "skipped") for r in record.stages):
+        record.status = "done"
+    elif status != "done":
+        record.status = status
+    elif record.status == "done":
+        record.status = "pending"  # work to do for the policy on disk: --resume does it
+    record.save()
+    return True

@@ -4,15 +4,21 @@ A checkpoint (docs/architecture.md §3) is a dict of tensors, numbers, strings a
 only, so that ``torch.load(weights_only=True)`` can read it without running
 pickle code. It carries a SHA-256 digest of its own content: a truncated or
 bit-flipped file is refused by name, and resume falls back to the previous
-good one. Nothing non-finite is ever written.
+good one; a file that cannot be read for another reason (I/O error, out of
+memory, a newer format) stops with that reason instead. Nothing non-finite
+is ever written.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import io
 import logging
+import os
 import pickle
 import re
+import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +28,7 @@ import numpy as np
 import torch
 
 from ..atomic import atomic_path
-from ..errors import CheckpointError, NonFiniteError
+from ..errors import CheckpointError, CorruptCheckpointError, NonFiniteError
 from ..limits import MAX_CHECKPOINT_BYTES, over_budget
 
 log = logging.getLogger(__name__)
@@ -132,65 +138,145 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     ``weights_only=True`` (a pickled object, code that would run on load, is
     rejected before anything in it executes), carry the primebot format
     marker and version, the keys every checkpoint has, and a digest matching
-    its content. Whatever else goes wrong inside ``torch.load`` on a foreign
-    or damaged file is reported as corrupt, never as a traceback.
+    its content. The file is read in one piece first, so an I/O error or a
+    lack of memory is reported as such (``CheckpointError``), never mistaken
+    for damage; only damage is a ``CorruptCheckpointError`` (the one error
+    resume and evaluation step over, ``load_latest_good``). Whatever goes wrong
+    inside ``torch.load`` on damaged bytes is reported as corrupt, never as a
+    traceback.
     """
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"checkpoint {path} does not exist")
+    raw = _read(path)
+    if raw[: len(ZIP_MAGIC)] != ZIP_MAGIC:
+        what = "empty" if not raw else "not a torch checkpoint (no zip header)"
+        raise CorruptCheckpointError(f"checkpoint {path} is {what}", fix=_EARLIER_CHECKPOINT_FIX)
+    _check_size(path, raw)
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(ZIP_MAGIC))
-    except OSError as exc:
-        raise CheckpointError(f"checkpoint {path} cannot be read: {exc}") from None
-    if head != ZIP_MAGIC:
-        what = "empty" if not head else "not a torch checkpoint (no zip header)"
-        raise CheckpointError(f"checkpoint {path} is {what}", fix=_EARLIER_CHECKPOINT_FIX)
-    _check_size(path)
-    try:
-        data = torch.load(path, map_location=map_location, weights_only=True)
+        data = torch.load(io.BytesIO(raw), map_location=map_location, weights_only=True)
     except pickle.UnpicklingError as exc:
         raise CheckpointError(
             f"checkpoint {path} carries a pickled Python object that weights_only loading refuses "
             f"(it could run code); it was not loaded: {str(exc).splitlines()[0]}",
-            fix="only load checkpoints written by primebot; never lower the safety of torch.load",
+            fix="only load checkpoints written by primebot; never lower the safety of torch.load; move the file "
+                "out of the run directory",
         ) from None
     except Exception as exc:  # noqa: BLE001 - torch raises anything (IndexError, KeyError…) on foreign bytes
+        if isinstance(exc, MemoryError) or _out_of_memory(exc):
+            raise _memory_error(path, exc) from None
         first = str(exc).splitlines()[0] if str(exc) else ""
-        raise CheckpointError(
+        raise CorruptCheckpointError(
             f"checkpoint {path} is truncated or corrupt: {type(exc).__name__}: {first}",
             fix=_EARLIER_CHECKPOINT_FIX,
         ) from None
+    del raw
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a primebot checkpoint (no '{FORMAT}' marker)")
-    if data.get("version") != VERSION:
-        raise CheckpointError(f"checkpoint {path} has version {data.get('version')}; this primebot reads {VERSION}")
-    if data.get("digest") != content_digest(data):
+        raise CheckpointError(f"{path} is not a primebot checkpoint (no '{FORMAT}' marker)",
+                              fix="move the file out of the run directory; only primebot's own checkpoints load")
+    version = data.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
         raise CheckpointError(
+            f"checkpoint {path} was written by a newer primebot (checkpoint format {version}; this primebot "
+            f"reads format {VERSION}); it was not loaded, and nothing falls back to an older checkpoint",
+            fix="upgrade primebot (pip install -U primebot) to continue or evaluate this run",
+        )
+    if version != VERSION:
+        raise CheckpointError(f"checkpoint {path} has version {version!r}; this primebot reads {VERSION}")
+    if data.get("digest") != content_digest(data):
+        raise CorruptCheckpointError(
             f"checkpoint {path} is corrupt: its content does not match its digest",
             fix=_EARLIER_CHECKPOINT_FIX,
         )
     missing = [key for key in REQUIRED_KEYS if key not in data]
     if missing:
-        raise CheckpointError(f"checkpoint {path} lacks {', '.join(missing)}", fix=_EARLIER_CHECKPOINT_FIX)
+        raise CorruptCheckpointError(f"checkpoint {path} lacks {', '.join(missing)}", fix=_EARLIER_CHECKPOINT_FIX)
     return data
 
 
-def _check_size(path: Path) -> None:
+_OUT_OF_MEMORY = ("can't allocate memory", "out of memory", "defaultcpuallocator", "bad_alloc",
+                  "cannot allocate memory")
+"""How torch and the C++ allocator word a failed allocation (a ``RuntimeError``, not a ``MemoryError``)."""
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return any(words in text for words in _OUT_OF_MEMORY) or (
+        isinstance(exc, OSError) and exc.errno == errno.ENOMEM)
+
+
+def _memory_error(path: Path, exc: BaseException) -> CheckpointError:
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return CheckpointError(
+        f"checkpoint {path} could not be loaded: out of memory ({first}); the file was not judged, and "
+        "nothing falls back to an older checkpoint",
+        fix="free memory (close other programs, fewer parallel jobs) and run the command again",
+    )
+
+
+def _read(path: Path) -> bytes:
+    """The whole file, after checking its size; an I/O error or a lack of memory is named as such."""
+    try:
+        size = path.stat().st_size
+        problem = over_budget(f"checkpoint {path}", size, MAX_CHECKPOINT_BYTES)
+        if problem:
+            raise CheckpointError(problem, fix="only load checkpoints written by primebot")
+        with open(path, "rb") as fh:
+            return fh.read()
+    except MemoryError as exc:
+        raise _memory_error(path, exc) from None
+    except OSError as exc:
+        if _out_of_memory(exc):
+            raise _memory_error(path, exc) from None
+        raise CheckpointError(
+            f"checkpoint {path} cannot be read: {exc.strerror or exc} (errno {exc.errno}); the file was not "
+            "judged, and nothing falls back to an older checkpoint",
+            fix="check the disk and the file's permissions (dmesg, ls -l), then run the command again",
+        ) from None
+
+
+def _check_size(path: Path, raw: bytes) -> None:
     """Refuse, from the zip directory alone, a checkpoint that would decode past ``MAX_CHECKPOINT_BYTES``
     or holds compressed entries (``torch.save`` never compresses; a deflated entry is a zip bomb's tool)."""
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             entries = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise CheckpointError(f"checkpoint {path} is truncated or corrupt: {type(exc).__name__}: {exc}",
-                              fix=_EARLIER_CHECKPOINT_FIX) from None
+        raise CorruptCheckpointError(f"checkpoint {path} is truncated or corrupt: {type(exc).__name__}: {exc}",
+                                     fix=_EARLIER_CHECKPOINT_FIX) from None
     if any(info.compress_type != zipfile.ZIP_STORED for info in entries):
         raise CheckpointError(f"checkpoint {path} holds compressed entries: torch.save did not write it",
                               fix="only load checkpoints written by primebot")
     problem = over_budget(f"checkpoint {path}", sum(info.file_size for info in entries), MAX_CHECKPOINT_BYTES)
     if problem:
         raise CheckpointError(problem, fix="only load checkpoints written by primebot")
+
+
+def link_checkpoint(source: str | Path, target: str | Path) -> Path:
+    """Make ``target`` the same file as ``source`` atomically: a hard link (no second copy on disk), or a
+    copy where the file system has no links. A reader sees the old ``target`` or the new one."""
+    source, target = Path(source), Path(target)
+    with atomic_path(target) as tmp:
+        tmp.unlink()
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)
+    return target
+
+
+def require_same_run(payload: dict[str, Any], run_id: str | None, source: str | Path) -> None:
+    """Refuse a checkpoint written by another run (its ``run_id`` differs from args.yaml's ``run.id``).
+
+    A checkpoint or run from before run identities carries none and is accepted.
+    """
+    theirs = payload.get("run_id")
+    if theirs and run_id and theirs != run_id:
+        raise CheckpointError(
+            f"{source} belongs to another run (run id {str(theirs)[:12]}…; this run is {run_id[:12]}…): it was "
+            "copied in from elsewhere, and is neither resumed, evaluated nor exported as this run's policy",
+            fix="move it out of the run directory; evaluate or export the run it came from instead",
+        )
 
 
 def numbered_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
@@ -204,7 +290,9 @@ def numbered_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
 
 
 def load_latest_good(run_dir: str | Path, map_location: str | torch.device = "cpu") -> tuple[Path, dict[str, Any]]:
-    """The newest checkpoint in ``run_dir`` that loads; bad ones are skipped with a warning."""
+    """The newest checkpoint in ``run_dir`` that loads: damaged ones (``CorruptCheckpointError``) are skipped
+    with a warning; any other failure (an I/O error, out of memory, a newer format, a foreign file) is raised,
+    so a good checkpoint is never passed over for an older one and later overwritten."""
     candidates = numbered_checkpoints(run_dir)
     if not candidates:
         partial = interrupted_writes(run_dir)
@@ -219,7 +307,7 @@ def load_latest_good(run_dir: str | Path, map_location: str | torch.device = "cp
     for _, path in candidates:
         try:
             return path, load_checkpoint(path, map_location)
-        except CheckpointError as exc:
+        except CorruptCheckpointError as exc:  # any other reason stops here (docs/architecture.md §3)
             log.warning("warning: %s; falling back to the previous checkpoint", str(exc).splitlines()[0])
             errors.append(str(exc).splitlines()[0])
     raise CheckpointError(

@@ -142,6 +142,18 @@ def _plain(value: Any) -> Any:
 
 
 # -- overrides: task sections, then --set key=value ---------------------------------
+MOTION_POLICY_SETTINGS = ("policy.init_action_gain", "policy.init_noise_std")
+"""Settings outside the task a motion file's ``training_overrides`` may carry: how the first policy starts
+(docs/architecture.md §2). The task names the rest (``TaskSpec.motion_settings``)."""
+
+
+def motion_may_set(key: str, task_sections: tuple[str, ...]) -> bool:
+    """Whether a motion file's ``training_overrides`` may set ``key`` (after ``KEY_ALIASES``)."""
+    if key in MOTION_POLICY_SETTINGS:
+        return True
+    return any(key == f"task.{section}" or key.startswith(f"task.{section}.") for section in task_sections)
+
+
 KEY_ALIASES = {"ppo.lr": "ppo.learning_rate", "ppo.epochs": "ppo.num_learning_epochs"}
 """Short spellings accepted by ``--set``."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import os
 import queue
 import threading
 import time
@@ -42,6 +43,19 @@ def read_csv_rows(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
         return list(reader.fieldnames or []), list(reader)
 
 
+def complete_rows(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
+    """(header, rows) of a train.csv without a torn row: a process killed while appending leaves a last
+    line without its line end (or a row with too few or too many fields), and such a row would otherwise
+    survive a resume with a value cut short."""
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]  # the unfinished last line
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = list(reader.fieldnames or [])
+    rows = [row for row in reader if None not in row and None not in row.values()]
+    return header, rows
+
+
 class TrainingLog:
     """Background writer of one run's metrics (rank 0 only)."""
 
@@ -61,7 +75,7 @@ class TrainingLog:
         self.header: list[str] = []
         self.rows: list[dict[str, Any]] = []
         if keep_until is not None and self.csv_path.is_file():
-            header, rows = read_csv_rows(self.csv_path)
+            header, rows = complete_rows(self.csv_path)
             self.rows = [r for r in rows if r.get("iteration") and int(r["iteration"]) <= keep_until]
             self.header = header
         self._rewrite()
@@ -89,6 +103,21 @@ class TrainingLog:
             raise self._fatal
         self._queue.put(dict(row))
 
+    def sync(self) -> None:
+        """Wait until every queued row is in train.csv and on disk (before a checkpoint is written, so a
+        checkpoint never gets ahead of its log). Raises ``DiskFullError`` once the disk filled up."""
+        self._queue.join()
+        if self._fatal is not None:
+            raise self._fatal
+        try:
+            with open(self.csv_path, "rb+") as fh:
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            full = disk_full_error(exc, self.csv_path)
+            if full is not None:
+                raise full from exc
+            log.warning("warning: train.csv could not be synced: %s", exc)
+
     def close(self, *, raise_errors: bool = True) -> None:
         """Write everything queued, draw the final curve, stop the thread.
 
@@ -113,6 +142,7 @@ class TrainingLog:
         while True:
             row = self._queue.get()
             if self._fatal is not None and row is not None:
+                self._queue.task_done()
                 continue  # the disk is full: drop rows until close (the loop raises meanwhile)
             try:
                 if row is None:
@@ -129,6 +159,7 @@ class TrainingLog:
                 else:
                     self._error = exc
             finally:
+                self._queue.task_done()
                 if row is None:
                     return  # noqa: B012 - close() waits for this thread whatever the last write did
 

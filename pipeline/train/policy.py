@@ -20,14 +20,14 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..errors import CheckpointError, ConfigError
+from ..errors import CheckpointError, ConfigError, CorruptCheckpointError
 from ..motion.format import Motion, load_motion
 from ..ppo.networks import ActorCritic
 from ..ppo.normalizer import EmpiricalNormalizer
 from ..registry import Registry
-from ..rundir import BEST_CHECKPOINT, EXPORT_DIR, read_args
+from ..rundir import BEST_CHECKPOINT, EXPORT_DIR, motion_copy_name, read_args, read_run_id
 from ..sim.env import VecEnv
-from .checkpoints import load_checkpoint, load_latest_good, numbered_checkpoints
+from .checkpoints import load_checkpoint, load_latest_good, numbered_checkpoints, require_same_run
 from .config import TrainConfig
 
 log = logging.getLogger(__name__)
@@ -55,6 +55,10 @@ class TrainedPolicy:
     checkpoint: Path
     iteration: int
     run_dir: Path
+    digest: str = ""
+    """The checkpoint's content digest: every file derived from this policy records it (train/provenance.py)."""
+    run_id: str | None = None
+    """The run the checkpoint belongs to (args.yaml ``run.id``; None for runs from before identities)."""
     _motion: Motion | None = field(default=None, init=False, repr=False, compare=False)
     """The motion once loaded (eval builds two envs, export an env and the ONNX from it)."""
 
@@ -71,8 +75,10 @@ class TrainedPolicy:
         if not self.config.motion:
             raise ConfigError(f"run {self.run_dir} has no motion in args.yaml (task {self.config.task!r})")
         given = Path(self.config.motion)
-        # a path relative to where training ran, or the copies a run keeps of its motion
-        candidates = (given, self.run_dir / given, self.run_dir / given.name, self.run_dir / EXPORT_DIR / given.name)
+        # the path training read, or the copies a run keeps of its motion, always named *.npz
+        # (rundir.motion_copy_name): a motion called args.yaml is never taken for the run's own file
+        copy = motion_copy_name(given.name)
+        candidates = (given, self.run_dir / copy, self.run_dir / EXPORT_DIR / copy)
         path = next((c for c in candidates if c.is_file()), given)
         motion = load_motion(path)
         if self.config.motion_sha256 and motion.sha256 != self.config.motion_sha256:
@@ -120,7 +126,7 @@ def resolve_checkpoint(run_dir: str | Path, checkpoint: str | Path | None = None
     return path if path.is_file() or path.is_absolute() else run_dir / path
 
 
-def _run_policy_checkpoint(run_dir: Path) -> tuple[Path, dict[str, Any]]:
+def run_policy_checkpoint(run_dir: Path) -> tuple[Path, dict[str, Any]]:
     """The run's policy: ``model_best.pt`` when training chose it by its verdict checks (its payload
     carries ``best_check``), else the newest numbered checkpoint that loads (a damaged newest file
     falls back, as --resume does)."""
@@ -128,7 +134,7 @@ def _run_policy_checkpoint(run_dir: Path) -> tuple[Path, dict[str, Any]]:
     if best.is_file():
         try:
             payload = load_checkpoint(best, map_location="cpu")
-        except CheckpointError as exc:
+        except CorruptCheckpointError as exc:  # damage only: any other reason stops (docs/architecture.md §3)
             log.warning("warning: %s; using the newest numbered checkpoint", str(exc).splitlines()[0])
         else:
             if payload.get("best_check") is not None:
@@ -142,10 +148,12 @@ def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = Non
     args = read_args(run_dir)
     if checkpoint is None:
         resolve_checkpoint(run_dir)  # names the run when it has no checkpoint at all
-        path, payload = _run_policy_checkpoint(run_dir)
+        path, payload = run_policy_checkpoint(run_dir)
     else:
         path = resolve_checkpoint(run_dir, checkpoint)
         payload = load_checkpoint(path, map_location="cpu")
+    run_id = read_run_id(run_dir)
+    require_same_run(payload, run_id, path)
     try:
         cfg = TrainConfig.from_dict(payload.get("config") or args["config"])
         dims = payload["dims"]
@@ -167,7 +175,7 @@ def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = Non
     return TrainedPolicy(
         config=cfg, actor=actor, obs_normalizer=normalizer, num_obs=int(dims["num_obs"]),
         num_actions=int(dims["num_actions"]), checkpoint=path, iteration=int(payload.get("iteration", 0)),
-        run_dir=run_dir,
+        run_dir=run_dir, digest=str(payload.get("digest", "")), run_id=payload.get("run_id") or run_id,
     )
 
 

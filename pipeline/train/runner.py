@@ -23,14 +23,21 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import CheckpointError, NonFiniteError
+from ..errors import CheckpointError, CorruptCheckpointError, NonFiniteError
 from ..ppo.algorithm import PPO
 from ..ppo.networks import ActorCritic
 from ..ppo.normalizer import EmpiricalNormalizer
 from ..rundir import BEST_CHECKPOINT
 from ..sim.env import VecEnv
 from ..sim.physics import available_cores
-from .checkpoints import from_storable, save_checkpoint, to_storable
+from .checkpoints import (
+    from_storable,
+    link_checkpoint,
+    load_checkpoint,
+    require_same_run,
+    save_checkpoint,
+    to_storable,
+)
 from .config import TrainConfig, resumable_identity
 from .distributed import DistContext
 from .log import TrainingLog
@@ -64,6 +71,8 @@ class RunResult:
     """``finished`` or ``interrupted`` (a signal; the run resumes from ``checkpoint``)."""
     checkpoint: Path | None = None
     signal_name: str = ""
+    reason: str = ""
+    """Why training finished before ``cfg.iterations`` (the stop rule, the time limit); empty otherwise."""
 
 
 class _MeanAction:
@@ -121,6 +130,10 @@ class OnPolicyRunner:
         self.transfer.stage(obs, critic_obs)
         self._stop: str = ""
         self.timing: dict[str, float] = {}
+        self.run_id: str | None = None
+        """The run's identity (args.yaml ``run.id``), carried by every checkpoint; ``restore`` refuses another run's."""
+        self._train_log: TrainingLog | None = None
+        self._saved_iteration = -1
 
     # -- construction ---------------------------------------------------------------
     def _seed_everything(self, seed: int) -> None:
@@ -229,11 +242,13 @@ class OnPolicyRunner:
                 self.run_dir, keep_until=self.iteration, plot_interval_s=self.cfg.runner.plot_interval_s,
                 tensorboard=self.tensorboard,
             )
+        self._train_log = train_log
         bar = self._progress_bar() if self.dist.is_main and self.progress else None
         restore = install_stop_handlers(self.request_stop)
         default_threads = torch.get_num_threads()
         start = time.perf_counter()
         failing = False
+        done = ""
         try:
             while self.iteration < self.cfg.iterations:
                 row = self._one_iteration(default_threads, start)
@@ -249,6 +264,7 @@ class OnPolicyRunner:
                     log.warning("%s: training stopped after iteration %d of %d", done, self.iteration,
                                 self.cfg.iterations)
                     break
+
                 stop = self._agreed_stop()
                 if stop:
                     path = self.save_numbered()
@@ -260,7 +276,7 @@ class OnPolicyRunner:
                     return RunResult(self.iteration, "interrupted", path, stop)
             path = self.save_numbered()
             self.dist.barrier()
-            return RunResult(self.iteration, "finished", path)
+            return RunResult(self.iteration, "finished", path, reason=done)
         except BaseException:
             failing = True
             raise
@@ -270,6 +286,7 @@ class OnPolicyRunner:
             if bar is not None:
                 bar.close()
             if train_log is not None:
+                self._train_log = None
                 # a full disk under the log is raised here, unless another error is already on its way
                 train_log.close(raise_errors=not failing)
 
@@ -345,17 +362,24 @@ class OnPolicyRunner:
 
     # -- checkpoints ----------------------------------------------------------------
     def _maybe_save(self, row: dict[str, Any]) -> None:
-        """Numbered and best checkpoints; every rank takes part (their state is gathered)."""
+        """Numbered and best checkpoints; every rank takes part (their state is gathered).
+
+        The best verdict check's policy is first written as ``model_<it>.pt``, then ``model_best.pt`` is made
+        a hard link to it (a copy where links are not supported): ``model_best.pt`` is always one of the
+        numbered checkpoints, so a stop between the two writes is repaired on resume (``reconcile_best``).
+        """
         if self.run_dir is None and not self.dist.enabled:
             return
-        if self.iteration % self.cfg.runner.save_interval == 0 and self.iteration < self.cfg.iterations:
-            self.save_numbered()
+        numbered = self.iteration % self.cfg.runner.save_interval == 0 and self.iteration < self.cfg.iterations
         if self.checks_verdict:
             # the policy of the best verdict check (what evaluate, export and sim2sim use: train/policy.py)
-            if self.checks.best_due:
-                self.checks.best_due = False
-                self._save_as(BEST_CHECKPOINT)
+            best_due, self.checks.best_due = self.checks.best_due, False
+            path = self.save_numbered() if numbered or best_due else None
+            if best_due and path is not None:
+                link_checkpoint(path, self.run_dir / BEST_CHECKPOINT)
             return
+        if numbered:
+            self.save_numbered()
         ret = row.get("episode_return")
         # Checked on a coarse grid so an improving run does not rewrite it every iteration.
         best_every = max(1, self.cfg.runner.save_interval // 10)
@@ -369,17 +393,59 @@ class OnPolicyRunner:
         return self.checks.probe is not None and self.cfg.runner.check_interval > 0
 
     def save_numbered(self) -> Path | None:
-        """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather)."""
+        """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather), once per iteration."""
         if self.run_dir is None and not self.dist.enabled:
             return None
-        return self._save_as(f"model_{self.iteration}.pt")
+        name = f"model_{self.iteration}.pt"
+        if self._saved_iteration == self.iteration:  # already written at this iteration (a best check)
+            return self.run_dir / name if self.run_dir is not None and self.dist.is_main else None
+        path = self._save_as(name)
+        self._saved_iteration = self.iteration
+        return path
 
     def _save_as(self, name: str) -> Path | None:
-        """Gather every rank's state (all ranks call this); rank 0 writes it as ``run_dir/name``."""
+        """Gather every rank's state (all ranks call this); rank 0 writes it as ``run_dir/name``.
+
+        The rows of train.csv up to this iteration are written (and synced) first, so a checkpoint never
+        gets ahead of the log it is resumed with.
+        """
         payload = self.checkpoint_payload()
         if self.run_dir is None or not self.dist.is_main:
             return None
+        if self._train_log is not None:
+            self._train_log.sync()
         return save_checkpoint(self.run_dir / name, payload)
+
+    def reconcile_best(self) -> str:
+        """After ``restore``: make ``model_best.pt`` the policy of the restored best check, or say why not.
+
+        A stop between writing ``model_<it>.pt`` and linking ``model_best.pt``, or a resume from an older
+        checkpoint than the newest (a damaged one skipped), leaves ``model_best.pt`` naming another check
+        than the one the restored state records. It is linked again from ``model_<best>.pt``; a
+        ``model_best.pt`` from checks the restored state never made is kept aside as
+        ``model_best.pt.abandoned``. Returns what was done (empty when nothing was needed).
+        """
+        if self.run_dir is None or not self.dist.is_main or not self.checks_verdict:
+            return ""
+        best_file = self.run_dir / BEST_CHECKPOINT
+        want = self.checks.best_iteration if self.checks.best is not None else None
+        have = _best_check_iteration(best_file)
+        if have == want:
+            return ""
+        source = self.run_dir / f"model_{want}.pt" if want is not None else None
+        if source is not None and source.is_file():
+            link_checkpoint(source, best_file)
+            message = f"{BEST_CHECKPOINT} did not hold the best check the checkpoint records (iteration {want}); " \
+                      f"linked again from {source.name}"
+        elif best_file.is_file() and have is not None and have > self.iteration:
+            aside = best_file.with_name(BEST_CHECKPOINT + ".abandoned")
+            best_file.replace(aside)
+            message = f"{BEST_CHECKPOINT} came from iteration {have}, after the checkpoint resumed from " \
+                      f"(iteration {self.iteration}); kept aside as {aside.name}"
+        else:
+            return ""
+        log.warning("warning: %s", message)
+        return message
 
     def save(self, path: str | Path) -> Path:
         """Write a checkpoint of the current state to ``path`` (atomic; refuses non-finite)."""
@@ -405,6 +471,7 @@ class OnPolicyRunner:
         env = self.env
         return {
             "iteration": self.iteration,
+            "run_id": self.run_id,
             "config": self.cfg.to_dict(),
             "config_hash": self.config_hash,
             "dims": {"num_obs": env.num_obs, "num_critic_obs": env.num_critic_obs, "num_actions": env.num_actions},
@@ -415,7 +482,8 @@ class OnPolicyRunner:
         }
 
     def restore(self, payload: dict[str, Any], source: str = "checkpoint") -> None:
-        """Continue from a loaded checkpoint exactly where it stopped."""
+        """Continue from a loaded checkpoint exactly where it stopped (never from another run's)."""
+        require_same_run(payload, self.run_id, source)
         if payload.get("config_hash") != self.config_hash and not self._same_run(payload):
             raise CheckpointError(
                 f"{source} was written with a different configuration (config hash differs)",
@@ -471,3 +539,14 @@ class OnPolicyRunner:
 
         return tqdm(total=self.cfg.iterations, initial=self.iteration, unit="it", desc="train",
                     dynamic_ncols=True, mininterval=1.0)
+
+
+def _best_check_iteration(path: Path) -> int | None:
+    """The iteration of the verdict check whose policy ``path`` holds (None: no such file, or no check)."""
+    if not path.is_file():
+        return None
+    try:
+        best_check = load_checkpoint(path).get("best_check")
+    except CorruptCheckpointError:
+        return None
+    return int(best_check[-1]) if best_check else None

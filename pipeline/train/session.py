@@ -3,7 +3,8 @@
 Used by ``primebot train`` and by anything that trains programmatically
 (the pipeline stage). Resolves task, robot, motion and device from the
 registry, merges the configuration (defaults < task's sections < flags <
-the motion's own training overrides < ``--set``), builds the environment and the runner, and writes args.yaml.
+the motion's own training overrides, limited to what a motion may set < ``--set``), builds the environment
+and the runner, and writes args.yaml.
 """
 
 from __future__ import annotations
@@ -27,12 +28,24 @@ from ..motion.validate import require_valid_motion
 from ..ppo.config import AUTO_ON_OFF
 from ..registry import DEFAULT_TASK, Registry
 from ..run_lock import run_dir_lock
-from ..rundir import create_run_dir, read_args, write_args
-from .checkpoints import interrupted_writes, load_latest_good
+from ..rundir import (
+    ARGS_FILE,
+    BEST_CHECKPOINT,
+    CSV_FILE,
+    CURVE_FILE,
+    create_run_dir,
+    new_run_id,
+    read_args,
+    read_run_id,
+    write_args,
+)
+from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoints
 from .config import (
+    MOTION_POLICY_SETTINGS,
     RESUMABLE_SETTINGS,
     TrainConfig,
     apply_task_defaults,
+    motion_may_set,
     parse_set,
     section_value,
     set_value,
@@ -66,7 +79,9 @@ class TrainRequest:
 
 def resolve_config(registry: Registry, request: TrainRequest, device: str) -> TrainConfig:
     """Defaults < the task's ``ppo``/``policy``/``runner`` sections < flags < the motion's own training
-    overrides (``Motion.training_overrides``) < ``--set`` (a preset's or the user's)."""
+    overrides (``Motion.training_overrides``) < ``--set`` (a preset's or the user's). A motion may set only
+    the settings its task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a
+    flag's, so every explicit choice of the user wins."""
     cfg = TrainConfig(task=request.task or DEFAULT_TASK)
     spec = registry.get("tasks", cfg.task)
     open_sections = tuple(spec.open_config_sections)
@@ -81,7 +96,19 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str) -> Tr
         raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
     carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
     try:
-        for key, value in parse_set(carried):
+        carried_pairs = parse_set(carried)
+        refused = [key for key, _ in carried_pairs if not motion_may_set(key, tuple(spec.motion_settings))]
+        if refused:
+            allowed = [*(f"task.{section}.*" for section in spec.motion_settings), *MOTION_POLICY_SETTINGS]
+            raise ConfigError(
+                f"{request.motion}: its training_overrides set {', '.join(refused)}, which a motion file may not "
+                f"set (a motion may carry only {', '.join(allowed) or 'nothing for task ' + repr(spec.name)}); "
+                "nothing was trained",
+                fix="only use motion files you trust; to apply such a setting, pass it yourself with "
+                    "--set KEY=VALUE, or remove it from the motion source's `training:` list and regenerate "
+                    "the file (docs/motions.md)",
+            )
+        for key, value in carried_pairs:
             set_value(cfg, key, value, open_sections=open_sections)
     except ValueError as exc:
         raise ConfigError(f"{request.motion}: its training_overrides: {exc}",
@@ -264,6 +291,49 @@ class TrainOutcome:
     runner: OnPolicyRunner
     """The trained runner (its learner holds the final weights)."""
 
+    def describe(self) -> tuple[dict[str, str], dict[str, Any], str, list[str]]:
+        """(outputs, summary, message, warnings) of a finished training, as the train stage records them in
+        pipeline.json (and ``primebot train --resume`` on a pipeline run does too)."""
+        result, runner, run_dir = self.result, self.runner, self.run_dir
+        outputs = {"args": ARGS_FILE, "train.csv": CSV_FILE}
+        for label, name in (("curves", CURVE_FILE), ("best", BEST_CHECKPOINT)):
+            if run_dir is not None and (run_dir / name).is_file():
+                outputs[label] = name
+        if result.checkpoint is not None:
+            outputs["final"] = Path(result.checkpoint).name
+        returns = list(runner.episode_returns)
+        summary: dict[str, Any] = {
+            "device": runner.cfg.device,
+            "iterations": result.iteration,
+            "envs": runner.cfg.num_envs,
+            "env_steps": result.iteration * runner.cfg.num_envs * runner.cfg.ppo.num_steps_per_env,
+        }
+        if returns:
+            summary["episode_return"] = round(sum(returns) / len(returns), 3)
+        if result.reason:
+            summary["stopped"] = result.reason
+        warnings = []
+        judged = "training ended"  # the policy the later stages judge: the last one, or the best checked one
+        incomplete = not runner.env.curriculum_complete
+        if runner.checks.best is not None:
+            summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.checks.best_iteration}, the best verdict check)"
+            judged = f"the policy evaluated and exported ({summary['policy']}) trained"
+            incomplete = runner.checks.best_progress < 1.0
+            robust_success = runner.checks.best_robust_success
+            if robust_success is not None and robust_success < 1.0:
+                summary["robust_success_rate"] = round(robust_success, 3)
+        if incomplete:
+            summary["curriculum"] = "incomplete"
+            warnings.append(f"{judged} before the task's curriculum was complete: it has not felt the full "
+                            "randomisation (train.csv: randomization/strength), so expect it to be less robust to "
+                            "pushes and model errors than configured; --resume RUN_DIR --from train --iterations N "
+                            "trains on")
+        message = (f"{result.iteration} iterations on {runner.cfg.device}"
+                   + (f" (of at most {runner.cfg.iterations}: {result.reason})" if result.reason else "")
+                   + (f", episode return {summary['episode_return']:.2f}" if returns else "")
+                   + (f"; the policy: {summary['policy']}" if "policy" in summary else ""))
+        return outputs, summary, message, warnings
+
 
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
     """Train as ``request`` says. The process group (under torchrun) is left up for the caller."""
@@ -333,6 +403,7 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
         if ctx.is_main and run_dir is not None and not request.resume:
             stack.enter_context(run_dir_lock(run_dir))
         history: list[dict[str, Any]] = []
+        runner.run_id = (read_run_id(run_dir) if request.resume else None) or new_run_id()
         if request.resume:
             path, payload = load_latest_good(run_dir, map_location="cpu")
             runner.restore(payload, source=str(path))
@@ -342,6 +413,9 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
                     "would go back",
                     fix=f"resume with --iterations above {runner.iteration}, or evaluate the run as it is",
                 )
+            if ctx.is_main:
+                _keep_damaged_aside(run_dir, path)
+                runner.reconcile_best()
             if overrides:
                 _apply_overrides(runner, overrides, path.name)
             history = list(read_args(run_dir).get("resumes") or [])
@@ -351,7 +425,7 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
         if ctx.is_main and run_dir is not None:
             for partial in interrupted_writes(run_dir):  # this process holds the run's lock: nobody is writing them
                 partial.unlink(missing_ok=True)
-            write_args(run_dir, _args_document(cfg, resolved, ctx, history))
+            write_args(run_dir, _args_document(cfg, resolved, ctx, history, runner.run_id))
             log.info("run directory: %s", run_dir)
         result = runner.learn()
     finally:
@@ -372,11 +446,27 @@ def _apply_overrides(runner: OnPolicyRunner, overrides: list[str], checkpoint: s
     log.warning("resuming from %s with changed settings: %s (recorded in args.yaml)", checkpoint, ", ".join(overrides))
 
 
+def _keep_damaged_aside(run_dir: Path, resumed_from: Path) -> None:
+    """Rename the numbered checkpoints newer than ``resumed_from`` (``load_latest_good`` passed over them as
+    damaged) to ``model_<it>.pt.corrupt``: training will write those iterations again, and the damaged files
+    are kept for a look instead of being overwritten."""
+    found = numbered_checkpoints(run_dir)
+    resumed = next((it for it, path in found if path == resumed_from), None)
+    for it, path in found:
+        if resumed is None or it <= resumed:
+            continue
+        aside = path.with_name(path.name + ".corrupt")
+        path.replace(aside)
+        log.warning("warning: %s could not be resumed from; kept as %s (training writes that iteration again)",
+                    path.name, aside.name)
+
+
 def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext,
-                   resumes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                   resumes: list[dict[str, Any]] | None = None, run_id: str | None = None) -> dict[str, Any]:
     document = {
         "config": cfg.to_dict(),
         "run": {
+            "id": run_id,  # every checkpoint of the run carries it (evaluate and export refuse another run's)
             "primebot_version": __version__,
             "torch_version": str(torch.__version__),
             "python": platform.python_version(),

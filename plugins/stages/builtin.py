@@ -19,7 +19,9 @@ BUILTIN_STAGES = (
           description="kinematic replay video of the reference motion"),
     Stage("smoke", device_smoke.smoke, after=("replay",),
           description="device probe + 2 PPO iterations with a few envs on the chosen device"),
-    Stage("train", training_stage.train, after=("smoke",), description="PPO motion tracking"),
+    # a resume that changes --iterations trains on (or says why not)
+    Stage("train", training_stage.train, after=("smoke",), description="PPO motion tracking",
+          settings=("iterations",)),
     Stage("evaluate", policy_stages.evaluate, after=("train",),
           description="deterministic policy in the training simulator: success rate, MPKPE"),
     Stage("export", policy_stages.export, after=("evaluate",),

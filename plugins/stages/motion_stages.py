@@ -22,6 +22,7 @@ from primebot.pipeline.api import (
     StageSkipped,
     atomic_path,
     atomic_write_text,
+    motion_copy_name,
 )
 
 VALIDATION_FILE = "motion_validation.json"
@@ -45,6 +46,8 @@ def validate(ctx: StageContext) -> StageResult:
 
     _needs_motion(ctx)
     path = ctx.settings.motion
+    snapshot = motion_copy_name(path)  # never a run file's name (a motion called pipeline.json, model_9.pt …)
+    _refuse_a_changed_motion(ctx, path, snapshot)
     report = validate_motion_file(path, _robot(ctx))
     atomic_write_text(ctx.path(VALIDATION_FILE), json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     for problem in report.problems:
@@ -55,7 +58,6 @@ def validate(ctx: StageContext) -> StageResult:
             fix=f"fix the motion (details: primebot motion validate {path}; {VALIDATION_FILE} in the run directory)",
         )
     duration = (report.num_frames - 1) / report.fps if report.fps else 0.0
-    snapshot = Path(path).name
     with atomic_path(ctx.path(snapshot)) as tmp:
         shutil.copyfile(path, tmp)
     carried = report.training_overrides  # applied by the train stage before its --set
@@ -68,6 +70,24 @@ def validate(ctx: StageContext) -> StageResult:
                 + (f"; it carries training overrides: {' '.join(carried)}" if carried else ""),
         warnings=[str(p).split("\n")[0] for p in report.warnings],
     )
+
+
+def _refuse_a_changed_motion(ctx: StageContext, path: str, snapshot: str) -> None:
+    """A run trains one motion: once training started on the run's copy, a changed source is refused here,
+    before anything is overwritten, instead of failing later on the motion's hash."""
+    from primebot.pipeline.api import file_sha256, numbered_checkpoints
+
+    copy = ctx.path(snapshot)
+    if not copy.is_file() or not Path(path).is_file() or not numbered_checkpoints(ctx.run_dir):
+        return
+    old, new = file_sha256(copy), file_sha256(path)
+    if old != new:
+        raise MotionError(
+            f"{path} changed since this run trained on it (sha256 {old[:12]}… then, {new[:12]}… now): the run's "
+            f"checkpoints, evaluation and export belong to the motion it validated, kept as {snapshot}",
+            fix=f"start a new run on the changed motion: primebot pipeline run {path} (this run stays as it was; "
+                "to go on with it, resume without --from validate)",
+        )
 
 
 def replay(ctx: StageContext) -> StageResult:

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from primebot.pipeline.api import PluginError, StageContext, StageResult, headline_metrics
+from primebot.pipeline.api import (
+    PluginError,
+    StageContext,
+    StageResult,
+    headline_metrics,
+    metrics_headline,
+    metrics_summary,
+)
 
 
 def _require(name: str, stage: str) -> Any:
@@ -42,11 +49,6 @@ def export(ctx: StageContext) -> StageResult:
 
     export_run = _require("export_run", "export")
     result = export_run(ctx.registry, ctx.run_dir)
-    latency = result.latency
-    median = latency.get("median_ms", latency.get("p50_ms"))
-    summary = {"parity_max_abs_diff": float(f"{result.max_difference():.3g}")}
-    if median is not None:
-        summary["onnx_latency_ms"] = round(float(median), 4)
     outputs = {
         "policy.onnx": _relative(ctx, result.onnx_path),
         "deploy.yaml": _relative(ctx, result.deploy_path),
@@ -54,12 +56,7 @@ def export(ctx: StageContext) -> StageResult:
     }
     if (ctx.run_dir / EXPORT_DIR / EXPORT_REPORT_FILE).is_file():
         outputs["export.json"] = f"{EXPORT_DIR}/{EXPORT_REPORT_FILE}"
-    return StageResult(
-        outputs=outputs,
-        summary=summary,
-        message=f"onnxruntime matches PyTorch (max |diff| {result.max_difference():.2e})"
-                + (f", batch-1 latency {median:.3f} ms" if median is not None else ""),
-    )
+    return StageResult(outputs=outputs, summary=result.summary(), message=result.headline())
 
 
 def _with_video(ctx: StageContext, run, what: str):
@@ -74,39 +71,14 @@ def _with_video(ctx: StageContext, run, what: str):
         return run(False), [warning]
 
 
-def _headline(metrics: dict[str, Any]) -> str:
-    parts = []
-    if "success_rate" in metrics:
-        parts.append(f"success {metrics['success_rate']:.2f}")
-    if "mpkpe_m" in metrics:
-        parts.append(f"MPKPE {metrics['mpkpe_m']:.3f} m")
-    if "statue_mpkpe_m" in metrics:
-        parts.append(f"statue {metrics['statue_mpkpe_m']:.3f} m")
-    if "episodes" in metrics:
-        parts.append(f"{metrics['episodes']} episodes")
-    verdict = metrics.get("verdict") or {}
-    head = f"{verdict['label'].upper()}: " if verdict.get("label") else ""
-    return head + ", ".join(parts)
-
-
-def _summary(metrics: dict[str, Any]) -> dict[str, Any]:
-    keys = ("success_rate", "fall_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed", "joint_pos_error_rad",
-            "episodes")
-    out = {key: metrics[key] if isinstance(metrics[key], int) else round(float(metrics[key]), 4)
-           for key in keys if metrics.get(key) is not None}
-    verdict = metrics.get("verdict") or {}
-    if isinstance(verdict.get("tracked"), bool):
-        out["tracked"], out["verdict"] = verdict["tracked"], verdict["reason"]
-    return out
-
-
 def _metrics_result(ctx: StageContext, outputs: dict[str, str], report: dict[str, Any],
                     warnings: list[str]) -> StageResult:
     """The result of a stage that wrote a metrics report (eval.json, sim2sim.json), with its video if any."""
     if report.get("video"):
         outputs["video"] = _relative(ctx, report["video"])
     overall = headline_metrics(report)
-    return StageResult(outputs=outputs, summary=_summary(overall), message=_headline(overall), warnings=warnings)
+    return StageResult(outputs=outputs, summary=metrics_summary(overall), message=metrics_headline(overall),
+                       warnings=warnings)
 
 
 def evaluate(ctx: StageContext) -> StageResult:
@@ -149,14 +121,6 @@ def stress(ctx: StageContext) -> StageResult:
     plan = StressPlan(starts=s.stress_starts, standard_only=s.stress_standard_only, seed=s.seed)
     report, warnings = _with_video(
         ctx, lambda video: stress_run_dir(ctx.run_dir, mjcf, plan, video=video, progress=True), "stress")
-    verdict = report["verdict"]
     outputs = {"stress.json": STRESS_FILE, **{f"video_{k}": _relative(ctx, v) for k, v in report.get("videos", {}).items()}}
-    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"), None)
-    summary = {"robust": verdict["robust"], "robust_reason": verdict["reason"], "stress_sentence": verdict["sentence"],
-               "replay_does_as_well": verdict["replay_does_as_well"], "episodes": report["loop"]["episodes"]}
-    if push is not None:
-        summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
-                       push_success_policy=push["policy"]["success_rate"],
-                       push_success_replay=push["replay"]["success_rate"])
-    return StageResult(outputs=outputs, summary=summary, warnings=warnings,
-                       message=f"{verdict['label'].upper()}: {verdict['reason']}. {verdict['sentence']}")
+    summary, message = _require("stress_stage_summary", "stress")(report)
+    return StageResult(outputs=outputs, summary=summary, warnings=warnings, message=message)

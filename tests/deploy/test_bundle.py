@@ -210,9 +210,57 @@ def test_bundle_mjcf_copies_included_files_and_assets(tmp_path):
         '<include file="parts/body.xml"/></mujoco>')
     model = bundle_mjcf(src / "robot.xml", tmp_path / "out")
     assert model.file == "robot/robot.xml" and model.assets == ["robot/meshes/box.obj", "robot/parts/body.xml"]
+    # every asset with its SHA-256: verify_bundle checks each (issue 31)
+    assert model.assets_sha256 == {a: file_sha256(tmp_path / "out" / a) for a in model.assets}
     compiled = mujoco.MjModel.from_xml_path(str(tmp_path / "out" / model.file))
     assert compiled.nmesh == 1 and compiled.nbody == 2
 
     (src / "outside.xml").write_text('<mujoco><asset><mesh name="m" file="/abs/box.obj"/></asset></mujoco>')
     with pytest.raises(ExportError, match="outside its folder"):
         bundle_mjcf(src / "outside.xml", tmp_path / "out2")
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"file": "/etc/passwd", "sha256": "0" * 64}, "/etc/passwd is not a path inside the bundle"),
+    ({"file": "../../../etc/hostname", "sha256": "0" * 64}, "../../../etc/hostname is not a path inside the bundle"),
+    ({"file": "policy.onnx"}, "policy.onnx has no SHA-256"),
+    ({"file": "outside.onnx", "sha256": "0" * 64}, "outside.onnx leads out of the bundle (a link)"),
+], ids=["absolute", "dotdot", "no-sha256", "symlink"])
+def test_the_bundle_runner_refuses_deploy_yaml_entries_that_leave_the_bundle_or_skip_the_check(
+        bundle, tmp_path, entry, words, capsys):
+    """deploy.yaml is as untrusted as the files it lists: before issue 31 an absolute or ../ path made the
+    runner hash and load a file outside the bundle, and an entry without sha256 skipped the check."""
+    import shutil
+
+    from primebot.pipeline.deploy.bundle import main as bundle_main
+
+    _, run_dir, _ = bundle
+    copy = tmp_path / "export"
+    shutil.copytree(run_dir / "export", copy)
+    (tmp_path / "elsewhere.onnx").write_bytes((copy / "policy.onnx").read_bytes())
+    (copy / "outside.onnx").symlink_to(tmp_path / "elsewhere.onnx")
+    document = yaml.safe_load((copy / "deploy.yaml").read_text())
+    document["files"]["policy"] = entry
+    (copy / "deploy.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    with pytest.raises(ExportError, match="unsafe") as info:
+        verify_bundle(copy)
+    assert words in str(info.value)
+    assert bundle_main([str(copy)]) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_sim2sim_refuses_an_export_of_another_run(bundle, tmp_path):
+    import shutil
+
+    from primebot.pipeline.deploy.policy import Sim2SimError
+
+    _, run_dir, _ = bundle
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / "sim2sim.json").unlink(missing_ok=True)
+    args = yaml.safe_load((copy / "args.yaml").read_text())
+    args["run"]["id"] = "f00d" * 8  # the bundle now comes from another run than this directory's
+    (copy / "args.yaml").write_text(yaml.safe_dump(args))
+    with pytest.raises(Sim2SimError, match="was exported from another run"):
+        sim2sim_run_dir(copy, Q1_XML)
+    assert not (copy / "sim2sim.json").exists()

@@ -8,7 +8,7 @@ import json
 import mujoco
 import numpy as np
 import pytest
-from onnx_metadata import with_metadata
+from onnx_metadata import with_metadata, with_renamed
 from torch import nn
 from torch_free import run_sim2sim_without_torch
 from tracking_run import REPO, tracking_host, train_tiny_run
@@ -190,21 +190,6 @@ def test_video_shows_the_episode_with_the_reference_ghost(exported, tmp_path):
     assert first.shape == (480, 640, 3) and first.std() > 10  # a rendered scene, not a blank frame
 
 
-def _renamed(src, dst, old: str, new: str) -> str:
-    """``src`` with graph input/output ``old`` renamed to ``new`` (a graph missing the name sim2sim needs)."""
-    import onnx
-
-    model = onnx.load(str(src))
-    for value in [*model.graph.input, *model.graph.output]:
-        if value.name == old:
-            value.name = new
-    for node in model.graph.node:
-        node.input[:] = [new if name == old else name for name in node.input]
-        node.output[:] = [new if name == old else name for name in node.output]
-    onnx.save(model, str(dst))
-    return str(dst)
-
-
 def _scaled(text: str, factor: float = 1.0, offset: float = 0.0) -> str:
     return ",".join(repr(float(v) * factor + offset) for v in text.split(","))
 
@@ -238,9 +223,9 @@ def test_sim2sim_cross_checks_the_metadata_against_the_graph_the_robot_and_the_m
     if case in changes:
         with_metadata(onnx_path, path, **changes[case])
     elif case == "no time_step input":
-        _renamed(onnx_path, path, "time_step", "step")
+        with_renamed(onnx_path, path, "time_step", "step")
     elif case == "no body_pos_w output":
-        _renamed(onnx_path, path, "body_pos_w", "body_pos")
+        with_renamed(onnx_path, path, "body_pos_w", "body_pos")
     else:
         path.write_bytes(onnx_path.read_bytes()[:2000])
     if expected.startswith("check:"):

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 from torch_free import run_sim2sim_without_torch
-from tracking_run import REPO, tracking_host, train_tiny_run
+from tracking_run import REPO, export_tiny_run
 
 from primebot.pipeline.deploy.perturbations import FAMILIES, Cell, Conditions, apply_to_model, cells
 from primebot.pipeline.deploy.sim2sim import prepare
@@ -22,8 +22,12 @@ from primebot.pipeline.deploy.stress import (
     run_stress,
     stress_run_dir,
 )
-from primebot.pipeline.export.graph import DeployPolicy, motion_at_control_rate, read_metadata, write_onnx
-from primebot.pipeline.export.run import export_run
+from primebot.pipeline.export.graph import (
+    DeployPolicy,
+    motion_at_control_rate,
+    read_metadata,
+    write_onnx,
+)
 from primebot.pipeline.sim.physics import BatchSim
 from primebot.pipeline.train.policy import load_trained_policy
 
@@ -32,10 +36,7 @@ Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    host = tracking_host()
-    run_dir = train_tiny_run(tmp_path_factory.mktemp("logs"), host)
-    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
-    return host, run_dir, run_dir / "export" / "policy.onnx"
+    return export_tiny_run(tmp_path_factory.mktemp("logs"))
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +83,7 @@ def test_latency_delays_the_targets_and_the_encoder_bias_moves_the_pd_and_the_re
     hold = np.zeros((3, 2))
     actuation = Actuation(hold, latency=np.array([0, 2, 0]), encoder=np.array([0.0, 0.0, 0.05]),
                           bias_sign=np.array([[1.0, -1.0]] * 3), rng=np.random.default_rng(0))
-    sent = [actuation.command(k, np.full((3, 2), float(k + 1))) for k in range(4)]
+    sent = [actuation.command(np.full((3, 2), float(k + 1))) for k in range(4)]
     assert [s[0, 0] for s in sent] == [1, 2, 3, 4]  # on time
     assert [s[1, 0] for s in sent] == [0, 0, 1, 2]  # two steps late, the start pose before
     np.testing.assert_allclose(sent[0][2], [1 - 0.05, 1 + 0.05])  # the PD closes its loop on q + bias
@@ -167,3 +168,25 @@ def test_stress_of_a_run_writes_stress_json_and_runs_without_torch(exported, tmp
                                       "--output", out], module="deploy.stress", returncodes=(0, 1))
     assert "ROBUST" in done.stdout
     assert json.loads(out.read_text())["families"].keys() == {"latency"}
+
+
+def test_the_families_table_of_docs_deploy_md_is_the_code():
+    """docs/deploy.md's table of perturbation families lists every family with its levels and standard levels."""
+    text = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in text.splitlines():
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cols) == 4 and cols[0].startswith("`") and cols[0].strip("`") in FAMILIES:
+            rows[cols[0].strip("`")] = cols
+    assert rows.keys() == FAMILIES.keys()
+
+    def numbers(text: str) -> list[str]:
+        return [w.strip(",") for w in text.replace("=", " ").split() if w.strip(",").replace(".", "").isdigit()]
+
+    for name, family in FAMILIES.items():
+        _, _, levels, standard = rows[name]
+        if isinstance(family.levels[0], str):
+            assert [w.strip(",") for w in levels.split()] == list(family.levels), name
+        else:
+            assert [float(x) for x in numbers(levels)] == [float(x) for x in family.levels], name
+            assert [float(x) for x in numbers(standard)] == [float(x) for x in family.standard], name

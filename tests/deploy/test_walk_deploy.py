@@ -154,6 +154,10 @@ def test_walk_export_metadata_round_trips(walk_export):
     assert meta["action_clip"] == "1.0"
     assert (meta["termination_min_height"], meta["termination_max_pitch"]) == ("0.3", "1.0")
     assert not {"motion_sha256", "motion_num_steps", "body_names"} & set(meta)
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text(encoding="utf-8")
+    walk_section = docs[docs.index("## Tasks without a reference motion: walk"):]
+    undocumented = {key for key in meta if f"`{key}`" not in walk_section}
+    assert not undocumented, f"walk metadata keys docs/deploy.md's walk section does not list: {undocumented}"
 
 
 def test_walk_sim2sim_runs_where_importing_torch_fails(walk_export, tmp_path):

@@ -128,3 +128,74 @@ def test_a_graph_onnxruntime_does_not_reproduce_is_refused_and_nothing_replaced(
     monkeypatch.setattr("primebot.pipeline.hooks.host._HOST", host)
     assert main(["export", str(run_dir)]) == 8
     assert "differs by" in capsys.readouterr().err
+
+
+def _snapshot(directory) -> dict[str, bytes]:
+    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def test_a_failure_after_the_parity_check_leaves_the_previous_bundle_whole(exported, monkeypatch):
+    """Export builds in a staging directory and swaps it in at the end: before issue 31 it had already
+    replaced robot/ and policy.onnx when a later step (latency, the motion copy, deploy.yaml) failed."""
+    host, run_dir, _ = exported
+    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)  # a complete bundle to keep
+    before = _snapshot(run_dir / "export")
+
+    def broken(*args, **kwargs):
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(export_module, "onnx_latency", broken)
+    with pytest.raises(OSError, match="the disk went away"):
+        export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
+    assert _snapshot(run_dir / "export") == before
+    assert not [p.name for p in run_dir.iterdir() if p.name.startswith(".export")]  # no staging left behind
+
+
+def test_a_swap_cut_by_a_crash_is_finished_by_the_next_export(exported):
+    from primebot.pipeline.atomic import recover_directory
+
+    _, run_dir, _ = exported
+    bundle = run_dir / "export"
+    before = _snapshot(bundle)
+    # killed between the two renames: the old bundle moved aside, the new one not yet in place
+    bundle.rename(run_dir / ".export.old")
+    (run_dir / ".export.k2j3.tmp").mkdir()
+    recover_directory(bundle)
+    assert _snapshot(bundle) == before and not (run_dir / ".export.old").exists()
+    assert not (run_dir / ".export.k2j3.tmp").exists()
+
+
+def test_the_bundle_records_the_checkpoint_and_run_it_holds(exported):
+    import json
+
+    from primebot.pipeline.rundir import read_run_id
+    from primebot.pipeline.train.checkpoints import load_checkpoint
+
+    _, run_dir, result = exported
+    digest = load_checkpoint(run_dir / "model_1.pt")["digest"]
+    meta = read_metadata(result.onnx_path)
+    assert meta["checkpoint_digest"] == digest and meta["run_id"] == read_run_id(run_dir) != ""
+    policy = json.loads((run_dir / "export" / "export.json").read_text())["policy"]
+    assert policy == {"checkpoint": "model_1.pt", "iteration": 1, "digest": digest, "run_id": read_run_id(run_dir)}
+
+
+def test_evaluate_and_export_refuse_a_checkpoint_copied_in_from_another_run(tmp_path):
+    """Each run has an identity (args.yaml run.id) that its checkpoints carry; before issue 31 another run's
+    model_best.pt copied in was evaluated and exported as this run's."""
+    import shutil
+
+    from primebot.pipeline.errors import CheckpointError
+    from primebot.pipeline.evaluate.run import evaluate_run
+
+    host = tracking_host()
+    ours = train_tiny_run(tmp_path / "a", host)
+    other = train_tiny_run(tmp_path / "b", host)
+    args = yaml.safe_load((other / "args.yaml").read_text())
+    args["run"]["id"] = "f00d" * 8  # a run of its own
+    (other / "args.yaml").write_text(yaml.safe_dump(args))
+    shutil.copy(ours / "model_1.pt", other / "model_1.pt")
+    with pytest.raises(CheckpointError, match="model_1.pt belongs to another run"):
+        evaluate_run(host.registry, other, episodes=0)
+    with pytest.raises(CheckpointError, match="belongs to another run"):
+        export_run(host.registry, other)
+    assert not (other / "eval.json").exists() and not (other / "export" / "policy.onnx").exists()

@@ -76,7 +76,8 @@ def _make(name):
 def register_stages(register):
     previous = ()
     for name in NAMES:
-        register(Stage(name, _make(name), after=previous, description=f"fake {name}"))
+        register(Stage(name, _make(name), after=previous, description=f"fake {name}",
+                       settings=("iterations",) if name == "train" else ()))
         previous = (name,)
 '''
 
@@ -359,6 +360,8 @@ def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(
         assert proc.returncode == -signal.SIGKILL
         assert doc["status"] == "running" and doc["stages"][3]["status"] == "running"
         assert (run_dir / LOCK_FILE).exists()  # left behind; the kernel released its flock, the resume takes it
+        # written when the attempt began: the report of a killed run claims no verdict (issue 31)
+        assert "no verdict until it finishes" in (run_dir / "report.html").read_text(encoding="utf-8")
     assert statuses(doc) == {**dict.fromkeys(done_before, "done"), "train": doc["stages"][3]["status"],
                              **dict.fromkeys(STAGES[4:], "pending")}
     stopped_at = int((run_dir / "ckpt.txt").read_text())
@@ -382,14 +385,31 @@ def test_stages_after_one_that_reran_run_again_even_across_a_stop(run_cli, tmp_p
     # train reruns, then the run stops during export (a failure here; a kill leaves it "running": the same rule)
     result = run_cli("run", "--resume", str(run_dir), "--from", "train", env={"FAKE_FAIL": "export"})
     assert result.exit_code != 0
-    assert statuses(read_pipeline(run_dir))["sim2sim"] == "done"  # from before train reran
+    # sim2sim's result checked the old policy: pipeline.json no longer shows it as done (issue 31)
+    sim2sim = read_pipeline(run_dir)["stages"][6]
+    assert sim2sim["status"] == "pending" and "predates evaluate's rerun" in sim2sim["reason"]
     result = run_cli("run", "--resume", str(run_dir), env={"FAKE_FAIL": ""})
     assert result.exit_code == 0, result.output
     assert calls(run_dir)[-2:] == ["export", "sim2sim"]  # sim2sim is not kept: it checked the old policy
-    assert "sim2sim: done earlier, but export ran again since" in result.output
     doc = read_pipeline(run_dir)
     sequence = [s["sequence"] for s in doc["stages"]]
     assert statuses(doc) == dict.fromkeys(STAGES, "done") and sequence[3:] == sorted(sequence[3:])
+
+
+def test_resume_with_more_iterations_on_a_finished_run_trains_again(run_cli, tmp_path):
+    """Before issue 31 ``--resume RUN --iterations N`` on a finished run kept train as done and trained
+    nothing; a stage whose settings changed (``Stage.settings``) now runs again, and so does everything after it."""
+    logs = tmp_path / "logs"
+    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--iterations", "3").exit_code == 0
+    run_dir = only_run_dir(logs)
+    result = run_cli("run", "--resume", str(run_dir), "--iterations", "6")
+    assert result.exit_code == 0, result.output
+    assert "train: done earlier, but --iterations changed from 3 to 6: running it again" in result.output
+    assert calls(run_dir) == [*STAGES, *STAGES[3:]]
+    train = read_pipeline(run_dir)["stages"][3]
+    assert train["settings"] == {"iterations": 6} and train["attempts"] == 2
+    result = run_cli("run", "--resume", str(run_dir), "--iterations", "6")  # the same again: nothing to do
+    assert result.exit_code == 0 and calls(run_dir) == [*STAGES, *STAGES[3:]]
 
 
 def test_a_stage_outdated_by_a_rerun_is_not_kept_as_done_when_deselected(run_cli, tmp_path):

@@ -170,3 +170,105 @@ def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
         load_trained_policy(run_dir, "99")
     with pytest.raises(CheckpointError, match="/etc/passwd"):
         load_trained_policy(run_dir, "/etc/passwd")
+
+
+# -- issue 31: only damage falls back ---------------------------------------------------------------
+def _good_and_newer(tmp_path: Path) -> Path:
+    save_checkpoint(tmp_path / "model_5.pt", {**_payload(), "iteration": 5})
+    return save_checkpoint(tmp_path / "model_10.pt", {**_payload(), "iteration": 10})
+
+
+def test_an_io_error_stops_with_its_reason_instead_of_falling_back(tmp_path, monkeypatch):
+    import errno
+
+    from primebot.pipeline.train import checkpoints
+
+    newest = _good_and_newer(tmp_path)
+    real_open = open
+
+    def failing_open(path, *args, **kwargs):  # a disk that fails reading one file (hardware we cannot have)
+        if Path(path).name == "model_10.pt":
+            raise OSError(errno.EIO, "Input/output error", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(checkpoints, "open", failing_open, raising=False)
+    with pytest.raises(CheckpointError, match=r"model_10.pt cannot be read: Input/output error") as info:
+        load_latest_good(tmp_path)
+    assert "nothing falls back" in str(info.value) and "dmesg" in info.value.fix
+    assert newest.is_file()
+
+
+def test_out_of_memory_while_loading_stops_instead_of_falling_back(tmp_path, monkeypatch):
+    _good_and_newer(tmp_path)
+
+    def no_memory(*args, **kwargs):  # what torch raises when the allocator fails
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: "
+                           "you tried to allocate 4000000000 bytes.")
+
+    monkeypatch.setattr(torch, "load", no_memory)
+    with pytest.raises(CheckpointError, match="model_10.pt could not be loaded: out of memory") as info:
+        load_latest_good(tmp_path)
+    assert "free memory" in info.value.fix
+
+
+def test_a_checkpoint_from_a_newer_primebot_stops_instead_of_falling_back(tmp_path, monkeypatch):
+    from primebot.pipeline.train import checkpoints
+
+    save_checkpoint(tmp_path / "model_5.pt", {**_payload(), "iteration": 5})
+    monkeypatch.setattr(checkpoints, "VERSION", 2)  # written by a later primebot
+    save_checkpoint(tmp_path / "model_10.pt", {**_payload(), "iteration": 10})
+    monkeypatch.setattr(checkpoints, "VERSION", 1)
+    with pytest.raises(CheckpointError, match=r"model_10.pt was written by a newer primebot \(checkpoint format 2") \
+            as info:
+        load_latest_good(tmp_path)
+    assert "upgrade primebot" in info.value.fix
+
+
+def test_a_resume_past_a_newer_checkpoint_never_overwrites_it(tmp_path, monkeypatch):
+    """Before issue 31 the newer file was taken for corrupt: training fell back to model_5.pt and later wrote
+    its own model_7.pt over the good one."""
+    import pointmass_task
+
+    from primebot.pipeline.hooks.host import load_plugins
+    from primebot.pipeline.train import checkpoints
+    from primebot.pipeline.train.session import TrainRequest, run_training
+
+    registry = load_plugins(extra=[("pointmass", pointmass_task)]).registry
+    out = run_training(registry, TrainRequest(task="pointmass", num_envs=8, iterations=7, log_dir=str(tmp_path),
+                                              progress=False))
+    newest = out.run_dir / "model_7.pt"
+    payload = load_checkpoint(newest)
+    monkeypatch.setattr(checkpoints, "VERSION", 2)
+    save_checkpoint(newest, {k: v for k, v in payload.items() if k not in ("format", "version", "digest")})
+    monkeypatch.setattr(checkpoints, "VERSION", 1)
+    before = newest.read_bytes()
+    with pytest.raises(CheckpointError, match="newer primebot"):
+        run_training(registry, TrainRequest(resume=str(out.run_dir), iterations=9, progress=False))
+    assert newest.read_bytes() == before and not (out.run_dir / "model_9.pt").exists()
+
+
+def test_a_damaged_newest_checkpoint_is_kept_aside_not_overwritten_on_resume(tmp_path):
+    import pointmass_task
+
+    from primebot.pipeline.hooks.host import load_plugins
+    from primebot.pipeline.train.session import TrainRequest, run_training
+
+    registry = load_plugins(extra=[("pointmass", pointmass_task)]).registry
+    out = run_training(registry, TrainRequest(task="pointmass", num_envs=8, iterations=7, log_dir=str(tmp_path),
+                                              progress=False))
+    damaged = (out.run_dir / "model_7.pt").read_bytes()[:500]
+    (out.run_dir / "model_7.pt").write_bytes(damaged)
+    run_training(registry, TrainRequest(resume=str(out.run_dir), iterations=7, progress=False))
+    assert (out.run_dir / "model_7.pt.corrupt").read_bytes() == damaged
+    assert load_checkpoint(out.run_dir / "model_7.pt")["iteration"] == 7
+
+
+def test_a_checkpoint_of_another_run_is_refused_by_name(tmp_path):
+    from primebot.pipeline.train.checkpoints import require_same_run
+
+    payload = {**_payload(), "run_id": "a" * 32}
+    with pytest.raises(CheckpointError, match="model_3.pt belongs to another run") as info:
+        require_same_run(payload, "b" * 32, tmp_path / "model_3.pt")
+    assert "move it out" in info.value.fix
+    require_same_run(payload, "a" * 32, "model_3.pt")  # its own run
+    require_same_run(_payload(), "b" * 32, "model_3.pt")  # a checkpoint from before run identities

@@ -368,6 +368,65 @@ def test_atomic_write_on_a_full_disk_is_a_disk_full_error_and_leaves_the_old_fil
     assert (tmp_path / "a.txt").read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
 
+# -- issue 31: crash windows ---------------------------------------------------------------------
+_BEST_AT_15 = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01), (False, 1.0, 0.04),
+               (True, 1.0, 0.02), (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
+"""Checks every 3 iterations up to 21; the best is the check at 15 (as in the test above)."""
+
+
+def test_model_best_is_a_link_to_the_numbered_checkpoint_of_its_check(registry, tmp_path):
+    import os
+
+    _learn_until_tracked(registry, tmp_path, _ScoredProbe(_BEST_AT_15), complete_from_iteration=13, iterations=21)
+    # model_15.pt is written first, then model_best.pt made the same file: a stop between the two writes
+    # leaves a numbered checkpoint that resume repairs model_best.pt from
+    assert os.path.samefile(tmp_path / "model_best.pt", tmp_path / "model_15.pt")
+    assert load_checkpoint(tmp_path / "model_15.pt")["best_check"][-1] == 15
+
+
+def test_resume_repairs_a_model_best_left_behind_by_a_stop_between_the_two_writes(registry, tmp_path):
+    from primebot.pipeline.train.config import TrainConfig
+    from primebot.pipeline.train.runner import OnPolicyRunner
+
+    _learn_until_tracked(registry, tmp_path, _ScoredProbe(_BEST_AT_15), complete_from_iteration=13, iterations=21)
+    best = tmp_path / "model_best.pt"
+    # as if the process was killed after model_15.pt was written, before model_best.pt followed (the check at
+    # 9 was the best before): the summary would name 15 while the file holds 9
+    from primebot.pipeline.train.checkpoints import save_checkpoint
+
+    older = {k: v for k, v in load_checkpoint(tmp_path / "model_15.pt").items()
+             if k not in ("format", "version", "digest")}
+    older["best_check"] = [1.0, 0.0, 1.0, -0.01, 9]
+    best.unlink()
+    save_checkpoint(best, older)
+    spec = registry.get("tasks", "pointmass")
+    cfg = TrainConfig(task="pointmass", num_envs=16, iterations=21)
+    cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
+    env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
+                        registry=registry, num_threads=1)
+    try:
+        runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=_ScoredProbe(_BEST_AT_15))
+        runner.restore(load_checkpoint(tmp_path / "model_21.pt"))
+        assert "linked again from model_15.pt" in runner.reconcile_best()
+    finally:
+        env.close()
+    assert load_checkpoint(best)["best_check"][-1] == 15 and runner.reconcile_best() == ""
+
+
+def test_a_torn_train_csv_row_does_not_survive_a_resume(registry, tmp_path):
+    first = _train(registry, tmp_path, iterations=4, seed=3)
+    csv_path = first.run_dir / "train.csv"
+    text = csv_path.read_text(encoding="utf-8")
+    # killed while appending the row of iteration 4: its line stops half-way, values cut short
+    csv_path.write_text(text[: text.rstrip().rfind("\n") + 1] + text.rstrip().splitlines()[-1][:25], encoding="utf-8")
+    resumed = run_training(registry, TrainRequest(resume=str(first.run_dir), iterations=6, progress=False))
+    assert resumed.result.iteration == 6
+    header, rows = read_csv_rows(csv_path)
+    assert [r["iteration"] for r in rows] == ["1", "2", "3", "5", "6"]  # the torn row is gone, not half-kept
+    assert all(None not in r.values() and r["loss_value"] != "" for r in rows)
+    assert csv_path.read_text(encoding="utf-8").endswith("\n")
+
+
 class _RobustnessProbe(_ScoredProbe):
     """A scored probe that also measures robustness: (tracked, success, MPKPE, success under perturbation)."""
 

@@ -20,6 +20,8 @@ import numpy as np
 from primebot.pipeline.api import RobotSpec, hookimpl, pd_gains
 
 Q1_MJCF = Path(__file__).with_name("q1.xml")
+Q1_RETARGET_MAPS = Path(__file__).with_name("retarget")
+"""Joint maps for `primebot motion retarget`, one per human skeleton (docs/motions.md, "Maps")."""
 
 NATURAL_FREQUENCY_HZ = 10.0
 DAMPING_RATIO = 2.0
@@ -133,6 +135,7 @@ def q1_spec(mjcf: str | os.PathLike | None = None) -> RobotSpec:
             "natural_frequency_hz": NATURAL_FREQUENCY_HZ,
             "damping_ratio": DAMPING_RATIO,
             "omega": 2 * math.pi * NATURAL_FREQUENCY_HZ,
+            "retarget_maps": Q1_RETARGET_MAPS,
         },
     )
 

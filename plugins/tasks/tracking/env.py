@@ -266,7 +266,7 @@ class TrackingEnv(VecEnv):
         # a non-finite action must never reach ctrl (MuJoCo would zero it silently)
         np.nan_to_num(state.action, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         targets = self._action_origin(self.time_steps) + self.action_scale * state.action
-        self.sim.ctrl[:, self._ctrl_cols] = targets if self.actuation is None else self.actuation.targets(targets)
+        self.sim.ctrl[:, self._ctrl_cols] = targets if self.actuation is None else self.actuation.servos(targets)
         if self.pusher is not None:
             self.pusher.step()
         t1 = clock()
@@ -409,7 +409,7 @@ class TrackingEnv(VecEnv):
         qvel[:, idx.dof_adr] = ref.joint_vel[t]
         ctrl = np.zeros((n, self.sim.ctrl.shape[1]))
         origin = np.broadcast_to(self._action_origin(t), (n, self.num_actions))
-        ctrl[:, self._ctrl_cols] = origin if self.actuation is None else self.actuation.reset(ids, origin)
+        ctrl[:, self._ctrl_cols] = origin if self.actuation is None else self.actuation.servos.reset(ids, origin)
         self.sim.reset(ids, qpos=qpos, qvel=qvel, ctrl=ctrl)
         self.state.action[ids] = 0.0
         self.state.prev_action[ids] = 0.0
@@ -428,7 +428,7 @@ class TrackingEnv(VecEnv):
         if self.pusher is not None:
             out["push/countdown"] = self.pusher.countdown.copy()
         if self.actuation is not None:
-            out["actuation/history"] = self.actuation.history.copy()
+            out["actuation/history"] = self.actuation.servos.history.copy()
         if self.curriculum is not None:
             out.update({f"curriculum/{k}": v for k, v in self.curriculum.state_dict().items()})
         # the last observations returned (with their noise), for the first step after a resume
@@ -457,7 +457,7 @@ class TrackingEnv(VecEnv):
         if self.pusher is not None and "push/countdown" in state:
             self.pusher.countdown[:] = state["push/countdown"]
         if self.actuation is not None and "actuation/history" in state:
-            self.actuation.history[:] = state["actuation/history"]
+            self.actuation.servos.history[:] = state["actuation/history"]
         if self.curriculum is not None:
             saved = {k.split("/", 1)[1]: v for k, v in state.items() if k.startswith("curriculum/")}
             if saved:

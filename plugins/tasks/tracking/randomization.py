@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.api import BatchSim, push_rate_unit, push_speed_unit, quat_apply_inverse
+from primebot.pipeline.api import (
+    BatchSim,
+    ServoCommand,
+    push_rate_unit,
+    push_speed_unit,
+    quat_apply_inverse,
+)
 
 from .model import TrackingModel
 
@@ -106,10 +112,10 @@ class PhysicsRandomization:
 class ActuationRandomization:
     """Per-env action delay (whole control steps) and joint-encoder bias, drawn once at start-up.
 
-    ``targets(k_targets)`` returns what reaches the servos: the targets chosen ``delay`` steps ago, minus
-    the encoder bias (a servo closes its loop on the biased reading, kp·(target − (q + bias))); the
-    policy reads q + bias (``ObservationBuilder``). At ``strength`` s the bias is s × its draw and an
-    env's delay is its draw rounded at s (none below s = 0.5).
+    ``servos`` (the core's ``ServoCommand``, which the stress test's latency and encoder families use too)
+    turns the targets the policy chose into what reaches the servos: those of ``delay`` steps ago, minus the
+    encoder bias; the policy reads q + bias (``ObservationBuilder``). At ``strength`` s the bias is s × its
+    draw and an env's delay is its draw rounded at s (none below s = 0.5).
     """
 
     def __init__(self, num_envs: int, num_joints: int, config: Mapping[str, Any], rng: np.random.Generator) -> None:
@@ -118,26 +124,20 @@ class ActuationRandomization:
                             else np.zeros(num_envs, np.int64))
         self.drawn_bias = (rng.uniform(*bias, size=(num_envs, num_joints)) if bias is not None
                            else np.zeros((num_envs, num_joints)))
-        self.history = np.zeros((int(self.drawn_delay.max(initial=0)) + 1, num_envs, num_joints))
-        """history[0]: the targets chosen at this step, history[d]: d steps ago."""
+        self.servos = ServoCommand(np.zeros((num_envs, num_joints)), self.drawn_delay, self.drawn_bias)
         self.apply(1.0)
 
+    @property
+    def bias(self) -> np.ndarray:
+        return self.servos.bias
+
+    @property
+    def delay(self) -> np.ndarray:
+        return self.servos.delay
+
     def apply(self, strength: float) -> None:
-        self.delay = np.floor(strength * self.drawn_delay + 0.5).astype(np.int64)
-        self.bias = strength * self.drawn_bias
-
-    def targets(self, chosen: np.ndarray) -> np.ndarray:
-        """The servo targets [N, J] this step, given the targets the policy chose now."""
-        if len(self.history) > 1:
-            self.history[1:] = self.history[:-1]
-        self.history[0] = chosen
-        delayed = self.history[self.delay, np.arange(len(chosen))] if len(self.history) > 1 else chosen
-        return delayed - self.bias
-
-    def reset(self, ids: np.ndarray, targets: np.ndarray) -> np.ndarray:
-        """Envs ``ids`` start a new episode holding ``targets`` [n, J]; returns their servo targets."""
-        self.history[:, ids] = targets
-        return targets - self.bias[ids]
+        self.servos.delay = np.floor(strength * self.drawn_delay + 0.5).astype(np.int64)
+        self.servos.bias = strength * self.drawn_bias
 
 
 class Pusher:
@@ -158,6 +158,9 @@ class Pusher:
         linear, angular = push_speed_unit(root_height), push_rate_unit(root_height)
         self.lin_low, self.lin_high = (linear * r for r in uniform_ranges(velocity, AXES_LINEAR))
         self.ang_low, self.ang_high = (angular * r for r in uniform_ranges(velocity, AXES_ANGULAR))
+        speed = config.get("speed")
+        self.speed = None if speed is None else linear * np.asarray(speed, dtype=np.float64)
+        """[low, high] m/s of a horizontal kick in a random direction (replaces the x and y ranges), or None."""
         self._quat, self._lin, self._ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
         self.strength = 1.0
         """Factor on the push velocities (the curriculum's strength)."""
@@ -177,6 +180,10 @@ class Pusher:
         qpos, qvel = self.sim.qpos, self.sim.qvel
         d_lin = self.strength * self.rng.uniform(self.lin_low, self.lin_high, size=(due.size, 3))
         d_ang_w = self.strength * self.rng.uniform(self.ang_low, self.ang_high, size=(due.size, 3))
+        if self.speed is not None:
+            heading = self.rng.uniform(0.0, 2 * np.pi, size=due.size)
+            magnitude = self.strength * self.rng.uniform(*self.speed, size=due.size)
+            d_lin[:, 0], d_lin[:, 1] = magnitude * np.cos(heading), magnitude * np.sin(heading)
         qvel[due, self._lin] += d_lin
         # the free joint's angular velocity is in the body frame
         qvel[due, self._ang] += quat_apply_inverse(qpos[due, self._quat], d_ang_w)
