@@ -49,8 +49,10 @@ def test_a_wave_and_a_squat_from_the_robots_structure_author_and_do_what_they_sa
     assert np.ptp(motions["wave"].body_pos_w[:, body["left_hand"], 2]) < 1e-3  # … the left one does not
     squat = motions["squat"]
     pelvis = squat.body_pos_w[:, body["pelvis"], 2]
-    assert pelvis.min() < pelvis[0] - 0.05 and abs(pelvis[-1] - pelvis[0]) < 1e-3  # down and back up
-    assert np.ptp(squat.body_pos_w[:, foot, :2], axis=0).max() < 0.01  # the feet stay planted
+    assert pelvis.min() < pelvis[0] - 0.03 and abs(pelvis[-1] - pelvis[0]) < 1e-3  # down and back up
+    assert np.ptp(squat.body_pos_w[:, foot, :2], axis=0).max() < 0.01  # the feet stay planted …
+    _, fx, fy, _ = squat.body_quat_w[:, foot].T
+    assert (1 - 2 * (fx**2 + fy**2)).min() > np.cos(np.radians(0.5))  # … and flat
     _, x, y, _ = squat.body_quat_w[:, body["torso"]].T
     assert (1 - 2 * (x**2 + y**2)).min() > np.cos(np.radians(15))  # the trunk stays upright over the feet
 
@@ -64,3 +66,15 @@ def test_a_robot_without_arms_or_knees_gets_the_reason_instead(repo_root, tmp_pa
     sources = bench.motion_sources(spec, load_robot_model(spec))
     assert sources["wave"].startswith("no wave: the robot has no arms")
     assert sources["squat"].startswith("no squat:")
+
+
+def test_an_ankle_that_cannot_keep_the_feet_flat_gets_the_reason_instead(repo_root, tmp_path):
+    bench = _bench(repo_root)
+    mjcf = write_capsulebot(tmp_path / "src")
+    # ankle pitch that barely bends toes-up: the squat's shins cannot tilt forward over flat feet
+    mjcf.write_text(mjcf.read_text(encoding="utf-8").replace('range="-0.8 0.8"', 'range="-0.05 0.8"'),
+                    encoding="utf-8")
+    spec = _scaffolded_spec(tmp_path, "stiffbot", mjcf)
+    squat = bench.motion_sources(spec, load_robot_model(spec))["squat"]
+    assert isinstance(squat, str) and squat.startswith("no squat: the feet cannot stay flat: "), squat
+    assert "ankle_pitch reaches the end of its range" in squat
