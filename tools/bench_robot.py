@@ -70,7 +70,7 @@ KNEE_SQUAT, KNEE_SQUAT_MIN, KNEE_SQUAT_TOTAL = 1.0, 0.5, 1.4
 """rad: the squat bends the knees 1.0 rad more, or up to 1.4 rad in all for a robot that stands with bent
 knees (0.5 rad at least), within 80 % of what the knee's range leaves."""
 SQUAT_DOWN_S = 2.0
-"""s: each way down (and up) of the squat; 1.5 s pushed the H1's zero-moment point 0.016 m past its toes."""
+"""s: each way down (and up) of the squat; 1.5 s pushed the H1's zero-moment point 0.016 m outside its feet."""
 CLEARANCE = 0.005
 """m: in the squat every collision geom but the feet's stays this far above the floor."""
 LIFT = 1.4
