@@ -11,7 +11,7 @@ import pytest
 from onnx_metadata import with_metadata, with_renamed
 from torch import nn
 from torch_free import run_sim2sim_without_torch
-from tracking_run import REPO, export_tiny_run
+from tracking_run import Q1_XML, export_tiny_run
 
 from primebot.pipeline.deploy.sim2sim import (
     Sim2SimError,
@@ -29,8 +29,6 @@ from primebot.pipeline.export.graph import (
     write_onnx,
 )
 from primebot.pipeline.train.policy import load_trained_policy, make_run_env
-
-Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
 
 
 @pytest.fixture(scope="module")
