@@ -11,7 +11,7 @@ import pytest
 from onnx_metadata import with_metadata, with_renamed
 from torch import nn
 from torch_free import run_sim2sim_without_torch
-from tracking_run import Q1_XML, export_tiny_run
+from tracking_run import Q1_XML
 
 from primebot.pipeline.deploy.sim2sim import (
     Sim2SimError,
@@ -29,11 +29,6 @@ from primebot.pipeline.export.graph import (
     write_onnx,
 )
 from primebot.pipeline.train.policy import load_trained_policy, make_run_env
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    return export_tiny_run(tmp_path_factory.mktemp("logs"))
 
 
 def _swap(names: str, a: str, b: str) -> str:
