@@ -1,4 +1,4 @@
-"""tools/bench_motions.py on one motion with a tiny budget: the table, the rows and the contact sheet."""
+"""tools/bench_motions.py on one motion with a tiny budget (the table and the rows), and its contact sheet."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def test_bench_motions_runs_the_pipeline_and_prints_the_verdict_table(repo_root,
     proc = subprocess.run(
         [sys.executable, str(repo_root / "tools" / "bench_motions.py"), "wave", "--preset", "quick",
          "--iterations", "2", "--num-envs", "8", "--eval-episodes", "1", "--log-dir", str(tmp_path / "logs"),
-         "--json", str(rows_path)],
+         "--json", str(rows_path), "--no-video"],  # videos cost minutes here; the sheet: below
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -26,5 +26,29 @@ def test_bench_motions_runs_the_pipeline_and_prints_the_verdict_table(repo_root,
     assert row["exit_code"] == ((0 if row["robust"] else 12) if row["tracked"] else 10)
     assert "robust" in proc.stdout and row["push"] == "0.44 m/s" and 0 <= row["push_replay"] <= 1
     assert row["statue_mpkpe_m"] > 0 and row["mpkpe_m"] >= 0 and row["train_s"] > 0
-    sheet = tmp_path / "logs" / "bench_motions.png"
-    assert sheet.is_file() and sheet.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert row["video"] is None and not (tmp_path / "logs" / "bench_motions.png").exists()
+
+
+def test_the_contact_sheet_shows_stills_of_each_runs_sim2sim_video(repo_root, tmp_path):
+    """write_sheet on a row whose sim2sim video is a real (tiny) mp4, and on one without a video."""
+    import imageio.v3 as iio
+    import imageio_ffmpeg
+    import numpy as np
+
+    sys.path.insert(0, str(repo_root / "tools"))
+    try:
+        from bench_motions import write_sheet
+    finally:
+        sys.path.remove(str(repo_root / "tools"))
+    video = tmp_path / "sim2sim.mp4"
+    writer = imageio_ffmpeg.write_frames(str(video), (64, 48), fps=10, macro_block_size=16)
+    writer.send(None)
+    for i in range(10):
+        writer.send(np.full((48, 64, 3), 25 * i, np.uint8).tobytes())
+    writer.close()
+    rows = [{"motion": "wave", "exit_code": 12, "tracked": True, "mpkpe_m": 0.008, "statue_mpkpe_m": 0.02,
+             "success_rate": 1.0, "video": str(video)},
+            {"motion": "kick", "exit_code": 2, "video": None}]
+    sheet = write_sheet(rows, tmp_path / "sheet.png", title="test")
+    image = iio.imread(sheet)
+    assert sheet.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.shape[0] > 48 and image.std() > 0

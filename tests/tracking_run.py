@@ -16,6 +16,8 @@ from primebot.pipeline.motion.format import file_sha256
 from primebot.pipeline.train.session import TrainRequest, run_training
 
 REPO = Path(__file__).resolve().parents[1]
+Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
+"""The shipped q1 model the tiny runs train on."""
 WAVE = REPO / "motions" / "wave.npz"
 TINY = [
     "policy.actor_hidden=[16,16]",

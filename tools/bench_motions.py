@@ -55,6 +55,8 @@ def bench_one(motion: Path, args: argparse.Namespace) -> dict:
             command += [f"--{flag.replace('_', '-')}", str(value)]
     for item in args.set or []:
         command += ["--set", item]
+    if args.no_video:
+        command.append("--no-video")
     start = time.perf_counter()
     log_path = args.log_dir / f"{motion.stem}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log-dir", type=Path, default=REPO / "logs" / "bench_motions")
     parser.add_argument("--sheet", type=Path, help="contact sheet PNG (default: <log-dir>/bench_motions.png)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument("--no-video", action="store_true",
+                        help="no videos in the runs (minutes faster) and so no contact sheet: the table only")
     args = parser.parse_args(argv)
 
     names = args.motions or sorted(p.stem for p in MOTIONS.glob("*.npz"))
@@ -199,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"      {_minutes(row['total_s'])}, exit {row['exit_code']}, "
               f"{'tracked' if row.get('tracked') else 'not tracked' if row.get('tracked') is False else 'no verdict'}"
               f" {row.get('reason', '')}", flush=True)
-    report(rows, args.sheet or args.log_dir / "bench_motions.png", args.json,
+    report(rows, None if args.no_video else args.sheet or args.log_dir / "bench_motions.png", args.json,
            title=f"sim2sim, preset {args.preset}: robot (solid) and reference (ghost)")
     return 0
 

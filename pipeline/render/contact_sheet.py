@@ -47,7 +47,7 @@ def motion_stills(motion, spec, count: int = 5, *, width: int = 320, height: int
     renderer = MotionRenderer(model, robot_indices(model, spec), width, height)
     keep = set(_spread(count, motion.num_frames))
     try:
-        return [frame.copy() for i, frame in enumerate(renderer.frames(motion)) if i in keep]
+        return [frame.copy() for frame in renderer.frames(motion, only=keep)]
     finally:
         renderer.close()
 

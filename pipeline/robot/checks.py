@@ -1,10 +1,13 @@
 """``primebot robots check``: every model requirement of a robot, checked up front, each with its fix.
 
 The requirements are ``robot.robot_problems`` (names, actuators and the gains
-contract, armature, keyframe, floor), plus the timestep and what needs the
-standing pose or a simulation: the stand pose on the floor, no self-collision
-in it, the keyframe equal to the default pose, standing under the spec's PD servos (information: realistic
-gains need a policy to stand), and how the videos frame the robot.
+contract, armature, keyframe, floor and the feet touching it), plus the
+timestep and what needs the standing pose or a simulation: the stand pose on
+the floor, no self-collision in it, the keyframe equal to the default pose,
+the centre of mass over the middle of the feet (``balance``, with the lean
+that puts it there), standing under the spec's PD servos (information:
+realistic gains need a policy to stand; when it falls the line says whether
+the balance or the softest servo is why), and how the videos frame the robot.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from .spec import (
     robot_indices,
     robot_problems,
 )
+from .stance import balancing_lean, standing_balance, standing_torques
 from .statics import stiffness_ratios
 
 TRAINING_FPS = 50.0
@@ -44,7 +48,7 @@ OK_DETAIL = {
     "actuators": "one actuator per joint; position servos carry the spec's kp/kv (motors carry none)",
     "armature": "the MJCF's joint armature is extra['armature']",
     "keyframe": "the keyframe extra['keyframe'] names is in the model",
-    "floor": "a colliding plane on the world body",
+    "floor": "a colliding plane on the world body, and the feet can touch it",
 }
 
 
@@ -93,6 +97,7 @@ def _floor_and_height(model, spec, ix, key) -> list[Finding]:
         findings.append(Finding(
             "stand_on_floor", "error", f"in {pose} the lowest collision point is {lowest:+.3f} m from the floor", fix
         ))
+    findings.append(_balance(model, spec, ix, data))
     findings.append(_self_collision(model, spec, data))
     if key >= 0:
         joints = model.key_qpos[key][ix.qpos_adr]
@@ -131,12 +136,39 @@ def _self_collision(model, spec, data) -> Finding:
     )
 
 
+def _balance(model, spec, ix, data) -> Finding:
+    """The standing pose's centre of mass over the middle of the feet (robot/stance.py), else the lean that puts it there."""
+    feet = ix.feet_body_ids.tolist()
+    balance = standing_balance(model, data, ix.root_body_id, feet)
+    if balance is None:
+        return Finding("balance", "error", f"no foot ({', '.join(spec.feet)}) touches the floor in the standing pose",
+                       "name in feet the bodies the robot stands on, and put them on the floor in the standing keyframe")
+    where = (f"the centre of mass is {balance.margin * 1000:+.0f} mm from the edge of the middle half of the feet's "
+             f"support polygon ({balance.edge_margin * 1000:+.0f} mm from its edge)")
+    if balance.stands:
+        return Finding("balance", "ok", where)
+    lean = None if spec.extra.get("root_joints") else balancing_lean(
+        model, data.qpos.copy(), int(model.body_jntadr[ix.root_body_id]), list(ix.joint_ids), ix.root_body_id, feet)
+    if lean is not None and lean.balance.stands:
+        names = {int(j): n for j, n in zip(ix.joint_ids, spec.joint_names, strict=True)}
+        moves = ", ".join(f"{names[j]} {before:.3f} → {after:.3f}" for j, (before, after) in lean.changes.items())
+        fix = (f"lean the standing pose {lean.angle:+.3f} rad over the feet, hip pitch against ankle pitch so the feet "
+               f"stay flat: {moves}, in the keyframe (qpos and ctrl, root height {lean.qpos[ix.root_qpos_adr + 2]:.4f}) "
+               "and in default_joint_pos (`primebot robots new` does this for a standing pose it guesses)")
+    else:
+        fix = ("move the standing pose's centre of mass over the middle of the feet (lean at the ankles, or bend the "
+               "hips and knees) in the keyframe and default_joint_pos")
+    return Finding("balance", "error", where + ": under its servos alone the robot tips over its feet's edge", fix)
+
+
 def _standing_under_pd(model, spec, ix, key) -> Finding:
     """Hold ctrl = default pose with the spec's servos from the standing pose (information only)."""
     apply_spec_actuators(model, spec, ix)
     data = _stand_data(model, key)
-    ratios = stiffness_ratios(model, data, list(ix.joint_ids), np.asarray(spec.stiffness, dtype=float),
-                              ix.root_body_id, set(ix.feet_body_ids.tolist()))
+    joints, feet = list(ix.joint_ids), set(ix.feet_body_ids.tolist())
+    stiffness = np.asarray(spec.stiffness, dtype=float)
+    ratios = stiffness_ratios(model, data, joints, stiffness, ix.root_body_id, feet)
+    sag = standing_torques(model, data, joints, ix.root_body_id, feet) / stiffness
     data.ctrl[ix.actuator_ids] = spec.default_joint_pos
     start = float(data.xpos[ix.anchor_body_id, 2])
     for _ in range(int(STAND_SECONDS / model.opt.timestep)):
@@ -145,16 +177,19 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     up = float(data.xmat[ix.root_body_id].reshape(3, 3)[2, 2])
     fell = end < 0.6 * start or up < 0.5
     verdict = "fell" if fell else "stayed up"
-    weakest = int(np.argmin(ratios))
+    weakest, sagging = int(np.argmin(ratios)), int(np.argmax(sag))
     softest = (f"; the softest servo, {spec.joint_names[weakest]}, is {ratios[weakest]:.2f} × its gravity stiffness "
-               "(the torque per radian gravity puts on what it carries standing)")
+               f"(the torque per radian gravity puts on what it carries standing); {spec.joint_names[sagging]} gives "
+               f"{sag[sagging]:.3f} rad under the torque of standing")
+    why = ""
+    if fell:
+        why = ('; a robot that falls under its servos has to learn balance before the motion, which the laptop '
+               'presets do not do: stiffer servos (≥ 1.5 × everywhere, sagging < 0.05 rad) train in minutes '
+               '(docs/robots.md, "Gains")')
     return Finding(
         "stands_under_pd", "info",
         f"with ctrl = default pose and the spec's gains, no policy, it {verdict} over {STAND_SECONDS:.0f} s "
-        f"(anchor {start:.2f} → {end:.2f} m)" + softest
-        + ("; a robot that folds over under its servos has to learn balance before the motion, which the "
-           "laptop presets do not do: stiffer servos (≥ 1.5 × everywhere) train in minutes "
-           '(docs/robots.md, "Gains")' if fell else ""),
+        f"(anchor {start:.2f} → {end:.2f} m)" + softest + why,
     )
 
 
@@ -171,6 +206,18 @@ def _timestep(model) -> Finding:
         f"but motions are {TRAINING_FPS:g} fps (the export refuses the mismatch)",
         f'set <option timestep="{PHYSICS_TIMESTEP:g}"/> in the MJCF (robots new does){alternative}',
     )
+
+
+def _joint_limits(model, spec) -> Finding:
+    """Every policy joint has a range: motion authoring and validation and the tracking task's soft
+    joint limits read it, and an unlimited hinge's range is [0, 0]."""
+    ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in spec.joint_names]
+    free = [n for n, j in zip(spec.joint_names, ids, strict=True) if j >= 0 and not model.jnt_limited[j]]
+    if not free:
+        return Finding("limits", "ok", "every policy joint has a range")
+    return Finding("limits", "error", f"{len(free)} policy joint(s) without a range: {', '.join(free[:6])}"
+                   + (" …" if len(free) > 6 else ""),
+                   'give each a range (<joint range="-3.14 3.14" limited="true"/>; `primebot robots new` gives ±π)')
 
 
 def _camera(model) -> Finding:
@@ -192,6 +239,7 @@ def check_robot(spec: RobotSpec, *, simulate: bool = True) -> list[Finding]:
     findings.append(Finding("model", "ok", f"{spec.mjcf} compiles: {model.nbody - 1} bodies, "
                             f"{model.njnt} joints, {model.nu} actuators, {model.ngeom} geoms"))
     findings.append(_timestep(model))
+    findings.append(_joint_limits(model, spec))
     problems = robot_problems(model, spec)
     for check in MODEL_CHECKS:
         mine = [p for p in problems if p.check == check]

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import mujoco
 import numpy as np
 
+from .contacts import collision_geoms
 from .spec import RobotIndices
 
 _PLANE = mujoco.mjtGeom.mjGEOM_PLANE
@@ -72,16 +73,11 @@ def geom_vertical_extent(
     return low, high
 
 
-def collision_geoms(model: mujoco.MjModel) -> np.ndarray:
-    """Geoms that take part in contacts (contype or conaffinity set), as a boolean mask."""
-    return (model.geom_contype != 0) | (model.geom_conaffinity != 0)
-
-
 def robot_geoms(model: mujoco.MjModel) -> np.ndarray:
     """The robot's collision geoms (on bodies other than the world), as a boolean mask.
 
-    Visual-only geoms (contype = conaffinity = 0, e.g. detailed meshes) never
-    touch the floor, so they do not count for floor contact or height; a model
+    Visual-only geoms (contype = conaffinity = 0 and in no explicit pair, e.g.
+    detailed meshes) never touch the floor, so they do not count for floor contact or height; a model
     without any collision geom falls back to every robot geom.
     """
     on_robot = model.geom_bodyid > 0

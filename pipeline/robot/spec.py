@@ -12,6 +12,8 @@ import numpy as np
 
 from ..errors import RobotError
 from .actuators import GAIN_RTOL, actuator_kind, gain_problems
+from .contacts import can_touch, collision_geoms, floor_geoms
+from .statics import is_ancestor
 
 PER_JOINT_FIELDS = ("default_joint_pos", "stiffness", "damping", "effort_limit", "action_scale")
 """RobotSpec fields that hold one value per joint, in ``joint_names`` order."""
@@ -88,15 +90,15 @@ class RobotSpec:
 
 
 def pd_gains(
-    armature: np.ndarray, natural_frequency_hz: float = 10.0, damping_ratio: float = 2.0
+    armature: np.ndarray, natural_frequency_hz: float | np.ndarray = 10.0, damping_ratio: float = 2.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """PD gains from reflected inertia, as mjlab derives them.
 
     Treating each joint as a second-order system of inertia ``armature``:
-    stiffness = armature·ω², damping = 2·ζ·armature·ω, ω = 2π·f.
+    stiffness = armature·ω², damping = 2·ζ·armature·ω, ω = 2π·f (one f for all joints, or one per joint).
     """
     armature = np.asarray(armature, dtype=np.float64)
-    omega = 2.0 * np.pi * natural_frequency_hz
+    omega = 2.0 * np.pi * np.asarray(natural_frequency_hz, dtype=np.float64)
     return armature * omega**2, 2.0 * damping_ratio * armature * omega
 
 
@@ -173,14 +175,23 @@ def _did_you_mean(missing: list[str], candidates) -> str:
 
 
 def has_floor(model: mujoco.MjModel) -> bool:
-    """Whether the world body holds a colliding plane (the floor)."""
-    return bool(
-        np.any(
-            (model.geom_bodyid == 0)
-            & (model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)
-            & ((model.geom_contype != 0) | (model.geom_conaffinity != 0))
-        )
-    )
+    """Whether the world body holds a colliding plane (the floor: contact bits set, or named by a pair)."""
+    return bool(collision_geoms(model)[floor_geoms(model)].any())
+
+
+def _feet_off_the_floor(model: mujoco.MjModel, spec: RobotSpec) -> list[str]:
+    """The spec's feet none of whose geoms (the foot body's and its children's) can touch a floor."""
+    floors = [f for f in floor_geoms(model) if collision_geoms(model)[f]]
+    out = []
+    for foot in spec.feet:
+        body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, foot)
+        if body < 0:
+            continue  # a missing body is the names check's
+        below = [b for b in range(model.nbody) if is_ancestor(model, body, b)]
+        geoms = np.flatnonzero(np.isin(model.geom_bodyid, below))
+        if not any(can_touch(model, int(g), int(f)) for g in geoms for f in floors):
+            out.append(foot)
+    return out
 
 
 def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]:
@@ -197,7 +208,7 @@ def robot_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]
         *_force_limit_problems(model, spec, driven),
         *_armature_problems(model, spec, joints),
         *_keyframe_problems(model, spec),
-        *_floor_problems(model),
+        *_floor_problems(model, spec),
         *_body_problems(model, spec),
         *_self_collision_geom_problems(model, spec),
         *_floating_base_problems(model, spec, joints),
@@ -358,13 +369,23 @@ def _keyframe_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProb
     )]
 
 
-def _floor_problems(model: mujoco.MjModel) -> list[ModelProblem]:
-    """A model without a floor (``has_floor``)."""
-    if has_floor(model):
+def _floor_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]:
+    """A model without a floor (``has_floor``), or with feet that cannot touch it."""
+    if not has_floor(model):
+        return [ModelProblem(
+            "no floor: the model has no colliding plane on the world body",
+            'add <geom name="floor" type="plane" size="0 0 0.05" contype="1" conaffinity="1"/> to <worldbody> '
+            "(contact bits set on the floor itself: a default class may turn them off)",
+            check="floor",
+        )]
+    off = _feet_off_the_floor(model, spec)
+    if not off:
         return []
     return [ModelProblem(
-        "no floor: the model has no colliding plane on the world body",
-        'add <geom name="floor" type="plane" size="0 0 0.05"/> to <worldbody>',
+        f"the feet cannot touch the floor: no geom of {', '.join(off)} shares a contact bit with it "
+        "(contype/conaffinity) or an explicit <pair>",
+        "give the feet's collision geoms contype/conaffinity bits the floor's conaffinity/contype has, or add "
+        '<contact><pair geom1="FOOT_GEOM" geom2="floor"/></contact> for each sole (`primebot robots new` adds the pairs)',
         check="floor",
     )]
 

@@ -14,11 +14,16 @@ GRAVITY = 9.81
 
 def gravity_stiffness(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,
                       feet: set[int]) -> np.ndarray:
-    """N·m/rad per joint: how fast gravity's torque on what the joint carries grows as it bends,
-    in the pose of ``data`` (``mj_kinematics`` done). A joint on the way to a foot carries the rest of
-    the robot, standing on it (lever: the height of that mass's centre above the joint); any other
-    joint carries its subtree (lever: the distance to the subtree's centre of mass). A servo softer
-    than this cannot hold its load up without a policy's help."""
+    """N·m/rad per joint: how fast gravity's torque about the joint's axis on what it carries grows as
+    it bends, in the pose of ``data`` (``mj_kinematics`` done). A servo softer than this cannot hold its
+    load up without a policy's help.
+
+    A joint on the way to a foot carries the rest of the robot, standing on it: tilting that mass m
+    (centre r from the joint, axis a) by a small angle lowers it by m·g·(r_z − (a·r)·a_z) per radian
+    squared, so that is the stiffness it needs (a hip pitch: m·g times the height of the mass above it;
+    a hip yaw: nothing, gravity does not twist a vertical axis). Any other joint carries its subtree,
+    at the worst lever the subtree can take as the limb moves: its distance from the axis, |r − (a·r)·a|.
+    """
     robot = [b for b in range(1, model.nbody) if is_ancestor(model, root, b)]
     out = np.empty(len(joints))
     for k, j in enumerate(joints):
@@ -30,9 +35,13 @@ def gravity_stiffness(model: mujoco.MjModel, data: mujoco.MjData, joints: list[i
         if mass.sum() <= 0:
             out[k] = 0.0
             continue
-        com = (data.xipos[carried] * mass[:, None]).sum(axis=0) / mass.sum()
-        offset = com - data.xanchor[j]
-        lever = abs(offset[2]) if stance else float(np.linalg.norm(offset))
+        offset = (data.xipos[carried] * mass[:, None]).sum(axis=0) / mass.sum() - data.xanchor[j]
+        axis = data.xaxis[j] / np.linalg.norm(data.xaxis[j])
+        along = float(axis @ offset)
+        if stance:
+            lever = max(0.0, float(offset[2] - along * axis[2]))
+        else:
+            lever = float(np.linalg.norm(offset - along * axis))
         out[k] = float(mass.sum()) * GRAVITY * lever
     return out
 

@@ -74,7 +74,8 @@ PRESETS: dict[str, Preset] = {
         Preset(
             name="default",
             description="sized for a 2-core laptop CPU: trains until the policy tracks its motion "
-                        "(checked every 25 iterations), at most 1500 iterations or 15 minutes; every stage in ≤ 20 min",
+                        "and survives its stress test (checked every 25 iterations), at most 2500 iterations or 25 "
+                        "minutes; every stage in about 30 min",
             num_envs=256,
             iterations=2500,
             eval_episodes=32,
@@ -84,7 +85,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             name="long",
             description="the default's training for up to an hour on a 2-core laptop CPU: motions on the floor "
-                        "(getup) and others that are still improving when the default's 15 minutes end",
+                        "(getup) and others that are still improving when the default's 25 minutes end",
             num_envs=256,
             iterations=6000,
             eval_episodes=32,

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import onnxruntime as ort
 import pytest
-from tracking_run import REPO, tracking_host, train_tiny_run
+from tracking_run import Q1_XML, REPO, tracking_host, train_tiny_run
 
 from primebot.pipeline.deploy import loop
 from primebot.pipeline.deploy.bundle import run_bundle
@@ -32,7 +32,6 @@ from primebot.pipeline.sim.task import (
 )
 
 DOCS = REPO / "docs" / "deploy.md"
-Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
 POSITION_ROW = re.compile(r"position, `action_offset: (\w+)`")
 FORMULA = re.compile(r"joint_pos_target = (\w+) \+ action_scale \* actions\b")
 

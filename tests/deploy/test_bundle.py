@@ -11,7 +11,7 @@ import onnxruntime as ort
 import pytest
 import yaml
 from torch_free import run_sim2sim_without_torch
-from tracking_run import REPO, tracking_host, train_tiny_run
+from tracking_run import Q1_XML, tracking_host, train_tiny_run
 
 from primebot.pipeline.deploy.bundle import bundle_mjcf, verify_bundle
 from primebot.pipeline.deploy.policy import parse_metadata
@@ -22,7 +22,6 @@ from primebot.pipeline.export.graph import MOTION_OUTPUTS, PARITY_ATOL, format_v
 from primebot.pipeline.export.run import FP16_ACTIONS_ATOL, closed_loop_gate, export_run
 from primebot.pipeline.motion.format import file_sha256, load_motion
 
-Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
 MJLAB_TRACKING_KEYS = (
     "run_path", "joint_names", "joint_stiffness", "joint_damping", "default_joint_pos", "command_names",
     "observation_names", "observation_terms_scale", "observation_terms_flatten_history_dim",

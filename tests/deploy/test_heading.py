@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch import nn
 from torch_free import run_sim2sim_without_torch
-from tracking_run import REPO, tracking_host, train_tiny_run
+from tracking_run import Q1_XML, tracking_host, train_tiny_run
 
 from primebot.pipeline.deploy.heading import align_reference, heading_offset, turn_reference
 from primebot.pipeline.deploy.policy import NON_FINITE_ACTION
@@ -38,7 +38,6 @@ from primebot.pipeline.export.run import export_run
 from primebot.pipeline.rotations import quat_from_euler_xyz, yaw_angle
 from primebot.pipeline.train.policy import load_trained_policy
 
-Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
 STEPS = 120
 """Policy steps per episode (2.4 s of the wave)."""
 NAN_FROM_STEP = 25

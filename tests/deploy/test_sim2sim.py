@@ -11,7 +11,7 @@ import pytest
 from onnx_metadata import with_metadata, with_renamed
 from torch import nn
 from torch_free import run_sim2sim_without_torch
-from tracking_run import REPO, tracking_host, train_tiny_run
+from tracking_run import Q1_XML
 
 from primebot.pipeline.deploy.sim2sim import (
     Sim2SimError,
@@ -28,18 +28,7 @@ from primebot.pipeline.export.graph import (
     read_metadata,
     write_onnx,
 )
-from primebot.pipeline.export.run import export_run
 from primebot.pipeline.train.policy import load_trained_policy, make_run_env
-
-Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    host = tracking_host()
-    run_dir = train_tiny_run(tmp_path_factory.mktemp("logs"), host)
-    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
-    return host, run_dir, run_dir / "export" / "policy.onnx"
 
 
 def _swap(names: str, a: str, b: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 import torch
 from torch import nn
 from torch_free import run_sim2sim_without_torch
-from tracking_run import REPO, export_tiny_run
+from tracking_run import Q1_XML, REPO
 
 from primebot.pipeline.deploy.perturbations import FAMILIES, Cell, Conditions, apply_to_model, cells
 from primebot.pipeline.deploy.sim2sim import prepare
@@ -30,13 +30,6 @@ from primebot.pipeline.export.graph import (
 )
 from primebot.pipeline.sim.physics import BatchSim
 from primebot.pipeline.train.policy import load_trained_policy
-
-Q1_XML = REPO / "plugins" / "robots" / "q1" / "q1.xml"
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    return export_tiny_run(tmp_path_factory.mktemp("logs"))
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,13 @@ def registry():
     return load_plugins(extra=[("pointmass", pointmass_task)]).registry
 
 
-def _train(registry, tmp_path, **kwargs):
-    request = TrainRequest(task="pointmass", num_envs=16, log_dir=str(tmp_path), progress=False, **kwargs)
+SMALL_POLICY = ["policy.actor_hidden=[32,32]", "policy.critic_hidden=[32,32]"]
+"""The point mass needs no 512-256-128 network: a small one keeps these tests' updates cheap."""
+
+
+def _train(registry, tmp_path, sets=(), **kwargs):
+    request = TrainRequest(task="pointmass", num_envs=16, log_dir=str(tmp_path), progress=False,
+                           sets=[*SMALL_POLICY, *sets], **kwargs)
     return run_training(registry, request)
 
 
@@ -192,6 +197,7 @@ def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int
     spec = registry.get("tasks", "pointmass")
     cfg = TrainConfig(task="pointmass", num_envs=16, iterations=iterations)
     cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
+    cfg.policy.actor_hidden = cfg.policy.critic_hidden = (32, 32)
     env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
                         registry=registry, num_threads=1)
     runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=probe)
@@ -402,6 +408,7 @@ def test_resume_repairs_a_model_best_left_behind_by_a_stop_between_the_two_write
     spec = registry.get("tasks", "pointmass")
     cfg = TrainConfig(task="pointmass", num_envs=16, iterations=21)
     cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
+    cfg.policy.actor_hidden = cfg.policy.critic_hidden = (32, 32)
     env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
                         registry=registry, num_threads=1)
     try:
