@@ -88,6 +88,13 @@ from .rundir import (
     read_args,
 )
 from .sim.env import StepResult, VecEnv
+from .sim.observation_terms import (
+    ObservationGroup,
+    ObservationLayout,
+    ObservationSlot,
+    ObservationTerm,
+    appended_slots,
+)
 from .sim.physics import STAGE_NONE, STAGE_VEL, BatchSim, available_cores
 from .sim.rewards import RewardManager, RewardTerm
 from .sim.task import (
@@ -96,13 +103,14 @@ from .sim.task import (
     ACTION_TARGET_FORMULA,
     EXPORT_MOTION_TRACKING,
     EXPORT_POLICY,
-    START_SPREAD,
-    START_STEP,
     EpisodeRecord,
+    PlaySettings,
     TaskExport,
     TaskSpec,
+    merge_settings,
     metadata_threshold,
 )
+from .sim.termination_terms import TerminationManager, TerminationTerm
 from .stages.contract import Stage, StageContext, StageInterrupted, StageResult, StageSkipped
 
 LAZY: dict[str, tuple[str, str]] = {
@@ -161,8 +169,6 @@ __all__ = [
     "NOT_TRACKED_EXIT_CODE",
     "SIM2SIM_FILE",
     "STRESS_FILE",
-    "START_SPREAD",
-    "START_STEP",
     "STAGE_NONE",
     "STAGE_VEL",
     "apply_spec_actuators",
@@ -221,6 +227,15 @@ __all__ = [
     "ResolvedDevice",
     "RewardManager",
     "RewardTerm",
+    "ObservationGroup",
+    "ObservationLayout",
+    "ObservationSlot",
+    "ObservationTerm",
+    "appended_slots",
+    "PlaySettings",
+    "merge_settings",
+    "TerminationManager",
+    "TerminationTerm",
     "robot_indices",
     "RobotError",
     "RobotIndices",

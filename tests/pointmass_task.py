@@ -23,6 +23,8 @@ DEFAULT_CONFIG = {
     "episode_length": 40,
     "dt": 0.1,
     "nan_at_step": -1,
+}
+TRAINER_DEFAULTS = {
     "ppo": {"num_steps_per_env": 16, "num_mini_batches": 2, "num_learning_epochs": 2, "learning_rate": 3e-3},
     "policy": {"actor_hidden": [32, 32], "critic_hidden": [32, 32]},
     "runner": {"save_interval": 5},
@@ -110,7 +112,10 @@ def make_env(*, robot=None, motion=None, num_envs: int, seed: int, config: dict,
                         config["nan_at_step"])
 
 
+POINTMASS = TaskSpec("pointmass", make_env, DEFAULT_CONFIG, "point masses pushed to a target (tests)",
+                     needs_motion=False, trainer_defaults=TRAINER_DEFAULTS)
+
+
 @hookimpl
 def register_tasks(register) -> None:
-    register(TaskSpec("pointmass", make_env, DEFAULT_CONFIG, "point masses pushed to a target (tests)",
-                      needs_motion=False))
+    register(POINTMASS)

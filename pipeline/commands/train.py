@@ -12,8 +12,27 @@ from ..registry import DEFAULT_TASK
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 """A run stopped by a signal exits 128 + signal number, after writing its checkpoint."""
 
+PER_TASK = ("num_envs", "iterations")
+"""Options whose default each task may set (``TaskSpec.trainer_defaults``); --help lists them per task."""
 
-@click.command("train")
+
+class TrainCommand(click.Command):
+    """``primebot train``, whose --help gives each registered task's own defaults."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        host = ctx.find_object(PluginHost)
+        if host is not None:
+            from ..train.config import task_default
+
+            tasks = host.registry.items("tasks")
+            for param in self.params:
+                if param.name in PER_TASK:
+                    values = ", ".join(f"{name} {task_default(spec, param.name)}" for name, spec in tasks.items())
+                    param.help = f"{param.help.split(' [default')[0]} [default: the task's: {values}]"
+        super().format_options(ctx, formatter)
+
+
+@click.command("train", cls=TrainCommand)
 @click.argument("motion", required=False)
 @click.option("--task", default=None, help=f"Registered task. [default: {DEFAULT_TASK}]")
 @click.option("--robot", default=None, help="Registered robot. [default: the task's robot]")

@@ -12,8 +12,8 @@ they came from.
 
 The task gives what the metrics read of its environment through its
 ``TaskSpec.evaluation_view`` hook (an ``evaluate.view.TrackingView``), and
-where episodes start through ``TaskSpec.start_overrides``; this module
-names no task. A task that tracks no motion scores its own episodes: when
+how it is played (no randomisation, where episodes start) through
+``TaskSpec.play``; this module names no task. A task that tracks no motion scores its own episodes: when
 its ``TaskSpec`` has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
 ``evaluate.episodes`` (same deterministic policy, same task overrides) and writes
 the task's metrics under ``episodes`` instead.
@@ -33,10 +33,9 @@ from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from ..registry import Registry
 from ..rundir import EVAL_FILE, VIDEO_DIR
-from ..sim.task import START_SPREAD, START_STEP, not_a_tracking_task
+from ..sim.task import merge_settings, not_a_tracking_task
 from ..train.config import TrainConfig
 from ..train.policy import (
-    EVAL_TASK_OVERRIDES,
     TrainedPolicy,
     load_trained_policy,
     make_eval_env,
@@ -132,7 +131,7 @@ class VerdictProbe:
     noisier than ``primebot eval``; the evaluate and sim2sim stages still
     give the verdict that counts.
 
-    When the task declares ``TaskSpec.robustness_overrides``, a second env
+    When the task declares ``TaskSpec.play.robustness``, a second env
     plays as many episodes under them (tracking: its randomisation at full
     strength, pushes included); the summary then carries ``robust`` (their
     success rate at least ``ROBUST_SUCCESS``) and ``robust_success_rate``,
@@ -153,11 +152,11 @@ class VerdictProbe:
         spec = registry.get("tasks", cfg.task)
         if motion is None or spec.evaluation_view is None:  # no reference (walk): nothing to track
             return None
-        spread = spec.start_overrides.get(START_SPREAD) or {}
+        spread = spec.play.spread
         env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spread)
         perturbed = None
-        if spec.robustness_overrides is not None:
-            overrides = _merged(spread, spec.robustness_overrides)
+        if spec.play.robustness is not None:
+            overrides = merge_settings(spread, spec.play.robustness)
             perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, robust_episodes, seed=seed + 1,
                                                            overrides=overrides))
         return cls(spec.evaluation_view(env), perturbed)
@@ -174,14 +173,6 @@ class VerdictProbe:
         self.env.close()
         if self.perturbed is not None:
             self.perturbed.env.close()
-
-
-def _merged(base: dict[str, Any], extra: Any) -> dict[str, Any]:
-    """``base`` with ``extra`` merged in recursively (neither changed)."""
-    out = dict(base)
-    for key, value in dict(extra).items():
-        out[key] = _merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
 
 
 def play_episodes(view: TrackingView, policy: TrainedPolicy,
@@ -238,13 +229,13 @@ def evaluate_run(
     t0 = time.perf_counter()
     run_dir = Path(run_dir)
     policy = load_trained_policy(run_dir, checkpoint)
+    spec = registry.get("tasks", policy.config.task)
     report: dict[str, Any] = {
         "run_dir": str(run_dir), "checkpoint": str(policy.checkpoint), "iteration": policy.iteration,
         "policy": identity_of(policy).to_dict(),  # what the results were made from (train/provenance.py)
-        "settings": {"policy": "deterministic (mean action)", "seed": seed, "task_overrides": EVAL_TASK_OVERRIDES},
+        "settings": {"policy": "deterministic (mean action)", "seed": seed, "task_overrides": spec.play.evaluation},
         "config": policy.config.to_dict(),
     }
-    spec = registry.get("tasks", policy.config.task)
     with one_torch_thread():
         if spec.episode_metrics is not None:  # the task scores its own episodes (walk)
             _evaluate_task_episodes(registry, policy, spec.episode_metrics, report, episodes, seed, video)
@@ -266,11 +257,11 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
     all_records: list[dict] = []
     body_names: tuple[str, ...] | None = None
     spec = registry.get("tasks", policy.config.task)
-    groups = (("from_start", 1, START_STEP), ("sampled", episodes, START_SPREAD))
+    groups = (("from_start", 1, spec.play.from_start), ("sampled", episodes, spec.play.spread))
     for name, count, starts in groups:
         if count == 0:
             continue
-        env = make_run_env(registry, policy, count, seed=seed, overrides=spec.start_overrides.get(starts))
+        env = make_run_env(registry, policy, count, seed=seed, overrides=starts)
         try:
             view = spec.evaluation_view(env)
             trace_slot = 0 if (video and name == "from_start") else None

@@ -52,7 +52,7 @@ from ..errors import ExportError
 from ..motion.format import file_sha256
 from ..registry import Registry
 from ..rundir import EVAL_FILE, EXPORT_DIR, EXPORT_REPORT, motion_copy_name
-from ..sim.task import EXPORT_MOTION_TRACKING, START_SPREAD, not_a_tracking_task
+from ..sim.task import EXPORT_MOTION_TRACKING, not_a_tracking_task
 from ..train.policy import TrainedPolicy, load_trained_policy, make_run_env
 from ..train.provenance import identity_of
 from .document import bundle_readme, deploy_document
@@ -176,7 +176,7 @@ def export_run(
     # Starts spread out (uniform start frames, reset noise): otherwise every env starts from the same
     # state and the parity check would see num_envs copies of one observation.
     env = make_run_env(registry, policy, num_envs, seed=policy.config.seed,
-                       overrides=spec.start_overrides.get(START_SPREAD))
+                       overrides=spec.play.spread)
     try:
         motion = policy.motion() if tracking else None
         arrays = motion_at_control_rate(motion, env.step_dt) if motion is not None else None

@@ -31,6 +31,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "commands.plugins": "primebot.pipeline.commands.plugins",
     "commands.devices": "primebot.pipeline.commands.devices",
     "commands.train": "primebot.pipeline.commands.train",
+    "commands.config": "primebot.pipeline.commands.settings",
     "backends.cpu": "primebot.plugins.backends.cpu",
     "backends.cuda": "primebot.plugins.backends.cuda",
     "backends.npu": "primebot.plugins.backends.npu",
@@ -39,7 +40,6 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "commands.robots": "primebot.pipeline.commands.robots",
     "commands.motion": "primebot.pipeline.commands.motion",
     "robots.q1": "primebot.plugins.robots.q1.spec",
-    "rewards.tracking": "primebot.plugins.rewards.tracking",
     "tasks.tracking": "primebot.plugins.tasks.tracking.task",
     "commands.eval": "primebot.pipeline.commands.evaluate",
     "commands.export": "primebot.pipeline.commands.export",
@@ -52,6 +52,8 @@ DEFAULT_PLUGINS: dict[str, str] = {
 REGISTER_HOOKS: dict[str, str] = {
     "robots": "register_robots",
     "reward_terms": "register_reward_terms",
+    "observation_terms": "register_observation_terms",
+    "termination_terms": "register_termination_terms",
     "tasks": "register_tasks",
     "backends": "register_backends",
     "stages": "register_stages",
@@ -73,8 +75,10 @@ class PluginInfo:
 def _validators() -> dict[str, Any]:
     from ..devices.backend import Backend
     from ..robot.spec import RobotSpec
+    from ..sim.observation_terms import ObservationTerm
     from ..sim.rewards import RewardTerm
     from ..sim.task import TaskSpec
+    from ..sim.termination_terms import TerminationTerm
     from ..stages.contract import Stage
 
     def instance_of(cls: type):
@@ -84,10 +88,16 @@ def _validators() -> dict[str, Any]:
 
         return check
 
+    def task(name: str, obj: Any) -> None:
+        instance_of(TaskSpec)(name, obj)
+        obj.check()
+
     return {
         "robots": instance_of(RobotSpec),
         "reward_terms": instance_of(RewardTerm),
-        "tasks": instance_of(TaskSpec),
+        "observation_terms": instance_of(ObservationTerm),
+        "termination_terms": instance_of(TerminationTerm),
+        "tasks": task,
         "backends": instance_of(Backend),
         "stages": instance_of(Stage),
         "commands": None,

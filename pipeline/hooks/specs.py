@@ -40,6 +40,24 @@ def register_reward_terms(register: Register) -> None:
 
 
 @hookspec
+def register_observation_terms(register: Register) -> None:
+    """Register observation terms: ``register(ObservationTerm(name, func, size, ...))``.
+
+    A task's observation groups name terms in order; ``func`` is a pure
+    function of the task state returning ``[N, size]``.
+    """
+
+
+@hookspec
+def register_termination_terms(register: Register) -> None:
+    """Register termination terms: ``register(TerminationTerm(name, func, ...))``.
+
+    A task config names checks under ``terminations:``; ``func`` is a pure
+    function of the task state returning a bool mask, one value per environment.
+    """
+
+
+@hookspec
 def register_tasks(register: Register) -> None:
     """Register tasks: ``register(TaskSpec(name, make_env, default_config, ...))``."""
 

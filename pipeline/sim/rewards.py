@@ -18,24 +18,20 @@ the active terms as a table at start. Terms with weight 0 are skipped.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..registry import Registry
+from .terms import StateTerm
 
 
 @dataclass(frozen=True)
-class RewardTerm:
+class RewardTerm(StateTerm):
     """A named reward term. ``func(state, **params)`` returns one float per environment."""
-
-    name: str
-    func: Callable[..., Any]
-    description: str = ""
-    default_params: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,14 +26,6 @@ actions stand for. A file without the key was trained with ``default_joint_pos``
 EXPORT_POLICY = "policy"
 """ONNX of the policy alone: input obs, output actions (tasks that track no motion, e.g. walk)."""
 EXPORT_KINDS = (EXPORT_MOTION_TRACKING, EXPORT_POLICY)
-START_STEP = "start"
-"""``TaskSpec.start_overrides`` key: every episode starts where the task's first episode does (the motion's
-first frame)."""
-START_SPREAD = "spread"
-"""``TaskSpec.start_overrides`` key: episodes start spread out (uniform start frames, reset noise): eval's
-sampled group, training's verdict probe and the observations export checks parity on."""
-
-
 def metadata_threshold(value: float | None) -> str | float:
     """A threshold as ONNX metadata writes it: the number, or ``"none"`` for a check that is off."""
     return "none" if value is None else float(value)
@@ -114,17 +107,102 @@ class TaskSpec:
     """``export_metadata(env, motion, *, tracked_bodies_only)`` → ``TaskExport``: the task's observation
     layout, ONNX metadata keys and (``motion_tracking``) the motion inside the graph. ``None``: a ``policy``
     export gets the generic keys (``export.metadata.policy_metadata``); a ``motion_tracking`` one is refused."""
-    start_overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """Task config overrides that choose where episodes start, by ``START_STEP`` / ``START_SPREAD``
-    (tracking: ``sampling.mode``); a key not given: the task's own config."""
-    robustness_overrides: Mapping[str, Any] | None = None
-    """Task config overrides under which training's verdict checks also measure robustness (tracking: its
-    randomisation at full strength), merged over evaluation's; ``None``: the checks judge tracking only."""
+    play: PlaySettings = field(default_factory=lambda: PlaySettings())
+    """How the task is played to judge a trained policy rather than train it (``PlaySettings``)."""
+    trainer_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The task's own trainer defaults by section (``train``: num_envs, iterations; ``ppo``, ``policy``,
+    ``runner``): they replace the trainer's defaults for this task (docs/training.md, "Settings")."""
+    setting_choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Task settings that take one of a few words (``"actions.offset": ("reference", "default")``),
+    checked with the trainer's where every setting is checked (``train.config``)."""
 
     def __post_init__(self) -> None:
         if self.export_kind not in EXPORT_KINDS:
             raise ConfigError(f"task {self.name!r}: export_kind {self.export_kind!r} is unknown",
                               fix=f"use one of: {', '.join(EXPORT_KINDS)}")
+
+    def settings(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The task's settings: ``default_config`` with ``overrides`` merged in (``merge_settings``)."""
+        return merge_settings(self.default_config, overrides, self.open_config_sections, f"task {self.name}")
+
+    def check(self) -> None:
+        """Refuse play settings that name a setting the task does not have (run at registration)."""
+        for what, overrides in self.play.named():
+            try:
+                self.settings(overrides)
+            except ConfigError as exc:
+                raise ValueError(f"its play settings ({what}) do not fit its config: {exc}") from None
+        unknown = sorted(set(self.trainer_defaults) - set(TRAINER_SECTIONS))
+        if unknown:
+            raise ValueError(f"trainer_defaults has unknown section(s) {', '.join(unknown)}; "
+                             f"known: {', '.join(TRAINER_SECTIONS)}")
+
+
+TRAINER_SECTIONS = ("train", "ppo", "policy", "runner")
+"""Sections of ``TaskSpec.trainer_defaults``: ``train`` sets top-level fields (num_envs, iterations)."""
+
+
+@dataclass(frozen=True)
+class PlaySettings:
+    """Task settings a trained policy is judged under, declared by the task and checked at registration.
+
+    Every one is a partial task config merged over the run's (``merge_settings``).
+    """
+
+    evaluation: Mapping[str, Any] = field(default_factory=dict)
+    """Every env that judges a policy (``primebot eval``, training's verdict checks, the env export records
+    its parity observations in): tracking's switch off randomisation and observation noise."""
+    from_start: Mapping[str, Any] = field(default_factory=dict)
+    """Then, eval's ``from_start`` group: episodes start where the task's first episode does."""
+    spread: Mapping[str, Any] = field(default_factory=dict)
+    """Or, eval's ``sampled`` group, training's verdict checks and export's recording: episodes start spread
+    out (tracking: uniform start frames)."""
+    robustness: Mapping[str, Any] | None = None
+    """Training's robustness check, over ``spread`` (tracking: the stress test's standard push);
+    ``None``: the verdict checks judge tracking only."""
+
+    def named(self) -> list[tuple[str, Mapping[str, Any]]]:
+        """Each set of overrides with its name, as ``check`` reports them."""
+        sets = [("evaluation", self.evaluation), ("from_start", self.from_start), ("spread", self.spread)]
+        return sets + ([("robustness", self.robustness)] if self.robustness is not None else [])
+
+    def config(self, base: Mapping[str, Any], *extra: Mapping[str, Any] | None) -> dict[str, Any]:
+        """``base`` (a run's task config) with ``evaluation`` and then each of ``extra`` merged in."""
+        out = dict(base)
+        for overrides in (self.evaluation, *extra):
+            out = merge_settings(out, overrides)
+        return out
+
+
+def merge_settings(defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None,
+                   open_sections: Sequence[str] | None = None, owner: str = "") -> dict[str, Any]:
+    """``defaults`` updated by ``overrides``, recursively (neither changed): the one merge of settings.
+
+    With ``open_sections`` (a task's ``open_config_sections``) a key the defaults lack is a ``ConfigError``
+    naming it (``owner`` says whose settings), except directly under an open section, where any key may
+    be added; without it, keys are added freely (``overrides`` already checked).
+    """
+    return _merge(defaults, overrides or {}, open_sections, owner, "")
+
+
+def _merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any], open_sections: Sequence[str] | None,
+           owner: str, path: str) -> dict[str, Any]:
+    merged = copy.deepcopy(dict(defaults))
+    for key, value in overrides.items():
+        where = f"{path}{key}"
+        if key not in merged:
+            if open_sections is None or path.rstrip(".") in open_sections:
+                merged[key] = copy.deepcopy(value)
+                continue
+            raise ConfigError(
+                f"{owner}: unknown config key {where!r}",
+                fix=f"known keys here: {', '.join(sorted(merged))} (see docs/tasks.md)",
+            )
+        if isinstance(merged[key], Mapping) and isinstance(value, Mapping):
+            merged[key] = _merge(merged[key], value, open_sections, owner, f"{where}.")
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
 
 
 def not_a_tracking_task(task: str) -> ConfigError:

@@ -1,20 +1,27 @@
 """A training run's configuration, as written to args.yaml, and its ``--set`` overrides.
 
 Sections map onto ``--set`` keys: ``ppo.<field>``, ``policy.<field>``,
-``runner.<field>``, ``task.<key>``; a task's ``default_config`` may carry
-``ppo``/``policy``/``runner`` sections that replace these defaults.
+``runner.<field>``, ``task.<key>``; a task's ``TaskSpec.trainer_defaults``
+replace these defaults for that task (``apply_task_defaults``).
 The learner's own sections (``PPOConfig``, ``PolicyConfig``) live with the learner, in ``ppo/config.py``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
+import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from ..ppo.config import PolicyConfig, PPOConfig
-from ..registry import DEFAULT_TASK
+from ..errors import ConfigError
+from ..motion.format import load_motion
+from ..ppo.config import AUTO_ON_OFF, PolicyConfig, PPOConfig
+from ..registry import DEFAULT_TASK, Registry
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -270,15 +277,203 @@ def set_value(cfg: TrainConfig, key: str, value: Any, open_sections: tuple[str, 
     setattr(obj, field_name, value if default is None else _coerce(key, default, value))
 
 
-def apply_task_defaults(cfg: TrainConfig, task_defaults: dict[str, Any]) -> None:
-    """Split a task's ``default_config`` into training sections and the task's own settings."""
+def apply_task_defaults(cfg: TrainConfig, spec: Any, sources: dict[str, str] | None = None) -> None:
+    """The task's trainer defaults (``TaskSpec.trainer_defaults``) over the trainer's, and its settings
+    (``default_config``) as ``cfg.task_config``; ``sources`` records each key the task set."""
     import copy
 
-    defaults = copy.deepcopy(dict(task_defaults))
+    where = f"task {spec.name}"
     # A ``train`` section sets top-level fields (a task's preferred num_envs, iterations).
-    for key, value in (defaults.pop("train", None) or {}).items():
+    for key, value in (spec.trainer_defaults.get("train") or {}).items():
         set_value(cfg, key, value)
+        _record(sources, key, where)
     for section in TrainConfig.SECTIONS:
-        for key, value in (defaults.pop(section, None) or {}).items():
+        for key, value in (spec.trainer_defaults.get(section) or {}).items():
             set_value(cfg, f"{section}.{key}", value)
-    cfg.task_config = defaults
+            _record(sources, f"{section}.{key}", where)
+    cfg.task_config = copy.deepcopy(dict(spec.default_config))
+
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "runner.noise": ("host", "device"),
+    "ppo.schedule": ("adaptive", "fixed"),
+    "ppo.mixed_precision": AUTO_ON_OFF,
+    "ppo.rollout_mixed_precision": AUTO_ON_OFF,
+    "ppo.compile_update": AUTO_ON_OFF,
+}
+"""The trainer's settings that take one of a few words; a task adds its own (``TaskSpec.setting_choices``)
+and both are checked by ``check_choices``."""
+
+
+def check_choices(values: Any, choices: dict[str, tuple[str, ...]], prefix: str = "") -> None:
+    """Refuse a word setting outside its choices (``ConfigError`` naming the key, the choices and the fix).
+    ``values``: a ``TrainConfig`` or a task's settings dict; a key it lacks (or holds as null) is not checked."""
+    for key, allowed in choices.items():
+        value: Any = values
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else getattr(value, part, None)
+            if value is None:
+                break
+        if value is not None and value not in allowed:
+            words = ", ".join(allowed[:-1]) + f" or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+            raise ConfigError(f"{prefix}{key} must be {words}, not {value!r}", fix=f"--set {prefix}{key}={allowed[0]}")
+
+
+# -- one run's settings, resolved and checked --------------------------------------------
+@dataclass
+class TrainRequest:
+    """What the user asked for; None means "the default" (or "unchanged" on resume)."""
+
+    motion: str | None = None
+    task: str | None = None
+    robot: str | None = None
+    device: str | None = None
+    num_envs: int | None = None
+    iterations: int | None = None
+    seed: int | None = None
+    run_name: str | None = None
+    sets: list[str] = field(default_factory=list)
+    resume: str | None = None
+    tensorboard: bool = False
+    log_dir: str = "logs"
+    run_dir: str | None = None
+    """Train into this directory (e.g. the pipeline's run directory) instead of a new logs/<name>/<time>."""
+    progress: bool = True
+
+
+def resolve_config(registry: Registry, request: TrainRequest, device: str,
+                   sources: dict[str, str] | None = None) -> TrainConfig:
+    """The run's settings, each layer over the one before (docs/training.md, "Settings"):
+
+    1. the trainer's defaults (``TrainConfig``) and the task's settings (``TaskSpec.default_config``),
+    2. the task's trainer defaults (``TaskSpec.trainer_defaults``),
+    3. the flags (``--robot``, ``--num-envs``, ``--iterations``, ``--seed``),
+    4. the motion's own training overrides (``Motion.training_overrides``), limited to the settings its
+       task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a flag's, so every
+       explicit choice of the user wins,
+    5. ``--set`` (a preset's, then the user's).
+
+    ``sources`` (when given) receives, for every key a layer above the first set, where it came from
+    (``primebot config show`` prints it)."""
+    cfg = TrainConfig(task=request.task or DEFAULT_TASK)
+    spec = registry.get("tasks", cfg.task)
+    open_sections = tuple(spec.open_config_sections)
+    try:
+        apply_task_defaults(cfg, spec, sources)
+        cfg.robot = request.robot or spec.default_robot
+        _record(sources, "robot", "--robot" if request.robot else f"task {spec.name}")
+        for name in ("num_envs", "iterations", "seed"):
+            value = getattr(request, name)
+            if value is not None:
+                setattr(cfg, name, value)
+                _record(sources, name, f"--{name.replace('_', '-')}")
+    except ValueError as exc:
+        raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
+    carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
+    try:
+        carried_pairs = parse_set(carried)
+        refused = [key for key, _ in carried_pairs if not motion_may_set(key, tuple(spec.motion_settings))]
+        if refused:
+            allowed = [*(f"task.{section}.*" for section in spec.motion_settings), *MOTION_POLICY_SETTINGS]
+            raise ConfigError(
+                f"{request.motion}: its training_overrides set {', '.join(refused)}, which a motion file may not "
+                f"set (a motion may carry only {', '.join(allowed) or 'nothing for task ' + repr(spec.name)}); "
+                "nothing was trained",
+                fix="only use motion files you trust; to apply such a setting, pass it yourself with "
+                    "--set KEY=VALUE, or remove it from the motion source's `training:` list and regenerate "
+                    "the file (docs/motions.md)",
+            )
+        for key, value in carried_pairs:
+            set_value(cfg, key, value, open_sections=open_sections)
+            _record(sources, key, f"motion {Path(request.motion).name}")
+    except ValueError as exc:
+        raise ConfigError(f"{request.motion}: its training_overrides: {exc}",
+                          fix="correct the `training:` list of the motion's source and regenerate the file "
+                              "(docs/motions.md)") from None
+    try:
+        for key, value in parse_set(request.sets):
+            set_value(cfg, key, value, open_sections=open_sections)
+            _record(sources, key, "--set")
+    except ValueError as exc:
+        raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
+    cfg.device = device
+    check_settings(cfg, spec)
+    return cfg
+
+
+def task_default(spec: Any, name: str) -> Any:
+    """A top-level training setting's default for task ``spec`` (its trainer defaults over the trainer's)."""
+    cfg = TrainConfig(task=spec.name)
+    apply_task_defaults(cfg, spec)
+    return getattr(cfg, name)
+
+
+def _record(sources: dict[str, str] | None, key: str, source: str) -> None:
+    if sources is not None:
+        sources[key] = source
+
+
+def motion_overrides(path: str) -> tuple[str, ...]:
+    """The training overrides the motion file at ``path`` carries (logged when there are any)."""
+    carried = load_motion(path).training_overrides
+    if carried:
+        log.info("motion %s carries training overrides (any --set of the same key wins): %s",
+                 Path(path).name, " ".join(carried))
+    return carried
+
+
+RANGES = {
+    "ppo.gamma": (0.0, 1.0, "(0, 1]"),
+    "ppo.lam": (None, 1.0, "[0, 1]"),
+    "ppo.clip_param": (0.0, None, "> 0"),
+    "ppo.learning_rate": (0.0, None, "> 0"),
+    "ppo.desired_kl": (0.0, None, "> 0"),
+    "ppo.max_grad_norm": (0.0, None, "> 0"),
+    "ppo.entropy_coef": (None, None, "≥ 0"),
+    "ppo.value_loss_coef": (None, None, "≥ 0"),
+    "policy.init_noise_std": (0.0, None, "> 0"),
+    "policy.init_action_gain": (None, None, "≥ 0"),
+}
+"""Key → (exclusive lower bound or None for ≥ 0, inclusive upper bound or None, the range in words)."""
+
+
+def _check_ranges(cfg: TrainConfig) -> None:
+    for key, (low, high, words) in RANGES.items():
+        value = section_value(cfg, key)
+        fine = math.isfinite(value) and (value > low if low is not None else value >= 0)
+        fine = fine and (high is None or value <= high)
+        if not fine:
+            raise ConfigError(f"{key}={value!r} is outside its range {words}", fix=f"--set {key}=<a value in {words}>")
+
+
+def check_settings(cfg: TrainConfig, spec: Any = None) -> None:
+    """Every setting of ``cfg`` in its range (and the task's word settings among their choices)."""
+    ppo = cfg.ppo
+    batch = ppo.num_steps_per_env * cfg.num_envs
+    if cfg.num_envs < 1 or cfg.iterations < 1 or ppo.num_steps_per_env < 1:
+        raise ConfigError(
+            f"num_envs ({cfg.num_envs}), iterations ({cfg.iterations}) and ppo.num_steps_per_env "
+            f"({ppo.num_steps_per_env}) must all be ≥ 1",
+            fix="a run trains at least one iteration of at least one environment",
+        )
+    epochs = ppo.num_learning_epochs
+    if epochs != "auto" and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
+        raise ConfigError(f"ppo.num_learning_epochs must be auto or an integer ≥ 1, not {epochs!r}",
+                          fix="--set ppo.num_learning_epochs=auto (or 3, 4, 5 …)")
+    _check_ranges(cfg)
+    if ppo.num_mini_batches < 1 or batch % ppo.num_mini_batches:
+        raise ConfigError(
+            f"ppo.num_mini_batches={ppo.num_mini_batches} does not divide the rollout "
+            f"({ppo.num_steps_per_env} steps × {cfg.num_envs} envs = {batch})",
+            fix="choose num_envs and num_mini_batches so the rollout splits evenly",
+        )
+    check_choices(cfg, CHOICES)
+    if spec is not None:
+        check_choices(cfg.task_config, dict(spec.setting_choices), "task.")
+    if cfg.runner.save_interval < 1:
+        raise ConfigError("runner.save_interval must be ≥ 1")
+    if cfg.runner.check_interval < 0 or cfg.runner.time_limit_min < 0:
+        raise ConfigError("runner.check_interval and runner.time_limit_min must be ≥ 0 (0: off)")
+    if cfg.runner.stop_when_tracked and cfg.runner.check_interval == 0:
+        raise ConfigError("runner.stop_when_tracked needs verdict checks",
+                          fix="--set runner.check_interval=25 (iterations between checks)")

@@ -3,14 +3,14 @@
 ``load_trained_policy(run_dir)`` reads args.yaml and a checkpoint
 (``weights_only`` loading through ``checkpoint.load_checkpoint``) and
 rebuilds the actor MLP and the observation normaliser exactly as training
-built them. ``make_run_env`` builds the run's task environment again, with
-its randomisation switched off when the task offers the switch.
+built them. ``make_run_env`` builds the run's task environment again, as
+the task plays it to judge a policy (``TaskSpec.play``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,17 +31,6 @@ from .checkpoints import load_checkpoint, load_latest_good, numbered_checkpoints
 from .config import TrainConfig
 
 log = logging.getLogger(__name__)
-
-EVAL_TASK_OVERRIDES: dict[str, Any] = {
-    "randomization": {"enabled": False},
-    "observations": {"noise": False},
-    "log_reward_terms": False,
-    "fresh_kinematics": True,
-}
-"""Task settings evaluation forces where the task has them: no randomisation, no observation noise, and
-body poses at the current state (not the 5 ms old ones of the last substep) so metrics and observations
-describe the state the robot is in, as on hardware and in sim2sim."""
-
 
 @dataclass
 class TrainedPolicy:
@@ -185,11 +174,10 @@ def make_run_env(
     num_envs: int,
     *,
     seed: int = 0,
-    overrides: dict[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
     num_threads: int | None = None,
 ) -> VecEnv:
-    """The run's task environment again, with ``EVAL_TASK_OVERRIDES`` and ``overrides`` applied
-    for the settings the task has (others are skipped with a debug line)."""
+    """The run's task environment again, as ``make_eval_env`` builds it."""
     cfg = policy.config
     motion = policy.motion() if registry.get("tasks", cfg.task).needs_motion else None
     env = make_eval_env(registry, cfg, motion, num_envs, seed=seed, overrides=overrides, num_threads=num_threads)
@@ -210,31 +198,15 @@ def make_eval_env(
     num_envs: int,
     *,
     seed: int = 0,
-    overrides: dict[str, Any] | None = None,
+    overrides: Mapping[str, Any] | None = None,
     num_threads: int | None = None,
 ) -> VecEnv:
-    """The task environment of training configuration ``cfg`` (with its ``motion``), as evaluation
-    plays it: ``EVAL_TASK_OVERRIDES`` and ``overrides`` applied where the task has those settings."""
+    """The task environment of training configuration ``cfg`` (with its ``motion``) as the task plays it to
+    judge a policy: its ``play.evaluation`` settings, then ``overrides`` (e.g. ``play.spread``), merged over
+    the run's task settings."""
     spec = registry.get("tasks", cfg.task)
     robot = registry.get("robots", cfg.robot) if cfg.robot else None
-    task_config = _merge_known(dict(cfg.task_config), EVAL_TASK_OVERRIDES, spec.default_config)
-    task_config = _merge_known(task_config, overrides or {}, spec.default_config)
     return spec.make_env(
-        robot=robot, motion=motion, num_envs=num_envs, seed=seed, config=task_config,
+        robot=robot, motion=motion, num_envs=num_envs, seed=seed, config=spec.play.config(cfg.task_config, overrides),
         registry=registry, num_threads=num_threads,
     )
-
-
-def _merge_known(config: dict[str, Any], overrides: dict[str, Any], defaults: Any) -> dict[str, Any]:
-    """``config`` with ``overrides`` merged in recursively, skipping keys the task's defaults lack."""
-    out = dict(config)
-    for key, value in overrides.items():
-        if not isinstance(defaults, dict) or key not in defaults:
-            log.debug("task has no setting %r; not overridden", key)
-            continue
-        if isinstance(value, dict):
-            base = out.get(key) if isinstance(out.get(key), dict) else {}
-            out[key] = _merge_known(base, value, defaults[key])
-        else:
-            out[key] = value
-    return out

@@ -2,19 +2,19 @@
 
 Used by ``primebot train`` and by anything that trains programmatically
 (the pipeline stage). Resolves task, robot, motion and device from the
-registry, merges the configuration (defaults < task's sections < flags <
-the motion's own training overrides, limited to what a motion may set < ``--set``), builds the environment
-and the runner, and writes args.yaml.
+registry, resolves the settings (``resolve_config``: trainer and task defaults <
+the task's trainer defaults < flags < the motion's own training overrides, limited
+to what a motion may set < ``--set``), builds the environment and the runner, and
+writes args.yaml.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +25,7 @@ from ..devices.backend import Backend, ResolvedDevice, dtype_name, resolve_devic
 from ..errors import ConfigError
 from ..motion.format import load_motion
 from ..motion.validate import require_valid_motion
-from ..ppo.config import AUTO_ON_OFF
-from ..registry import DEFAULT_TASK, Registry
+from ..registry import Registry
 from ..run_lock import run_dir_lock
 from ..rundir import (
     ARGS_FILE,
@@ -41,12 +40,12 @@ from ..rundir import (
 )
 from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoints
 from .config import (
-    MOTION_POLICY_SETTINGS,
     RESUMABLE_SETTINGS,
     TrainConfig,
-    apply_task_defaults,
-    motion_may_set,
+    TrainRequest,
+    check_settings,
     parse_set,
+    resolve_config,
     section_value,
     set_value,
 )
@@ -54,83 +53,6 @@ from .distributed import DistContext, context_from_env, init_distributed
 from .runner import OnPolicyRunner, RunResult
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class TrainRequest:
-    """What the user asked for; None means "the default" (or "unchanged" on resume)."""
-
-    motion: str | None = None
-    task: str | None = None
-    robot: str | None = None
-    device: str | None = None
-    num_envs: int | None = None
-    iterations: int | None = None
-    seed: int | None = None
-    run_name: str | None = None
-    sets: list[str] = field(default_factory=list)
-    resume: str | None = None
-    tensorboard: bool = False
-    log_dir: str = "logs"
-    run_dir: str | None = None
-    """Train into this directory (e.g. the pipeline's run directory) instead of a new logs/<name>/<time>."""
-    progress: bool = True
-
-
-def resolve_config(registry: Registry, request: TrainRequest, device: str) -> TrainConfig:
-    """Defaults < the task's ``ppo``/``policy``/``runner`` sections < flags < the motion's own training
-    overrides (``Motion.training_overrides``) < ``--set`` (a preset's or the user's). A motion may set only
-    the settings its task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a
-    flag's, so every explicit choice of the user wins."""
-    cfg = TrainConfig(task=request.task or DEFAULT_TASK)
-    spec = registry.get("tasks", cfg.task)
-    open_sections = tuple(spec.open_config_sections)
-    try:
-        apply_task_defaults(cfg, dict(spec.default_config))
-        cfg.robot = request.robot or spec.default_robot
-        for name in ("num_envs", "iterations", "seed"):
-            value = getattr(request, name)
-            if value is not None:
-                setattr(cfg, name, value)
-    except ValueError as exc:
-        raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
-    carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
-    try:
-        carried_pairs = parse_set(carried)
-        refused = [key for key, _ in carried_pairs if not motion_may_set(key, tuple(spec.motion_settings))]
-        if refused:
-            allowed = [*(f"task.{section}.*" for section in spec.motion_settings), *MOTION_POLICY_SETTINGS]
-            raise ConfigError(
-                f"{request.motion}: its training_overrides set {', '.join(refused)}, which a motion file may not "
-                f"set (a motion may carry only {', '.join(allowed) or 'nothing for task ' + repr(spec.name)}); "
-                "nothing was trained",
-                fix="only use motion files you trust; to apply such a setting, pass it yourself with "
-                    "--set KEY=VALUE, or remove it from the motion source's `training:` list and regenerate "
-                    "the file (docs/motions.md)",
-            )
-        for key, value in carried_pairs:
-            set_value(cfg, key, value, open_sections=open_sections)
-    except ValueError as exc:
-        raise ConfigError(f"{request.motion}: its training_overrides: {exc}",
-                          fix="correct the `training:` list of the motion's source and regenerate the file "
-                              "(docs/motions.md)") from None
-    try:
-        for key, value in parse_set(request.sets):
-            set_value(cfg, key, value, open_sections=open_sections)
-    except ValueError as exc:
-        raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
-    cfg.device = device
-    _check(cfg)
-    return cfg
-
-
-def motion_overrides(path: str) -> tuple[str, ...]:
-    """The training overrides the motion file at ``path`` carries (logged when there are any)."""
-    carried = load_motion(path).training_overrides
-    if carried:
-        log.info("motion %s carries training overrides (any --set of the same key wins): %s",
-                 Path(path).name, " ".join(carried))
-    return carried
 
 
 def resolve_auto_settings(cfg: TrainConfig, backend: Backend) -> None:
@@ -161,67 +83,6 @@ def resolve_mixed_precision(cfg: TrainConfig, backend: Backend) -> str:
         f"off (auto: {backend.name} has no native {dtype})"
     log.info("mixed precision: %s", why)
     return why
-
-
-RANGES = {
-    "ppo.gamma": (0.0, 1.0, "(0, 1]"),
-    "ppo.lam": (None, 1.0, "[0, 1]"),
-    "ppo.clip_param": (0.0, None, "> 0"),
-    "ppo.learning_rate": (0.0, None, "> 0"),
-    "ppo.desired_kl": (0.0, None, "> 0"),
-    "ppo.max_grad_norm": (0.0, None, "> 0"),
-    "ppo.entropy_coef": (None, None, "≥ 0"),
-    "ppo.value_loss_coef": (None, None, "≥ 0"),
-    "policy.init_noise_std": (0.0, None, "> 0"),
-    "policy.init_action_gain": (None, None, "≥ 0"),
-}
-"""Key → (exclusive lower bound or None for ≥ 0, inclusive upper bound or None, the range in words)."""
-
-
-def _check_ranges(cfg: TrainConfig) -> None:
-    for key, (low, high, words) in RANGES.items():
-        value = section_value(cfg, key)
-        fine = math.isfinite(value) and (value > low if low is not None else value >= 0)
-        fine = fine and (high is None or value <= high)
-        if not fine:
-            raise ConfigError(f"{key}={value!r} is outside its range {words}", fix=f"--set {key}=<a value in {words}>")
-
-
-def _check(cfg: TrainConfig) -> None:
-    ppo = cfg.ppo
-    batch = ppo.num_steps_per_env * cfg.num_envs
-    if cfg.num_envs < 1 or cfg.iterations < 1 or ppo.num_steps_per_env < 1:
-        raise ConfigError(
-            f"num_envs ({cfg.num_envs}), iterations ({cfg.iterations}) and ppo.num_steps_per_env "
-            f"({ppo.num_steps_per_env}) must all be ≥ 1",
-            fix="a run trains at least one iteration of at least one environment",
-        )
-    epochs = ppo.num_learning_epochs
-    if epochs != "auto" and (isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1):
-        raise ConfigError(f"ppo.num_learning_epochs must be auto or an integer ≥ 1, not {epochs!r}",
-                          fix="--set ppo.num_learning_epochs=auto (or 3, 4, 5 …)")
-    _check_ranges(cfg)
-    if ppo.num_mini_batches < 1 or batch % ppo.num_mini_batches:
-        raise ConfigError(
-            f"ppo.num_mini_batches={ppo.num_mini_batches} does not divide the rollout "
-            f"({ppo.num_steps_per_env} steps × {cfg.num_envs} envs = {batch})",
-            fix="choose num_envs and num_mini_batches so the rollout splits evenly",
-        )
-    if cfg.runner.noise not in ("host", "device"):
-        raise ConfigError(f"runner.noise must be host or device, not {cfg.runner.noise!r}")
-    for name in ("mixed_precision", "rollout_mixed_precision", "compile_update"):
-        if getattr(ppo, name) not in AUTO_ON_OFF:
-            raise ConfigError(f"ppo.{name} must be auto, on or off, not {getattr(ppo, name)!r}",
-                              fix=f"--set ppo.{name}=auto")
-    if ppo.schedule not in ("adaptive", "fixed"):
-        raise ConfigError(f"ppo.schedule must be adaptive or fixed, not {ppo.schedule!r}")
-    if cfg.runner.save_interval < 1:
-        raise ConfigError("runner.save_interval must be ≥ 1")
-    if cfg.runner.check_interval < 0 or cfg.runner.time_limit_min < 0:
-        raise ConfigError("runner.check_interval and runner.time_limit_min must be ≥ 0 (0: off)")
-    if cfg.runner.stop_when_tracked and cfg.runner.check_interval == 0:
-        raise ConfigError("runner.stop_when_tracked needs verdict checks",
-                          fix="--set runner.check_interval=25 (iterations between checks)")
 
 
 def _device_for_rank(resolved: ResolvedDevice, ctx: DistContext) -> ResolvedDevice:
@@ -269,7 +130,7 @@ def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
         applied.append(f"{key}={section_value(cfg, key)}")  # as set: a bare off is 'off', not False
     if request.iterations is not None:
         cfg.iterations = request.iterations
-    _check(cfg)
+    check_settings(cfg)
     return cfg, applied
 
 

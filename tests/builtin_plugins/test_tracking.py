@@ -304,11 +304,83 @@ def test_body_poses_are_current_with_fresh_kinematics_and_one_substep_old_withou
 
 
 def test_default_config_is_plain_yaml_with_every_documented_switch(host):
+    import yaml
+
     spec = host.registry.get("tasks", "tracking")
     cfg = spec.default_config
+    assert yaml.safe_load(yaml.safe_dump(dict(cfg))) == cfg  # args.yaml holds it as it is
     assert cfg["randomization"]["enabled"] is True and cfg["observations"]["noise"] is True
     assert cfg["rewards"]["body_pos_error_exp"] == {"weight": 1.0, "params": {"std": 0.3}}
     assert len(cfg["rewards"]) == 9 and "rewards" in spec.open_config_sections
+
+
+def test_the_declared_task_is_the_one_before_the_declaration(host, motion):
+    """What the policy sees, what it is rewarded for and what ends an episode, as before the tracking task
+    was declared in task.py (the layout the exported ONNX files of earlier runs name)."""
+    env = make_env(host, motion, config=EXACT)
+    j, k = 22, 14
+    assert env.observation_terms == (("command", 2 * j), ("motion_anchor_ori_b", 6), ("base_ang_vel", 3),
+                                     ("joint_pos", j), ("joint_vel", j), ("actions", j))
+    assert env.critic_observations.layout.terms == (
+        ("command", 2 * j), ("motion_anchor_pos_b", 3), ("motion_anchor_ori_b", 6), ("body_pos", 3 * k),
+        ("body_ori", 6 * k), ("base_lin_vel", 3), ("base_ang_vel", 3), ("joint_pos", j), ("joint_vel", j),
+        ("actions", j))
+    assert [(t.name, t.weight, dict(t.params)) for t in env.rewards.terms] == [
+        ("anchor_pos_error_exp", 0.5, {"std": 0.05}), ("anchor_ori_error_exp", 0.5, {"std": 0.4}),
+        ("body_pos_error_exp", 1.0, {"std": 0.3}), ("body_ori_error_exp", 1.0, {"std": 0.4}),
+        ("body_lin_vel_error_exp", 1.0, {"std": 1.0}), ("body_ang_vel_error_exp", 1.0, {"std": 3.14}),
+        ("action_rate_l2", -0.1, {}), ("joint_pos_limits", -10.0, {}), ("self_collision", -10.0, {})]
+    assert [(name, params) for name, _, params in env.terminations.checks] == [
+        ("anchor_height", {"threshold": 0.25}), ("anchor_orientation", {"threshold": 0.8}),
+        ("end_effector_height", {"threshold": 0.25})]
+    noisy = make_env(host, motion)
+    span = noisy.policy_observations._noise
+    assert span.cols == slice(2 * j, 2 * j + 9 + 2 * j)  # anchor orientation .. joint velocities, one draw
+    assert span.scale.max() == pytest.approx(1.0) and span.scale[9 + j:].tolist() == [1.0] * j
+
+
+class _SensorPlugin:
+    """A third-party plugin: one observation term and one failure check for the tracking task."""
+
+    @staticmethod
+    def anchor_height(state):
+        return state.anchor_pos_w[:, 2:3]
+
+    @staticmethod
+    def anchor_below(state, threshold=0.0):
+        return state.anchor_pos_w[:, 2] < threshold
+
+    @hookimpl
+    def register_observation_terms(self, register):
+        from primebot.pipeline.api import ObservationTerm
+
+        register(ObservationTerm("test_anchor_height", self.anchor_height, 1, "anchor height (m)"))
+
+    @hookimpl
+    def register_termination_terms(self, register):
+        from primebot.pipeline.api import TerminationTerm
+
+        register(TerminationTerm("test_anchor_below", self.anchor_below, "anchor below threshold (m)"))
+
+
+def test_a_plugin_observation_and_termination_term_reach_the_tracking_task_through_set(motion):
+    from primebot.pipeline.sim.task import merge_settings
+    from primebot.pipeline.train.session import TrainRequest, resolve_config
+
+    host = load_plugins(extra=[("test_sensors", _SensorPlugin())])
+    cfg = resolve_config(host.registry, TrainRequest(sets=[
+        "task.observations.test_anchor_height={group: critic}",
+        "task.terminations.test_anchor_below=10.0",  # every anchor is below 10 m: every episode fails
+    ]), "cpu")
+    env = make_env(host, motion, num_envs=2, config=merge_settings(cfg.task_config, EXACT))
+    base = make_env(host, motion, num_envs=2, config=EXACT)
+    assert env.num_obs == base.num_obs and env.num_critic_obs == base.num_critic_obs + 1
+    env.reset()
+    result = env.step(np.zeros((2, 22), np.float32))
+    assert result.critic_obs[:, -1].tolist() == pytest.approx(env.state.anchor_pos_w[:, 2].tolist(), abs=1e-6)
+    assert result.terminated.all() and result.info["terminations/test_anchor_below"] == 2.0
+    with pytest.raises(Exception, match="test_anchor_hieght"):
+        make_env(host, motion, config={**EXACT, "observations": {"test_anchor_hieght": {}}})
 
 
 def test_critic_body_terms_are_tracked_bodies_in_the_anchor_frame(host, motion):
@@ -317,7 +389,7 @@ def test_critic_body_terms_are_tracked_bodies_in_the_anchor_frame(host, motion):
     env = make_env(host, motion, num_envs=3, config={**EXACT, "sampling": {"mode": "uniform"}})
     env.reset()
     result = env.step(np.random.default_rng(2).uniform(-1, 1, (3, 22)).astype(np.float32))
-    s, layout = env.state, env.observations.critic
+    s, layout = env.state, env.critic_observations.layout
     anchor_q = s.anchor_quat_w[:, None]
     pos_b = rot.quat_apply_inverse(anchor_q, s.body_pos_w - s.anchor_pos_w[:, None])
     ori_b = rot.matrix_first_two_columns(rot.quat_mul(rot.quat_conjugate(anchor_q), s.body_quat_w))
@@ -425,10 +497,11 @@ def test_a_delayed_env_gets_its_targets_a_step_late_and_the_servo_holds_the_bias
     chosen = origin + env.action_scale
     np.testing.assert_allclose(env.sim.ctrl[0, env._ctrl_cols], chosen[0])  # on time, no bias
     np.testing.assert_allclose(env.sim.ctrl[1, env._ctrl_cols], origin[1] - 0.01)  # last step's targets
-    joint_pos = env.observations.policy.slice("joint_pos")
+    joint_pos = env.policy_observations.layout.slice("joint_pos")
     truth = env.state.joint_pos - env._default_joint_pos
     np.testing.assert_allclose(obs[1, joint_pos], truth[1] + 0.01, atol=1e-6)  # the policy reads q + bias
-    np.testing.assert_allclose(env.observations.critic_obs[1, env.observations.critic.slice("joint_pos")],
+    critic = env.critic_observations
+    np.testing.assert_allclose(critic.buffer[1, critic.layout.slice("joint_pos")],
                                truth[1], atol=1e-6)  # the critic reads the truth
 
 

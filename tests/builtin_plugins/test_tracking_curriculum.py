@@ -112,10 +112,10 @@ def test_bad_settings_are_a_config_error_naming_the_fix(bad):
 
 def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_changes_it():
     from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
-    from primebot.plugins.tasks.tracking.task import default_config
+    from primebot.plugins.tasks.tracking.task import TRACKING
 
     cfg = TrainConfig(task="tracking")
-    cfg.task_config = default_config()
+    cfg.task_config = TRACKING.settings()
     default = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)
     assert default.enabled and default.strength == 1.0 and default.signal == "verdict" and not default.follows_falls
     assert default.step == 0.25 and default.fall_back_after == 8
@@ -130,10 +130,10 @@ def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_cha
 
 def test_a_termination_set_to_null_is_switched_off_and_a_word_is_still_refused():
     from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
-    from primebot.plugins.tasks.tracking.task import default_config
+    from primebot.plugins.tasks.tracking.task import TRACKING
 
     cfg = TrainConfig(task="tracking")
-    cfg.task_config = default_config()
+    cfg.task_config = TRACKING.settings()
     for key, value in parse_set(["task.terminations.end_effector_height=null"]):
         set_value(cfg, key, value)
     assert cfg.task_config["terminations"]["end_effector_height"] is None

@@ -20,7 +20,7 @@ import numpy as np
 from primebot.pipeline.hooks.specs import hookimpl
 from primebot.pipeline.sim.task import TaskSpec
 from primebot.plugins.robots.biped4.spec import biped4_spec
-from primebot.plugins.tasks.walk.task import DEFAULT_CONFIG, make_walk_env
+from primebot.plugins.tasks.walk.task import DEFAULT_CONFIG, TRAINER_DEFAULTS, make_walk_env
 
 
 @hookimpl
@@ -32,7 +32,8 @@ def register_robots(register):
 def register_tasks(register):
     register(TaskSpec(
         name="walk_fast", make_env=make_walk_env, needs_motion=False, default_robot="crouchbot",
-        default_config={**DEFAULT_CONFIG, "walking_speed": 1.0, "train": {"num_envs": 8, "iterations": 1}},
+        default_config={**DEFAULT_CONFIG, "walking_speed": 1.0},
+        trainer_defaults={**TRAINER_DEFAULTS, "train": {"num_envs": 8, "iterations": 1}},
         description="walk at 1 m/s",
     ))
 '''

@@ -21,8 +21,10 @@ from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.hooks.specs import hookimpl
 from primebot.pipeline.robot.spec import RobotSpec
 from primebot.pipeline.sim.env import VecEnv
+from primebot.pipeline.sim.observation_terms import ObservationTerm
 from primebot.pipeline.sim.rewards import RewardTerm
-from primebot.pipeline.sim.task import TaskSpec
+from primebot.pipeline.sim.task import PlaySettings, TaskSpec
+from primebot.pipeline.sim.termination_terms import TerminationTerm
 from primebot.pipeline.stages.contract import Stage
 
 HOOK_NAMES = sorted(
@@ -60,6 +62,37 @@ def test_hook_register_reward_terms(clean_env):
     host = load_with("toy-rewards", register_reward_terms=register_reward_terms)
     term = host.registry.get("reward_terms", "upright")
     assert term.func(np.zeros(2), **term.default_params).tolist() == [1.0, 1.0]
+
+
+def test_hook_register_observation_terms(clean_env):
+    def register_observation_terms(register):
+        register(ObservationTerm("height", lambda state: state[:, None], 1, "base height"))
+
+    host = load_with("toy-observations", register_observation_terms=register_observation_terms)
+    term = host.registry.get("observation_terms", "height")
+    assert term.func(np.ones(2)).shape == (2, 1) and term.width(None) == 1
+
+
+def test_hook_register_termination_terms(clean_env):
+    def register_termination_terms(register):
+        register(TerminationTerm("too_low", lambda state, threshold: state < threshold, "fell"))
+
+    host = load_with("toy-terminations", register_termination_terms=register_termination_terms)
+    term = host.registry.get("termination_terms", "too_low")
+    assert term.func(np.array([0.1, 0.5]), threshold=0.3).tolist() == [True, False]
+
+
+def test_play_settings_are_checked_when_the_task_registers(clean_env):
+    def register_tasks(register):
+        register(TaskSpec("null", lambda **kw: None, {"noise": {"enabled": True}}, needs_motion=False,
+                          play=PlaySettings(evaluation={"noise": {"enabeld": False}})))
+
+    try:
+        load_with("typo-tasks", register_tasks=register_tasks)
+    except Exception as exc:  # noqa: BLE001
+        assert "plugin 'typo-tasks'" in str(exc) and "noise.enabeld" in str(exc) and "evaluation" in str(exc)
+    else:
+        raise AssertionError("play settings naming a missing setting were accepted")
 
 
 def test_hook_register_tasks(clean_env):

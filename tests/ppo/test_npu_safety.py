@@ -39,7 +39,7 @@ class OpRecorder(TorchDispatchMode):
 
 def _runner(noise: str = "host", mixed_precision: str = "auto", rollout_mixed_precision: str = "auto") -> OnPolicyRunner:
     cfg = TrainConfig(task="pointmass", num_envs=8, iterations=1, seed=3)
-    apply_task_defaults(cfg, pointmass_task.DEFAULT_CONFIG)
+    apply_task_defaults(cfg, pointmass_task.POINTMASS)
     cfg.runner.noise = noise
     cfg.ppo.mixed_precision = mixed_precision
     cfg.ppo.rollout_mixed_precision = rollout_mixed_precision

@@ -11,7 +11,7 @@ from primebot.pipeline.errors import ConfigError, UnknownNameError
 from primebot.pipeline.registry import Registry
 from primebot.pipeline.rotations import quat_from_axis_angle
 from primebot.pipeline.sim.rewards import RewardManager, RewardTerm
-from primebot.plugins.rewards import tracking as terms
+from primebot.plugins.tasks.tracking import rewards as terms
 
 E = np.e
 IDENTITY = np.array([1.0, 0.0, 0.0, 0.0])
@@ -93,7 +93,7 @@ def test_self_collision_counts_contacts():
 def _registry(*extra: RewardTerm) -> Registry:
     registry = Registry()
     registry.declare("reward_terms")
-    for term in (*terms.TERMS, *extra):
+    for term in (*terms.REWARD_TERMS, *extra):
         registry.add("reward_terms", term.name, term, "test")
     return registry
 

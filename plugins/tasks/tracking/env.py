@@ -1,19 +1,18 @@
 """The tracking environment: N humanoids imitating a reference motion on ``BatchSim``.
 
-One ``step``: write joint targets (offset + scale·action, the offset being the
-reference's joint positions at the observed step or the default pose) to ``ctrl``, apply
-due pushes, step the physics ``decimation`` substeps on C threads, advance
-each env's reference step, refresh the ``TrackingState``, then terminations,
-rewards and the adaptive sampler, reset finished envs from the reference (with
-noise), and build observations. Everything after the physics is vectorised
-numpy over all envs.
+It runs what ``task.py`` declares; ``step`` reads as its parts, each a method
+below: the actions become joint targets, the physics steps, the reference
+advances, the terminations and rewards are computed, finished episodes start
+again, and the observations are built. Everything after the physics is
+vectorised numpy over all envs.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,11 +25,15 @@ from primebot.pipeline.api import (
     BatchSim,
     ConfigError,
     Motion,
+    ObservationGroup,
+    ObservationSlot,
     Registry,
     RewardManager,
     RobotSpec,
     StepResult,
+    TerminationManager,
     VecEnv,
+    appended_slots,
     quat_apply_inverse,
     quat_from_euler_xyz,
     quat_mul,
@@ -38,7 +41,6 @@ from primebot.pipeline.api import (
 
 from .curriculum import RandomizationCurriculum
 from .model import build_tracking_model
-from .observations import ObservationBuilder
 from .randomization import (
     AXES_ANGULAR,
     AXES_LINEAR,
@@ -50,12 +52,25 @@ from .randomization import (
 from .reference import MotionReference
 from .sampler import StartFrameSampler
 from .state import TrackingState
-from .terminations import failures
 
 log = logging.getLogger(__name__)
 
 STAGES = ("actions", "physics", "state", "terminations", "rewards", "reset", "observations")
-"""Parts of ``step`` timed in ``TrackingEnv.timings`` (seconds, cumulative)."""
+"""Parts of ``step`` timed in ``TrackingEnv.timings`` (seconds, cumulative; tools/bench_sim.py reads them)."""
+
+
+def timed(stage: str) -> Callable:
+    """Adds the method's wall time to ``self.timings[stage]``."""
+    def wrap(method: Callable) -> Callable:
+        @functools.wraps(method)
+        def run(self, *args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                self.timings[stage] += time.perf_counter() - start
+        return run
+    return wrap
 
 _RNG_STREAMS = ("physics", "reset", "sampler", "noise", "push")
 
@@ -85,11 +100,9 @@ _OFFSETS = {"reference": ACTION_OFFSET_REFERENCE, "default": ACTION_OFFSET_DEFAU
 
 
 def action_parameterisation(actions: Mapping[str, Any]) -> tuple[str, float]:
-    """``(offset, factor on the robot's action_scale)`` from the task's ``actions`` config (``offset``, ``scale``)."""
+    """``(offset, factor on the robot's action_scale)`` from the task's ``actions`` config (``offset``, ``scale``;
+    the task's ``setting_choices`` checked the offset)."""
     offset = str(actions.get("offset", "default"))
-    if offset not in _OFFSETS:
-        raise ConfigError(f"task.actions.offset must be one of {', '.join(_OFFSETS)}, got {offset!r}",
-                          fix="--set task.actions.offset=reference (or default)")
     scale = float(actions.get("scale", 1.0))
     if not (np.isfinite(scale) and scale > 0):
         raise ConfigError(f"task.actions.scale must be a positive number, got {scale!r}",
@@ -129,44 +142,77 @@ class TrackingEnv(VecEnv):
         motion: Motion,
         num_envs: int,
         config: Mapping[str, Any],
+        observations: Mapping[str, Sequence[ObservationSlot]],
+        observation_settings: Sequence[str] = ("noise", "noise_scale"),
         *,
         registry: Registry,
         seed: int = 0,
         num_threads: int | None = None,
     ) -> None:
+        """``config``: the task's full settings; ``observations``: the ``policy`` and ``critic`` slots
+        (``observation_settings`` are the keys of ``config["observations"]`` that are not appended terms)."""
         cfg = config
         self.robot, self.config, self.seed = robot, config, int(seed)
-        self.model_info = tm = build_tracking_model(robot, float(cfg["soft_joint_limit_factor"]))
-        fresh = bool(cfg["fresh_kinematics"])
-        self.sim = BatchSim(
-            tm.model,
-            num_envs,
-            num_threads=num_threads,
-            decimation=int(cfg["decimation"]),
-            observe_stage=STAGE_VEL if fresh else STAGE_NONE,
-            persistent=fresh,  # fresh kinematics are free in a persistent batch; otherwise cache wins
-        )
         self.num_envs = int(num_envs)
-        self.step_dt = self.sim.control_dt
-        self.reference = MotionReference(motion, robot, tm, self.step_dt)
+        self._build_physics(cfg, num_threads)
+        self.reference = MotionReference(motion, robot, self.model_info, self.step_dt)
         streams = np.random.SeedSequence(self.seed).spawn(len(_RNG_STREAMS))
         self.rngs = {
             name: np.random.Generator(np.random.PCG64(s))
             for name, s in zip(_RNG_STREAMS, streams, strict=True)
         }
+        self._build_randomization(cfg["randomization"])
 
-        rand = cfg["randomization"]
+        self.state = TrackingState(self.sim, self.model_info, self.reference, robot.default_joint_pos)
+        self.rewards = RewardManager.from_config(cfg["rewards"], registry, self.step_dt, self.num_envs)
+        self.terminations = TerminationManager(cfg["terminations"], registry)
+        self.termination_thresholds = dict(cfg["terminations"])
+        self._build_observations(observations, observation_settings, cfg["observations"], registry)
+        self.sampler = StartFrameSampler(
+            self.reference.num_steps, self.step_dt, cfg["sampling"], self.rngs["sampler"]
+        )
+
+        self.num_actions = robot.num_joints
+        self.max_episode_length = int(round(float(cfg["episode_length_s"]) / self.step_dt))
+        self.episode_length = np.zeros(self.num_envs, np.int64)
+        self.time_steps = self.state.time_steps
+        """[N] reference step each env is at (the ONNX ``time_step`` input)."""
+        self._build_actions(cfg)
+        self._qpos_template = np.array(self.model_info.model.qpos0, dtype=np.float64)
+        self._window = _EpisodeWindow([*self.rewards.names, "length"], self.num_envs)
+        self.timings = dict.fromkeys(STAGES, 0.0)
+        self._restored = False
+        if cfg.get("log_reward_terms", True):
+            log.info(self.rewards.table())
+
+    def _build_physics(self, cfg: Mapping[str, Any], num_threads: int | None) -> None:
+        self.model_info = tm = build_tracking_model(self.robot, float(cfg["soft_joint_limit_factor"]))
+        fresh = bool(cfg["fresh_kinematics"])
+        self.sim = BatchSim(
+            tm.model,
+            self.num_envs,
+            num_threads=num_threads,
+            decimation=int(cfg["decimation"]),
+            observe_stage=STAGE_VEL if fresh else STAGE_NONE,
+            persistent=fresh,  # fresh kinematics are free in a persistent batch; otherwise cache wins
+        )
+        self.step_dt = self.sim.control_dt
+
+    def _build_randomization(self, rand: Mapping[str, Any]) -> None:
+        tm, num_envs = self.model_info, self.num_envs
         self.randomize = bool(rand["enabled"])
         self.physics_randomization = (
             PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"]) if self.randomize else None
         )
+        highest_root = float(self.reference.root_pos_w[:, 2].max())
         self.pusher = (
-            Pusher(self.sim, tm, rand["push"], self.rngs["push"], float(self.reference.root_pos_w[:, 2].max()))
+            Pusher(self.sim, tm, rand["push"], self.rngs["push"], highest_root)
             if self.randomize and rand.get("push")
             else None
         )
         self.actuation = (
-            ActuationRandomization(num_envs, robot.num_joints, rand, self.rngs["physics"]) if self.randomize else None
+            ActuationRandomization(num_envs, self.robot.num_joints, rand, self.rngs["physics"])
+            if self.randomize else None
         )
         """Action delay and encoder bias (None without randomisation)."""
         curriculum = RandomizationCurriculum(rand.get("curriculum"), window=num_envs) if self.randomize else None
@@ -181,48 +227,35 @@ class TrackingEnv(VecEnv):
             if self.curriculum is not None:
                 self._apply_strength()
 
-        self.state = TrackingState(self.sim, tm, self.reference)
-        self.rewards = RewardManager.from_config(
-            cfg["rewards"], registry, self.step_dt, self.num_envs
-        )
-        obs_cfg = cfg["observations"]
+    def _build_observations(self, groups: Mapping[str, Sequence[ObservationSlot]], settings: Sequence[str],
+                            obs_cfg: Mapping[str, Any], registry: Registry) -> None:
+        added = appended_slots(obs_cfg, tuple(groups), settings)
         noise = obs_cfg["noise_scale"] if obs_cfg["noise"] else None
-        self.observations = ObservationBuilder(
-            self.state, robot.default_joint_pos, noise, self.rngs["noise"]
+        self.policy_observations = ObservationGroup(
+            [*groups["policy"], *added["policy"]], registry, self.state, self.num_envs, noise, self.rngs["noise"]
         )
-        self.sampler = StartFrameSampler(
-            self.reference.num_steps, self.step_dt, cfg["sampling"], self.rngs["sampler"]
+        self.critic_observations = ObservationGroup(
+            [*groups["critic"], *added["critic"]], registry, self.state, self.num_envs
         )
-        self.termination_thresholds = dict(cfg["terminations"])
+        self.num_obs = self.policy_observations.layout.size
+        self.num_critic_obs = self.critic_observations.layout.size
+        self.observation_terms = self.policy_observations.layout.terms
+        """Policy observation slots in order, ``(name, size)`` (ONNX metadata)."""
+        self.observation_names = self.policy_observations.layout.names
 
-        self.num_actions = robot.num_joints
-        self.num_obs = self.observations.policy.size
-        self.num_critic_obs = self.observations.critic.size
-        self.observation_names = self.observations.policy.names
-        """Policy observation terms in order (ONNX metadata)."""
-        self.max_episode_length = int(round(float(cfg["episode_length_s"]) / self.step_dt))
-        self.episode_length = np.zeros(self.num_envs, np.int64)
-        self.time_steps = self.state.time_steps
-        """[N] reference step each env is at (the ONNX ``time_step`` input)."""
-
-        self._default_joint_pos = np.asarray(robot.default_joint_pos, dtype=np.float64)
+    def _build_actions(self, cfg: Mapping[str, Any]) -> None:
+        self._default_joint_pos = np.asarray(self.robot.default_joint_pos, dtype=np.float64)
         self.action_offset, self.action_scale_factor = action_parameterisation(cfg.get("actions") or {})
-        self.action_scale = self.action_scale_factor * np.asarray(robot.action_scale, dtype=np.float64)
+        self.action_scale = self.action_scale_factor * np.asarray(self.robot.action_scale, dtype=np.float64)
         """What an action means (ONNX metadata ``action_offset``, ``action_scale``): the joint
         target is ``offset + action_scale * action``, the offset the reference's joint positions
         at the observed step (``reference_joint_pos``) or the default pose (``default_joint_pos``)."""
-        act = tm.indices.actuator_ids
+        act = self.model_info.indices.actuator_ids
         self._ctrl_cols = (
             slice(int(act[0]), int(act[0]) + len(act))
             if np.array_equal(act, np.arange(act[0], act[0] + len(act)))
             else act
         )
-        self._qpos_template = np.array(tm.model.qpos0, dtype=np.float64)
-        self._window = _EpisodeWindow([*self.rewards.names, "length"], self.num_envs)
-        self.timings = dict.fromkeys(STAGES, 0.0)
-        self._restored = False
-        if cfg.get("log_reward_terms", True):
-            log.info(self.rewards.table())
 
     # -- VecEnv -------------------------------------------------------------------
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
@@ -234,10 +267,10 @@ class TrackingEnv(VecEnv):
         """
         if self._restored:
             self._restored = False
-            return self.observations.obs.copy(), self.observations.critic_obs.copy()
+            return self.policy_observations.buffer.copy(), self.critic_observations.buffer.copy()
         self._reset_envs(np.arange(self.num_envs))
         self.state.update()
-        obs, critic = self.observations.compute(self._encoder_bias())
+        obs, critic = self._observe()
         return obs.copy(), critic.copy()
 
     def step(self, actions: np.ndarray) -> StepResult:
@@ -252,10 +285,20 @@ class TrackingEnv(VecEnv):
         ``episode/finished``, ``terminations/<reason>`` (counts this step),
         ``physics_faults`` and ``sampler/*``.
         """
-        clock = time.perf_counter
-        t0 = clock()
         self._restored = False
-        timings, state = self.timings, self.state
+        self._apply_actions(actions)
+        faults = self._simulate()
+        self._advance_reference()
+        failed, terminated, truncated = self._check_terminations(faults)
+        reward = self._compute_rewards(faults)
+        info = self._start_finished_episodes(failed, terminated, truncated, faults)
+        obs, critic = self._observe()
+        return StepResult(obs.copy(), critic.copy(), reward, terminated, truncated, info)
+
+    @timed("actions")
+    def _apply_actions(self, actions: np.ndarray) -> None:
+        """The actions to joint targets (offset + scale·action) in ``ctrl``, through the servo model; pushes."""
+        state = self.state
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs, self.num_actions):
             raise ValueError(
@@ -269,33 +312,42 @@ class TrackingEnv(VecEnv):
         self.sim.ctrl[:, self._ctrl_cols] = targets if self.actuation is None else self.actuation.servos(targets)
         if self.pusher is not None:
             self.pusher.step()
-        t1 = clock()
-        faults = self.sim.step()
-        t2 = clock()
 
+    @timed("physics")
+    def _simulate(self) -> np.ndarray:
+        """``decimation`` physics substeps; returns the envs whose physics failed (bool [N])."""
+        return self.sim.step()
+
+    @timed("state")
+    def _advance_reference(self) -> None:
+        """Every env one step further along its reference (held at the last frame); the state refreshed."""
         self.episode_length += 1
-        last = self.reference.num_steps - 1
-        np.minimum(self.time_steps + 1, last, out=self.time_steps)
-        state.update()
-        t3 = clock()
+        np.minimum(self.time_steps + 1, self.reference.num_steps - 1, out=self.time_steps)
+        self.state.update()
 
-        failed = failures(
-            state, self.reference, self.model_info.end_effector_index, self.termination_thresholds
-        )
+    @timed("terminations")
+    def _check_terminations(self, faults: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """(each failure check's mask, terminated, truncated); failures teach the start-frame sampler."""
+        failed = self.terminations.compute(self.state)
         terminated = faults.copy()
         for mask in failed.values():
             terminated |= mask
         truncated = (
-            (self.episode_length >= self.max_episode_length) | (self.time_steps >= last)
+            (self.episode_length >= self.max_episode_length) | (self.time_steps >= self.reference.num_steps - 1)
         ) & ~terminated
-        failed_any = terminated & ~faults
-        self.sampler.record_failures(self.time_steps[failed_any])
+        self.sampler.record_failures(self.time_steps[terminated & ~faults])
         self.sampler.update()
-        t4 = clock()
+        return failed, terminated, truncated
 
-        reward = self.rewards.compute(state, valid=~faults if faults.any() else None).copy()
-        t5 = clock()
+    @timed("rewards")
+    def _compute_rewards(self, faults: np.ndarray) -> np.ndarray:
+        """The weighted reward terms (none for an env whose physics failed)."""
+        return self.rewards.compute(self.state, valid=~faults if faults.any() else None).copy()
 
+    @timed("reset")
+    def _start_finished_episodes(self, failed: Mapping[str, np.ndarray], terminated: np.ndarray,
+                                 truncated: np.ndarray, faults: np.ndarray) -> dict[str, Any]:
+        """Log the finished episodes, move a fall-driven curriculum, reset those envs; returns ``info``."""
         done = np.flatnonzero(terminated | truncated)
         if self.curriculum is not None and self.curriculum.follows_falls and self.curriculum.record(
                 done.size, int(terminated.sum())):
@@ -312,21 +364,18 @@ class TrackingEnv(VecEnv):
             finished["length"] = self.episode_length[done].astype(np.float64)
             self._window.add(finished)
             self._reset_envs(done)
-            state.update(done)
+            self.state.update(done)
         info.update(self._window.means())
         info.update(self.sampler.metrics())
         if self.curriculum is not None:
             info.update(self.curriculum.metrics())
-        t6 = clock()
+        return info
 
-        obs, critic = self.observations.compute(self._encoder_bias())
-        result = StepResult(obs.copy(), critic.copy(), reward, terminated, truncated, info)
-        t7 = clock()
-        for name, dt in zip(
-            STAGES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5, t7 - t6), strict=True
-        ):
-            timings[name] += dt
-        return result
+    @timed("observations")
+    def _observe(self) -> tuple[np.ndarray, np.ndarray]:
+        """The policy's and the critic's observations (the policy's with noise while training)."""
+        self.state.encoder_bias = self._encoder_bias()
+        return self.policy_observations.compute(self.state), self.critic_observations.compute(self.state)
 
     def close(self) -> None:
         self.sim.close()
@@ -432,8 +481,8 @@ class TrackingEnv(VecEnv):
         if self.curriculum is not None:
             out.update({f"curriculum/{k}": v for k, v in self.curriculum.state_dict().items()})
         # the last observations returned (with their noise), for the first step after a resume
-        out["obs/policy"] = self.observations.obs.copy()
-        out["obs/critic"] = self.observations.critic_obs.copy()
+        out["obs/policy"] = self.policy_observations.buffer.copy()
+        out["obs/critic"] = self.critic_observations.buffer.copy()
         # the episode/* log window, so train.csv continues identically after a resume
         out.update({f"window/{name}": v.copy() for name, v in self._window.values.items()})
         out["window/count_head"] = np.array([self._window.count, self._window.head])
@@ -465,8 +514,8 @@ class TrackingEnv(VecEnv):
             else:  # a checkpoint from before the curriculum: it ran at full strength throughout
                 self.curriculum = None
             self._apply_strength()
-        self.observations.obs[:] = state["obs/policy"]
-        self.observations.critic_obs[:] = state["obs/critic"]
+        self.policy_observations.buffer[:] = state["obs/policy"]
+        self.critic_observations.buffer[:] = state["obs/critic"]
         if "window/count_head" in state:
             for name, values in self._window.values.items():
                 values[:] = state[f"window/{name}"]

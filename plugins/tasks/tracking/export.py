@@ -65,7 +65,7 @@ def export_metadata(env: Any, motion: Motion, arrays: dict[str, np.ndarray], *,
         "termination_anchor_orientation": metadata_threshold(thresholds.get("anchor_orientation")),
         "termination_end_effector_height": metadata_threshold(thresholds.get("end_effector_height")),
     }
-    return TaskExport(env.observations.policy.terms, metadata, arrays, reference_steps=lambda: env.time_steps)
+    return TaskExport(env.observation_terms, metadata, arrays, reference_steps=lambda: env.time_steps)
 
 
 def _tracked_bodies_only(env: Any, arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[str]]:

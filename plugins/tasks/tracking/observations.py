@@ -1,165 +1,113 @@
-"""Policy and critic observations of the tracking task, written into preallocated float32 buffers.
+"""The tracking task's observation terms: pure functions of its ``TrackingState``, ``[N, size]`` each.
 
-Policy (5·J + 9; no state estimation needed on the robot):
-
-    command               2J  reference joint positions, then velocities
-    motion_anchor_ori_b    6  reference anchor orientation in the robot anchor frame,
-                              first two rotation-matrix columns (r00 r01 r10 r11 r20 r21)
-    base_ang_vel           3  root angular velocity, root frame
-    joint_pos             J   joint positions minus the default pose
-    joint_vel             J   joint velocities
-    actions               J   the last action
-
-Critic (privileged, no noise): command, motion_anchor_pos_b (3), motion_anchor_ori_b,
-body_pos (3K, tracked bodies in the robot anchor frame), body_ori (6K),
-base_lin_vel (3), base_ang_vel, joint_pos, joint_vel, actions.
+``task.py`` lays them out: which terms the policy and the critic see, in
+which order, with which noise (docs/tasks.md, "Observations"). Orientations
+are the first two columns of a rotation matrix (r00 r01 r10 r11 r20 r21);
+frame changes are matrix products against the robot anchor's rotation
+``R_a``: ``v_b = R_aᵀ v`` is the row vector ``v·R_a``, and body rotations come
+from MuJoCo's xmat, so no per-body quaternion algebra is needed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
 import numpy as np
 
-from primebot.pipeline.api import matrix_first_two_columns, quat_conjugate, quat_mul, quat_to_matrix
+from primebot.pipeline.api import (
+    ObservationTerm,
+    matrix_first_two_columns,
+    quat_conjugate,
+    quat_mul,
+    quat_to_matrix,
+)
 
 from .state import TrackingState
 
-NOISY_TERMS = ("motion_anchor_ori_b", "base_ang_vel", "joint_pos", "joint_vel")
-"""Policy terms that get uniform noise ±scale (mjlab's noise magnitudes by default)."""
+
+def _joints(state: TrackingState) -> int:
+    return state.joint_pos.shape[1]
 
 
-@dataclass(frozen=True)
-class ObservationLayout:
-    """Names and widths of the observation terms, in order."""
-
-    terms: tuple[tuple[str, int], ...]
-
-    @property
-    def size(self) -> int:
-        return sum(width for _, width in self.terms)
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return tuple(name for name, _ in self.terms)
-
-    def slice(self, name: str) -> slice:
-        start = 0
-        for term, width in self.terms:
-            if term == name:
-                return slice(start, start + width)
-            start += width
-        raise KeyError(name)
+def _bodies(state: TrackingState) -> int:
+    return state.body_pos_w.shape[1]
 
 
-def policy_layout(num_joints: int) -> ObservationLayout:
-    j = num_joints
-    return ObservationLayout(
-        (
-            ("command", 2 * j),
-            ("motion_anchor_ori_b", 6),
-            ("base_ang_vel", 3),
-            ("joint_pos", j),
-            ("joint_vel", j),
-            ("actions", j),
-        )
-    )
+def motion_command(state: TrackingState) -> np.ndarray:
+    """The reference's joint positions, then its joint velocities, at the env's step."""
+    return np.concatenate([state.ref_joint_pos, state.ref_joint_vel], axis=1)
 
 
-def critic_layout(num_joints: int, num_bodies: int) -> ObservationLayout:
-    j, k = num_joints, num_bodies
-    return ObservationLayout(
-        (
-            ("command", 2 * j),
-            ("motion_anchor_pos_b", 3),
-            ("motion_anchor_ori_b", 6),
-            ("body_pos", 3 * k),
-            ("body_ori", 6 * k),
-            ("base_lin_vel", 3),
-            ("base_ang_vel", 3),
-            ("joint_pos", j),
-            ("joint_vel", j),
-            ("actions", j),
-        )
-    )
+def motion_anchor_ori_b(state: TrackingState) -> np.ndarray:
+    """The reference anchor's orientation in the robot anchor's frame."""
+    return matrix_first_two_columns(quat_mul(quat_conjugate(state.anchor_quat_w), state.ref_anchor_quat_w))
 
 
-class ObservationBuilder:
-    """Fills the [N, O] policy and [N, P] critic buffers from a ``TrackingState``."""
+def motion_anchor_pos_b(state: TrackingState) -> np.ndarray:
+    """The reference anchor's position in the robot anchor's frame (privileged)."""
+    offset = (state.ref_anchor_pos_w - state.anchor_pos_w)[:, None]
+    return np.matmul(offset, quat_to_matrix(state.anchor_quat_w))[:, 0]
 
-    def __init__(
-        self,
-        state: TrackingState,
-        default_joint_pos: np.ndarray,
-        noise: Mapping[str, float] | None,
-        rng: np.random.Generator,
-    ) -> None:
-        n, j = state.joint_pos.shape
-        k = state.body_pos_w.shape[1]
-        self.state = state
-        self.default_joint_pos = np.asarray(default_joint_pos, dtype=np.float64)
-        self.policy = policy_layout(j)
-        self.critic = critic_layout(j, k)
-        self.obs = np.zeros((n, self.policy.size), np.float32)
-        self.critic_obs = np.zeros((n, self.critic.size), np.float32)
-        self.rng = rng
-        # Noise is one contiguous block of the policy vector (anchor ori .. joint vel),
-        # drawn in one call: scale per column, zero where a term has none.
-        first = self.policy.slice(NOISY_TERMS[0]).start
-        last = self.policy.slice(NOISY_TERMS[-1]).stop
-        self._noise_cols = slice(first, last)
-        scale = np.zeros(last - first, np.float32)
-        for name in NOISY_TERMS:
-            cols = self.policy.slice(name)
-            scale[cols.start - first : cols.stop - first] = float((noise or {}).get(name, 0.0))
-        self._noise_scale = 2.0 * scale
-        self._noise_offset = -scale
-        self._noise = np.zeros((n, last - first), np.float32) if np.any(scale) else None
 
-    def compute(self, encoder_bias: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Fill and return (obs, critic_obs), both float32; the policy's joint positions read
-        ``encoder_bias`` [N, J] off (the critic's are true)."""
-        s, p, c = self.state, self.policy, self.critic
-        obs, critic = self.obs, self.critic_obs
-        n = obs.shape[0]
-        j = s.joint_pos.shape[1]
-        anchor_ori = matrix_first_two_columns(
-            quat_mul(quat_conjugate(s.anchor_quat_w), s.ref_anchor_quat_w)
-        )
-        joint_pos = s.joint_pos - self.default_joint_pos
+def body_pos_b(state: TrackingState) -> np.ndarray:
+    """Tracked-body positions in the robot anchor's frame, 3 per body (privileged)."""
+    offsets = state.body_pos_w - state.anchor_pos_w[:, None]
+    return np.matmul(offsets, quat_to_matrix(state.anchor_quat_w)).reshape(state.num_envs, -1)
 
-        command = p.slice("command")
-        obs[:, command.start : command.start + j] = s.ref_joint_pos
-        obs[:, command.start + j : command.stop] = s.ref_joint_vel
-        obs[:, p.slice("motion_anchor_ori_b")] = anchor_ori
-        obs[:, p.slice("base_ang_vel")] = s.base_ang_vel_b
-        obs[:, p.slice("joint_pos")] = joint_pos if encoder_bias is None else joint_pos + encoder_bias
-        obs[:, p.slice("joint_vel")] = s.joint_vel
-        obs[:, p.slice("actions")] = s.action
 
-        critic[:, c.slice("command")] = obs[:, command]
-        # Frame changes as matrix products against the anchor rotation R_a:
-        # v_b = R_aᵀ v is the row vector v·R_a, and body rotations come from
-        # MuJoCo's xmat, so no per-body quaternion algebra is needed.
-        rot_anchor = quat_to_matrix(s.anchor_quat_w)
-        anchor_offset = (s.ref_anchor_pos_w - s.anchor_pos_w)[:, None]
-        critic[:, c.slice("motion_anchor_pos_b")] = np.matmul(anchor_offset, rot_anchor)[:, 0]
-        critic[:, c.slice("motion_anchor_ori_b")] = anchor_ori
-        body_offsets = s.body_pos_w - s.anchor_pos_w[:, None]
-        critic[:, c.slice("body_pos")] = np.matmul(body_offsets, rot_anchor).reshape(n, -1)
-        body_ori = np.matmul(rot_anchor.transpose(0, 2, 1)[:, None], s.body_mat_w[..., :2])
-        critic[:, c.slice("body_ori")] = body_ori.reshape(n, -1)
-        critic[:, c.slice("base_lin_vel")] = s.base_lin_vel_b
-        critic[:, c.slice("base_ang_vel")] = s.base_ang_vel_b
-        critic[:, c.slice("joint_pos")] = joint_pos
-        critic[:, c.slice("joint_vel")] = s.joint_vel
-        critic[:, c.slice("actions")] = s.action
+def body_ori_b(state: TrackingState) -> np.ndarray:
+    """Tracked-body orientations in the robot anchor's frame, 6 per body (privileged)."""
+    rot_anchor = quat_to_matrix(state.anchor_quat_w)
+    body_ori = np.matmul(rot_anchor.transpose(0, 2, 1)[:, None], state.body_mat_w[..., :2])
+    return body_ori.reshape(state.num_envs, -1)
 
-        if self._noise is not None:
-            noise = self._noise
-            self.rng.random(out=noise, dtype=np.float32)
-            noise *= self._noise_scale
-            noise += self._noise_offset
-            obs[:, self._noise_cols] += noise
-        return obs, critic
+
+def base_lin_vel(state: TrackingState) -> np.ndarray:
+    """The root body's linear velocity in its own frame (privileged: no sensor measures it)."""
+    return state.base_lin_vel_b
+
+
+def base_ang_vel(state: TrackingState) -> np.ndarray:
+    """The root body's angular velocity in its own frame (the IMU's gyro)."""
+    return state.base_ang_vel_b
+
+
+def joint_pos_rel(state: TrackingState) -> np.ndarray:
+    """Joint positions minus the default pose, as they are."""
+    return state.joint_pos - state.default_joint_pos
+
+
+def joint_pos_sensed(state: TrackingState) -> np.ndarray:
+    """Joint positions minus the default pose, as the encoders read them (with their bias, if any)."""
+    joint_pos = state.joint_pos - state.default_joint_pos
+    return joint_pos if state.encoder_bias is None else joint_pos + state.encoder_bias
+
+
+def joint_vel(state: TrackingState) -> np.ndarray:
+    """Joint velocities."""
+    return state.joint_vel
+
+
+def last_action(state: TrackingState) -> np.ndarray:
+    """The policy's last action."""
+    return state.action
+
+
+OBSERVATION_TERMS = (
+    ObservationTerm("motion_command", motion_command, lambda s: 2 * _joints(s),
+                    "reference joint positions and velocities (2J)"),
+    ObservationTerm("motion_anchor_ori_b", motion_anchor_ori_b, 6,
+                    "reference anchor orientation in the robot anchor frame (6)"),
+    ObservationTerm("motion_anchor_pos_b", motion_anchor_pos_b, 3,
+                    "reference anchor position in the robot anchor frame (3)"),
+    ObservationTerm("body_pos_b", body_pos_b, lambda s: 3 * _bodies(s),
+                    "tracked-body positions in the robot anchor frame (3K)"),
+    ObservationTerm("body_ori_b", body_ori_b, lambda s: 6 * _bodies(s),
+                    "tracked-body orientations in the robot anchor frame (6K)"),
+    ObservationTerm("base_lin_vel", base_lin_vel, 3, "root linear velocity, root frame (3)"),
+    ObservationTerm("base_ang_vel", base_ang_vel, 3, "root angular velocity, root frame (3)"),
+    ObservationTerm("joint_pos_rel", joint_pos_rel, _joints, "joint positions minus the default pose (J)"),
+    ObservationTerm("joint_pos_sensed", joint_pos_sensed, _joints,
+                    "joint positions minus the default pose, with the encoders' bias (J)"),
+    ObservationTerm("joint_vel", joint_vel, _joints, "joint velocities (J)"),
+    ObservationTerm("last_action", last_action, _joints, "the last action (J)"),
+)
+"""The terms the tracking plugin registers (``register_observation_terms``)."""

@@ -114,7 +114,7 @@ class ActuationRandomization:
 
     ``servos`` (the core's ``ServoCommand``, which the stress test's latency and encoder families use too)
     turns the targets the policy chose into what reaches the servos: those of ``delay`` steps ago, minus the
-    encoder bias; the policy reads q + bias (``ObservationBuilder``). At ``strength`` s the bias is s × its
+    encoder bias; the policy reads q + bias (``observations.joint_pos_sensed``). At ``strength`` s the bias is s × its
     draw and an env's delay is its draw rounded at s (none below s = 0.5).
     """
 

@@ -24,7 +24,11 @@ base_lin_vel_b, ..ang_vel_b [N, 3]      root body velocity in the root frame
 self_contacts               [N]         robot-robot contacts
 action, prev_action         [N, J]      this step's and the previous step's policy action
 soft_joint_pos_limits       [J, 2]      joint limits shrunk by the soft-limit factor
+default_joint_pos           [J]         the robot's default pose (joint observations are relative to it)
+encoder_bias                [N, J]|None what the joint encoders add to each reading (None: nothing)
 time_steps                  [N] int     reference step each env is at
+reference                               the ``MotionReference`` (e.g. its anchor_gravity_z [T])
+end_effectors               [E] int     end-effector columns of the ``all_body_*`` axes
 ==========================  ==========  ===================================================
 """
 
@@ -71,10 +75,14 @@ def _gather(src: np.ndarray, index, axis: int, rows, out: np.ndarray) -> None:
 class TrackingState:
     """Preallocated buffers of robot and reference quantities; see the module docstring."""
 
-    def __init__(self, sim: BatchSim, tm: TrackingModel, reference: MotionReference) -> None:
+    def __init__(self, sim: BatchSim, tm: TrackingModel, reference: MotionReference,
+                 default_joint_pos: np.ndarray) -> None:
         n, j, b = sim.num_envs, len(tm.indices.qpos_adr), len(tm.body_ids)
         k = tm.num_tracked
         self.num_envs = n
+        self.reference, self.end_effectors = reference, tm.end_effector_index
+        self.default_joint_pos = np.asarray(default_joint_pos, dtype=np.float64)
+        self.encoder_bias: np.ndarray | None = None
         self._sim, self._tm, self._ref = sim, tm, reference
         self._xpos, self._xquat = sim.bind("xpos"), sim.bind("xquat")
         self._xmat = sim.bind("xmat").reshape(n, -1, 3, 3)

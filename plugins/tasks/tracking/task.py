@@ -1,19 +1,26 @@
-"""Registers the ``tracking`` task: its default config (config.yaml) and how to build its env."""
+"""The ``tracking`` task, declared in one place (mjlab's BeyondMimic port is the reference).
+
+Read top to bottom: what the policy and the critic see, what the policy is
+rewarded for, what ends an episode, where episodes start and how they are
+randomised, how a trained policy is played to judge it, and the trainer's
+defaults for this task. The functions it names are in this folder:
+``observations.py``, ``rewards.py``, ``terminations.py`` (the terms, pure
+functions of ``state.TrackingState``), ``sampler.py``, ``randomization.py``,
+``curriculum.py``; ``env.py`` runs them. Every setting can be changed with
+``--set task.<key>=…`` (``primebot config show`` prints them all);
+docs/tasks.md explains each.
+"""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from primebot.pipeline.api import (
-    START_SPREAD,
-    START_STEP,
     ConfigError,
     Motion,
+    ObservationSlot,
+    PlaySettings,
     Registry,
     RobotSpec,
     TaskSpec,
@@ -23,38 +30,142 @@ from primebot.pipeline.api import (
 from .env import TrackingEnv
 from .evaluation import tracking_view
 from .export import export_metadata
+from .observations import OBSERVATION_TERMS
+from .rewards import REWARD_TERMS
+from .terminations import TERMINATION_TERMS
 
-CONFIG_PATH = Path(__file__).with_name("config.yaml")
-OPEN_SECTIONS = ("rewards",)
-"""Sections whose keys are not fixed by the defaults (any registered reward term may be named)."""
+# -- What the policy sees (5·J + 9 values; nothing a robot cannot measure) ------------------------------
+POLICY_OBSERVATIONS = (
+    ObservationSlot("command", "motion_command"),          # 2J  reference joint positions, velocities
+    ObservationSlot("motion_anchor_ori_b"),                # 6   reference anchor orientation, anchor frame
+    ObservationSlot("base_ang_vel"),                       # 3   the gyro
+    ObservationSlot("joint_pos", "joint_pos_sensed"),      # J   minus the default pose, as encoders read it
+    ObservationSlot("joint_vel"),                          # J
+    ObservationSlot("actions", "last_action"),             # J
+)
 
+# -- What the critic sees (privileged: true values, no noise) --------------------------------------------
+CRITIC_OBSERVATIONS = (
+    ObservationSlot("command", "motion_command"),
+    ObservationSlot("motion_anchor_pos_b"),                # 3   reference anchor position, anchor frame
+    ObservationSlot("motion_anchor_ori_b"),
+    ObservationSlot("body_pos", "body_pos_b"),             # 3K  tracked bodies, anchor frame
+    ObservationSlot("body_ori", "body_ori_b"),             # 6K
+    ObservationSlot("base_lin_vel"),                       # 3
+    ObservationSlot("base_ang_vel"),
+    ObservationSlot("joint_pos", "joint_pos_rel"),
+    ObservationSlot("joint_vel"),
+    ObservationSlot("actions", "last_action"),
+)
 
-def default_config() -> dict[str, Any]:
-    """The task's defaults as a plain nested dict (a fresh copy each call)."""
-    with open(CONFIG_PATH, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+OBSERVATION_GROUPS = {"policy": POLICY_OBSERVATIONS, "critic": CRITIC_OBSERVATIONS}
+OBSERVATION_SETTINGS = ("noise", "noise_scale")
+"""The keys of ``observations:`` that are settings; any other key appends a registered term."""
 
+SETTINGS: dict[str, Any] = {
+    "decimation": 4,                # physics substeps per control step: 0.005 s x 4 = 50 Hz
+    "episode_length_s": 10.0,       # time-out (a truncation); an episode also ends at the motion's last frame
+    "soft_joint_limit_factor": 0.9,
+    "fresh_kinematics": False,      # true: body poses and velocities at the state after each step (about
+                                    # 10% more physics time); false: those of the last substep, 5 ms old
+    "log_reward_terms": True,       # print the table of active reward terms when the env is built
+    # Joint target = offset + scale x robot action_scale x action. offset: reference (the motion's joint
+    # positions at the observed step: a zero action follows the motion) or default (the default pose, mjlab's)
+    "actions": {"offset": "reference", "scale": 1.0},
+    # What the policy is rewarded for: term: {weight, params}; weights are multiplied by dt (0.02 s)
+    "rewards": {
+        "anchor_pos_error_exp": {"weight": 0.5, "params": {"std": 0.05}},  # mjlab: 0.3 (docs/tasks.md)
+        "anchor_ori_error_exp": {"weight": 0.5, "params": {"std": 0.4}},
+        "body_pos_error_exp": {"weight": 1.0, "params": {"std": 0.3}},
+        "body_ori_error_exp": {"weight": 1.0, "params": {"std": 0.4}},
+        "body_lin_vel_error_exp": {"weight": 1.0, "params": {"std": 1.0}},
+        "body_ang_vel_error_exp": {"weight": 1.0, "params": {"std": 3.14}},
+        "action_rate_l2": {"weight": -0.1},
+        "joint_pos_limits": {"weight": -10.0},
+        "self_collision": {"weight": -10.0},
+    },
+    # What ends an episode as a failure: term: threshold (null switches it off)
+    "terminations": {
+        "anchor_height": 0.25,          # m, |z_ref - z| of the anchor body
+        "anchor_orientation": 0.8,      # |g_z,ref - g_z|, gravity's z in the anchor frame
+        "end_effector_height": 0.25,    # m, any end effector vs the re-anchored reference
+    },
+    # Uniform noise +-scale on these policy observations while training (the critic gets none)
+    "observations": {
+        "noise": True,
+        "noise_scale": {"motion_anchor_ori_b": 0.05, "base_ang_vel": 0.2, "joint_pos": 0.01, "joint_vel": 0.5},
+    },
+    # Where new episodes start (sampler.py): adaptive (by per-bin failure rate) | uniform | start (frame 0)
+    "sampling": {"mode": "adaptive", "bin_s": 1.0, "kernel_size": 1, "lambda": 0.8, "uniform_ratio": 0.1,
+                 "alpha": 0.001},
+    "randomization": {
+        "enabled": True,            # false: none of the below (exact reference starts, no pushes)
+        # One strength in [0, 1] scales every range below (curriculum.py; docs/tasks.md, "Randomisation").
+        "curriculum": {
+            "start": 1.0,           # the strength training starts at (null: no curriculum, always 1)
+            "signal": "verdict",    # what moves it by `step`: each verdict check, or falls (finished episodes)
+            "step": 0.25,
+            "raise_on": "tracked",  # up when the check tracked (or: stays_up, fewer than raise_below fell)
+            "raise_below": 0.3,
+            "lower_above": 0.6,     # down when more than this fraction of the episodes fell
+            "fall_back_after": 8,   # checks in a row without tracking: down a step (null: never)
+        },
+        # added to the reference root pose (m, rad) and velocity (m/s, rad/s, world frame) at reset
+        "reset_pose": {"x": [-0.05, 0.05], "y": [-0.05, 0.05], "z": [-0.01, 0.01],
+                       "roll": [-0.1, 0.1], "pitch": [-0.1, 0.1], "yaw": [-0.2, 0.2]},
+        "reset_velocity": {"x": [-0.5, 0.5], "y": [-0.5, 0.5], "z": [-0.2, 0.2],
+                           "roll": [-0.52, 0.52], "pitch": [-0.52, 0.52], "yaw": [-0.78, 0.78]},
+        "reset_joint_pos": [-0.1, 0.1],     # rad, added to the reference joints (clipped to the soft limits)
+        "friction": [0.3, 1.2],             # sliding friction per env
+        "mass_scale": [0.9, 1.1],           # per robot body, per env (inertia scaled alike)
+        "payload": [0.0, 0.1],              # on the anchor body, a fraction of the robot's mass (null: none)
+        "motor_strength": [0.8, 1.2],       # kp, kd and effort limit of every servo times one factor per env
+        "action_delay": [0, 1],             # control steps the joint targets arrive late, per env
+        "encoder_bias": [-0.01, 0.01],      # rad per joint and env: the policy reads q + bias, the servo holds it
+        "anchor_com_offset": {"x": [-0.025, 0.025], "y": [-0.05, 0.05], "z": [-0.05, 0.05]},  # m
+        # Pushes (null: none), sized to the robot: linear in units of sqrt(g L) m/s, angular in sqrt(g / L)
+        # rad/s, L the reference's highest root height; speed: [low, high] of a horizontal kick in a random
+        # direction instead of the x and y ranges
+        "push": {
+            "interval_s": [1.0, 3.0],
+            "velocity": {"x": [-0.3, 0.3], "y": [-0.3, 0.3], "z": [-0.1, 0.1],
+                         "roll": [-0.12, 0.12], "pitch": [-0.12, 0.12], "yaw": [-0.18, 0.18]},
+            "speed": None,
+        },
+    },
+}
+"""The task's settings (``TaskSpec.default_config``), in the order docs/tasks.md explains them."""
 
-def merge_config(
-    defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None, path: str = ""
-) -> dict[str, Any]:
-    """``defaults`` updated by ``overrides`` recursively; unknown keys are a ``ConfigError`` naming them."""
-    merged = copy.deepcopy(dict(defaults))
-    for key, value in (overrides or {}).items():
-        where = f"{path}{key}"
-        if key not in merged:
-            if path.rstrip(".") in OPEN_SECTIONS:
-                merged[key] = copy.deepcopy(value)
-                continue
-            raise ConfigError(
-                f"tracking task: unknown config key {where!r}",
-                fix=f"known keys here: {', '.join(sorted(merged))} (see docs/tasks.md)",
-            )
-        if isinstance(merged[key], Mapping) and isinstance(value, Mapping):
-            merged[key] = merge_config(merged[key], value, f"{where}.")
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
+SETTING_CHOICES = {
+    "actions.offset": ("reference", "default"),
+    "sampling.mode": ("adaptive", "uniform", "start"),
+    "randomization.curriculum.signal": ("verdict", "falls"),
+    "randomization.curriculum.raise_on": ("tracked", "stays_up"),
+}
+
+# -- How a trained policy is played to judge it ------------------------------------------------------------
+_STILL = dict.fromkeys(("x", "y", "z", "roll", "pitch", "yaw"), [0.0, 0.0])
+PLAY = PlaySettings(
+    # body poses at the current state (as on hardware and in sim2sim), no randomisation, no noise
+    evaluation={"randomization": {"enabled": False}, "observations": {"noise": False},
+                "log_reward_terms": False, "fresh_kinematics": True},
+    from_start={"sampling": {"mode": "start"}},
+    spread={"sampling": {"mode": "uniform"}},
+    # the stress test's standard push (a horizontal kick of 0.2·√(g·L) in a random direction) every 1-3 s
+    # from exact reference starts, and nothing else (docs/tasks.md, "Training for robustness")
+    robustness={"randomization": {
+        "enabled": True, "curriculum": {"start": None},
+        "reset_pose": _STILL, "reset_velocity": _STILL, "reset_joint_pos": [0.0, 0.0],
+        **dict.fromkeys(("friction", "mass_scale", "payload", "motor_strength", "action_delay",
+                         "encoder_bias", "anchor_com_offset")),
+        "push": {"interval_s": [1.0, 3.0], "velocity": _STILL, "speed": [0.2, 0.2]},
+    }},
+)
+
+# -- The trainer's defaults for this task --------------------------------------------------------------------
+# exploration around the reference: with mjlab's std 1 (for actions around the default pose) q1 fell
+# within a second of every training episode
+TRAINER_DEFAULTS = {"policy": {"init_noise_std": 0.3}}
 
 
 def make_tracking_env(
@@ -67,16 +178,15 @@ def make_tracking_env(
     registry: Registry,
     num_threads: int | None = None,
 ) -> TrackingEnv:
-    """Build the tracking env; ``config`` is merged over the defaults (so a full or partial config works)."""
+    """Build the tracking env; ``config`` is merged over ``SETTINGS`` (so a full or partial config works)."""
     if motion is None:
         raise ConfigError(
             "the tracking task needs a reference motion",
             fix="pass a motion: primebot train MOTION.npz",
         )
-    cfg = merge_config(default_config(), config)
-    return TrackingEnv(
-        robot, motion, num_envs, cfg, registry=registry, seed=seed, num_threads=num_threads
-    )
+    cfg = TRACKING.settings(config)
+    return TrackingEnv(robot, motion, num_envs, cfg, OBSERVATION_GROUPS, OBSERVATION_SETTINGS, registry=registry,
+                       seed=seed, num_threads=num_threads)
 
 
 def verdict_probe(registry: Registry, cfg: Any, motion: Motion | None, *, seed: int):
@@ -86,37 +196,42 @@ def verdict_probe(registry: Registry, cfg: Any, motion: Motion | None, *, seed: 
     return VerdictProbe.for_run(registry, cfg, motion, seed=seed)
 
 
-_STILL = dict.fromkeys(("x", "y", "z", "roll", "pitch", "yaw"), [0.0, 0.0])
-ROBUSTNESS_CHECK = {"randomization": {
-    "enabled": True, "curriculum": {"start": None},
-    "reset_pose": _STILL, "reset_velocity": _STILL, "reset_joint_pos": [0.0, 0.0],
-    **dict.fromkeys(("friction", "mass_scale", "payload", "motor_strength", "action_delay", "encoder_bias",
-                     "anchor_com_offset")),
-    "push": {"interval_s": [1.0, 3.0], "velocity": _STILL, "speed": [0.2, 0.2]},
-}}
-"""Training's robustness checks (``TaskSpec.robustness_overrides``): the stress test's standard push (a horizontal
-kick of 0.2·√(g·L) in a random direction, ``deploy.perturbations``), every 1-3 s, from exact reference starts,
-and nothing else: the family the other standard levels rarely fail before it (docs/tasks.md, "Training for
-robustness")."""
-
 TRACKING = TaskSpec(
     name="tracking",
     make_env=make_tracking_env,
-    default_config=default_config(),
+    default_config=SETTINGS,
     description="Track a reference motion (mjlab BeyondMimic): 9 reward terms, adaptive start frames",
     needs_motion=True,
     default_robot="q1",
-    open_config_sections=OPEN_SECTIONS,
+    open_config_sections=("rewards", "terminations", "observations"),
     # what a motion file's training_overrides may set: its rewards, terminations, randomisation and its
     # curriculum (docs/motions.md, "Training settings in the motion file")
     motion_settings=("rewards", "terminations", "randomization"),
     verdict_probe=verdict_probe,
     evaluation_view=tracking_view,
     export_metadata=export_metadata,
-    # eval's from-start group; its sampled group, the verdict probe and export's recorded observations
-    start_overrides={START_STEP: {"sampling": {"mode": "start"}}, START_SPREAD: {"sampling": {"mode": "uniform"}}},
-    robustness_overrides=ROBUSTNESS_CHECK,
+    play=PLAY,
+    trainer_defaults=TRAINER_DEFAULTS,
+    setting_choices=SETTING_CHOICES,
 )
+
+
+@hookimpl
+def register_observation_terms(register) -> None:
+    for term in OBSERVATION_TERMS:
+        register(term)
+
+
+@hookimpl
+def register_reward_terms(register) -> None:
+    for term in REWARD_TERMS:
+        register(term)
+
+
+@hookimpl
+def register_termination_terms(register) -> None:
+    for term in TERMINATION_TERMS:
+        register(term)
 
 
 @hookimpl

@@ -1,21 +1,21 @@
-"""The ``walk`` task: a planar biped learns to walk forward (seed 000), registered as a plugin.
+"""The ``walk`` task, declared in one place: a planar biped learns to walk forward (seed 000).
 
-``DEFAULT_CONFIG`` holds the task's settings and, in its ``ppo``/``policy``
-sections, seed 000's PPO preset (256-256-128 MLP, one shared log-std, Adam
+Read top to bottom: its settings (what the policy sees and is rewarded for
+is in ``mdp.py``, weighted by these settings; a fall ends an episode), how
+a trained policy is played to judge it, and the trainer's defaults for this
+task: seed 000's PPO preset (256-256-128 MLP, one shared log-std, Adam
 3e-4, 2048-step rollouts, 10 epochs, clip 0.2, γ 0.99, λ 0.95), which
-replace the trainer's tracking-oriented defaults for this task.
+replace the trainer's tracking-oriented defaults.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from primebot.pipeline.api import (
     EXPORT_POLICY,
-    START_SPREAD,
-    ConfigError,
+    PlaySettings,
     RobotSpec,
     TaskSpec,
     available_cores,
@@ -25,9 +25,6 @@ from primebot.pipeline.api import (
 from . import mdp
 from .env import WalkEnv
 from .metrics import walk_metrics
-
-TRAINER_SECTIONS = ("train", "ppo", "policy", "runner")
-"""Sections of ``DEFAULT_CONFIG`` that configure the trainer, not the environment."""
 
 PHYSICS_DT = 0.005
 """biped4.xml's timestep, s (the threshold of another robot follows its own ``env.walking_threshold``)."""
@@ -50,6 +47,25 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "max_pitch": 1.0,
     "randomization": {"enabled": True, "joint_pos": 0.05, "velocity": 0.05},
     "walking_speed": 0.5,
+}
+"""Task settings (``--set task.<key>=value``).
+
+decimation: physics substeps (0.005 s each) per control step: 50 Hz control.
+episode_length: control steps per episode (20 s at 50 Hz); then ``truncated``.
+direction: walking direction in the ground plane (x, y); normalised.
+forward_weight: reward per m/s of torso velocity along ``direction`` (negative backwards).
+sideways_weight: penalty per m/s of torso velocity across ``direction`` (0 for the planar biped).
+alive_bonus: reward per second for not having fallen.
+posture_weight: penalty per rad² of torso pitch, per second.
+min_height, max_pitch: the fall: torso origin below min_height m or |pitch| above max_pitch rad.
+randomization: reset noise, uniform with these half-widths: joint_pos (rad) on the joints,
+    velocity (rad/s or m/s) on every velocity; enabled: false resets every episode to exactly the
+    standing pose (deterministic evaluation; ``primebot eval`` sets it, as for tracking).
+walking_speed: the speed the "walking" return threshold is defined by (m/s).
+"""
+
+TRAINER_DEFAULTS: dict[str, Any] = {
+    # 16 envs × 128 steps = seed 000's 2048-step rollout; 150 iterations ≈ 307k env steps
     "train": {"num_envs": NUM_ENVS, "iterations": 150},
     "ppo": {
         "num_steps_per_env": 2048 // NUM_ENVS,
@@ -71,49 +87,18 @@ DEFAULT_CONFIG: dict[str, Any] = {
     # extra OpenMP threads only spin against MuJoCo and other processes.
     "runner": {"update_threads": 1},
 }
-"""Task settings (``--set task.<key>=value``) and seed 000's PPO preset.
+"""Seed 000's PPO preset, in place of the trainer's defaults for this task."""
 
-decimation: physics substeps (0.005 s each) per control step: 50 Hz control.
-episode_length: control steps per episode (20 s at 50 Hz); then ``truncated``.
-direction: walking direction in the ground plane (x, y); normalised.
-forward_weight: reward per m/s of torso velocity along ``direction`` (negative backwards).
-sideways_weight: penalty per m/s of torso velocity across ``direction`` (0 for the planar biped).
-alive_bonus: reward per second for not having fallen.
-posture_weight: penalty per rad² of torso pitch, per second.
-min_height, max_pitch: the fall: torso origin below min_height m or |pitch| above max_pitch rad.
-randomization: reset noise, uniform with these half-widths: joint_pos (rad) on the joints,
-    velocity (rad/s or m/s) on every velocity; enabled: false resets every episode to exactly the
-    standing pose (deterministic evaluation; ``primebot eval`` sets it, as for tracking).
-walking_speed: the speed the "walking" return threshold is defined by (m/s).
-train: 16 envs × 128 steps = seed 000's 2048-step rollout; 150 iterations ≈ 307k env steps.
-"""
+PLAY = PlaySettings(
+    evaluation={"randomization": {"enabled": False}},  # every episode from exactly the standing pose
+    # export records its parity observations from walkers with reset noise
+    spread={"randomization": {"enabled": True}},
+)
 
 
 def task_settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """``DEFAULT_CONFIG``'s environment settings updated by ``config``; unknown keys are a ``ConfigError``."""
-    settings = {k: copy.deepcopy(v) for k, v in DEFAULT_CONFIG.items() if k not in TRAINER_SECTIONS}
-    given = {k: v for k, v in (config or {}).items() if k not in TRAINER_SECTIONS}
-    _check_known(given, settings, "")
-    for key, value in given.items():
-        if isinstance(settings[key], dict):
-            settings[key].update(value)
-        else:
-            settings[key] = value
-    return settings
-
-
-def _check_known(given: Mapping[str, Any], known: Mapping[str, Any], prefix: str) -> None:
-    unknown = sorted(set(given) - set(known))
-    if unknown:
-        raise ConfigError(
-            f"unknown walk task setting(s): {', '.join(prefix + k for k in unknown)}",
-            fix=f"use one of: {', '.join(prefix + k for k in sorted(known))}",
-        )
-    for key, value in given.items():
-        if isinstance(known[key], dict):
-            if not isinstance(value, Mapping):
-                raise ConfigError(f"walk task setting {prefix}{key} is a section, got {value!r}")
-            _check_known(value, known[key], f"{prefix}{key}.")
+    """``DEFAULT_CONFIG`` updated by ``config``; unknown keys are a ``ConfigError``."""
+    return WALK_TASK.settings(config)
 
 
 def walking_threshold(config: Mapping[str, Any] | None = None, physics_dt: float = PHYSICS_DT) -> float:
@@ -162,8 +147,8 @@ WALK_TASK = TaskSpec(
     episode_metrics=walk_metrics,
     # No reference motion to ship, and sim2sim's deploy loop is written for a free-joint base.
     export_kind=EXPORT_POLICY,
-    # export records its parity observations from walkers with reset noise (eval switches it off)
-    start_overrides={START_SPREAD: {"randomization": {"enabled": True}}},
+    play=PLAY,
+    trainer_defaults=TRAINER_DEFAULTS,
 )
 
 

@@ -1,41 +1,43 @@
-"""The nine motion-tracking reward terms (mjlab's BeyondMimic port is the reference).
+"""The tracking task's nine reward terms (mjlab's BeyondMimic port is the reference).
 
-Each is a pure function of the tracking task's state (see
-``primebot.plugins.tasks.tracking.state.TrackingState``) returning one value
-per environment. Tracking terms are ``exp(-err / std²)`` in (0, 1]; penalties
-are non-negative and take a negative weight in the task config.
+Each is a pure function of the task's ``TrackingState`` returning one value
+per environment; ``task.py`` names them under ``rewards:`` with their
+weights and parameters. Tracking terms are ``exp(-err / std²)`` in (0, 1];
+penalties are non-negative and take a negative weight.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from primebot.pipeline.api import RewardTerm, hookimpl, quat_error_magnitude
+from primebot.pipeline.api import RewardTerm, quat_error_magnitude
+
+from .state import TrackingState
 
 
 def _squared_norm(delta: np.ndarray) -> np.ndarray:
     return np.einsum("...i,...i->...", delta, delta)
 
 
-def anchor_pos_error_exp(state, std: float = 0.3) -> np.ndarray:
+def anchor_pos_error_exp(state: TrackingState, std: float = 0.3) -> np.ndarray:
     """Reference vs robot anchor position, world frame: squared distance."""
     err = _squared_norm(state.ref_anchor_pos_w - state.anchor_pos_w)
     return np.exp(-err / std**2)
 
 
-def anchor_ori_error_exp(state, std: float = 0.4) -> np.ndarray:
+def anchor_ori_error_exp(state: TrackingState, std: float = 0.4) -> np.ndarray:
     """Reference vs robot anchor orientation, world frame: squared rotation angle."""
     err = quat_error_magnitude(state.ref_anchor_quat_w, state.anchor_quat_w) ** 2
     return np.exp(-err / std**2)
 
 
-def body_pos_error_exp(state, std: float = 0.3) -> np.ndarray:
+def body_pos_error_exp(state: TrackingState, std: float = 0.3) -> np.ndarray:
     """Tracked-body positions vs the reference re-anchored at the robot (yaw and xy): mean squared distance."""
     err = _squared_norm(state.ref_body_pos_relative_w - state.body_pos_w).mean(axis=-1)
     return np.exp(-err / std**2)
 
 
-def body_ori_error_exp(state, std: float = 0.4) -> np.ndarray:
+def body_ori_error_exp(state: TrackingState, std: float = 0.4) -> np.ndarray:
     """Tracked-body orientations vs the yaw-re-anchored reference: mean squared rotation angle."""
     err = (quat_error_magnitude(state.ref_body_quat_relative_w, state.body_quat_w) ** 2).mean(
         axis=-1
@@ -43,24 +45,24 @@ def body_ori_error_exp(state, std: float = 0.4) -> np.ndarray:
     return np.exp(-err / std**2)
 
 
-def body_lin_vel_error_exp(state, std: float = 1.0) -> np.ndarray:
+def body_lin_vel_error_exp(state: TrackingState, std: float = 1.0) -> np.ndarray:
     """Tracked-body linear velocities vs the reference, world frame: mean squared error."""
     err = _squared_norm(state.ref_body_lin_vel_w - state.body_lin_vel_w).mean(axis=-1)
     return np.exp(-err / std**2)
 
 
-def body_ang_vel_error_exp(state, std: float = 3.14) -> np.ndarray:
+def body_ang_vel_error_exp(state: TrackingState, std: float = 3.14) -> np.ndarray:
     """Tracked-body angular velocities vs the reference, world frame: mean squared error."""
     err = _squared_norm(state.ref_body_ang_vel_w - state.body_ang_vel_w).mean(axis=-1)
     return np.exp(-err / std**2)
 
 
-def action_rate_l2(state) -> np.ndarray:
+def action_rate_l2(state: TrackingState) -> np.ndarray:
     """Squared change of the action since the previous step."""
     return _squared_norm(state.action - state.prev_action)
 
 
-def joint_pos_limits(state) -> np.ndarray:
+def joint_pos_limits(state: TrackingState) -> np.ndarray:
     """How far joints are outside their soft limits (radians, summed over joints)."""
     lower, upper = state.soft_joint_pos_limits[:, 0], state.soft_joint_pos_limits[:, 1]
     below = np.clip(lower - state.joint_pos, 0.0, None)
@@ -68,12 +70,12 @@ def joint_pos_limits(state) -> np.ndarray:
     return (below + above).sum(axis=-1)
 
 
-def self_collision(state) -> np.ndarray:
+def self_collision(state: TrackingState) -> np.ndarray:
     """Number of contacts between the robot's own geoms."""
     return state.self_contacts
 
 
-TERMS = (
+REWARD_TERMS = (
     RewardTerm(
         "anchor_pos_error_exp",
         anchor_pos_error_exp,
@@ -116,9 +118,4 @@ TERMS = (
     ),
     RewardTerm("self_collision", self_collision, "number of robot-robot contacts"),
 )
-
-
-@hookimpl
-def register_reward_terms(register) -> None:
-    for term in TERMS:
-        register(term)
+"""The terms the tracking plugin registers (``register_reward_terms``)."""

@@ -1,0 +1,163 @@
+"""Observation terms and the manager that lays them out in the policy's and the critic's vectors.
+
+An observation term is a pure function registered through
+``register_observation_terms``: ``func(state, **params)`` returns the term's
+values for every environment, ``[N, size]``, from the task's state object
+(the same object its reward and termination terms read). A task declares
+each observation group (``policy``, ``critic``) as an ordered tuple of
+``ObservationSlot(name, term)``: the name is what the ONNX metadata's
+``observation_names`` lists, the term the registered function that fills
+it, so two groups may fill a slot of the same name with different terms
+(the policy's joint positions as the encoders read them, the critic's true
+ones). A task config may append registered terms to a group
+(docs/tasks.md, "Adding an observation term").
+
+Noise: uniform ``±scale`` per slot, drawn for the span of columns from the
+first to the last slot that has a scale, in one call per step (zero where
+a slot in between has none), on the policy group only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..registry import Registry
+
+
+@dataclass(frozen=True)
+class ObservationTerm:
+    """A named observation term: ``func(state, **params)`` → ``[N, size]``; ``size(state)`` its width."""
+
+    name: str
+    func: Callable[..., Any]
+    size: Callable[[Any], int] | int
+    """Columns the term fills: a number, or a function of the task's state (e.g. 2 per joint)."""
+    description: str = ""
+    default_params: Mapping[str, Any] = field(default_factory=dict)
+
+    def width(self, state: Any) -> int:
+        return int(self.size(state) if callable(self.size) else self.size)
+
+
+@dataclass(frozen=True)
+class ObservationSlot:
+    """One entry of an observation group: the slot's ``name`` and the registered ``term`` that fills it."""
+
+    name: str
+    term: str = ""
+    """The registered term's name; empty: the same as ``name``."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def term_name(self) -> str:
+        return self.term or self.name
+
+
+@dataclass(frozen=True)
+class ObservationLayout:
+    """Names and widths of an observation group's slots, in order."""
+
+    terms: tuple[tuple[str, int], ...]
+
+    @property
+    def size(self) -> int:
+        return sum(width for _, width in self.terms)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.terms)
+
+    def slice(self, name: str) -> slice:
+        start = 0
+        for term, width in self.terms:
+            if term == name:
+                return slice(start, start + width)
+            start += width
+        raise KeyError(name)
+
+
+class ObservationGroup:
+    """One observation vector [N, size] float32, filled slot by slot from the task's state."""
+
+    def __init__(self, slots: Sequence[ObservationSlot], registry: Registry, state: Any, num_envs: int,
+                 noise: Mapping[str, float] | None = None, rng: np.random.Generator | None = None) -> None:
+        self.slots = []
+        for slot in slots:
+            term: ObservationTerm = registry.get("observation_terms", slot.term_name)
+            params = {**term.default_params, **slot.params}
+            self.slots.append((slot.name, term, params))
+        self.layout = ObservationLayout(tuple((name, term.width(state)) for name, term, _ in self.slots))
+        self.buffer = np.zeros((num_envs, self.layout.size), np.float32)
+        self._slices = [self.layout.slice(name) for name, _, _ in self.slots]
+        self._noise = _NoiseSpan(self.layout, noise or {}, num_envs, rng) if noise else None
+
+    def compute(self, state: Any) -> np.ndarray:
+        """Fill the buffer from ``state`` (then the noise, if any) and return it."""
+        out = self.buffer
+        for (name, term, params), cols in zip(self.slots, self._slices, strict=True):
+            value = term.func(state, **params)
+            if value.shape != (out.shape[0], cols.stop - cols.start):
+                raise ValueError(f"observation term {term.name!r} (slot {name!r}) returned shape {value.shape}, "
+                                 f"expected ({out.shape[0]}, {cols.stop - cols.start})")
+            out[:, cols] = value
+        if self._noise is not None:
+            self._noise.add(out)
+        return out
+
+
+class _NoiseSpan:
+    """Uniform noise ±scale on the columns from the first to the last slot with a scale, one draw a step."""
+
+    def __init__(self, layout: ObservationLayout, scales: Mapping[str, float], num_envs: int,
+                 rng: np.random.Generator | None) -> None:
+        unknown = sorted(set(scales) - set(layout.names))
+        if unknown:
+            raise ConfigError(f"observation noise names no slot of the policy: {', '.join(unknown)}",
+                              fix=f"the policy's slots: {', '.join(layout.names)}")
+        named = [layout.slice(name) for name in layout.names if name in scales]
+        first, last = named[0].start, named[-1].stop
+        self.cols = slice(first, last)
+        scale = np.zeros(last - first, np.float32)
+        for name, value in scales.items():
+            cols = layout.slice(name)
+            scale[cols.start - first: cols.stop - first] = float(value)
+        self.scale, self.offset = 2.0 * scale, -scale
+        self.buffer = np.zeros((num_envs, last - first), np.float32) if np.any(scale) else None
+        self.rng = rng
+
+    def add(self, out: np.ndarray) -> None:
+        if self.buffer is None:
+            return
+        noise = self.buffer
+        self.rng.random(out=noise, dtype=np.float32)
+        noise *= self.scale
+        noise += self.offset
+        out[:, self.cols] += noise
+
+
+def appended_slots(config: Mapping[str, Any], groups: Sequence[str], settings: Sequence[str]
+                   ) -> dict[str, list[ObservationSlot]]:
+    """The slots a task config adds to its groups: every key of ``config`` (the task's ``observations``
+    section) that is not one of the task's own ``settings`` names a registered observation term, as
+    ``<term>: {group: policy|critic|both, params: {...}}`` (group defaults to both)."""
+    added: dict[str, list[ObservationSlot]] = {group: [] for group in groups}
+    for name, raw in config.items():
+        if name in settings:
+            continue
+        raw = raw or {}
+        if not isinstance(raw, Mapping) or set(raw) - {"group", "params"}:
+            raise ConfigError(f"observations.{name}: expected {{group: ..., params: {{...}}}}, got {raw!r}",
+                              fix=f"--set task.observations.{name}={{group: critic}}")
+        group = raw.get("group", "both")
+        targets = list(groups) if group == "both" else [group]
+        if any(g not in groups for g in targets):
+            raise ConfigError(f"observations.{name}.group must be one of {', '.join([*groups, 'both'])}, "
+                              f"got {group!r}")
+        for target in targets:
+            added[target].append(ObservationSlot(name, params=dict(raw.get("params") or {})))
+    return added

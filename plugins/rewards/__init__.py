@@ -1,1 +1,0 @@
-"""Built-in reward terms, registered through ``register_reward_terms`` like any plugin's."""
