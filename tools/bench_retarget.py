@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_motions import _run_dir, print_table, run_figures  # noqa: E402
-from bench_robot import fetch_g1, primebot, step  # noqa: E402
+from bench_robot import fetch, primebot, run  # noqa: E402
 
 DEMO_PREFIX = "holosoma_retargeting/demo_data/OMOMO_new/"
 CLIPS = {"sub3_largebox_003": 1.941, "sub10_largebox_049": 1.651}
@@ -45,6 +45,13 @@ read here as facts, the pickle is never loaded)."""
 CLIP_FPS = 30.0
 ROBOTS = ("q1", "g1")
 TARGETS = {"skate_cm": 2.0, "penetration_cm": 1.0, "seconds": 30.0}
+
+
+def step(what: str, command: list[str], log: Path) -> None:
+    """One setup command, its output appended to ``log``; a failure ends the bench naming the step."""
+    code, _, out, err = run(command, log, dict(os.environ))
+    if code != 0:
+        raise SystemExit(f"bench_retarget: {what} failed (exit {code}):\n{(out + err)[-2000:]}")
 
 
 def fetch_clips(work: Path, wheel: Path | None, log: Path) -> dict[str, Path]:
@@ -74,7 +81,7 @@ def fetch_clips(work: Path, wheel: Path | None, log: Path) -> dict[str, Path]:
 
 def onboard_g1(work: Path, wheel: Path | None, log: Path) -> None:
     """mjlab's G1 scaffolded and installed as a plugin (tools/bench_robot.py's steps 1–3)."""
-    mjcf, _ = fetch_g1(work, wheel, log)
+    mjcf = fetch("mjlab", wheel, work, ["g1"], log, dict(os.environ))["g1"]
     package = work / "primebot-g1"
     if package.exists():
         shutil.rmtree(package)
