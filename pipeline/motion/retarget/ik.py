@@ -33,15 +33,17 @@ class BodyIK:
 
     def __init__(self, model: mujoco.MjModel, indices: RobotIndices, bodies: Sequence[str],
                  position_cost: Sequence[float], orientation_cost: Sequence[float],
-                 posture: np.ndarray, posture_cost: float = POSTURE_COST, com_cost: float = 0.0) -> None:
+                 posture: np.ndarray, posture_cost: float = POSTURE_COST,
+                 com_cost: float | Sequence[float] = 0.0) -> None:
         self.model, self.indices = model, indices
         self.configuration = mink.Configuration(model)
         self.tasks = [mink.FrameTask(body, "body", position_cost=float(p), orientation_cost=float(o))
                       for body, p, o in zip(bodies, position_cost, orientation_cost, strict=True)]
         self.position_cost = np.asarray(position_cost, dtype=float)
         self.orientation_cost = np.asarray(orientation_cost, dtype=float)
-        self.com = mink.ComTask(cost=com_cost) if com_cost > 0 else None
-        """With ``com_cost``, the centre of mass (of the whole model) is a target too."""
+        self.com = mink.ComTask(cost=com_cost) if np.any(np.asarray(com_cost) > 0) else None
+        """With ``com_cost`` (one cost, or x, y, z), the centre of mass of the whole model is a
+        target too."""
         self.posture = mink.PostureTask(model, cost=posture_cost)
         self.set_posture(posture)
         self.limits = [mink.ConfigurationLimit(model)]
