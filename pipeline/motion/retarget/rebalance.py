@@ -28,8 +28,10 @@ PASSES = 3
 """Rounds of measure, shift and solve again."""
 STAY_WEIGHT = 1e-3
 """Least-squares weight of staying at the first pass's centre of mass (against 1 for the ZMP)."""
-COM_COST = 5.0
-"""mink ComTask cost (x and y; z is free): half a planted foot's (10 in the built-in maps)."""
+COM_COST = 20.0
+"""mink ComTask cost (x and y; z is free), against 10 for a foot in the built-in maps …"""
+FEET_HOLD = 10.0
+"""… whose position costs are multiplied by this while the centre of mass moves: the feet stay."""
 BISECTIONS = 24
 
 
@@ -83,17 +85,15 @@ def _outside(margins: np.ndarray) -> tuple[int, float]:
 def com_path(com: np.ndarray, zmp: np.ndarray, hulls: list, margins: np.ndarray,
              fps: float) -> np.ndarray:
     """[T, 2] a horizontal centre-of-mass path whose zero-moment point (linear inverted pendulum,
-    ``zmp = com - z / g · com''``) is each judged frame's own, brought ``MARGIN_M`` inside the
-    support polygon where it was not; least squares, staying near ``com`` where nothing asks."""
+    ``zmp = com - z / g · com''``) is each frame's own, brought ``MARGIN_M`` inside the support
+    polygon where it was not; least squares, staying near ``com`` where nothing asks."""
     frames, dt = len(com), 1.0 / fps
     wanted = zmp.copy()
     for t, hull in enumerate(hulls):
         if hull is not None and margins[t] < MARGIN_M:
             wanted[t] = inside_point(zmp[t], hull)
     rows, rhs = [], []
-    for t in range(1, frames - 1):
-        if hulls[t] is None:
-            continue
+    for t in range(1, frames - 1):  # a frame nothing judges keeps its own ZMP: no jolt at its ends
         k = com[t, 2] / GRAVITY / dt ** 2
         row = np.zeros(frames)
         row[t - 1:t + 2] = (-k, 1.0 + 2.0 * k, -k)

@@ -21,7 +21,7 @@ from .human import HumanMotion, RetargetError, check_human, stature_estimate
 from .ik import BodyIK
 from .maps import RetargetMap, check_map, find_map, guess_map, load_map
 from .quality import Quality, measure
-from .rebalance import COM_COST, rebalance
+from .rebalance import COM_COST, FEET_HOLD, rebalance
 from .targets import Targets, build_targets, gaussian_smooth
 
 OUTPUT_FPS = 50.0
@@ -144,9 +144,12 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
             qpos[t] = q
             bar.update(1)
     if balance:
+        feet = np.ones(len(targets.bodies))
+        feet[[e for entries in targets.foot_entries.values() for e in entries]] = FEET_HOLD
+
         def solve_frame(t: int, q: np.ndarray, com: np.ndarray) -> np.ndarray:
             return ik.solve(q, targets.positions[t], targets.quats[t], com=com,
-                            orientation_scale=targets.orientation_scale[t],
+                            orientation_scale=targets.orientation_scale[t], position_scale=feet,
                             iterations=FRAME_ITERATIONS)
 
         qpos, report = rebalance(ik, indices, qpos, solve_frame, OUTPUT_FPS,
