@@ -87,5 +87,10 @@ def balance_margins(
     positive inside, negative outside, NaN where the feet alone do not carry the robot."""
     _, zmp, hulls = zmp_and_support(model, indices, foot_body_ids, root_pos, root_quat, joint_pos,
                                     fps)
+    return support_margins(zmp, hulls)
+
+
+def support_margins(zmp: np.ndarray, hulls: list[np.ndarray | None]) -> np.ndarray:
+    """[T] signed distance of each ZMP to its support polygon's edge (NaN where there is none)."""
     return np.array([np.nan if hull is None else signed_margin(zmp[t], hull)
                      for t, hull in enumerate(hulls)])

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...robot.spec import RobotIndices
 from ...robot.stance import polygon_centroid, signed_margin
-from ..balance import GRAVITY, zmp_and_support
+from ..balance import GRAVITY, support_margins, zmp_and_support
 
 MARGIN_M = 0.01
 """m: how far inside the support polygon's edge the ZMP is brought."""
@@ -72,9 +72,7 @@ def inside_point(point: np.ndarray, hull: np.ndarray, margin: float = MARGIN_M) 
 
 def _measure(model, indices: RobotIndices, frames: tuple, fps: float):
     com, zmp, hulls = zmp_and_support(model, indices, indices.feet_body_ids, *frames, fps)
-    margins = np.array([np.nan if h is None else signed_margin(zmp[t], h)
-                        for t, h in enumerate(hulls)])
-    return com, zmp, hulls, margins
+    return com, zmp, hulls, support_margins(zmp, hulls)
 
 
 def _outside(margins: np.ndarray) -> tuple[int, float]:
