@@ -271,4 +271,11 @@ def test_a_checkpoint_of_another_run_is_refused_by_name(tmp_path):
         require_same_run(payload, "b" * 32, tmp_path / "model_3.pt")
     assert "move it out" in info.value.fix
     require_same_run(payload, "a" * 32, "model_3.pt")  # its own run
-    require_same_run(_payload(), "b" * 32, "model_3.pt")  # a checkpoint from before run identities
+
+
+def test_a_checkpoint_without_a_run_identity_is_refused(tmp_path):
+    from primebot.pipeline.train.checkpoints import require_same_run
+
+    with pytest.raises(CheckpointError, match="model_3.pt carries no run identity") as info:
+        require_same_run(_payload(), "b" * 32, tmp_path / "model_3.pt")
+    assert "retrain" in info.value.fix

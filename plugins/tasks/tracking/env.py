@@ -23,6 +23,7 @@ from primebot.pipeline.api import (
     STAGE_NONE,
     STAGE_VEL,
     BatchSim,
+    CheckpointError,
     ConfigError,
     Motion,
     ObservationGroup,
@@ -509,10 +510,12 @@ class TrackingEnv(VecEnv):
             self.actuation.servos.history[:] = state["actuation/history"]
         if self.curriculum is not None:
             saved = {k.split("/", 1)[1]: v for k, v in state.items() if k.startswith("curriculum/")}
-            if saved:
-                self.curriculum.load_state_dict(saved)
-            else:  # a checkpoint from before the curriculum: it ran at full strength throughout
-                self.curriculum = None
+            if not saved:
+                raise CheckpointError(
+                    "the checkpoint holds no curriculum state: an older primebot wrote it",
+                    fix="retrain the run with this primebot, or use the primebot that trained it",
+                )
+            self.curriculum.load_state_dict(saved)
             self._apply_strength()
         self.policy_observations.buffer[:] = state["obs/policy"]
         self.critic_observations.buffer[:] = state["obs/critic"]
