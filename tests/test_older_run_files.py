@@ -41,7 +41,7 @@ def test_an_onnx_without_a_run_id_is_not_judged_as_the_runs(tmp_path):
 
 
 def test_a_result_without_its_policy_identity(tmp_path):
-    old = {"checkpoint": "model_3.pt", "iteration": 3, "metrics": {}}  # top level, no digest or run id
+    old = {"checkpoint": "model_3.pt", "iteration": 3}  # at the top level, no digest or run id
     with pytest.raises(ConfigError, match="eval.json does not record the policy") as info:
         recorded_identity(old, tmp_path / "eval.json")
     assert "again" in info.value.fix
@@ -55,16 +55,17 @@ def test_pipeline_json_with_a_done_stage_without_its_settings(tmp_path):
     from primebot.pipeline.stages.record import new_record, resumed_record
 
     train = Stage("train", run=lambda ctx: None, settings=("iterations",))
-    record = new_record(tmp_path, PipelineSettings(motion="wave.npz"), [(train, "builtin")])
+    stages = [(train, "builtin")]
+    record = new_record(tmp_path, PipelineSettings(motion="wave.npz"), stages)
     record.stage("train").status = "done"
     record.save()
-    with pytest.raises(ConfigError, match="pipeline.json records stage 'train' done without") as info:
-        resumed_record(tmp_path, [(train, "builtin")])
+    with pytest.raises(ConfigError, match="records stage 'train' done without") as info:
+        resumed_record(tmp_path, stages)
     assert "new run" in info.value.fix
     document = json.loads((tmp_path / "pipeline.json").read_text(encoding="utf-8"))
     document["stages"][0]["settings"] = {"iterations": 3000}
     (tmp_path / "pipeline.json").write_text(json.dumps(document), encoding="utf-8")
-    assert resumed_record(tmp_path, [(train, "builtin")]).stage("train").settings == {"iterations": 3000}
+    assert resumed_record(tmp_path, stages).stage("train").settings == {"iterations": 3000}
 
 
 def test_a_resume_of_a_run_that_left_mixed_precision_unsettled(tmp_path):
