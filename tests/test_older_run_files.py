@@ -11,8 +11,8 @@ import yaml
 
 from primebot.pipeline.errors import ConfigError, ExportError
 from primebot.pipeline.rundir import ARGS_FILE, read_run_id
-from primebot.pipeline.train.config import TrainConfig, TrainRequest
 from primebot.pipeline.train.provenance import recorded_identity
+from primebot.pipeline.train.train_config import TrainConfig, TrainRequest
 
 
 def _args(run_dir, run: dict | None, **ppo) -> None:
@@ -31,7 +31,7 @@ def test_args_yaml_without_a_run_identity(tmp_path):
 
 
 def test_an_onnx_without_a_run_id_is_not_judged_as_the_runs(tmp_path):
-    from primebot.pipeline.deploy.policy import require_own_export
+    from primebot.pipeline.deploy.onnx_policy import require_own_export
 
     _args(tmp_path, {"id": "a" * 32})
     with pytest.raises(ExportError, match="policy.onnx carries no run_id metadata") as info:

@@ -5,7 +5,7 @@ Evaluation, export and sim2sim record the identity of the checkpoint they used
 they write: eval.json and ``export/export.json`` under ``policy``, and the ONNX
 metadata as ``checkpoint_digest`` and ``run_id``, which sim2sim.json and
 stress.json copy into their ``policy``. ``stale_results(run_dir)`` compares each record with the
-policy the run selects now (``policy.run_policy_checkpoint``: ``model_best.pt``
+policy the run selects now (``trained_policy.run_policy_checkpoint``: ``model_best.pt``
 of the best verdict check, else the newest good ``model_<it>.pt``): a result
 made from another policy, or from another run's, is stale, and so is every file
 of a stale bundle and the video a stale record names. report.html and the
@@ -63,7 +63,7 @@ class PolicyIdentity:
 
 
 def identity_of(policy: Any) -> PolicyIdentity:
-    """The identity of a ``policy.TrainedPolicy`` (what eval.json and export record)."""
+    """The identity of a ``trained_policy.TrainedPolicy`` (what eval.json and export record)."""
     return PolicyIdentity(policy.checkpoint.name, int(policy.iteration), policy.digest, policy.run_id)
 
 
@@ -115,7 +115,9 @@ def selected_policy(run_dir: str | Path) -> PolicyIdentity | None:
     key = _signature(run_dir)
     if key not in _SELECTED:
         from .checkpoints import require_same_run
-        from .policy import run_policy_checkpoint  # torch: only when the run has checkpoints
+        from .trained_policy import (
+            run_policy_checkpoint,  # torch: only when the run has checkpoints
+        )
 
         path, payload = run_policy_checkpoint(run_dir)
         _SELECTED.clear()  # one run at a time is judged; keep the cache small

@@ -39,7 +39,9 @@ from ..rundir import (
     write_args,
 )
 from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoints
-from .config import (
+from .distributed import DistContext, context_from_env, init_distributed
+from .on_policy_runner import OnPolicyRunner, RunResult
+from .train_config import (
     RESUMABLE_SETTINGS,
     TrainConfig,
     TrainRequest,
@@ -49,8 +51,6 @@ from .config import (
     section_value,
     set_value,
 )
-from .distributed import DistContext, context_from_env, init_distributed
-from .runner import OnPolicyRunner, RunResult
 
 log = logging.getLogger(__name__)
 

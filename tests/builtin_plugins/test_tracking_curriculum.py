@@ -111,7 +111,7 @@ def test_bad_settings_are_a_config_error_naming_the_fix(bad):
 
 
 def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_changes_it():
-    from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
+    from primebot.pipeline.train.train_config import TrainConfig, parse_set, set_value
     from primebot.plugins.tasks.tracking.task import TRACKING
 
     cfg = TrainConfig(task="tracking")
@@ -129,7 +129,7 @@ def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_cha
 
 
 def test_a_termination_set_to_null_is_switched_off_and_a_word_is_still_refused():
-    from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
+    from primebot.pipeline.train.train_config import TrainConfig, parse_set, set_value
     from primebot.plugins.tasks.tracking.task import TRACKING
 
     cfg = TrainConfig(task="tracking")

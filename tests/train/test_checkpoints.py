@@ -160,7 +160,7 @@ def test_an_interrupted_first_checkpoint_says_there_is_nothing_to_resume(tmp_pat
 def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
     from tracking_run import train_tiny_run
 
-    from primebot.pipeline.train.policy import load_trained_policy
+    from primebot.pipeline.train.trained_policy import load_trained_policy
 
     run_dir = train_tiny_run(tmp_path)
     (run_dir / "model_99.pt").write_text("not a checkpoint\n")

@@ -191,8 +191,8 @@ def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int
                          iterations: int = 40):
     """Train the point mass with verdict checks every 3 iterations; its curriculum completes at the given
     iteration, or when ``complete(runner)`` says so."""
-    from primebot.pipeline.train.config import TrainConfig
-    from primebot.pipeline.train.runner import OnPolicyRunner
+    from primebot.pipeline.train.on_policy_runner import OnPolicyRunner
+    from primebot.pipeline.train.train_config import TrainConfig
 
     spec = registry.get("tasks", "pointmass")
     cfg = TrainConfig(task="pointmass", num_envs=16, iterations=iterations)
@@ -259,7 +259,7 @@ def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads
     load_trained_policy returns for the run, though training went on to 21. (Each tracked new best plays
     a second set of episodes: the script's repeated rows.)"""
     from primebot.pipeline.train.checkpoints import load_checkpoint
-    from primebot.pipeline.train.policy import load_trained_policy
+    from primebot.pipeline.train.trained_policy import load_trained_policy
 
     script = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01), (False, 1.0, 0.04),
               (True, 1.0, 0.02), (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
@@ -306,7 +306,7 @@ def test_a_check_that_did_not_track_is_not_ranked_by_its_curriculum_progress(reg
 
 
 def test_a_run_without_verdict_checks_evaluates_its_last_checkpoint(registry, tmp_path):
-    from primebot.pipeline.train.policy import load_trained_policy
+    from primebot.pipeline.train.trained_policy import load_trained_policy
 
     out = _train(registry, tmp_path, iterations=4)
     assert load_trained_policy(out.run_dir).iteration == 4
@@ -391,8 +391,8 @@ def test_model_best_is_a_link_to_the_numbered_checkpoint_of_its_check(registry, 
 
 
 def test_resume_repairs_a_model_best_left_behind_by_a_stop_between_the_two_writes(registry, tmp_path):
-    from primebot.pipeline.train.config import TrainConfig
-    from primebot.pipeline.train.runner import OnPolicyRunner
+    from primebot.pipeline.train.on_policy_runner import OnPolicyRunner
+    from primebot.pipeline.train.train_config import TrainConfig
 
     _learn_until_tracked(registry, tmp_path, _ScoredProbe(_BEST_AT_15), complete_from_iteration=13, iterations=21)
     best = tmp_path / "model_best.pt"

@@ -28,7 +28,7 @@ from ..registry import Registry
 from ..rundir import BEST_CHECKPOINT, EXPORT_DIR, motion_copy_name, read_args, read_run_id
 from ..sim.env import VecEnv
 from .checkpoints import load_checkpoint, load_latest_good, numbered_checkpoints, require_same_run
-from .config import TrainConfig
+from .train_config import TrainConfig
 
 log = logging.getLogger(__name__)
 

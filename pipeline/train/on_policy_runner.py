@@ -38,10 +38,10 @@ from .checkpoints import (
     save_checkpoint,
     to_storable,
 )
-from .config import TrainConfig, resumable_identity
 from .distributed import DistContext
 from .log import TrainingLog
 from .signals import install_stop_handlers
+from .train_config import TrainConfig, resumable_identity
 from .transfer import StepTransfer
 from .verdict_checks import TRACKED_CHECKS_TO_STOP, Probe, VerdictChecks
 
@@ -369,7 +369,8 @@ class OnPolicyRunner:
             return
         numbered = self.iteration % self.cfg.runner.save_interval == 0 and self.iteration < self.cfg.iterations
         if self.checks_verdict:
-            # the policy of the best verdict check (what evaluate, export and sim2sim use: train/policy.py)
+            # the policy of the best verdict check (what evaluate, export and sim2sim use:
+            # train/trained_policy.py)
             best_due, self.checks.best_due = self.checks.best_due, False
             path = self.save_numbered() if numbered or best_due else None
             if best_due and path is not None:
