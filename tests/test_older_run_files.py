@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
 import yaml
 
@@ -78,14 +77,3 @@ def test_a_resume_of_a_run_that_left_mixed_precision_unsettled(tmp_path):
     _args(tmp_path, {"id": "a" * 32}, mixed_precision="off")
     assert _resume_config(TrainRequest(resume=str(tmp_path)))[0].ppo.mixed_precision == "off"
 
-
-def test_a_curriculum_state_without_its_fall_back_counts():
-    from primebot.pipeline.errors import CheckpointError
-    from primebot.plugins.tasks.tracking.curriculum import RandomizationCurriculum
-
-    curriculum = RandomizationCurriculum({"start": 0.2}, window=8)
-    state = curriculum.state_dict()
-    curriculum.load_state_dict(state)
-    with pytest.raises(CheckpointError, match="curriculum state has no fall-back counts") as info:
-        curriculum.load_state_dict({"strength_finished_fell": np.array([0.5, 3, 1], np.float64)})
-    assert "retrain" in info.value.fix
