@@ -227,7 +227,8 @@ def test_an_env_state_without_a_part_this_primebot_writes_is_refused(host, motio
     config = {"randomization": {"curriculum": {"start": 0.5}}}
     env = make_env(host, motion, seed=5, config=config)
     env.reset()
-    older = {k: v for k, v in env.state_dict().items() if not k.startswith(("curriculum/", "window/"))}
+    parts_since = ("curriculum/", "window/")
+    older = {k: v for k, v in env.state_dict().items() if not k.startswith(parts_since)}
     with pytest.raises(CheckpointError, match="state lacks curriculum/") as info:
         make_env(host, motion, seed=5, config=config).load_state_dict(older)
     assert "retrain" in info.value.fix
