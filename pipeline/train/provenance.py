@@ -11,7 +11,8 @@ made from another policy, or from another run's, is stale, and so is every file
 of a stale bundle and the video a stale record names. report.html and the
 pipeline runner use it, so neither shows such a result as current. A record
 is judged stale only on evidence: without a loadable checkpoint nothing is
-marked; a record that names no policy (an older primebot wrote it) is stale.
+marked (but another run's result); beside one, a record that names no policy
+(an older primebot wrote it) is stale.
 """
 
 from __future__ import annotations
@@ -181,7 +182,9 @@ def stale_results(run_dir: str | Path) -> Staleness:
         try:
             made_from = recorded_identity(document, Path(run_dir) / record)
         except ConfigError as exc:
-            out.stale.update(dict.fromkeys(covered(record, document), str(exc).splitlines()[0]))
+            if selected is not None:  # beside the run's policy it cannot be shown as current
+                why = str(exc).splitlines()[0]
+                out.stale.update(dict.fromkeys(covered(record, document), why))
             continue
         if run_id is not None and made_from.run_id != run_id:
             why = f"{record} was made from another run's policy ({made_from.describe()}, run id {made_from.run_id[:12]}…)"
