@@ -34,9 +34,4 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+source"
 
-# Import paths of 0.1 that the docs taught keep working for one release (legacy.py).
-from .legacy import install as _install_legacy_paths  # noqa: E402 - after the environment defaults above
-
-_install_legacy_paths()
-
 __all__ = ["__version__"]

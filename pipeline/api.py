@@ -3,7 +3,7 @@
 The names below are the stable surface for third-party plugins; the modules
 they come from may move between releases, this module keeps them. The
 built-in plugins (``primebot.plugins``) import nothing else of the core, and
-``tests/test_plugin_api.py`` keeps it so.
+``tests/test_api.py`` keeps it so; ``GROUPS`` sorts the names by concern.
 
 Importing this module does not import torch: the names that need the
 training stack (``run_training``, ``evaluate_run``, ``export_run`` …) are
@@ -11,6 +11,8 @@ loaded the first time they are used, so registering plugins stays cheap and
 ``primebot --help`` stays fast (docs/architecture.md §1, "Heavy imports are late").
 """
 
+# ruff: noqa: F401 - every import is a re-export: __all__ comes from GROUPS, which tests/test_api.py
+# holds equal to what this module imports
 from __future__ import annotations
 
 import importlib
@@ -124,10 +126,10 @@ LAZY: dict[str, tuple[str, str]] = {
     "validate_motion_file": ("motion.validate", "validate_motion_file"),
     "replay_video": ("motion.replay", "replay_video"),
     # the trained policy: evaluation, export, sim2sim
-    "evaluate_run": ("evaluate.run", "evaluate_run"),
-    "VerdictProbe": ("evaluate.run", "VerdictProbe"),
-    "export_run": ("export.run", "export_run"),
-    "EXPORT_REPORT_FILE": ("export.run", "REPORT_FILE"),
+    "evaluate_run": ("evaluate.evaluate_run", "evaluate_run"),
+    "VerdictProbe": ("evaluate.evaluate_run", "VerdictProbe"),
+    "export_run": ("export.export_run", "export_run"),
+    "EXPORT_REPORT_FILE": ("export.export_run", "REPORT_FILE"),
     "sim2sim_run_dir": ("deploy.sim2sim", "sim2sim_run_dir"),
     "require_checks_passed": ("deploy.sim2sim", "require_checks_passed"),
     "stress_run_dir": ("deploy.stress", "stress_run_dir"),
@@ -152,110 +154,80 @@ def __dir__() -> list[str]:
     return sorted([*__all__, *LAZY])
 
 
+GROUPS: dict[str, tuple[str, ...]] = {
+    # the typed errors and exit codes (docs/architecture.md §8)
+    "errors": (
+        "PrimebotError", "ConfigError", "PluginError", "RegistrationError", "UnknownNameError",
+        "DeviceUnavailableError", "MotionError", "RobotError", "CheckpointError", "NonFiniteError",
+        "ExportError", "RenderError", "DiskFullError", "NOT_TRACKED_EXIT_CODE",
+        "NOT_ROBUST_EXIT_CODE",
+    ),
+    # registration: the hook marker, the registry, a command's plugin host
+    "hooks": (
+        "hookimpl", "Register", "Registry", "pass_host",
+    ),
+    "robots": (
+        "RobotSpec", "RobotIndices", "get_robot", "load_robot_model", "robot_indices",
+        "compile_mjcf", "check_robot_model", "apply_spec_actuators", "pd_gains",
+    ),
+    "motions": (
+        "Motion", "load_motion", "save_motion", "file_sha256", "validate_motion_file",
+        "replay_video",
+    ),
+    # tasks and their environments
+    "tasks": (
+        "TaskSpec", "PlaySettings", "merge_settings", "TaskExport", "TrackingView",
+        "TrackingSnapshot", "metadata_threshold", "EpisodeRecord", "VecEnv", "StepResult",
+        "BatchSim", "STAGE_NONE", "STAGE_VEL", "available_cores", "ACTION_OFFSET_DEFAULT",
+        "ACTION_OFFSET_REFERENCE", "ACTION_TARGET_FORMULA", "EXPORT_MOTION_TRACKING",
+        "EXPORT_POLICY",
+    ),
+    # observation, reward and termination terms
+    "terms": (
+        "ObservationTerm", "ObservationSlot", "ObservationLayout", "ObservationGroup",
+        "appended_slots", "RewardTerm", "RewardManager", "TerminationTerm", "TerminationManager",
+    ),
+    "devices": (
+        "Backend", "Availability", "ResolvedDevice", "probe_device",
+    ),
+    "training": (
+        "TrainRequest", "run_training", "shutdown_distributed", "numbered_checkpoints",
+    ),
+    "evaluation": (
+        "evaluate_run", "VerdictProbe",
+    ),
+    # export, sim2sim and the stress test
+    "deploy": (
+        "export_run", "EXPORT_REPORT_FILE", "sim2sim_run_dir", "require_checks_passed",
+        "stress_run_dir", "stress_stage_summary", "StressPlan", "ServoCommand", "push_rate_unit",
+        "push_speed_unit",
+    ),
+    "stages": (
+        "Stage", "StageContext", "StageResult", "StageSkipped", "StageInterrupted",
+    ),
+    "report": (
+        "headline_metrics", "metrics_headline", "metrics_summary",
+    ),
+    "videos": (
+        "reference_ghosts", "render_ghost_video",
+    ),
+    # the run directory's files, atomic writes
+    "run files": (
+        "read_args", "motion_copy_name", "atomic_path", "atomic_write_text", "ARGS_FILE",
+        "CSV_FILE", "CURVE_FILE", "BEST_CHECKPOINT", "EVAL_FILE", "SIM2SIM_FILE", "STRESS_FILE",
+        "EXPORT_DIR",
+    ),
+    # w x y z quaternions, numpy
+    "rotations": (
+        "quat_mul", "quat_conjugate", "quat_normalize", "quat_apply", "quat_apply_inverse",
+        "quat_to_matrix", "matrix_first_two_columns", "quat_error_magnitude",
+        "quat_from_axis_angle", "quat_from_euler_xyz", "quat_slerp", "quat_to_rotvec",
+        "quat_mul_about_z", "rotate_about_z", "yaw_angle", "yaw_quat", "subtract_frame_transforms",
+        "cross",
+    ),
+}
+"""Every name of the API by concern, eager and ``LAZY`` alike: each in exactly one group, and
+docs/plugin_hooks.md shows the same table (tests/test_api.py)."""
+
 # The names imported above; ``LAZY`` adds those loaded on first use (not part of ``import *``).
-__all__ = [
-    "ACTION_OFFSET_DEFAULT",
-    "ACTION_OFFSET_REFERENCE",
-    "ACTION_TARGET_FORMULA",
-    "ARGS_FILE",
-    "BEST_CHECKPOINT",
-    "CSV_FILE",
-    "CURVE_FILE",
-    "EVAL_FILE",
-    "EXPORT_DIR",
-    "EXPORT_MOTION_TRACKING",
-    "EXPORT_POLICY",
-    "NOT_ROBUST_EXIT_CODE",
-    "NOT_TRACKED_EXIT_CODE",
-    "SIM2SIM_FILE",
-    "STRESS_FILE",
-    "STAGE_NONE",
-    "STAGE_VEL",
-    "apply_spec_actuators",
-    "atomic_path",
-    "atomic_write_text",
-    "Availability",
-    "available_cores",
-    "Backend",
-    "BatchSim",
-    "check_robot_model",
-    "CheckpointError",
-    "compile_mjcf",
-    "ConfigError",
-    "cross",
-    "DeviceUnavailableError",
-    "DiskFullError",
-    "EpisodeRecord",
-    "ExportError",
-    "file_sha256",
-    "get_robot",
-    "headline_metrics",
-    "metrics_headline",
-    "metrics_summary",
-    "hookimpl",
-    "pass_host",
-    "load_motion",
-    "load_robot_model",
-    "matrix_first_two_columns",
-    "metadata_threshold",
-    "motion_copy_name",
-    "Motion",
-    "MotionError",
-    "NonFiniteError",
-    "pd_gains",
-    "PluginError",
-    "PrimebotError",
-    "push_rate_unit",
-    "push_speed_unit",
-    "quat_apply",
-    "quat_apply_inverse",
-    "quat_conjugate",
-    "quat_error_magnitude",
-    "quat_from_axis_angle",
-    "quat_from_euler_xyz",
-    "quat_mul",
-    "quat_mul_about_z",
-    "quat_normalize",
-    "quat_slerp",
-    "quat_to_matrix",
-    "quat_to_rotvec",
-    "read_args",
-    "Register",
-    "RegistrationError",
-    "Registry",
-    "RenderError",
-    "ResolvedDevice",
-    "RewardManager",
-    "RewardTerm",
-    "ObservationGroup",
-    "ObservationLayout",
-    "ObservationSlot",
-    "ObservationTerm",
-    "appended_slots",
-    "PlaySettings",
-    "merge_settings",
-    "TerminationManager",
-    "TerminationTerm",
-    "robot_indices",
-    "RobotError",
-    "RobotIndices",
-    "RobotSpec",
-    "ServoCommand",
-    "rotate_about_z",
-    "save_motion",
-    "Stage",
-    "StageContext",
-    "StageInterrupted",
-    "StageResult",
-    "StageSkipped",
-    "StepResult",
-    "subtract_frame_transforms",
-    "TaskExport",
-    "TaskSpec",
-    "TrackingSnapshot",
-    "TrackingView",
-    "UnknownNameError",
-    "VecEnv",
-    "yaw_angle",
-    "yaw_quat",
-]
+__all__ = [name for names in GROUPS.values() for name in names if name not in LAZY]

@@ -1,11 +1,11 @@
 """``python -m primebot.pipeline.bundle BUNDLE``: the deploy bundle's runner, at the path that generated
-READMEs and ``deploy.yaml`` name (docs/deploy.md). The code is ``deploy/bundle.py``."""
+READMEs and ``deploy.yaml`` name (docs/deploy.md). The code is ``deploy/deploy_bundle.py``."""
 
 from __future__ import annotations
 
 import sys
 
-from .deploy.bundle import main
+from .deploy.deploy_bundle import main
 
 __all__ = ["main"]
 

@@ -73,6 +73,11 @@ class CheckpointError(PrimebotError):
     exit_code = 6
 
 
+OLDER_RUN_FIX = "retrain the run with this primebot, or use the primebot that trained it"
+"""The fix for a run file an older primebot wrote, without a field this one needs: no branch reads
+the older formats."""
+
+
 class CorruptCheckpointError(CheckpointError):
     """A checkpoint is damaged (empty, truncated, bit-flipped): the one failure that resume and evaluation
     step over to the previous good checkpoint. Any other checkpoint error (an I/O error, out of memory, a

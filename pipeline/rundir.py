@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from .atomic import atomic_write_text
-from .errors import ConfigError
+from .errors import OLDER_RUN_FIX, ConfigError
 
 # The names in a run directory (docs/architecture.md §6), each written here once.
 PIPELINE_FILE = "pipeline.json"
@@ -46,13 +46,21 @@ def new_run_id() -> str:
 
 
 def read_run_id(run_dir: str | Path) -> str | None:
-    """The run identity args.yaml records (``run.id``); None for a run from before identities, or no args.yaml."""
+    """The run identity args.yaml records (``run.id``); None where there is no readable args.yaml
+    (nothing trained yet). An args.yaml without one was written by an older primebot:
+    ``ConfigError``."""
     try:
         run = read_args(run_dir).get("run")
     except (OSError, ConfigError):
         return None
     value = run.get("id") if isinstance(run, dict) else None
-    return str(value) if value else None
+    if not value:
+        raise ConfigError(
+            f"{Path(run_dir) / ARGS_FILE} records no run identity (run.id): the run was trained "
+            "by an older primebot",
+            fix=OLDER_RUN_FIX,
+        )
+    return str(value)
 
 
 def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None) -> Path:

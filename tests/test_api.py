@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import importlib
-import sys
-import warnings
+import inspect
+import re
+from pathlib import Path
 
 import pytest
 from import_graph import CORE, imports, source_files
 
-from primebot.pipeline import api, legacy
+from primebot.pipeline import api
 
 
 def test_shipped_plugins_import_only_the_api():
@@ -33,64 +33,18 @@ def test_an_unknown_name_is_an_attribute_error():
         api.no_such_name  # noqa: B018
 
 
-# What docs of release 0.1 taught plugins to import, and the api name it is now.
-TAUGHT = [
-    ("primebot.pipeline.hookspecs", "hookimpl"),
-    ("primebot.pipeline.robot", "RobotSpec"),
-    ("primebot.pipeline.robot", "pd_gains"),
-    ("primebot.pipeline.robot", "get_robot"),
-    ("primebot.pipeline.rewards", "RewardTerm"),
-    ("primebot.pipeline.tasks", "TaskSpec"),
-    ("primebot.pipeline.stages", "Stage"),
-    ("primebot.pipeline.stages", "StageResult"),
-    ("primebot.pipeline.stages", "StageSkipped"),
-    ("primebot.pipeline.devices", "Availability"),
-    ("primebot.pipeline.devices", "Backend"),
-]
+def test_every_name_of_the_api_is_in_exactly_one_group():
+    grouped = [name for names in api.GROUPS.values() for name in names]
+    assert sorted(grouped) == sorted({*api.__all__, *api.LAZY}), "a name in no group, or in two"
+    imported = {name for name, value in vars(api).items()
+                if not name.startswith("_") and name not in {"GROUPS", "LAZY", "annotations", "Any"}
+                and not inspect.ismodule(value)}
+    assert imported == set(api.__all__), "an import of api.py that GROUPS does not export"
 
 
-@pytest.mark.parametrize(("module", "name"), TAUGHT, ids=lambda v: v)
-def test_old_import_paths_still_work_with_a_deprecation_warning(monkeypatch, module, name):
-    monkeypatch.delitem(sys.modules, module, raising=False)  # an alias warns when it is first imported
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        value = getattr(importlib.import_module(module), name)
-    assert value is getattr(api, name)
-    assert any(issubclass(w.category, DeprecationWarning) and "primebot.pipeline.api" in str(w.message)
-               for w in caught), [str(w.message) for w in caught]
-
-
-def test_old_deploy_module_path_still_works(monkeypatch):
-    monkeypatch.delitem(sys.modules, "primebot.pipeline.deploy_policy", raising=False)
-    with pytest.warns(DeprecationWarning, match="deploy_policy"):
-        old = importlib.import_module("primebot.pipeline.deploy_policy")
-    from primebot.pipeline.deploy import policy
-
-    assert old is policy
-
-
-@pytest.mark.parametrize(("old", "new"), sorted(legacy.MOVED_MODULES.items()), ids=lambda v: v)
-def test_every_moved_module_of_0_1_still_imports_as_the_module_it_became(monkeypatch, old, new):
-    monkeypatch.delitem(sys.modules, f"primebot.pipeline.{old}", raising=False)
-    with pytest.warns(DeprecationWarning, match=old):
-        module = importlib.import_module(f"primebot.pipeline.{old}")
-    assert module is importlib.import_module(f"primebot.pipeline.{new}")
-
-
-@pytest.mark.parametrize(("old", "new"), sorted(legacy.MOVED_NAMES.items()), ids=lambda v: v)
-def test_a_module_of_0_1_that_became_a_package_hands_on_its_names(old, new):
-    holder = importlib.import_module(f"primebot.pipeline.{new}")
-    name = next(n for n in vars(holder) if not n.startswith("_") and getattr(vars(holder)[n], "__module__", "")
-                == holder.__name__)
-    with pytest.warns(DeprecationWarning, match=f"{old}.{name}"):
-        value = getattr(importlib.import_module(f"primebot.pipeline.{old}"), name)
-    assert value is getattr(holder, name)
-
-
-@pytest.mark.parametrize(("old", "name", "new"), sorted((old, name, new) for old, names in legacy.NAMES_MOVED_ON.items()
-                                                        for name, new in names.items()), ids=str)
-def test_a_name_of_0_1_that_left_its_module_is_handed_on_from_where_it_lives(old, name, new):
-    holder = importlib.import_module(f"primebot.pipeline.{new}")
-    with pytest.warns(DeprecationWarning, match=f"{new}.{name}"):
-        value = getattr(importlib.import_module(f"primebot.pipeline.{old}"), name)
-    assert value is getattr(holder, name)
+def test_the_docs_table_lists_the_groups_of_the_api():
+    text = (Path(__file__).parents[1] / "docs" / "plugin_hooks.md").read_text(encoding="utf-8")
+    table_text = text.split("| group | names |\n", 1)[1].split("\n\n", 1)[0]
+    rows = re.findall(r"^\| `([^`|]+)` \| (.+) \|$", table_text, re.M)
+    table = {group: tuple(re.findall(r"`(\w+)`", names)) for group, names in rows}
+    assert table == api.GROUPS

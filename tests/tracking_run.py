@@ -60,7 +60,7 @@ def train_tiny_run(log_dir: Path, host: PluginHost | None = None) -> Path:
 
 def export_tiny_run(log_dir: Path, host: PluginHost | None = None) -> tuple[PluginHost, Path, Path]:
     """(host, run directory, policy.onnx) of a fresh copy of the tiny run, exported."""
-    from primebot.pipeline.export.run import export_run
+    from primebot.pipeline.export.export_run import export_run
 
     host = host or tracking_host()
     run_dir = train_tiny_run(log_dir, host)

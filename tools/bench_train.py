@@ -22,7 +22,7 @@ from pathlib import Path
 from primebot.pipeline.devices.backend import resolve_device
 from primebot.pipeline.hooks.host import get_host
 from primebot.pipeline.motion.format import load_motion
-from primebot.pipeline.train.runner import OnPolicyRunner, auto_update_threads
+from primebot.pipeline.train.on_policy_runner import OnPolicyRunner, auto_update_threads
 from primebot.pipeline.train.session import TrainRequest, resolve_auto_settings, resolve_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

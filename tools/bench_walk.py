@@ -103,7 +103,7 @@ def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: in
     """Train one seed until both averages reach the threshold (or ``max_steps``); return its figures."""
     from primebot.pipeline.devices.backend import resolve_device
     from primebot.pipeline.hooks.host import load_plugins
-    from primebot.pipeline.train.runner import EPISODE_WINDOW, OnPolicyRunner
+    from primebot.pipeline.train.on_policy_runner import EPISODE_WINDOW, OnPolicyRunner
     from primebot.pipeline.train.session import TrainRequest, resolve_auto_settings, resolve_config
 
     host = load_plugins()

@@ -34,7 +34,7 @@ def eval_command(host: PluginHost, run_dir: str, checkpoint: str | None, episode
     length, walking threshold reached) plays --episodes episodes, and --video
     renders the first one through the robot's video camera.
     """
-    from ..evaluate.run import EVAL_FILE, evaluate_run
+    from ..evaluate.evaluate_run import EVAL_FILE, evaluate_run
     from ..report.page import headline_metrics
     from ..report.tables import metrics_headline, metrics_summary
     from ..run_lock import run_dir_lock

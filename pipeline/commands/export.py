@@ -37,7 +37,7 @@ def export_command(host: PluginHost, run_dir: str, checkpoint: str | None, fp16:
     how much they differ. `python -m primebot.pipeline.bundle RUN_DIR/export`
     runs the bundle without torch.
     """
-    from ..export.run import REPORT_FILE, export_run
+    from ..export.export_run import REPORT_FILE, export_run
     from ..run_lock import run_dir_lock
     from ..rundir import EXPORT_DIR
     from .run_record import note_in_pipeline

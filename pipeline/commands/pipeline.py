@@ -16,8 +16,8 @@ from ..run_lock import run_dir_lock
 from ..rundir import create_run_dir
 from ..stages.presets import PRESETS, resolve_settings
 from ..stages.record import new_record, resumed_record
-from ..stages.runner import PipelineRunner, Selection, ordered_stages
-from ..train.config import KEY_ALIASES, RESUMABLE_SETTINGS
+from ..stages.stage_runner import PipelineRunner, Selection, ordered_stages
+from ..train.train_config import KEY_ALIASES, RESUMABLE_SETTINGS
 
 
 @click.group("pipeline")

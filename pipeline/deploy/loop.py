@@ -3,9 +3,9 @@
 Each episode starts from a fresh ``MjData`` (as on a robot that boots),
 then every policy step: the graph's inputs from sensed quantities, the
 policy, its actions as joint targets, ``substeps`` physics steps of the PD
-torque loop (``policy.hold_joint_targets``), the sensed state again. A
+torque loop (``onnx_policy.hold_joint_targets``), the sensed state again. A
 policy output that is not finite ends the episode at once as a failure
-(``policy.NON_FINITE_ACTION``): the joints keep the last finite targets and
+(``onnx_policy.NON_FINITE_ACTION``): the joints keep the last finite targets and
 nothing non-finite reaches them (docs/deploy.md, "What the loop does"). What
 differs between kinds of policy is an ``EpisodeKind``: where an episode
 starts, what the graph takes, what an action means, when an episode ends
@@ -22,7 +22,7 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
-from .policy import NON_FINITE_ACTION, hold_joint_targets
+from .onnx_policy import NON_FINITE_ACTION, hold_joint_targets
 
 
 class EpisodeKind(Protocol):

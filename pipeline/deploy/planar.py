@@ -39,7 +39,7 @@ import onnxruntime as ort
 
 from ..evaluate.metrics import summarise, threshold
 from . import loop
-from .policy import (
+from .onnx_policy import (
     PHYSICS_HZ,
     POLICY_KEYS,
     Sim2SimError,

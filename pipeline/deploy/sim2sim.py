@@ -12,7 +12,7 @@ from training on purpose:
   from the metadata's gains (as a joint HAL does at 500 Hz–1 kHz);
 - the policy runs at the metadata's control rate (50 Hz), no randomisation
   and no observation noise;
-- observations come from ``deploy.policy.DeployObservation``, written
+- observations come from ``deploy.onnx_policy.DeployObservation``, written
   independently of the training task, from what the robot senses (joint
   encoders, the root IMU's orientation and gyro, forward kinematics to the
   anchor body), in the order ``observation_names`` gives.
@@ -64,8 +64,7 @@ from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
 from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .heading import align_reference
-from .planar import is_planar_policy, run_planar_sim2sim
-from .policy import (
+from .onnx_policy import (
     PHYSICS_HZ,
     POLICY_KEYS,
     DeployObservation,
@@ -82,6 +81,7 @@ from .policy import (
     setup_servo_loop,
     setup_torque_loop,
 )
+from .planar import is_planar_policy, run_planar_sim2sim
 
 SIM2SIM_VIDEO = "sim2sim.mp4"
 """In ``VIDEO_DIR``: the from-start episode with the reference as a ghost."""
@@ -183,8 +183,8 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
     """Load both files, check that they fit, set up the PD loop and read the reference.
 
     ``physics_hz`` is the rate of the physics and of the PD loop (a joint HAL runs at 500 Hz–1 kHz).
-    The actuators become torque motors driven by ``policy.hold_joint_targets`` (one episode at a
-    time), or with ``servo`` position servos that compute the same PD inside MuJoCo (a batch of
+    The actuators become torque motors driven by ``onnx_policy.hold_joint_targets`` (one episode
+    at a time), or with ``servo`` position servos that compute the same PD inside MuJoCo (a batch of
     episodes, ``deploy.stress``). ``robot_spec``: the run's registered robot, when known; its default
     pose and action scale are then checked against the metadata.
     """

@@ -6,7 +6,7 @@ file and the robot's MJCF only. From the same start frames it runs three
 family at one level, and ``nominal``):
 
 - ``policy``: the exported policy (observations from sensed quantities,
-  ``policy.DeployObservation``; targets by ``policy.joint_targets``);
+  ``onnx_policy.DeployObservation``; targets by ``onnx_policy.joint_targets``);
 - ``replay``: no policy, the reference's joint positions as the PD targets
   (for an export whose ``action_offset`` is the reference, a zero action);
 - ``statue``: no policy, the start frame's joint positions held.
@@ -21,7 +21,7 @@ controller, so policy and replay are compared on identical disturbances.
 All episodes run side by side in one batch per physics rate
 (``sim.physics.BatchSim``): the actuators are PD servos computing
 τ = kp·(q* − q) − kd·q̇ clipped to the effort limit inside MuJoCo
-(``policy.setup_servo_loop``) at ``physics_hz`` (500 Hz by default: a joint
+(``onnx_policy.setup_servo_loop``) at ``physics_hz`` (500 Hz by default: a joint
 HAL's rate; sim2sim's 1 kHz torque loop runs one episode at a time).
 
 The report (``stress.json``) gives, per cell and controller, the success
@@ -55,6 +55,15 @@ from ..evaluate.metrics import (
 )
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
 from ..sim.physics import BatchSim
+from .onnx_policy import (
+    NON_FINITE_ACTION,
+    POLICY_KEYS,
+    SensedState,
+    Sim2SimError,
+    initial_last_action,
+    joint_targets,
+    require_own_export,
+)
 from .perturbations import (
     FAMILIES,
     NOMINAL,
@@ -65,15 +74,6 @@ from .perturbations import (
     cells,
     physics_hz_of,
     push_speed_unit,
-)
-from .policy import (
-    NON_FINITE_ACTION,
-    POLICY_KEYS,
-    SensedState,
-    Sim2SimError,
-    initial_last_action,
-    joint_targets,
-    require_own_export,
 )
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
@@ -397,8 +397,8 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
     ``video``, ``videos/stress_push.mp4`` and ``videos/stress_push_replay.mp4``: the first start under the
     standard push, the policy and replaying the reference, each with the reference as a ghost)."""
     from ..atomic import atomic_write_text
+    from .onnx_policy import load_policy
     from .planar import is_planar_policy
-    from .policy import load_policy
 
     run_dir = Path(run_dir)
     onnx_path = run_dir / EXPORT_DIR / "policy.onnx"

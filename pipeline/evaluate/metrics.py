@@ -273,7 +273,7 @@ TRACKING_RULE = VerdictRule()
 
 ROBUST_SUCCESS = 0.9
 """The success rate a policy needs under every standard perturbation to be ROBUST (the stress test,
-``deploy.stress``; training's robustness checks, ``evaluate.run.VerdictProbe``)."""
+``deploy.stress``; training's robustness checks, ``evaluate.evaluate_run.VerdictProbe``)."""
 
 
 def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:

@@ -2,7 +2,7 @@
 
 A task whose policy tracks a reference motion gives one through its
 ``TaskSpec.evaluation_view(env)`` hook (the built-in tracking task:
-``plugins/tasks/tracking/evaluation.py``). ``evaluate.run`` plays the
+``plugins/tasks/tracking/evaluation.py``). ``evaluate.evaluate_run`` plays the
 episodes and scores them with ``evaluate.metrics`` through it, and knows no
 task's environment attributes. Torch-free.
 """

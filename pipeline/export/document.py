@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..deploy.policy import ACTION_OFFSET_BAKED, parse_clip
+from ..deploy.onnx_policy import ACTION_OFFSET_BAKED, parse_clip
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_TARGET_FORMULA, EXPORT_MOTION_TRACKING
 from .graph import INPUT_NAMES, OUTPUT_NAMES, ActionPolicy
 

@@ -158,7 +158,7 @@ def tracking_module(actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping
                     metadata: Mapping[str, object]) -> DeployPolicy:
     """The tracking graph ``metadata`` describes: ``DefaultOffsetPolicy`` when it bakes the reference offset
     into the actions (``action_offset_baked``, ``metadata.bake_action_offset``), else ``DeployPolicy``."""
-    from ..deploy.policy import ACTION_OFFSET_BAKED
+    from ..deploy.onnx_policy import ACTION_OFFSET_BAKED
 
     if ACTION_OFFSET_BAKED not in metadata:
         return DeployPolicy(actor, obs_normalizer, motion)

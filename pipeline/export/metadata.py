@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..deploy.policy import ACTION_OFFSET_BAKED
+from ..deploy.onnx_policy import ACTION_OFFSET_BAKED
 from ..errors import ExportError
 from ..robot.spec import compile_mjcf
 from ..sim.task import (
@@ -26,7 +26,7 @@ from ..sim.task import (
     TaskExport,
     metadata_threshold,
 )
-from ..train.policy import TrainedPolicy
+from ..train.trained_policy import TrainedPolicy
 from .graph import observation_layout
 
 

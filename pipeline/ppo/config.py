@@ -1,6 +1,7 @@
 """The learner's settings: the PPO algorithm and the actor-critic networks, every field documented.
 
-Training's configuration (``train/config.py``) holds them as its ``ppo`` and ``policy`` sections.
+Training's configuration (``train/train_config.py``) holds them as its ``ppo`` and ``policy``
+sections.
 Defaults follow mjlab's motion-tracking PPO.
 """
 

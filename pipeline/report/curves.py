@@ -1,7 +1,7 @@
 """The training curves of report.html: one PNG per curve of train.csv.
 
 Rendered with matplotlib (Agg, no display) into ``report/`` of the run
-directory; which curves a CSV gives and how each is drawn is train/curves.py
+directory; which curves a CSV gives and how each is drawn is train/training_curves.py
 (the same figures train.png shows in one grid): reward and episode return,
 the verdict checks, every reward term's per-episode sum, episode length and
 randomisation strength, losses, action std and entropy, learning rate and
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from ..atomic import atomic_path
 from ..rundir import CSV_FILE
-from ..train.curves import curve_specs, draw_curve, pyplot
 from ..train.log import read_csv_rows
+from ..train.training_curves import curve_specs, draw_curve, pyplot
 
 PLOT_DIR = "report"
 

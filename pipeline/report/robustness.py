@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_path
-from ..train.curves import pyplot
+from ..train.training_curves import pyplot
 from .curves import PLOT_DIR
 
 PLOT = f"{PLOT_DIR}/stress.png"

@@ -114,7 +114,7 @@ class TaskSpec:
     ``runner``): they replace the trainer's defaults for this task (docs/training.md, "Settings")."""
     setting_choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Task settings that take one of a few words (``"actions.offset": ("reference", "default")``),
-    checked with the trainer's where every setting is checked (``train.config``)."""
+    checked with the trainer's where every setting is checked (``train.train_config``)."""
 
     def __post_init__(self) -> None:
         if self.export_kind not in EXPORT_KINDS:

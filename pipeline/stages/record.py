@@ -151,9 +151,12 @@ def resumed_record(run_dir: Path, stages: list[tuple[Stage, str]]) -> PipelineRe
     merged = []
     for stage, plugin in stages:
         merged.append(old.pop(stage.name, None) or StageRecord(stage.name, plugin, stage.description))
-        if merged[-1].status == "done":  # a record from before Stage.settings: the settings it ran with
-            for key in stage.settings:
-                merged[-1].settings.setdefault(key, getattr(record.settings, key, None))
+        if merged[-1].status == "done" and stage.settings and not merged[-1].settings:
+            raise ConfigError(
+                f"{run_dir / PIPELINE_FILE} records stage {stage.name!r} done without the settings "
+                "it ran with: an older primebot wrote it",
+                fix="start a new run with this primebot, or use the primebot that started it",
+            )
     for name in old:
         log.warning("stage %r of %s is no longer registered; dropped from pipeline.json", name, run_dir)
     record.stages = merged

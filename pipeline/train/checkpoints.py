@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from ..atomic import atomic_path
-from ..errors import CheckpointError, CorruptCheckpointError, NonFiniteError
+from ..errors import OLDER_RUN_FIX, CheckpointError, CorruptCheckpointError, NonFiniteError
 from ..limits import MAX_CHECKPOINT_BYTES, over_budget
 
 log = logging.getLogger(__name__)
@@ -266,12 +266,22 @@ def link_checkpoint(source: str | Path, target: str | Path) -> Path:
 
 
 def require_same_run(payload: dict[str, Any], run_id: str | None, source: str | Path) -> None:
-    """Refuse a checkpoint written by another run (its ``run_id`` differs from args.yaml's ``run.id``).
-
-    A checkpoint or run from before run identities carries none and is accepted.
-    """
+    """Refuse a checkpoint written by another run (its ``run_id`` differs from args.yaml's
+    ``run.id``), one without a run identity (an older primebot wrote it), and one in a directory
+    without args.yaml."""
+    if run_id is None:
+        raise CheckpointError(
+            f"{source} is in a directory without args.yaml: nothing says which run it belongs to",
+            fix="evaluate or export the run directory it came from",
+        )
     theirs = payload.get("run_id")
-    if theirs and run_id and theirs != run_id:
+    if not theirs:
+        raise CheckpointError(
+            f"{source} carries no run identity: an older primebot wrote it, and this one cannot "
+            "tell whether it belongs to the run",
+            fix=OLDER_RUN_FIX,
+        )
+    if theirs != run_id:
         raise CheckpointError(
             f"{source} belongs to another run (run id {str(theirs)[:12]}…; this run is {run_id[:12]}…): it was "
             "copied in from elsewhere, and is neither resumed, evaluated nor exported as this run's policy",

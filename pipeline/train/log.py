@@ -1,4 +1,5 @@
-"""Training metrics: train.csv (flushed every row), the curves PNG (train/curves.py), optional TensorBoard.
+"""Training metrics: train.csv (flushed every row), the curves PNG (train/training_curves.py),
+optional TensorBoard.
 
 All file work happens on a background thread fed by an unbounded queue, so
 ``log`` never blocks the training loop (seed 000: printing from the loop
@@ -22,7 +23,7 @@ from typing import Any
 from ..atomic import atomic_write_text, disk_full_error
 from ..errors import ConfigError, DiskFullError
 from ..rundir import CSV_FILE, CURVE_FILE
-from .curves import render_grid
+from .training_curves import render_grid
 
 log = logging.getLogger(__name__)
 

@@ -5,13 +5,14 @@ Evaluation, export and sim2sim record the identity of the checkpoint they used
 they write: eval.json and ``export/export.json`` under ``policy``, and the ONNX
 metadata as ``checkpoint_digest`` and ``run_id``, which sim2sim.json and
 stress.json copy into their ``policy``. ``stale_results(run_dir)`` compares each record with the
-policy the run selects now (``policy.run_policy_checkpoint``: ``model_best.pt``
+policy the run selects now (``trained_policy.run_policy_checkpoint``: ``model_best.pt``
 of the best verdict check, else the newest good ``model_<it>.pt``): a result
 made from another policy, or from another run's, is stale, and so is every file
 of a stale bundle and the video a stale record names. report.html and the
 pipeline runner use it, so neither shows such a result as current. A record
-is judged stale only on evidence: without a loadable checkpoint, or for a
-record that names no policy, nothing is marked.
+is judged stale only on evidence: without a loadable checkpoint nothing is
+marked (but another run's result); beside one, a record that names no policy
+(an older primebot wrote it) is stale.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import CheckpointError
+from ..errors import CheckpointError, ConfigError
 from ..rundir import (
     EVAL_FILE,
     EXPORT_DIR,
@@ -47,9 +48,9 @@ class PolicyIdentity:
     checkpoint: str
     """The file name (``model_best.pt``, ``model_300.pt``)."""
     iteration: int
-    digest: str = ""
-    """The checkpoint's content digest (``checkpoints.content_digest``); empty in records from before it."""
-    run_id: str | None = None
+    digest: str
+    """The checkpoint's content digest (``checkpoints.content_digest``)."""
+    run_id: str
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -58,33 +59,35 @@ class PolicyIdentity:
         return f"{self.checkpoint} (iteration {self.iteration})"
 
     def same_policy(self, other: PolicyIdentity) -> bool:
-        """Whether both name the same checkpoint content (by digest when both carry one, else by name and
-        iteration, as records from before digests allow)."""
-        if self.digest and other.digest:
-            return self.digest == other.digest
-        return (self.checkpoint, self.iteration) == (other.checkpoint, other.iteration)
+        """Whether both name the same checkpoint content (by its digest)."""
+        return self.digest == other.digest
 
 
 def identity_of(policy: Any) -> PolicyIdentity:
-    """The identity of a ``policy.TrainedPolicy`` (what eval.json and export record)."""
+    """The identity of a ``trained_policy.TrainedPolicy`` (what eval.json and export record)."""
     return PolicyIdentity(policy.checkpoint.name, int(policy.iteration), policy.digest, policy.run_id)
 
 
-def recorded_identity(document: dict[str, Any]) -> PolicyIdentity | None:
-    """The policy a result file says it was made from: its ``policy`` entry (eval.json and export.json write
-    ``PolicyIdentity.to_dict()``; sim2sim.json the ONNX metadata's ``checkpoint``, ``iteration``,
-    ``checkpoint_digest`` and ``run_id``), else the top-level ``checkpoint`` and ``iteration`` of older files."""
+def recorded_identity(document: dict[str, Any], source: str | Path) -> PolicyIdentity:
+    """The policy the result file ``source`` says it was made from: its ``policy`` entry (eval.json
+    and export.json write ``PolicyIdentity.to_dict()``; sim2sim.json the ONNX metadata's
+    ``checkpoint``, ``iteration``, ``checkpoint_digest`` and ``run_id``). A file without one is
+    ``ConfigError``."""
     entry = document.get("policy")
-    source = entry if isinstance(entry, dict) and entry.get("checkpoint") else document
-    checkpoint, iteration = source.get("checkpoint"), source.get("iteration")
-    if not checkpoint or iteration in (None, ""):
-        return None
+    entry = entry if isinstance(entry, dict) else {}
+    checkpoint, iteration = entry.get("checkpoint"), entry.get("iteration")
+    digest, run_id = entry.get("digest") or entry.get("checkpoint_digest"), entry.get("run_id")
     try:
         iteration = int(iteration)
     except (TypeError, ValueError):
-        return None
-    digest = source.get("digest") or source.get("checkpoint_digest") or ""
-    return PolicyIdentity(Path(str(checkpoint)).name, iteration, str(digest), source.get("run_id") or None)
+        iteration = None
+    if not (checkpoint and digest and run_id) or iteration is None:
+        raise ConfigError(
+            f"{source} does not record the policy it was made from (checkpoint, iteration, digest "
+            "and run id): an older primebot wrote it",
+            fix="make it again with this primebot (the pipeline reruns the stage that wrote it)",
+        )
+    return PolicyIdentity(Path(str(checkpoint)).name, iteration, str(digest), str(run_id))
 
 
 _SELECTED: dict[tuple, PolicyIdentity | None] = {}
@@ -112,12 +115,16 @@ def selected_policy(run_dir: str | Path) -> PolicyIdentity | None:
         return None
     key = _signature(run_dir)
     if key not in _SELECTED:
-        from .policy import run_policy_checkpoint  # torch: only when the run has checkpoints
+        from .checkpoints import require_same_run
+        from .trained_policy import (
+            run_policy_checkpoint,  # torch: only when the run has checkpoints
+        )
 
         path, payload = run_policy_checkpoint(run_dir)
         _SELECTED.clear()  # one run at a time is judged; keep the cache small
-        _SELECTED[key] = PolicyIdentity(path.name, int(payload.get("iteration", 0)), str(payload.get("digest", "")),
-                                        payload.get("run_id") or read_run_id(run_dir))
+        require_same_run(payload, read_run_id(run_dir), path)
+        _SELECTED[key] = PolicyIdentity(path.name, int(payload["iteration"]),
+                                        str(payload["digest"]), str(payload["run_id"]))
     return _SELECTED[key]
 
 
@@ -167,15 +174,19 @@ def stale_results(run_dir: str | Path) -> Staleness:
     run_dir = Path(run_dir)
     try:
         selected = selected_policy(run_dir)
-    except CheckpointError as exc:
+        run_id = read_run_id(run_dir)
+    except (CheckpointError, ConfigError) as exc:
         return Staleness(None, unknown=str(exc).splitlines()[0])
-    run_id = read_run_id(run_dir)
     out = Staleness(selected)
     for record, document in results(run_dir).items():
-        made_from = recorded_identity(document)
-        if made_from is None:
+        try:
+            made_from = recorded_identity(document, Path(run_dir) / record)
+        except ConfigError as exc:
+            if selected is not None:  # beside the run's policy it cannot be shown as current
+                why = str(exc).splitlines()[0]
+                out.stale.update(dict.fromkeys(covered(record, document), why))
             continue
-        if made_from.run_id and run_id and made_from.run_id != run_id:
+        if run_id is not None and made_from.run_id != run_id:
             why = f"{record} was made from another run's policy ({made_from.describe()}, run id {made_from.run_id[:12]}…)"
         elif selected is not None and not made_from.same_policy(selected):
             why = f"{record} was made from {made_from.describe()}; the run's policy is now {selected.describe()}"

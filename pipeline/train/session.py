@@ -22,7 +22,7 @@ import torch
 
 from .. import __version__
 from ..devices.backend import Backend, ResolvedDevice, dtype_name, resolve_device
-from ..errors import ConfigError
+from ..errors import OLDER_RUN_FIX, ConfigError
 from ..motion.format import load_motion
 from ..motion.validate import require_valid_motion
 from ..registry import Registry
@@ -39,7 +39,9 @@ from ..rundir import (
     write_args,
 )
 from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoints
-from .config import (
+from .distributed import DistContext, context_from_env, init_distributed
+from .on_policy_runner import OnPolicyRunner, RunResult
+from .train_config import (
     RESUMABLE_SETTINGS,
     TrainConfig,
     TrainRequest,
@@ -49,8 +51,6 @@ from .config import (
     section_value,
     set_value,
 )
-from .distributed import DistContext, context_from_env, init_distributed
-from .runner import OnPolicyRunner, RunResult
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,12 @@ def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
         cfg = TrainConfig.from_dict(args["config"])
     except (KeyError, TypeError) as exc:
         raise ConfigError(f"{request.resume}/args.yaml has no usable 'config' section: {exc}") from None
+    if cfg.ppo.mixed_precision == "auto":  # a new run records the choice (resolve_auto_settings)
+        raise ConfigError(
+            f"{request.resume}/args.yaml records ppo.mixed_precision: auto, not the choice it "
+            "trained with: an older primebot wrote it, and a resume could not reproduce the run",
+            fix=OLDER_RUN_FIX,
+        )
     try:
         pairs = parse_set(request.sets)
     except ValueError as exc:

@@ -9,7 +9,7 @@ tracked means"). This module keeps what the checks decide
 - ``model_best.pt`` is the policy of the best check, ranked by ``check_rank``
   and compared by ``rank_key``: tracked first; among tracked checks, the
   robust one (where the probe also plays episodes under the task's
-  randomisation at full strength, ``evaluate.run.VerdictProbe``), then the
+  randomisation at full strength, ``evaluate.evaluate_run.VerdictProbe``), then the
   higher success under it, then the policy trained furthest along the env's
   curriculum; then the success rate, then the lower MPKPE. Progress does not order checks
   that did not track: a curriculum that starts at the full conditions and

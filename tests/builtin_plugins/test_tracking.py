@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from primebot.pipeline.errors import CheckpointError
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.hooks.specs import hookimpl
 from primebot.pipeline.motion.format import load_motion
@@ -220,6 +221,17 @@ def test_state_dict_resumes_bit_for_bit(host, motion):
         np.testing.assert_array_equal(got.obs, want.obs)
         np.testing.assert_array_equal(got.reward, want.reward)
     np.testing.assert_array_equal(resumed.sampler.failed_count, env.sampler.failed_count)
+
+
+def test_an_env_state_without_a_part_this_primebot_writes_is_refused(host, motion):
+    config = {"randomization": {"curriculum": {"start": 0.5}}}
+    env = make_env(host, motion, seed=5, config=config)
+    env.reset()
+    parts_since = ("curriculum/", "window/")
+    older = {k: v for k, v in env.state_dict().items() if not k.startswith(parts_since)}
+    with pytest.raises(CheckpointError, match="state lacks curriculum/") as info:
+        make_env(host, motion, seed=5, config=config).load_state_dict(older)
+    assert "retrain" in info.value.fix
 
 
 def test_physics_fault_resets_the_env_and_is_counted(host, motion, tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from primebot.pipeline.errors import ConfigError
+from primebot.pipeline.errors import CheckpointError, ConfigError
 from primebot.plugins.tasks.tracking.curriculum import RandomizationCurriculum
 
 FALLS = {"start": 0.0, "signal": "falls", "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}  # on, from 0
@@ -89,7 +89,7 @@ def test_a_fall_back_waits_for_checks_in_a_row_and_leaves_many_falls_to_lower_ab
         assert not c.observe_verdict(1.0, tracked=False)  # null: never
 
 
-def test_the_fall_back_counts_survive_a_resume_and_an_older_checkpoint_starts_them_afresh():
+def test_the_fall_back_counts_survive_a_resume_and_an_older_checkpoint_is_refused():
     c = RandomizationCurriculum({"start": 0.5, "fall_back_after": 2}, window=4)
     c.observe_verdict(1.0, tracked=False)
     c.observe_verdict(1.0, tracked=False)
@@ -98,8 +98,9 @@ def test_the_fall_back_counts_survive_a_resume_and_an_older_checkpoint_starts_th
     d.load_state_dict(c.state_dict())
     assert (d.strength, d.untracked, d.hold, d.fall_backs) == (0.25, 1, 3, 1)
     old = {"strength_finished_fell": c.state_dict()["strength_finished_fell"]}
-    d.load_state_dict(old)
-    assert (d.strength, d.untracked, d.hold, d.fall_backs) == (0.25, 0, 0, 0)
+    with pytest.raises(CheckpointError, match="no fall-back counts: an older primebot") as info:
+        d.load_state_dict(old)
+    assert "retrain" in info.value.fix
 
 
 @pytest.mark.parametrize("bad", [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1}, {"signal": "reward"},
@@ -111,7 +112,7 @@ def test_bad_settings_are_a_config_error_naming_the_fix(bad):
 
 
 def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_changes_it():
-    from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
+    from primebot.pipeline.train.train_config import TrainConfig, parse_set, set_value
     from primebot.plugins.tasks.tracking.task import TRACKING
 
     cfg = TrainConfig(task="tracking")
@@ -129,7 +130,7 @@ def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_cha
 
 
 def test_a_termination_set_to_null_is_switched_off_and_a_word_is_still_refused():
-    from primebot.pipeline.train.config import TrainConfig, parse_set, set_value
+    from primebot.pipeline.train.train_config import TrainConfig, parse_set, set_value
     from primebot.plugins.tasks.tracking.task import TRACKING
 
     cfg = TrainConfig(task="tracking")

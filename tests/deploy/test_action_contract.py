@@ -13,8 +13,8 @@ import pytest
 from tracking_run import Q1_XML, REPO, tracking_host, train_tiny_run
 
 from primebot.pipeline.deploy import loop
-from primebot.pipeline.deploy.bundle import run_bundle
-from primebot.pipeline.deploy.policy import (
+from primebot.pipeline.deploy.deploy_bundle import run_bundle
+from primebot.pipeline.deploy.onnx_policy import (
     ACTION_OFFSET_BAKED,
     hold_joint_targets,
     initial_last_action,
@@ -22,8 +22,8 @@ from primebot.pipeline.deploy.policy import (
 )
 from primebot.pipeline.deploy.sim2sim import TrackingEpisode, prepare, run_episode
 from primebot.pipeline.evaluate.metrics import EpisodeMetrics
+from primebot.pipeline.export.export_run import export_run
 from primebot.pipeline.export.graph import read_metadata
-from primebot.pipeline.export.run import export_run
 from primebot.pipeline.robot.spec import load_robot_model, robot_indices
 from primebot.pipeline.sim.task import (
     ACTION_OFFSET_DEFAULT,

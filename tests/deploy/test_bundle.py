@@ -13,13 +13,13 @@ import yaml
 from torch_free import run_sim2sim_without_torch
 from tracking_run import Q1_XML, tracking_host, train_tiny_run
 
-from primebot.pipeline.deploy.bundle import bundle_mjcf, verify_bundle
-from primebot.pipeline.deploy.policy import parse_metadata
+from primebot.pipeline.deploy.deploy_bundle import bundle_mjcf, verify_bundle
+from primebot.pipeline.deploy.onnx_policy import parse_metadata
 from primebot.pipeline.deploy.sim2sim import sim2sim_run_dir
 from primebot.pipeline.errors import ExportError
 from primebot.pipeline.export import run as export_module
+from primebot.pipeline.export.export_run import FP16_ACTIONS_ATOL, closed_loop_gate, export_run
 from primebot.pipeline.export.graph import MOTION_OUTPUTS, PARITY_ATOL, format_value, read_metadata
-from primebot.pipeline.export.run import FP16_ACTIONS_ATOL, closed_loop_gate, export_run
 from primebot.pipeline.motion.format import file_sha256, load_motion
 
 MJLAB_TRACKING_KEYS = (
@@ -175,7 +175,7 @@ def test_mjlab_format_reads_as_mjlab_documents_it(mjlab_bundle):
 
 
 def test_the_mjlab_format_bundle_runs_in_the_deploy_loop(mjlab_bundle):
-    from primebot.pipeline.deploy.bundle import run_bundle
+    from primebot.pipeline.deploy.deploy_bundle import run_bundle
 
     run_dir, _ = mjlab_bundle
     report = run_bundle(run_dir / "export", [0])
@@ -231,7 +231,7 @@ def test_the_bundle_runner_refuses_deploy_yaml_entries_that_leave_the_bundle_or_
     runner hash and load a file outside the bundle, and an entry without sha256 skipped the check."""
     import shutil
 
-    from primebot.pipeline.deploy.bundle import main as bundle_main
+    from primebot.pipeline.deploy.deploy_bundle import main as bundle_main
 
     _, run_dir, _ = bundle
     copy = tmp_path / "export"
@@ -251,7 +251,7 @@ def test_the_bundle_runner_refuses_deploy_yaml_entries_that_leave_the_bundle_or_
 def test_sim2sim_refuses_an_export_of_another_run(bundle, tmp_path):
     import shutil
 
-    from primebot.pipeline.deploy.policy import Sim2SimError
+    from primebot.pipeline.deploy.onnx_policy import Sim2SimError
 
     _, run_dir, _ = bundle
     copy = tmp_path / "run"

@@ -17,7 +17,7 @@ from torch_free import run_sim2sim_without_torch
 from tracking_run import Q1_XML, tracking_host, train_tiny_run
 
 from primebot.pipeline.deploy.heading import align_reference, heading_offset, turn_reference
-from primebot.pipeline.deploy.policy import NON_FINITE_ACTION
+from primebot.pipeline.deploy.onnx_policy import NON_FINITE_ACTION
 from primebot.pipeline.deploy.sim2sim import (
     Sim2SimError,
     TrackingEpisode,
@@ -27,6 +27,7 @@ from primebot.pipeline.deploy.sim2sim import (
 )
 from primebot.pipeline.deploy.stress import NON_FINITE_ACTION as STRESS_NON_FINITE_ACTION
 from primebot.pipeline.evaluate.metrics import EpisodeMetrics
+from primebot.pipeline.export.export_run import export_run
 from primebot.pipeline.export.graph import (
     ActionPolicy,
     DeployPolicy,
@@ -34,9 +35,8 @@ from primebot.pipeline.export.graph import (
     read_metadata,
     write_onnx,
 )
-from primebot.pipeline.export.run import export_run
 from primebot.pipeline.rotations import quat_from_euler_xyz, yaw_angle
-from primebot.pipeline.train.policy import load_trained_policy
+from primebot.pipeline.train.trained_policy import load_trained_policy
 
 STEPS = 120
 """Policy steps per episode (2.4 s of the wave)."""
@@ -181,7 +181,7 @@ def test_primebot_sim2sim_aligns_the_heading_of_a_turned_robot(graphs, monkeypat
 
 def test_a_non_finite_action_ends_the_episode_as_a_failure_holding_the_last_finite_targets(graphs, monkeypatch):
     from primebot.pipeline.deploy import loop
-    from primebot.pipeline.deploy.policy import hold_joint_targets
+    from primebot.pipeline.deploy.onnx_policy import hold_joint_targets
 
     sent = []
     monkeypatch.setattr(loop, "hold_joint_targets", lambda robot, data, meta, target, substeps: (

@@ -21,14 +21,14 @@ from primebot.pipeline.deploy.sim2sim import (
     run_sim2sim,
     sim2sim_run_dir,
 )
-from primebot.pipeline.evaluate.run import evaluate_run
+from primebot.pipeline.evaluate.evaluate_run import evaluate_run
 from primebot.pipeline.export.graph import (
     DeployPolicy,
     motion_at_control_rate,
     read_metadata,
     write_onnx,
 )
-from primebot.pipeline.train.policy import load_trained_policy, make_run_env
+from primebot.pipeline.train.trained_policy import load_trained_policy, make_run_env
 
 
 def _swap(names: str, a: str, b: str) -> str:
@@ -236,7 +236,7 @@ def test_the_exported_policy_passes_every_cross_check(exported, spec):
 
 
 def test_robot_spec_check_accepts_the_tasks_action_scale_factor(spec):
-    from primebot.pipeline.deploy.policy import robot_spec_check
+    from primebot.pipeline.deploy.onnx_policy import robot_spec_check
 
     meta = {"robot": spec.name, "joint_names": list(spec.joint_names),
             "default_joint_pos": np.asarray(spec.default_joint_pos, dtype=np.float64),

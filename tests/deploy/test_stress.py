@@ -29,7 +29,7 @@ from primebot.pipeline.export.graph import (
     write_onnx,
 )
 from primebot.pipeline.sim.physics import BatchSim
-from primebot.pipeline.train.policy import load_trained_policy
+from primebot.pipeline.train.trained_policy import load_trained_policy
 
 
 @pytest.fixture(scope="module")

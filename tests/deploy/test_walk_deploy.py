@@ -14,17 +14,17 @@ from torch_free import run_sim2sim_without_torch
 from video_probe import probe
 
 from primebot.pipeline.cli import main
+from primebot.pipeline.deploy.onnx_policy import parse_metadata
 from primebot.pipeline.deploy.planar import Sim2SimError, run_planar_sim2sim
-from primebot.pipeline.deploy.policy import parse_metadata
 from primebot.pipeline.deploy.sim2sim import main as sim2sim_main
 from primebot.pipeline.deploy.sim2sim import sim2sim_run_dir
 from primebot.pipeline.evaluate.episodes import EpisodeRecord
-from primebot.pipeline.evaluate.run import evaluate_run
+from primebot.pipeline.evaluate.evaluate_run import evaluate_run
+from primebot.pipeline.export.export_run import export_run
 from primebot.pipeline.export.graph import read_metadata
-from primebot.pipeline.export.run import export_run
 from primebot.pipeline.hooks.host import load_plugins
-from primebot.pipeline.train.policy import load_trained_policy, make_run_env
 from primebot.pipeline.train.session import TrainRequest, run_training
+from primebot.pipeline.train.trained_policy import load_trained_policy, make_run_env
 from primebot.plugins.robots.biped4.spec import BIPED4_MJCF, biped4_spec
 from primebot.plugins.tasks.walk import mdp
 from primebot.plugins.tasks.walk.metrics import walk_metrics
@@ -237,7 +237,7 @@ def test_walk_bundle_with_fp16_and_a_static_batch_runs_on_its_own_model(walk_exp
 
     import yaml
 
-    from primebot.pipeline.deploy.bundle import run_bundle
+    from primebot.pipeline.deploy.deploy_bundle import run_bundle
 
     host, run_dir, _ = walk_export
     copy = tmp_path / "walk" / run_dir.name

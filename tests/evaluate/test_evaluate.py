@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from tracking_run import tracking_host, train_tiny_run
 
+from primebot.pipeline.evaluate.evaluate_run import evaluate_run
 from primebot.pipeline.evaluate.metrics import (
     ERROR_KEYS,
     EpisodeMetrics,
@@ -19,9 +20,8 @@ from primebot.pipeline.evaluate.metrics import (
     metric_gaps,
     step_errors,
 )
-from primebot.pipeline.evaluate.run import evaluate_run
 from primebot.pipeline.rotations import quat_from_axis_angle
-from primebot.pipeline.train.policy import load_trained_policy, make_run_env
+from primebot.pipeline.train.trained_policy import load_trained_policy, make_run_env
 from primebot.plugins.tasks.tracking.evaluation import env_snapshot
 
 
@@ -133,7 +133,7 @@ def test_eval_and_export_refuse_a_task_that_tracks_no_motion(tmp_path):
     import pointmass_task
 
     from primebot.pipeline.errors import ConfigError
-    from primebot.pipeline.export.run import export_run
+    from primebot.pipeline.export.export_run import export_run
     from primebot.pipeline.hooks.host import load_plugins
     from primebot.pipeline.train.session import TrainRequest, run_training
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from primebot.pipeline.evaluate.evaluate_run import play_episodes
 from primebot.pipeline.evaluate.metrics import (
     EpisodeMetrics,
     TrackingSnapshot,
@@ -15,7 +16,6 @@ from primebot.pipeline.evaluate.metrics import (
     step_errors,
     tracking_verdict,
 )
-from primebot.pipeline.evaluate.run import play_episodes
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.format import load_motion
 from primebot.plugins.tasks.tracking.evaluation import tracking_view

@@ -10,16 +10,16 @@ import yaml
 from tracking_run import tracking_host, train_tiny_run
 
 from primebot.pipeline.cli import main
-from primebot.pipeline.deploy.policy import parse_metadata
+from primebot.pipeline.deploy.onnx_policy import parse_metadata
 from primebot.pipeline.errors import ExportError
 from primebot.pipeline.export import run as export_module
+from primebot.pipeline.export.export_run import export_run
 from primebot.pipeline.export.graph import (
     OUTPUT_NAMES,
     format_value,
     parity_failures,
     read_metadata,
 )
-from primebot.pipeline.export.run import export_run
 from primebot.pipeline.motion.format import load_motion
 
 
@@ -185,7 +185,7 @@ def test_evaluate_and_export_refuse_a_checkpoint_copied_in_from_another_run(tmp_
     import shutil
 
     from primebot.pipeline.errors import CheckpointError
-    from primebot.pipeline.evaluate.run import evaluate_run
+    from primebot.pipeline.evaluate.evaluate_run import evaluate_run
 
     host = tracking_host()
     ours = train_tiny_run(tmp_path / "a", host)

@@ -163,7 +163,7 @@ def intact(run_dir: Path, killed: bool = False) -> list[str]:
     belongs to the run, train.csv has complete rows only, the export bundle (when there) verifies, no
     half-written file is left (``killed``: a process killed -9 mid-write leaves its temporary file, which the
     next attempt removes), and report.html shows no result of another policy."""
-    from primebot.pipeline.deploy.bundle import verify_bundle
+    from primebot.pipeline.deploy.deploy_bundle import verify_bundle
     from primebot.pipeline.errors import PrimebotError
     from primebot.pipeline.rundir import read_run_id
     from primebot.pipeline.train.checkpoints import load_checkpoint, require_same_run

@@ -7,8 +7,8 @@ import pointmass_task
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from primebot.pipeline.train.config import TrainConfig, apply_task_defaults
-from primebot.pipeline.train.runner import OnPolicyRunner
+from primebot.pipeline.train.on_policy_runner import OnPolicyRunner
+from primebot.pipeline.train.train_config import TrainConfig, apply_task_defaults
 from primebot.pipeline.train.transfer import StepTransfer
 
 RANDOM_OPS = {

@@ -21,7 +21,7 @@ from primebot.pipeline.report.page import headline_metrics, write_report
 from primebot.pipeline.stages.contract import Stage
 from primebot.pipeline.stages.presets import resolve_settings
 from primebot.pipeline.stages.record import StageRecord, new_record
-from primebot.pipeline.train.curves import curve_specs
+from primebot.pipeline.train.training_curves import curve_specs
 
 CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
 

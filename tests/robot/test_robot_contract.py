@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from meshbot import JOINTS, meshbot_spec, write_meshbot
 
-from primebot.pipeline.deploy.policy import gain_check
+from primebot.pipeline.deploy.onnx_policy import gain_check
 from primebot.pipeline.errors import RobotError
 from primebot.pipeline.robot.spec import (
     compile_mjcf,

@@ -194,7 +194,7 @@ def test_only_and_skip_and_from_select_stages(run_cli, tmp_path):
 
 def test_unknown_stage_names_and_contradictory_options_are_refused(run_cli, tmp_path):
     from primebot.pipeline.errors import ConfigError, UnknownNameError
-    from primebot.pipeline.stages.runner import Selection
+    from primebot.pipeline.stages.stage_runner import Selection
 
     with pytest.raises(UnknownNameError, match=r"--skip 'trian': no such stage; stages: validate, train"):
         Selection(skip=("trian",)).check(["validate", "train"])

@@ -22,7 +22,7 @@ from primebot.pipeline.hooks import host as plugins
 from primebot.pipeline.report.page import write_report
 from primebot.pipeline.stages.presets import resolve_settings
 from primebot.pipeline.stages.record import new_record
-from primebot.pipeline.stages.runner import ordered_stages
+from primebot.pipeline.stages.stage_runner import ordered_stages
 from primebot.pipeline.train.provenance import selected_policy
 
 

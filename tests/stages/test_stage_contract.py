@@ -132,7 +132,7 @@ class _PluginWithTwoStages:
 
 
 def test_plugin_stages_are_ordered_among_the_builtin_ones(clean_env):
-    from primebot.pipeline.stages.runner import ordered_stages
+    from primebot.pipeline.stages.stage_runner import ordered_stages
 
     host = load_plugins(extra=[("acme", _PluginWithTwoStages())])
     ordered = ordered_stages(host.registry)

@@ -160,7 +160,7 @@ def test_an_interrupted_first_checkpoint_says_there_is_nothing_to_resume(tmp_pat
 def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
     from tracking_run import train_tiny_run
 
-    from primebot.pipeline.train.policy import load_trained_policy
+    from primebot.pipeline.train.trained_policy import load_trained_policy
 
     run_dir = train_tiny_run(tmp_path)
     (run_dir / "model_99.pt").write_text("not a checkpoint\n")
@@ -271,4 +271,11 @@ def test_a_checkpoint_of_another_run_is_refused_by_name(tmp_path):
         require_same_run(payload, "b" * 32, tmp_path / "model_3.pt")
     assert "move it out" in info.value.fix
     require_same_run(payload, "a" * 32, "model_3.pt")  # its own run
-    require_same_run(_payload(), "b" * 32, "model_3.pt")  # a checkpoint from before run identities
+
+
+def test_a_checkpoint_without_a_run_identity_is_refused(tmp_path):
+    from primebot.pipeline.train.checkpoints import require_same_run
+
+    with pytest.raises(CheckpointError, match="model_3.pt carries no run identity") as info:
+        require_same_run(_payload(), "b" * 32, tmp_path / "model_3.pt")
+    assert "retrain" in info.value.fix

@@ -6,8 +6,8 @@ import pytest
 
 from primebot.pipeline.errors import ConfigError
 from primebot.pipeline.hooks.host import load_plugins
-from primebot.pipeline.train.config import parse_set
 from primebot.pipeline.train.session import TrainRequest, resolve_config
+from primebot.pipeline.train.train_config import parse_set
 
 
 def test_exponent_without_a_dot_is_a_number():

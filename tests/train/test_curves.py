@@ -6,7 +6,7 @@ import math
 
 from PIL import Image
 
-from primebot.pipeline.train.curves import curve_specs, render_grid, series
+from primebot.pipeline.train.training_curves import curve_specs, render_grid, series
 
 HEADER = ["iteration", "episode_return", "reward_mean", "loss_value", "loss_surrogate", "randomization/strength",
           "episode_length", "verdict/success_rate", "verdict/mpkpe_m", "verdict/statue_mpkpe_m"]

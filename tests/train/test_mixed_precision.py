@@ -12,8 +12,8 @@ import torch
 import yaml
 
 from primebot.pipeline.hooks import host as plugins
-from primebot.pipeline.train.config import TrainConfig
 from primebot.pipeline.train.session import TrainRequest, resolve_mixed_precision, run_training
+from primebot.pipeline.train.train_config import TrainConfig
 from primebot.plugins.backends.cpu import CpuBackend, native_bf16_features
 
 ZEN4_FLAGS = "processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512bw avx512_bf16 avx512_vnni\n"

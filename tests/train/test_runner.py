@@ -187,12 +187,16 @@ class _ScriptedProbe:
                 "verdict": {"tracked": tracked, "reason": "scripted"}}
 
 
+RUN_ID = "0" * 32
+"""The run id of the runners these tests build without a training session."""
+
+
 def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int = 0, complete=None,
                          iterations: int = 40):
     """Train the point mass with verdict checks every 3 iterations; its curriculum completes at the given
     iteration, or when ``complete(runner)`` says so."""
-    from primebot.pipeline.train.config import TrainConfig
-    from primebot.pipeline.train.runner import OnPolicyRunner
+    from primebot.pipeline.train.on_policy_runner import OnPolicyRunner
+    from primebot.pipeline.train.train_config import TrainConfig
 
     spec = registry.get("tasks", "pointmass")
     cfg = TrainConfig(task="pointmass", num_envs=16, iterations=iterations)
@@ -201,6 +205,7 @@ def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int
     env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
                         registry=registry, num_threads=1)
     runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=probe)
+    runner.run_id = RUN_ID  # as the session sets it: every checkpoint carries its run's id
     # a curriculum that completes at a given iteration (the tracking task's follows its fall rate)
     complete = complete or (lambda r: r.iteration >= complete_from_iteration)
     type(env).curriculum_complete = property(lambda _: complete(runner))
@@ -259,7 +264,7 @@ def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads
     load_trained_policy returns for the run, though training went on to 21. (Each tracked new best plays
     a second set of episodes: the script's repeated rows.)"""
     from primebot.pipeline.train.checkpoints import load_checkpoint
-    from primebot.pipeline.train.policy import load_trained_policy
+    from primebot.pipeline.train.trained_policy import load_trained_policy
 
     script = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01), (False, 1.0, 0.04),
               (True, 1.0, 0.02), (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
@@ -268,7 +273,8 @@ def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads
     assert result.iteration == 21
     best = load_checkpoint(tmp_path / "model_best.pt")
     assert best["iteration"] == 15 and best["best_check"] == [1.0, 1.0, 1.0, 1.0, 1.0, -0.02, 15]
-    (tmp_path / "args.yaml").write_text("config: {}\n", encoding="utf-8")  # what a run directory holds
+    args = f"config: {{}}\nrun: {{id: '{RUN_ID}'}}\n"  # what a run directory holds
+    (tmp_path / "args.yaml").write_text(args, encoding="utf-8")
     assert load_trained_policy(tmp_path).checkpoint == tmp_path / "model_best.pt"
 
 
@@ -306,7 +312,7 @@ def test_a_check_that_did_not_track_is_not_ranked_by_its_curriculum_progress(reg
 
 
 def test_a_run_without_verdict_checks_evaluates_its_last_checkpoint(registry, tmp_path):
-    from primebot.pipeline.train.policy import load_trained_policy
+    from primebot.pipeline.train.trained_policy import load_trained_policy
 
     out = _train(registry, tmp_path, iterations=4)
     assert load_trained_policy(out.run_dir).iteration == 4
@@ -391,8 +397,8 @@ def test_model_best_is_a_link_to_the_numbered_checkpoint_of_its_check(registry, 
 
 
 def test_resume_repairs_a_model_best_left_behind_by_a_stop_between_the_two_writes(registry, tmp_path):
-    from primebot.pipeline.train.config import TrainConfig
-    from primebot.pipeline.train.runner import OnPolicyRunner
+    from primebot.pipeline.train.on_policy_runner import OnPolicyRunner
+    from primebot.pipeline.train.train_config import TrainConfig
 
     _learn_until_tracked(registry, tmp_path, _ScoredProbe(_BEST_AT_15), complete_from_iteration=13, iterations=21)
     best = tmp_path / "model_best.pt"
@@ -413,6 +419,7 @@ def test_resume_repairs_a_model_best_left_behind_by_a_stop_between_the_two_write
                         registry=registry, num_threads=1)
     try:
         runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=_ScoredProbe(_BEST_AT_15))
+        runner.run_id = RUN_ID
         runner.restore(load_checkpoint(tmp_path / "model_21.pt"))
         assert "linked again from model_15.pt" in runner.reconcile_best()
     finally:

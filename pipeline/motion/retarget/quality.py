@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .contacts import skate
+from .foot_contacts import skate
 
 SKATE_TARGET_CM = 2.0
 PENETRATION_TARGET_CM = 1.0

@@ -16,7 +16,7 @@ import mujoco
 import numpy as np
 
 from ...rotations import quat_mul
-from .contacts import detect_contacts, horizontal_speed, lock_contacts
+from .foot_contacts import detect_contacts, horizontal_speed, lock_contacts
 from .human import HumanMotion
 from .maps import RetargetMap
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from primebot.pipeline.api import ConfigError
+from primebot.pipeline.api import CheckpointError, ConfigError
 
 KEYS = ("start", "signal", "step", "raise_on", "raise_below", "lower_above", "fall_back_after")
 SIGNALS = ("falls", "verdict")
@@ -146,6 +146,11 @@ class RandomizationCurriculum:
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         strength, finished, fell = (float(x) for x in state["strength_finished_fell"])
         self.strength, self.finished, self.fell = strength, int(finished), int(fell)
-        # a checkpoint from before the fall-back keeps none of its counts: start them afresh
-        untracked, hold, fall_backs = (int(x) for x in state.get("untracked_hold_fall_backs", (0, 0, 0)))
+        if "untracked_hold_fall_backs" not in state:
+            raise CheckpointError(
+                "the checkpoint's curriculum state has no fall-back counts: an older primebot "
+                "wrote it",
+                fix="retrain the run with this primebot, or use the primebot that trained it",
+            )
+        untracked, hold, fall_backs = (int(x) for x in state["untracked_hold_fall_backs"])
         self.untracked, self.hold, self.fall_backs = untracked, hold, fall_backs

@@ -23,6 +23,7 @@ from primebot.pipeline.api import (
     STAGE_NONE,
     STAGE_VEL,
     BatchSim,
+    CheckpointError,
     ConfigError,
     Motion,
     ObservationGroup,
@@ -490,36 +491,38 @@ class TrackingEnv(VecEnv):
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Restore ``state_dict()``; the next ``reset()`` returns the restored episodes' observations."""
+        missing = sorted(set(self.state_dict()) - set(state))
+        if missing:
+            raise CheckpointError(
+                f"the checkpoint's environment state lacks {', '.join(missing[:4])}"
+                f"{' …' if len(missing) > 4 else ''}: an older primebot wrote it",
+                fix="retrain the run with this primebot, or use the primebot that trained it",
+            )
         for name, rng in self.rngs.items():
             _decode_rng(rng, state[f"rng/{name}"])
         self.sampler.load_state_dict(
             {k.split("/", 1)[1]: v for k, v in state.items() if k.startswith("sampler/")}
         )
         for name, sums in self.rewards.episode_sums.items():
-            if f"rewards/{name}" in state:
-                sums[:] = state[f"rewards/{name}"]
+            sums[:] = state[f"rewards/{name}"]
         self.sim.batch.state[:] = state["sim/state"]
         self.time_steps[:] = state["env/time_steps"]
         self.episode_length[:] = state["env/episode_length"]
         self.state.action[:] = state["env/action"]
         self.state.prev_action[:] = state["env/prev_action"]
-        if self.pusher is not None and "push/countdown" in state:
+        if self.pusher is not None:
             self.pusher.countdown[:] = state["push/countdown"]
-        if self.actuation is not None and "actuation/history" in state:
+        if self.actuation is not None:
             self.actuation.servos.history[:] = state["actuation/history"]
         if self.curriculum is not None:
             saved = {k.split("/", 1)[1]: v for k, v in state.items() if k.startswith("curriculum/")}
-            if saved:
-                self.curriculum.load_state_dict(saved)
-            else:  # a checkpoint from before the curriculum: it ran at full strength throughout
-                self.curriculum = None
+            self.curriculum.load_state_dict(saved)
             self._apply_strength()
         self.policy_observations.buffer[:] = state["obs/policy"]
         self.critic_observations.buffer[:] = state["obs/critic"]
-        if "window/count_head" in state:
-            for name, values in self._window.values.items():
-                values[:] = state[f"window/{name}"]
-            self._window.count, self._window.head = (int(x) for x in state["window/count_head"])
+        for name, values in self._window.values.items():
+            values[:] = state[f"window/{name}"]
+        self._window.count, self._window.head = (int(x) for x in state["window/count_head"])
         self.sim.forward()
         self.state.update()
         self._restored = True

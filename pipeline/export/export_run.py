@@ -47,14 +47,14 @@ import torch
 import yaml
 
 from ..atomic import atomic_directory, atomic_path, atomic_write_text, recover_directory
-from ..deploy.bundle import DEPLOY_FILE, README_FILE, BundledModel, bundle_mjcf
+from ..deploy.deploy_bundle import DEPLOY_FILE, README_FILE, BundledModel, bundle_mjcf
 from ..errors import ExportError
 from ..motion.format import file_sha256
 from ..registry import Registry
 from ..rundir import EVAL_FILE, EXPORT_DIR, EXPORT_REPORT, motion_copy_name
 from ..sim.task import EXPORT_MOTION_TRACKING, not_a_tracking_task
-from ..train.policy import TrainedPolicy, load_trained_policy, make_run_env
 from ..train.provenance import identity_of
+from ..train.trained_policy import TrainedPolicy, load_trained_policy, make_run_env
 from .document import bundle_readme, deploy_document
 from .graph import (
     OPSET,

@@ -60,14 +60,20 @@ class Sim2SimError(ExportError):
 # -- command-line reports -----------------------------------------------------------------------
 def require_own_export(run_dir: str | Path, onnx_path: str | Path, meta: dict) -> None:
     """Refuse to judge a run by an ONNX that another run exported (its ``run_id`` metadata differs from the run's
-    args.yaml ``run.id``); files from before run identities carry none and pass."""
+    args.yaml ``run.id``), or by one without a run identity (an older primebot exported it)."""
     from ..rundir import read_run_id
 
     exported_from, run_id = meta.get("run_id"), read_run_id(run_dir)
-    if exported_from and run_id and exported_from != run_id:
+    if not exported_from:
+        raise Sim2SimError(
+            f"{onnx_path} carries no run_id metadata: an older primebot exported it, and this one "
+            "cannot tell whether it holds this run's policy",
+            fix=f"export this run's policy again: primebot export {run_dir}",
+        )
+    if exported_from != run_id:
         raise Sim2SimError(
             f"{onnx_path} was exported from another run (run id {exported_from[:12]}…; {run_dir} is "
-            f"{run_id[:12]}…): a report on it would not be this run's",
+            f"{(run_id or 'no run')[:12]}…): a report on it would not be this run's",
             fix=f"export this run's policy first: primebot export {run_dir}",
         )
 

@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     except ExportError as exc:
         print(f"bundle: error: {exc}", file=sys.stderr)
         return 2
-    from .policy import emit_report
+    from .onnx_policy import emit_report
 
     return emit_report(report, args.output)
 

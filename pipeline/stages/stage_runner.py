@@ -355,8 +355,11 @@ class PipelineRunner:
             return ""
         for key in stage.settings:
             now = getattr(self.record.settings, key, None)
-            if key in record.settings and record.settings[key] != now:
-                return f"--{key.replace('_', '-')} changed from {record.settings[key]} to {now}"
+            option = f"--{key.replace('_', '-')}"
+            if key not in record.settings:  # its plugin added the setting since the stage ran
+                return f"{option} was not recorded when it ran"
+            if record.settings[key] != now:
+                return f"{option} changed from {record.settings[key]} to {now}"
         if record.outputs:
             staleness = stale_results(self.record.run_dir)
             for path in record.outputs.values():

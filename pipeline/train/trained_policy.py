@@ -28,7 +28,7 @@ from ..registry import Registry
 from ..rundir import BEST_CHECKPOINT, EXPORT_DIR, motion_copy_name, read_args, read_run_id
 from ..sim.env import VecEnv
 from .checkpoints import load_checkpoint, load_latest_good, numbered_checkpoints, require_same_run
-from .config import TrainConfig
+from .train_config import TrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -44,10 +44,10 @@ class TrainedPolicy:
     checkpoint: Path
     iteration: int
     run_dir: Path
-    digest: str = ""
+    digest: str
     """The checkpoint's content digest: every file derived from this policy records it (train/provenance.py)."""
-    run_id: str | None = None
-    """The run the checkpoint belongs to (args.yaml ``run.id``; None for runs from before identities)."""
+    run_id: str
+    """The run the checkpoint belongs to (args.yaml ``run.id``)."""
     _motion: Motion | None = field(default=None, init=False, repr=False, compare=False)
     """The motion once loaded (eval builds two envs, export an env and the ONNX from it)."""
 
@@ -142,6 +142,7 @@ def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = Non
         path = resolve_checkpoint(run_dir, checkpoint)
         payload = load_checkpoint(path, map_location="cpu")
     run_id = read_run_id(run_dir)
+    assert run_id is not None  # read_args above found args.yaml
     require_same_run(payload, run_id, path)
     try:
         cfg = TrainConfig.from_dict(payload.get("config") or args["config"])
@@ -164,7 +165,7 @@ def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = Non
     return TrainedPolicy(
         config=cfg, actor=actor, obs_normalizer=normalizer, num_obs=int(dims["num_obs"]),
         num_actions=int(dims["num_actions"]), checkpoint=path, iteration=int(payload.get("iteration", 0)),
-        run_dir=run_dir, digest=str(payload.get("digest", "")), run_id=payload.get("run_id") or run_id,
+        run_dir=run_dir, digest=str(payload["digest"]), run_id=run_id,
     )
 
 

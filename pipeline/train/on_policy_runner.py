@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import CheckpointError, CorruptCheckpointError, NonFiniteError
+from ..errors import OLDER_RUN_FIX, CheckpointError, CorruptCheckpointError, NonFiniteError
 from ..ppo.algorithm import PPO
 from ..ppo.networks import ActorCritic
 from ..ppo.normalizer import EmpiricalNormalizer
@@ -38,10 +38,10 @@ from .checkpoints import (
     save_checkpoint,
     to_storable,
 )
-from .config import TrainConfig, resumable_identity
 from .distributed import DistContext
 from .log import TrainingLog
 from .signals import install_stop_handlers
+from .train_config import TrainConfig, resumable_identity
 from .transfer import StepTransfer
 from .verdict_checks import TRACKED_CHECKS_TO_STOP, Probe, VerdictChecks
 
@@ -151,11 +151,8 @@ class OnPolicyRunner:
         )
         obs_norm = EmpiricalNormalizer(env.num_obs) if pol.empirical_normalization else None
         critic_norm = EmpiricalNormalizer(env.num_critic_obs) if pol.empirical_normalization else None
-        mode = cfg.ppo.mixed_precision
-        # a new run arrives with auto settled (session.resolve_auto_settings); an unsettled auto, as runs
-        # from before that recorded it, keeps its old meaning: mixed precision on for accelerators only,
-        # a float32 rollout, an eager update
-        use_amp = mode == "on" or (mode == "auto" and torch.device(self.device).type != "cpu")
+        # session.resolve_auto_settings settles auto before the runner is built
+        use_amp = cfg.ppo.mixed_precision == "on"
         return PPO(
             actor_critic, cfg.ppo, env.num_envs, env.num_obs, env.num_critic_obs, self.device,
             obs_normalizer=obs_norm, critic_normalizer=critic_norm, noise=cfg.runner.noise,
@@ -372,7 +369,8 @@ class OnPolicyRunner:
             return
         numbered = self.iteration % self.cfg.runner.save_interval == 0 and self.iteration < self.cfg.iterations
         if self.checks_verdict:
-            # the policy of the best verdict check (what evaluate, export and sim2sim use: train/policy.py)
+            # the policy of the best verdict check (what evaluate, export and sim2sim use:
+            # train/trained_policy.py)
             best_due, self.checks.best_due = self.checks.best_due, False
             path = self.save_numbered() if numbered or best_due else None
             if best_due and path is not None:
@@ -510,7 +508,13 @@ class OnPolicyRunner:
         self.episode_lengths = deque(state["episode_lengths"], maxlen=EPISODE_WINDOW)
         best = payload["best_return"]
         self.best_return = -float("inf") if best is None else float(best)
-        self.checks.load_state(payload.get("best_check"))  # absent in checkpoints of older versions
+        if "best_check" not in payload:
+            raise CheckpointError(
+                f"{source} records no best_check: an older primebot wrote it, and this one cannot "
+                "resume it",
+                fix=OLDER_RUN_FIX,
+            )
+        self.checks.load_state(payload["best_check"])
         self.iteration = int(payload["iteration"])
 
     def _same_run(self, payload: dict[str, Any]) -> bool:

@@ -34,15 +34,15 @@ from ..errors import ConfigError
 from ..registry import Registry
 from ..rundir import EVAL_FILE, VIDEO_DIR
 from ..sim.task import merge_settings, not_a_tracking_task
-from ..train.config import TrainConfig
-from ..train.policy import (
+from ..train.provenance import identity_of
+from ..train.train_config import TrainConfig
+from ..train.trained_policy import (
     TrainedPolicy,
     load_trained_policy,
     make_eval_env,
     make_run_env,
     one_torch_thread,
 )
-from ..train.provenance import identity_of
 from .episodes import PreResetTap, evaluate_episodes, play_each_slot_once
 from .metrics import (
     PHYSICS_FAULT,
