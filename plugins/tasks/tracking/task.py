@@ -160,6 +160,10 @@ PLAY = PlaySettings(
                          "encoder_bias", "anchor_com_offset")),
         "push": {"interval_s": [1.0, 3.0], "velocity": _STILL, "speed": [0.2, 0.2]},
     }},
+    # zero actions replay the reference through the servos, from frame 0, whatever the body does
+    open_loop={"actions": {"offset": "reference"}, "sampling": {"mode": "start"},
+               "terminations": dict.fromkeys(
+                   ("anchor_height", "anchor_orientation", "end_effector_height"))},
 )
 
 # -- The trainer's defaults for this task --------------------------------------------------------------------
