@@ -143,7 +143,8 @@ def test_the_backend_resolves_and_runs_a_tensor_op(tutorial):
     device = ran["device"]
     assert device.backend.name == "cpu32" and device.torch_device == "cpu"
     assert ran["x"].device == torch.device("cpu")
-    assert resolve_device(ran["registry"], None, {"PRIMEBOT_DEVICE": "cpu32"}).backend is device.backend
+    from_environment = resolve_device(ran["registry"], None, {"PRIMEBOT_DEVICE": "cpu32"})
+    assert from_environment.backend is device.backend
     assert device.backend.autocast_dtype() is None
 
 

@@ -193,8 +193,8 @@ def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray,
 
 
 def _above_the_floor(model, indices, root_pos, root_quat, joint_pos) -> np.ndarray:
-    """``root_pos`` raised, frame by frame, so that no robot geom reaches more than FLOOR_SLACK_M below
-    z = 0."""
+    """``root_pos`` raised, frame by frame, so that no robot geom reaches more than FLOOR_SLACK_M
+    below z = 0."""
     lowest = lowest_point(model, indices, root_pos, root_quat, joint_pos)
     root_pos[:, 2] += np.maximum(0.0, -FLOOR_SLACK_M - lowest)
     return root_pos

@@ -162,8 +162,8 @@ class PlaySettings:
     ``None``: the verdict checks judge tracking only."""
     open_loop: Mapping[str, Any] | None = None
     """A replay with every action zero from the motion's first frame, over ``evaluation``
-    (``primebot motion record``, tools/pd_replay.py): tracking's action then means the reference's joint
-    angles and no termination ends the episode. ``None``: the task has no open-loop replay."""
+    (``primebot motion record``, tools/pd_replay.py): tracking's action then means the reference's
+    joint angles and no termination ends the episode. ``None``: the task has no open-loop replay."""
 
     def named(self) -> list[tuple[str, Mapping[str, Any]]]:
         """Each set of overrides with its name, as ``check`` reports them."""

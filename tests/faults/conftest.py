@@ -3,9 +3,9 @@
 Each test in this folder is one case: what a careful user or an attacker would do (a full disk, a kill -9 in
 every stage, a damaged motion, a zip bomb, two processes on one run, a plugin that calls ``os._exit`` or
 hangs …). They carry the ``faults`` marker, run under the README's test command, and end the session with
-one line per case, ``holds`` or ``falls short``: ``pytest -m faults`` runs them alone (``-k disk`` for
-some). "holds" means: a typed error (the right exit code, the file or key named, no traceback), nothing
-lost or corrupted, no hang, bounded memory, and a resume that finishes.
+one line per case, ``holds`` or ``falls short``: ``pytest -m faults`` runs them alone (``-k disk``
+for some). "holds" means: a typed error (the right exit code, the file or key named, no traceback),
+nothing lost or corrupted, no hang, bounded memory, and a resume that finishes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""pipeline/motion/record.py: keyframe servo targets played through the robot's servos and recorded.
-The shipped getup regenerating from its source (tests/motion/test_author.py) is the end-to-end check;
-these are its settings' errors and its command."""
+"""pipeline/motion/record.py: keyframe servo targets played through the servos, recorded.
+The shipped getup regenerating from its source (tests/motion/test_author.py) is the end-to-end
+check; these are its settings' errors and its command."""
 
 from __future__ import annotations
 

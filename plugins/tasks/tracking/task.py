@@ -167,8 +167,7 @@ PLAY = PlaySettings(
 )
 
 # -- The trainer's defaults for this task --------------------------------------------------------------------
-# exploration around the reference: with mjlab's std 1 (for actions around the default pose) q1 fell
-# within a second of every training episode
+# a small exploration noise around the reference (docs/tasks.md, "When a motion does not track", 1.)
 TRAINER_DEFAULTS = {"policy": {"init_noise_std": 0.3}}
 
 
