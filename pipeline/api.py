@@ -3,7 +3,7 @@
 The names below are the stable surface for third-party plugins; the modules
 they come from may move between releases, this module keeps them. The
 built-in plugins (``primebot.plugins``) import nothing else of the core, and
-``tests/test_plugin_api.py`` keeps it so.
+``tests/test_api.py`` keeps it so.
 
 Importing this module does not import torch: the names that need the
 training stack (``run_training``, ``evaluate_run``, ``export_run`` …) are

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 ROOTS = ("pipeline", "plugins", "tests", "tools", "docs", "motions")
 PATH = re.compile(r"(?<![\w./<>{}-])(?:" + "|".join(ROOTS) + r")/[\w./*<>{}-]*[\w*>/]")
 NOT_REPOSITORY = {
-    "motions/<name>.npz": "tools/make_motions.py's pattern for every shipped motion",
+    "tests/test_g1.py": "docs/robots.md: a file of the package `primebot robots new g1` writes",
 }
 """Path-looking text that does not name a file of this repository, and why."""
 
@@ -34,10 +34,14 @@ def named_paths(text: str) -> set[str]:
 
 
 def exists(path: str) -> bool:
+    """Whether ``path`` names something of the checkout; ``module.Name`` (a module's attribute, as
+    ``pipeline/sim/rewards.RewardManager``) and a module named without ``.py`` count."""
     pattern = re.sub(r"<[^>]*>|\{[^}]*\}", "*", path.rstrip("/"))
+    module = re.sub(r"\.[A-Za-z_]\w*$", "", pattern)
+    candidates = (pattern, pattern + ".py", module + ".py")
     if "*" in pattern:
-        return any(REPO.glob(pattern))
-    return (REPO / pattern).exists()
+        return any(any(REPO.glob(candidate)) for candidate in candidates)
+    return any((REPO / candidate).exists() for candidate in candidates)
 
 
 def test_every_path_named_in_docs_and_comments_exists():
@@ -52,4 +56,5 @@ def test_every_path_named_in_docs_and_comments_exists():
 def test_the_pattern_finds_paths_and_leaves_module_names_alone():
     text = "see docs/tasks.md, `tests/motion/test_author.py` and primebot.pipeline/x (not a path)"
     assert named_paths(text) == {"docs/tasks.md", "tests/motion/test_author.py"}
-    assert exists("motions/*.yaml") and not exists("tests/nowhere.py")
+    assert exists("motions/*.yaml") and exists("pipeline/sim/rewards.RewardManager")
+    assert not exists("tests/" + "nowhere.py")
