@@ -74,9 +74,16 @@ BALANCE_KEYS = {"from_s", "joints", "gain", "damping"}
 
 def record_settings(source: Mapping[str, Any], where: str) -> dict[str, Any]:
     """The source's ``record:`` mapping, checked; a typed error names the key and the fix."""
-    settings = dict(source.get("record") or {})
+    settings = source.get("record") or {}
+    if not isinstance(settings, Mapping):
+        raise MotionError(f"{where}: record must be a mapping, not {type(settings).__name__}",
+                          fix=f"see {AUTHORING}")
+    settings = dict(settings)
     unknown = set(settings) - RECORD_KEYS
     balance = settings.get("balance")
+    if balance is not None and not isinstance(balance, Mapping):
+        raise MotionError(f"{where}: record.balance must be a mapping of "
+                          f"{', '.join(sorted(BALANCE_KEYS))}", fix=f"see {AUTHORING}")
     if balance is not None:
         unknown |= {f"balance.{key}" for key in set(balance) - BALANCE_KEYS}
         if set(BALANCE_KEYS) - set(balance):

@@ -18,6 +18,8 @@ BALANCE = {"from_s": 1.0, "joints": ["left_ankle_pitch_joint"], "gain": 0.3, "da
     ({"balance": {**BALANCE, "gains": 1}}, "balance.gains"),
     ({"balance": {"from_s": 1.0}}, "record.balance needs"),
     ({"joints": "commanded"}, "record.joints must be one of simulated, targets"),
+    ("targets", "record must be a mapping"),
+    ({"balance": [1.0]}, "record.balance must be a mapping"),
 ])
 def test_a_bad_record_setting_is_a_motion_error_naming_it(settings, named):
     with pytest.raises(MotionError) as err:
