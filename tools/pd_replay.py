@@ -35,8 +35,8 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     spec = host.registry.get("tasks", "tracking")
     robot_spec = host.registry.get("robots", robot or spec.default_robot)
     motion = load_motion(motion_path)
-    # the task's open-loop replay (docs/tasks.md), over the whole motion, however long (the task's
-    # time-out would cut a long get-up at 10 s)
+    # the task's open-loop replay (play.open_loop, docs/plugin_hooks.md), over the whole motion,
+    # however long (the task's time-out would cut a long get-up at 10 s)
     config = spec.play.config({}, spec.play.open_loop, {"episode_length_s": motion.duration + 1.0})
     env = spec.make_env(robot=robot_spec, motion=motion, num_envs=1, seed=0,
                         config=config, registry=host.registry, num_threads=1)
