@@ -1,4 +1,4 @@
-"""Benchmark the tracking environment against the physics limit (issue 4).
+"""Benchmark the tracking environment against the physics limit (docs/tasks.md, "Speed").
 
 For each number of envs, in one process per size and interleaved repeats:
 

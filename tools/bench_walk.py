@@ -1,4 +1,4 @@
-"""Benchmark learning speed on the ``walk`` task (issue 8, seed 000).
+"""Benchmark learning speed on the ``walk`` task (seed 000; docs/tasks.md, "Benchmark").
 
 For each seed, train ``walk`` on ``biped4`` with the task's preset through the
 real trainer (``OnPolicyRunner``, configuration resolved as ``primebot train

@@ -5,7 +5,8 @@
     python tools/make_motions.py --sheet docs/images/motions.png   # also draw every motion's replay stills
 
 The output is deterministic: the same source, robot and MuJoCo build give the same bytes. A source with a
-``record:`` mapping (getup) holds servo targets: its motion is recorded from simulation (tools/record_motion.py).
+``record:`` mapping (getup) holds servo targets: its motion is recorded from simulation
+(pipeline/motion/record.py, ``primebot motion record``).
 """
 
 from __future__ import annotations
@@ -23,18 +24,19 @@ from primebot.pipeline.motion.format import (
     load_motion,
     motion_difference,
 )
+from primebot.pipeline.motion.record import record
 from primebot.pipeline.render.contact_sheet import motion_stills, write_contact_sheet
 from primebot.pipeline.robot.spec import get_robot
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from record_motion import record  # noqa: E402
 
 MOTIONS = Path(__file__).resolve().parents[1] / "motions"
 
 
-def build(source: Path, raw: dict, spec, target: Path):
-    """Write ``source``'s motion to ``target``: recorded from simulation when it says ``record:``, else authored."""
-    return record(source, target) if raw.get("record") else author_file(source, spec, target)
+def build(source: Path, raw: dict, spec, target: Path, registry=None):
+    """Write ``source``'s motion to ``target``: recorded from simulation when it says ``record:``
+    (in ``registry``'s default task, the installed plugins' when None), else authored."""
+    if not raw.get("record"):
+        return author_file(source, spec, target)
+    return record(source, spec, registry or load_plugins().registry, target)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,13 +60,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             with tempfile.TemporaryDirectory() as tmp:
                 fresh = Path(tmp) / target.name
-                build(source, raw, spec, fresh)
+                build(source, raw, spec, fresh, registry)
                 same = target.is_file() and motion_difference(load_motion(fresh), load_motion(target)) <= SAME_MOTION_ATOL
             print(f"{'ok   ' if same else 'STALE'} {target.name}")
             if not same:
                 stale.append(target.name)
         else:
-            motion = build(source, raw, spec, target)
+            motion = build(source, raw, spec, target, registry)
             print(
                 f"wrote {target.name}: {motion.num_frames} frames, sha256 {file_sha256(target)[:16]}"
             )

@@ -28,17 +28,6 @@ from primebot.pipeline.evaluate.metrics import step_errors
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.format import load_motion
 
-OPEN_LOOP = {
-    "actions": {"offset": "reference"},
-    "randomization": {"enabled": False},
-    "observations": {"noise": False},
-    "sampling": {"mode": "start"},
-    "terminations": {"anchor_height": None, "anchor_orientation": None, "end_effector_height": None},
-    "log_reward_terms": False,
-    "fresh_kinematics": True,
-}
-"""The tracking task's settings for an open-loop replay from frame 0."""
-
 
 def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     """Replay ``motion_path`` under PD on ``robot`` (default: the task's); per-step root heights and errors."""
@@ -46,8 +35,9 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     spec = host.registry.get("tasks", "tracking")
     robot_spec = host.registry.get("robots", robot or spec.default_robot)
     motion = load_motion(motion_path)
-    # the whole motion, however long (the task's time-out would cut a long get-up at 10 s)
-    config = {**OPEN_LOOP, "episode_length_s": motion.duration + 1.0}
+    # the task's open-loop replay (play.open_loop, docs/plugin_hooks.md), over the whole motion,
+    # however long (the task's time-out would cut a long get-up at 10 s)
+    config = spec.play.config({}, spec.play.open_loop, {"episode_length_s": motion.duration + 1.0})
     env = spec.make_env(robot=robot_spec, motion=motion, num_envs=1, seed=0,
                         config=config, registry=host.registry, num_threads=1)
     view = spec.evaluation_view(env)  # the task's own view for evaluation (snapshots, reference steps)

@@ -51,24 +51,66 @@ def author_command(
     """
     from pathlib import Path
 
-    import yaml
-
     from ..motion.author import author_file
 
-    if robot is None:
-        try:
-            robot = (yaml.safe_load(Path(source).read_text(encoding="utf-8")) or {}).get(
-                "robot", host.registry.default_robot()
-            )
-        except (yaml.YAMLError, AttributeError):
-            robot = host.registry.default_robot()  # author_file reports the broken source with its path
-    spec = get_robot(host.registry, robot, robot_xml)
+    spec = get_robot(host.registry, robot or _source_robot(source, host), robot_xml)
     out = Path(output) if output else Path(source).with_suffix(".npz")
     motion = author_file(source, spec, out)
     click.echo(
         f"wrote {out}: {motion.num_frames} frames at {motion.fps:g} fps ({motion.duration:.2f} s), "
         f"{len(spec.joint_names)} joints, {motion.body_pos_w.shape[1]} bodies"
     )
+
+
+@motion_group.command("record")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="The recorded motion (.npz).")
+@robot_option
+@robot_xml_option
+@pass_host
+def record_command(
+    host: PluginHost, source: str, output: str, robot: str | None, robot_xml: str | None
+) -> None:
+    """Play a keyframe source's servo targets in simulation and record the motion.
+
+    SOURCE is a keyframe YAML (the format of ``primebot motion author``)
+    whose keyframes are joint *targets* and whose ``record:`` mapping says
+    how they are played: ``joints`` (simulated or targets), ``max_step_rad``
+    and ``balance`` (docs/motions.md, "Authoring motions
+    from keyframes"). The targets run
+    open loop through the robot's PD servos in the default task's
+    simulation, and what the body did (root, joints, bodies from forward
+    kinematics) is written to OUTPUT. A motion that needs the physics, such
+    as a get-up from the back (motions/getup.yaml), is made this way.
+
+    \b
+    Example:
+      primebot motion record motions/getup.yaml -o motions/getup.npz
+    """
+    from pathlib import Path
+
+    from ..motion.record import record
+
+    spec = get_robot(host.registry, robot or _source_robot(source, host), robot_xml)
+    motion = record(source, spec, host.registry, Path(output))
+    click.echo(
+        f"wrote {output}: {motion.num_frames} frames at {motion.fps:g} fps "
+        f"({motion.duration:.2f} s) recorded from {source} on {spec.name}"
+    )
+
+
+def _source_robot(source: str, host: PluginHost) -> str:
+    """The robot a keyframe source names (``robot:``), else the default task's."""
+    from pathlib import Path
+
+    import yaml
+
+    try:
+        named = (yaml.safe_load(Path(source).read_text(encoding="utf-8")) or {}).get("robot")
+    except (yaml.YAMLError, AttributeError, UnicodeDecodeError):
+        named = None  # the reader reports the broken source with its path
+    return named or host.registry.default_robot()
 
 
 @motion_group.command("validate")

@@ -48,9 +48,10 @@ from .yaml_file import read_yaml
 
 KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "ik", "note"}
 SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes", "record", "training"}
-"""Top-level keys of a keyframe source. ``record`` holds tools/record_motion.py's settings (the keyframes are
-joint targets played through the servos and the simulation recorded); authoring ignores it. ``training``
-lists ``KEY=VALUE`` training overrides the motion file carries (``Motion.training_overrides``)."""
+"""Top-level keys of a keyframe source. ``record`` holds ``primebot motion record``'s settings
+(pipeline/motion/record.py: the keyframes are joint targets played through the servos and the
+simulation recorded); authoring ignores it. ``training`` lists ``KEY=VALUE`` training overrides the
+motion file carries (``Motion.training_overrides``)."""
 
 
 @dataclass

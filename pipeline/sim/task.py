@@ -160,11 +160,16 @@ class PlaySettings:
     robustness: Mapping[str, Any] | None = None
     """Training's robustness check, over ``spread`` (tracking: the stress test's standard push);
     ``None``: the verdict checks judge tracking only."""
+    open_loop: Mapping[str, Any] | None = None
+    """A replay with every action zero from the motion's first frame, over ``evaluation``
+    (``primebot motion record``, tools/pd_replay.py): tracking's action then means the reference's
+    joint angles and no termination ends the episode. ``None``: the task has no open-loop replay."""
 
     def named(self) -> list[tuple[str, Mapping[str, Any]]]:
         """Each set of overrides with its name, as ``check`` reports them."""
         sets = [("evaluation", self.evaluation), ("from_start", self.from_start), ("spread", self.spread)]
-        return sets + ([("robustness", self.robustness)] if self.robustness is not None else [])
+        optional = (("robustness", self.robustness), ("open_loop", self.open_loop))
+        return sets + [(name, overrides) for name, overrides in optional if overrides is not None]
 
     def config(self, base: Mapping[str, Any], *extra: Mapping[str, Any] | None) -> dict[str, Any]:
         """``base`` (a run's task config) with ``evaluation`` and then each of ``extra`` merged in."""

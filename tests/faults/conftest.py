@@ -1,11 +1,11 @@
-"""Fault injection (issue 17, issue 31): every case through real ``primebot`` processes, one line per case.
+"""Fault injection: every case through real ``primebot`` processes, one line per case.
 
 Each test in this folder is one case: what a careful user or an attacker would do (a full disk, a kill -9 in
 every stage, a damaged motion, a zip bomb, two processes on one run, a plugin that calls ``os._exit`` or
 hangs …). They carry the ``faults`` marker, run under the README's test command, and end the session with
-one line per case, ``holds`` or ``falls short``: ``pytest -m faults`` (or ``python tools/faults.py``) runs
-them alone. "holds" means: a typed error (the right exit code, the file or key named, no traceback), nothing
-lost or corrupted, no hang, bounded memory, and a resume that finishes.
+one line per case, ``holds`` or ``falls short``: ``pytest -m faults`` runs them alone (``-k disk``
+for some). "holds" means: a typed error (the right exit code, the file or key named, no traceback),
+nothing lost or corrupted, no hang, bounded memory, and a resume that finishes.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 CHAINS = ("test_kills.py", "test_disk_full.py")
 """Cases that take minutes (a pipeline killed in every stage, a disk filled in three): run by ``pytest -m faults``
-(``python tools/faults.py``) or with ``PRIMEBOT_FAULTS=all``, not by the plain test command, which stays well
+or with ``PRIMEBOT_FAULTS=all``, not by the plain test command, which stays well
 under its 15 minutes on 2 cores."""
 _RESULTS: dict[str, tuple[str, str]] = {}
 """nodeid → (case, holds | falls short), in the order the cases ran."""
@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(config, items):
             continue
         item.add_marker(pytest.mark.faults)
         if path.name in CHAINS and not chosen:
-            item.add_marker(pytest.mark.skip(reason="minutes long: pytest -m faults, or python tools/faults.py"))
+            item.add_marker(pytest.mark.skip(reason="minutes long: pytest -m faults"))
 
 
 def _case(item) -> str:

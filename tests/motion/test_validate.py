@@ -67,10 +67,11 @@ def only(report, check):
 
 
 WARNED = {"getup": ["floor", "balance"]}
-"""Shipped motions with warnings. The getup is recorded from simulation (tools/record_motion.py) with the
-servo targets as its joints: they lead the lagging joints, so a limb reaches up to 19 mm below the floor,
-and the zero-moment point leaves the feet while the body lands with momentum. (Walk and turn once left the feet too while they lifted a foot before
-the weight was over the other; they now land each foot first and move the weight with both feet down.)"""
+"""Shipped motions with warnings. The getup is recorded from simulation (pipeline/motion/record.py)
+with the servo targets as its joints: they lead the lagging joints, so a limb reaches up to 19 mm
+below the floor, and the zero-moment point leaves the feet while the body lands with momentum.
+(Walk and turn once left the feet too while they lifted a foot before the weight was over the
+other; they now land each foot first and move the weight with both feet down.)"""
 
 
 def test_shipped_motions_are_valid(repo_root, spec, model):

@@ -39,15 +39,8 @@ JOINT_NAMES: tuple[str, ...] = (
 )
 
 # Reflected rotor inertia (kg·m²) and peak torque (N·m) per joint kind, plausible
-# for a 16 kg robot; the knee carries the most load. The leg armatures are
-# chosen so the robot stands with ctrl = default pose and no policy, and on
-# one foot too: each ankle servo (kp ≈ 118 N·m/rad) is 1.6 × gravity's
-# toppling stiffness about it when it carries the whole robot (m·g·h ≈
-# 16.3·9.81·0.45 ≈ 72 N·m/rad), the rule `robots new` sizes servos by. With
-# the ankle roll at 0.65 × (armature 0.012) the march took 400 iterations
-# without randomisation to stay up on one foot; at 1.6 × it took 175. With
-# 2/3 of the other leg values the centre of mass settled 5 cm back, over the
-# heels, and an open-loop replay of the wave motion fell over.
+# for a 16 kg robot; the leg armatures are sized so q1 stands, on one foot too,
+# with no policy (why these values: docs/robots.md, "Why the leg servos are this stiff").
 ARMATURE = {
     "hip_pitch": 0.024, "hip_roll": 0.024, "hip_yaw": 0.012, "knee": 0.033,
     "ankle_pitch": 0.03, "ankle_roll": 0.03,

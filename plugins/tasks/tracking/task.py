@@ -160,11 +160,14 @@ PLAY = PlaySettings(
                          "encoder_bias", "anchor_com_offset")),
         "push": {"interval_s": [1.0, 3.0], "velocity": _STILL, "speed": [0.2, 0.2]},
     }},
+    # zero actions replay the reference through the servos, from frame 0, whatever the body does
+    open_loop={"actions": {"offset": "reference"}, "sampling": {"mode": "start"},
+               "terminations": dict.fromkeys(
+                   ("anchor_height", "anchor_orientation", "end_effector_height"))},
 )
 
 # -- The trainer's defaults for this task --------------------------------------------------------------------
-# exploration around the reference: with mjlab's std 1 (for actions around the default pose) q1 fell
-# within a second of every training episode
+# a small exploration noise around the reference (docs/tasks.md, "When a motion does not track", 1.)
 TRAINER_DEFAULTS = {"policy": {"init_noise_std": 0.3}}
 
 

@@ -1,13 +1,13 @@
-"""A reference the robot's body can do: keyframe joint targets played through its servos in MuJoCo, recorded.
+"""A reference the robot's body can do: keyframe servo targets played through its servos, recorded.
 
 Some motions cannot be authored pose by pose: a get-up from the back is a
 throw of the legs and a landing in a squat, and only the physics knows where
-the body ends up. This tool authors a keyframe source (the format of
-``primebot motion author``) as joint *targets*, plays them open loop through
-the robot's PD servos in the tracking task's simulation (as
-``tools/pd_replay.py`` does: no policy, no randomisation, no terminations)
-and writes what happened as the motion: the simulated root, body poses from
-forward kinematics, and as the joints either
+the body ends up. ``primebot motion record`` reads a keyframe source (the
+format of ``primebot motion author``) as joint *targets*, plays them open
+loop through the robot's PD servos in the default task's simulation (its
+``play.open_loop`` settings, as tools/pd_replay.py does: no policy, no
+randomisation, no terminations) and writes what happened as the motion: the
+simulated root, body poses from forward kinematics, and as the joints either
 
 - ``simulated`` (the default): the body's own path, consistent in every
   frame; where the joints lag their targets (a fast throw) a policy has to
@@ -25,7 +25,7 @@ The source's ``record:`` mapping (ignored by ``primebot motion author``)
 says how the targets are played::
 
     record:
-      joints: targets        # or simulated (the default): what the motion's joint angles are
+      joints: targets        # or simulated (the default): the motion's joint angles
       max_step_rad: 0.33     # each joint target moves at most this far per frame
       balance:               # from from_s on, these joints lean the body back over the feet:
         from_s: 3.21         #   target += gain * (CoM x - feet x) + damping * CoM velocity x
@@ -38,15 +38,13 @@ frame (a hard landing presses a joint past its soft limit), and where a limb
 still dips more than ``FLOOR_SLACK_M`` into the floor the root is raised just
 enough that ``primebot motion validate`` accepts it. Usage::
 
-    python tools/record_motion.py motions/getup.yaml -o motions/getup.npz
-    python tools/pd_replay.py motions/getup.npz     # zero actions give the recording back (joints: targets)
+    primebot motion record motions/getup.yaml -o motions/getup.npz
+    python tools/pd_replay.py motions/getup.npz   # zero actions give the recording back (targets)
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,20 +54,19 @@ import mujoco
 import numpy as np
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pd_replay import OPEN_LOOP  # noqa: E402  (the open-loop settings are one idea, kept in one place)
-
-from primebot.pipeline.errors import MotionError  # noqa: E402
-from primebot.pipeline.hooks.host import load_plugins  # noqa: E402
-from primebot.pipeline.motion.author import author_motion, load_source  # noqa: E402
-from primebot.pipeline.motion.format import Motion, load_motion, save_motion  # noqa: E402
-from primebot.pipeline.motion.trajectory import motion_from_trajectory  # noqa: E402
-from primebot.pipeline.robot.kinematics import lowest_point  # noqa: E402
-from primebot.pipeline.robot.spec import get_robot, load_robot_model, robot_indices  # noqa: E402
+from ..errors import MotionError
+from ..registry import DEFAULT_TASK, Registry
+from ..robot.kinematics import lowest_point
+from ..robot.spec import RobotSpec, load_robot_model, robot_indices
+from .author import author_motion, load_source
+from .format import Motion, load_motion, save_motion
+from .trajectory import motion_from_trajectory
 
 FLOOR_SLACK_M = 0.019
-"""How far below the floor a recorded limb may reach before the root is raised (validate refuses 0.02 m)."""
+"""How far below the floor a recorded limb may reach before the root is raised (validate refuses
+0.02 m)."""
 
+AUTHORING = 'docs/motions.md, "Authoring motions from keyframes"'
 RECORD_KEYS = {"max_step_rad", "balance", "joints"}
 JOINTS = ("simulated", "targets")
 BALANCE_KEYS = {"from_s", "joints", "gain", "damping"}
@@ -77,36 +74,55 @@ BALANCE_KEYS = {"from_s", "joints", "gain", "damping"}
 
 def record_settings(source: Mapping[str, Any], where: str) -> dict[str, Any]:
     """The source's ``record:`` mapping, checked; a typed error names the key and the fix."""
-    settings = dict(source.get("record") or {})
+    settings = source.get("record") or {}
+    if not isinstance(settings, Mapping):
+        raise MotionError(f"{where}: record must be a mapping, not {type(settings).__name__}",
+                          fix=f"see {AUTHORING}")
+    settings = dict(settings)
     unknown = set(settings) - RECORD_KEYS
     balance = settings.get("balance")
+    if balance is not None and not isinstance(balance, Mapping):
+        raise MotionError(f"{where}: record.balance must be a mapping of "
+                          f"{', '.join(sorted(BALANCE_KEYS))}", fix=f"see {AUTHORING}")
     if balance is not None:
         unknown |= {f"balance.{key}" for key in set(balance) - BALANCE_KEYS}
         if set(BALANCE_KEYS) - set(balance):
             raise MotionError(f"{where}: record.balance needs {', '.join(sorted(BALANCE_KEYS))}")
     if settings.get("joints", "simulated") not in JOINTS:
-        raise MotionError(f"{where}: record.joints must be one of {', '.join(JOINTS)}, not {settings['joints']!r}")
+        raise MotionError(f"{where}: record.joints must be one of {', '.join(JOINTS)}, "
+                          f"not {settings['joints']!r}")
     if unknown:
         raise MotionError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} in record",
-                          fix=f"allowed: {', '.join(sorted(RECORD_KEYS))}; balance: {', '.join(sorted(BALANCE_KEYS))}")
+                          fix=f"allowed: {', '.join(sorted(RECORD_KEYS))}; "
+                              f"balance: {', '.join(sorted(BALANCE_KEYS))}")
     return settings
 
 
-def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
-    """Play ``source_path``'s keyframe targets through its robot's servos; the recorded motion (saved to
-    ``output`` when given)."""
+def record(source_path: str | Path, robot: RobotSpec, registry: Registry,
+           output: str | Path | None = None) -> Motion:
+    """Play ``source_path``'s keyframe targets through ``robot``'s servos in the default task's
+    open-loop replay (``registry``'s); the recorded motion (saved to ``output`` when given)."""
     source_path = Path(source_path)
-    raw = yaml.safe_load(source_path.read_text(encoding="utf-8"))
+    try:
+        raw = yaml.safe_load(source_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise MotionError(f"{source_path}: cannot read the keyframe source: {exc}",
+                          fix=f"pass a keyframe source .yaml ({AUTHORING})") from None
+    if not isinstance(raw, Mapping):
+        raise MotionError(f"{source_path}: a keyframe source is a YAML mapping",
+                          fix=f"see {AUTHORING}")
     settings = record_settings(raw, str(source_path))
-    host = load_plugins()
-    robot = get_robot(host.registry, raw.get("robot", "q1"))
     with tempfile.TemporaryDirectory() as tmp:  # the targets as a motion file holds them (float32)
         save_motion(author_motion(load_source(source_path, robot), robot), Path(tmp) / "targets.npz")
         targets = load_motion(Path(tmp) / "targets.npz")
-    task = host.registry.get("tasks", "tracking")
-    env = task.make_env(robot=robot, motion=targets, num_envs=1, seed=0,
-                        config={**OPEN_LOOP, "episode_length_s": targets.duration + 1.0},
-                        registry=host.registry, num_threads=1)
+    task = registry.get("tasks", DEFAULT_TASK)
+    if task.play.open_loop is None:
+        raise MotionError(f"{source_path}: task {task.name!r} declares no open-loop replay "
+                          "(play.open_loop) to record in", fix="see docs/plugin_hooks.md")
+    config = task.play.config({}, task.play.open_loop,
+                              {"episode_length_s": targets.duration + 1.0})
+    env = task.make_env(robot=robot, motion=targets, num_envs=1, seed=0, config=config,
+                        registry=registry, num_threads=1)
     sim_model = env.sim.model
     indices = robot_indices(sim_model, robot)
     joint_names = list(robot.joint_names)
@@ -115,7 +131,8 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     balance = settings.get("balance")
     unknown = [name for name in (balance or {}).get("joints", []) if name not in joint_names]
     if unknown:
-        raise MotionError(f"{source_path}: record.balance.joints: {', '.join(unknown)} not joints of {robot.name!r}",
+        raise MotionError(f"{source_path}: record.balance.joints: {', '.join(unknown)} "
+                          f"not joints of {robot.name!r}",
                           fix=f"joints of {robot.name!r}: {', '.join(joint_names)}")
     lean = [joint_names.index(name) for name in balance["joints"]] if balance else []
     data = mujoco.MjData(sim_model)
@@ -144,13 +161,15 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
                     target[lean] += float(balance["gain"]) * over + float(balance["damping"]) * velocity
             # the servo target exactly as the env applies it (float32, as the motion file stores it)
             target = np.clip(target, lower, upper).astype(np.float32).astype(np.float64)
-            env.reference.joint_pos[step] = target  # a zero action's servo target (actions.offset: reference)
+            # a zero action's servo target (actions.offset: reference)
+            env.reference.joint_pos[step] = target
             applied.append(target)
             env.step(zero)
             states.append(np.array(env.sim.qpos[0]))
     finally:
         env.close()
-    states[-1] = states[-2]  # the motion's last step ended the episode and reset the robot: hold the last state
+    # the motion's last step ended the episode and reset the robot: hold the last state
+    states[-1] = states[-2]
     states = np.array(states)
     roots = states[:, adr:adr + 7]
     if settings.get("joints") == "targets":
@@ -160,18 +179,19 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     model = load_robot_model(robot)  # forward kinematics on the robot's own model, as authoring does
     indices = robot_indices(model, robot)
     root_pos = _above_the_floor(model, indices, roots[:, :3].copy(), roots[:, 3:7], joint_pos)
-    motion = motion_from_trajectory(model, indices, tuple(joint_names), targets.fps, root_pos, roots[:, 3:7],
-                                    joint_pos)
+    motion = motion_from_trajectory(model, indices, tuple(joint_names), targets.fps, root_pos,
+                                    roots[:, 3:7], joint_pos)
     motion = dataclasses.replace(motion, training_overrides=targets.training_overrides)
     if output is not None:
         save_motion(motion, output)
     return motion
 
 
-def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray, max_step: float | None) -> np.ndarray:
-    """The simulated joints clamped into their ranges and, frame to frame, to ``max_step``: a hard landing
-    presses a joint ~0.02 rad past its (soft) limit and a throw can outrun the targets' rate limit for a
-    frame, both of which ``primebot motion validate`` refuses."""
+def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                   max_step: float | None) -> np.ndarray:
+    """The simulated joints clamped into their ranges and, frame to frame, to ``max_step``: a hard
+    landing presses a joint ~0.02 rad past its (soft) limit and a throw can outrun the targets' rate
+    limit for a frame, both of which ``primebot motion validate`` refuses."""
     out = np.clip(joint_pos, lower, upper)
     if max_step is not None:
         for t in range(1, len(out)):
@@ -180,22 +200,8 @@ def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray, 
 
 
 def _above_the_floor(model, indices, root_pos, root_quat, joint_pos) -> np.ndarray:
-    """``root_pos`` raised, frame by frame, so that no robot geom reaches more than FLOOR_SLACK_M below z = 0."""
+    """``root_pos`` raised, frame by frame, so that no robot geom reaches more than FLOOR_SLACK_M
+    below z = 0."""
     lowest = lowest_point(model, indices, root_pos, root_quat, joint_pos)
     root_pos[:, 2] += np.maximum(0.0, -FLOOR_SLACK_M - lowest)
     return root_pos
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("source", type=Path, help="keyframe source (.yaml) of joint targets, with record:")
-    parser.add_argument("-o", "--output", type=Path, required=True, help="the recorded motion (.npz)")
-    args = parser.parse_args(argv)
-    motion = record(args.source, args.output)
-    print(f"wrote {args.output}: {motion.num_frames} frames recorded from {args.source}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
