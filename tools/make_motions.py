@@ -6,7 +6,7 @@
 
 The output is deterministic: the same source, robot and MuJoCo build give the same bytes. A source with a
 ``record:`` mapping (getup) holds servo targets: its motion is recorded from simulation
-(pipeline/motion/record.py, ``primebot motion record``).
+(pipeline/motion/recording.py, ``primebot motion record``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from primebot.pipeline.motion.format import (
     load_motion,
     motion_difference,
 )
-from primebot.pipeline.motion.record import record
+from primebot.pipeline.motion.recording import record
 from primebot.pipeline.render.contact_sheet import motion_stills, write_contact_sheet
 from primebot.pipeline.robot.spec import get_robot
 

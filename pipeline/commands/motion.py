@@ -90,7 +90,7 @@ def record_command(
     """
     from pathlib import Path
 
-    from ..motion.record import record
+    from ..motion.recording import record
 
     spec = get_robot(host.registry, robot or _source_robot(source, host), robot_xml)
     motion = record(source, spec, host.registry, Path(output))

@@ -49,7 +49,7 @@ from .yaml_file import read_yaml
 KEYFRAME_KEYS = {"time", "pose", "joints", "root", "floor", "plant_feet", "ik", "note"}
 SOURCE_KEYS = {"robot", "fps", "angles", "description", "poses", "keyframes", "record", "training"}
 """Top-level keys of a keyframe source. ``record`` holds ``primebot motion record``'s settings
-(pipeline/motion/record.py: the keyframes are joint targets played through the servos and the
+(pipeline/motion/recording.py: the keyframes are joint targets played through the servos and the
 simulation recorded); authoring ignores it. ``training`` lists ``KEY=VALUE`` training overrides the
 motion file carries (``Motion.training_overrides``)."""
 

@@ -41,7 +41,7 @@ def test_minimum_jerk_blend_hits_its_hand_computed_values():
 SHIPPED = sorted(p.stem for p in (Path(__file__).resolve().parents[2] / "motions").glob("*.yaml"))
 RECORDED = {"getup"}
 """Shipped motions recorded from simulation (their sources say ``record:``;
-pipeline/motion/record.py)."""
+pipeline/motion/recording.py)."""
 
 
 def test_the_recorded_motions_are_those_whose_source_says_record(repo_root):

@@ -67,7 +67,7 @@ def only(report, check):
 
 
 WARNED = {"getup": ["floor", "balance"]}
-"""Shipped motions with warnings. The getup is recorded from simulation (pipeline/motion/record.py)
+"""Shipped motions with warnings. The getup is recorded from simulation (pipeline/motion/recording.py)
 with the servo targets as its joints: they lead the lagging joints, so a limb reaches up to 19 mm
 below the floor, and the zero-moment point leaves the feet while the body lands with momentum.
 (Walk and turn once left the feet too while they lifted a foot before the weight was over the

@@ -1,4 +1,4 @@
-"""pipeline/motion/record.py: keyframe servo targets played through the servos, recorded.
+"""pipeline/motion/recording.py: keyframe servo targets played through the servos, recorded.
 The shipped getup regenerating from its source (tests/motion/test_author.py) is the end-to-end
 check; these are its settings' errors and its command."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from primebot.pipeline.errors import MotionError
 from primebot.pipeline.hooks.host import load_plugins
-from primebot.pipeline.motion.record import record, record_settings
+from primebot.pipeline.motion.recording import record, record_settings
 
 BALANCE = {"from_s": 1.0, "joints": ["left_ankle_pitch_joint"], "gain": 0.3, "damping": 0.01}
 
