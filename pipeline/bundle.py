@@ -1,5 +1,5 @@
-"""``python -m primebot.pipeline.bundle BUNDLE``: the deploy bundle's runner, at the path that generated
-READMEs and ``deploy.yaml`` name (docs/deploy.md). The code is ``deploy/bundle.py``."""
+"""``python -m primebot.pipeline.bundle BUNDLE``: the deploy bundle's runner, at the path that
+generated READMEs and ``deploy.yaml`` name (docs/deploy.md). The code is ``deploy/bundle.py``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Export: the ONNX graph, its metadata and parity check, and the deploy bundle (docs/architecture.md §7)."""
+"""Export: the ONNX graph, its metadata and parity check, and the deploy bundle
+(docs/architecture.md §7)."""
 
 from ..legacy import names_of
 

@@ -1,4 +1,5 @@
-"""The motion file: its format, validation, authoring, conversion and replay (docs/architecture.md §2)."""
+"""The motion file: its format, validation, authoring, conversion and replay (docs/architecture.md
+§2)."""
 
 from ..legacy import names_of
 

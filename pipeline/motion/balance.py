@@ -32,7 +32,8 @@ OTHER_SUPPORT_TOL = 0.025
 """m: a frame where any other collision geom comes this close to the floor (sitting, kneeling,
 lying, a hand reaching down) is not judged: that body may be carrying weight too."""
 SMOOTHING_FRAMES = 5
-"""Centre-of-mass accelerations are averaged over this many frames (finite differences amplify noise)."""
+"""Centre-of-mass accelerations are averaged over this many frames (finite differences amplify
+noise)."""
 
 def balance_margins(
     model: mujoco.MjModel,
@@ -43,8 +44,8 @@ def balance_margins(
     joint_pos: np.ndarray,
     fps: float,
 ) -> np.ndarray:
-    """[T] signed distance (m) of each frame's ZMP to the edge of the planted feet's support polygon:
-    positive inside, negative outside, NaN where the feet alone do not carry the robot."""
+    """[T] signed distance (m) of each frame's ZMP to the edge of the planted feet's support
+    polygon: positive inside, negative outside, NaN where the feet alone do not carry the robot."""
     frames = len(joint_pos)
     colliding = robot_geoms(model)
     on_foot = colliding & np.isin(model.geom_bodyid, foot_body_ids)
@@ -58,12 +59,15 @@ def balance_margins(
         if not touching.any() or (colliding & ~on_foot & (low <= OTHER_SUPPORT_TOL)).any():
             hulls.append(None)
             continue
-        points = np.concatenate([sole_points(model, data, g, low[g]) for g in np.flatnonzero(touching)])
+        points = np.concatenate([sole_points(model, data, g, low[g])
+                                 for g in np.flatnonzero(touching)])
         hulls.append(convex_hull(points))
     dt = 1.0 / fps
-    acc = np.gradient(np.gradient(com[:, :2], dt, axis=0), dt, axis=0) if frames > 2 else np.zeros((frames, 2))
+    acc = np.gradient(np.gradient(com[:, :2], dt, axis=0), dt,
+                      axis=0) if frames > 2 else np.zeros((frames, 2))
     if frames >= SMOOTHING_FRAMES:
         kernel = np.ones(SMOOTHING_FRAMES) / SMOOTHING_FRAMES
         acc = np.stack([np.convolve(acc[:, k], kernel, mode="same") for k in range(2)], axis=1)
     zmp = com[:, :2] - com[:, 2:3] / GRAVITY * acc
-    return np.array([np.nan if hull is None else signed_margin(zmp[t], hull) for t, hull in enumerate(hulls)])
+    return np.array([np.nan if hull is None else signed_margin(zmp[t], hull) for t,
+                     hull in enumerate(hulls)])

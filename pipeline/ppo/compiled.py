@@ -33,7 +33,8 @@ class CompiledOrEager:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         self.failure = f"{type(error).__name__}: {first_line}".rstrip(": ")
         self.compiled = None
-        log.warning("warning: torch.compile of %s failed (%s); running it eagerly (--set ppo.compile_update=off "
+        log.warning("warning: torch.compile of %s failed (%s); running it eagerly (--set "
+                    "ppo.compile_update=off "
                     "skips the attempt)", self.what, self.failure)
 
     def __call__(self, *args: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Which policy a result was made from, and whether it is still the run's policy (docs/architecture.md §6).
+"""Which policy a result was made from, and whether it is still the run's policy
+(docs/architecture.md §6).
 
 Evaluation, export and sim2sim record the identity of the checkpoint they used
 (``PolicyIdentity``: file name, iteration, content digest, run id) in the file
@@ -48,7 +49,8 @@ class PolicyIdentity:
     """The file name (``model_best.pt``, ``model_300.pt``)."""
     iteration: int
     digest: str = ""
-    """The checkpoint's content digest (``checkpoints.content_digest``); empty in records from before it."""
+    """The checkpoint's content digest (``checkpoints.content_digest``); empty in records from
+    before it."""
     run_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -58,8 +60,8 @@ class PolicyIdentity:
         return f"{self.checkpoint} (iteration {self.iteration})"
 
     def same_policy(self, other: PolicyIdentity) -> bool:
-        """Whether both name the same checkpoint content (by digest when both carry one, else by name and
-        iteration, as records from before digests allow)."""
+        """Whether both name the same checkpoint content (by digest when both carry one, else by
+        name and iteration, as records from before digests allow)."""
         if self.digest and other.digest:
             return self.digest == other.digest
         return (self.checkpoint, self.iteration) == (other.checkpoint, other.iteration)
@@ -67,13 +69,15 @@ class PolicyIdentity:
 
 def identity_of(policy: Any) -> PolicyIdentity:
     """The identity of a ``policy.TrainedPolicy`` (what eval.json and export record)."""
-    return PolicyIdentity(policy.checkpoint.name, int(policy.iteration), policy.digest, policy.run_id)
+    return PolicyIdentity(policy.checkpoint.name, int(policy.iteration), policy.digest,
+                          policy.run_id)
 
 
 def recorded_identity(document: dict[str, Any]) -> PolicyIdentity | None:
-    """The policy a result file says it was made from: its ``policy`` entry (eval.json and export.json write
-    ``PolicyIdentity.to_dict()``; sim2sim.json the ONNX metadata's ``checkpoint``, ``iteration``,
-    ``checkpoint_digest`` and ``run_id``), else the top-level ``checkpoint`` and ``iteration`` of older files."""
+    """The policy a result file says it was made from: its ``policy`` entry (eval.json and
+    export.json write ``PolicyIdentity.to_dict()``; sim2sim.json the ONNX metadata's ``checkpoint``,
+    ``iteration``, ``checkpoint_digest`` and ``run_id``), else the top-level ``checkpoint`` and
+    ``iteration`` of older files."""
     entry = document.get("policy")
     source = entry if isinstance(entry, dict) and entry.get("checkpoint") else document
     checkpoint, iteration = source.get("checkpoint"), source.get("iteration")
@@ -84,11 +88,13 @@ def recorded_identity(document: dict[str, Any]) -> PolicyIdentity | None:
     except (TypeError, ValueError):
         return None
     digest = source.get("digest") or source.get("checkpoint_digest") or ""
-    return PolicyIdentity(Path(str(checkpoint)).name, iteration, str(digest), source.get("run_id") or None)
+    return PolicyIdentity(Path(str(checkpoint)).name, iteration, str(digest),
+                          source.get("run_id") or None)
 
 
 _SELECTED: dict[tuple, PolicyIdentity | None] = {}
-"""``selected_policy`` per run directory and state of its checkpoint files (loading one costs a torch load)."""
+"""``selected_policy`` per run directory and state of its checkpoint files (loading one costs a
+torch load)."""
 
 
 def _signature(run_dir: Path) -> tuple:
@@ -103,7 +109,8 @@ def _signature(run_dir: Path) -> tuple:
 
 
 def selected_policy(run_dir: str | Path) -> PolicyIdentity | None:
-    """The identity of the policy evaluate and export would use now, or None when the run has no checkpoint.
+    """The identity of the policy evaluate and export would use now, or None when the run has no
+    checkpoint.
 
     A checkpoint that cannot be read raises its ``CheckpointError``.
     """
@@ -116,7 +123,8 @@ def selected_policy(run_dir: str | Path) -> PolicyIdentity | None:
 
         path, payload = run_policy_checkpoint(run_dir)
         _SELECTED.clear()  # one run at a time is judged; keep the cache small
-        _SELECTED[key] = PolicyIdentity(path.name, int(payload.get("iteration", 0)), str(payload.get("digest", "")),
+        _SELECTED[key] = PolicyIdentity(path.name, int(payload.get("iteration", 0)),
+                                        str(payload.get("digest", "")),
                                         payload.get("run_id") or read_run_id(run_dir))
     return _SELECTED[key]
 
@@ -149,8 +157,8 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def covered(record: str, document: dict[str, Any]) -> list[str]:
-    """The paths a result record stands for: itself, all of ``export/`` for the bundle's record, and the
-    videos it names."""
+    """The paths a result record stands for: itself, all of ``export/`` for the bundle's record, and
+    the videos it names."""
     paths = [record, *([f"{EXPORT_DIR}/"] if record.startswith(f"{EXPORT_DIR}/") else [])]
     videos = [document.get("video"), *(document.get("videos") or {}).values()]
     return paths + [f"{VIDEO_DIR}/{Path(str(video)).name}" for video in videos if video]
@@ -163,7 +171,8 @@ def results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
 
 
 def stale_results(run_dir: str | Path) -> Staleness:
-    """Every result in ``run_dir`` that was made from another policy than the one the run selects now."""
+    """Every result in ``run_dir`` that was made from another policy than the one the run selects
+    now."""
     run_dir = Path(run_dir)
     try:
         selected = selected_policy(run_dir)
@@ -176,9 +185,15 @@ def stale_results(run_dir: str | Path) -> Staleness:
         if made_from is None:
             continue
         if made_from.run_id and run_id and made_from.run_id != run_id:
-            why = f"{record} was made from another run's policy ({made_from.describe()}, run id {made_from.run_id[:12]}…)"
+            why = (
+                f"{record} was made from another run's policy ({made_from.describe()}, run id "
+                f"{made_from.run_id[:12]}…)"
+            )
         elif selected is not None and not made_from.same_policy(selected):
-            why = f"{record} was made from {made_from.describe()}; the run's policy is now {selected.describe()}"
+            why = (
+                f"{record} was made from {made_from.describe()}; the run's policy is now "
+                f"{selected.describe()}"
+            )
         else:
             continue
         out.stale.update(dict.fromkeys(covered(record, document), why))

@@ -1,4 +1,5 @@
-"""Whole-body inverse kinematics with mink on the robot's own MJCF (docs/motions.md, "From human motion").
+"""Whole-body inverse kinematics with mink on the robot's own MJCF (docs/motions.md, "From human
+motion").
 
 One ``BodyIK`` per robot model: a frame task per pulled body (position and orientation costs), a
 posture task that keeps unpulled joints near a reference pose, and the model's joint limits as a
@@ -23,7 +24,8 @@ STEP_DT = 0.02
 """s: mink's integration step; a velocity v moves the configuration by v·STEP_DT per iteration."""
 DAMPING = 1e-4
 POSTURE_COST = 0.05
-"""A light pull towards the reference pose: resolves what the targets leave free (a wrist's roll)."""
+"""A light pull towards the reference pose: resolves what the targets leave free (a wrist's
+roll)."""
 TOLERANCE = 1e-5
 """Stop iterating a frame once no joint moves more than this (rad or m) in one iteration."""
 
@@ -33,10 +35,12 @@ class BodyIK:
 
     def __init__(self, model: mujoco.MjModel, indices: RobotIndices, bodies: Sequence[str],
                  position_cost: Sequence[float], orientation_cost: Sequence[float],
-                 posture: np.ndarray, posture_cost: float = POSTURE_COST, com_cost: float = 0.0) -> None:
+                 posture: np.ndarray, posture_cost: float = POSTURE_COST,
+                 com_cost: float = 0.0) -> None:
         self.model, self.indices = model, indices
         self.configuration = mink.Configuration(model)
-        self.tasks = [mink.FrameTask(body, "body", position_cost=float(p), orientation_cost=float(o))
+        self.tasks = [mink.FrameTask(body, "body", position_cost=float(p),
+                                     orientation_cost=float(o))
                       for body, p, o in zip(bodies, position_cost, orientation_cost, strict=True)]
         self.position_cost = np.asarray(position_cost, dtype=float)
         self.orientation_cost = np.asarray(orientation_cost, dtype=float)
@@ -60,12 +64,17 @@ class BodyIK:
     def solve(self, q: np.ndarray, positions: np.ndarray, quats: np.ndarray, *,
               orientation_scale: np.ndarray | None = None, com: np.ndarray | None = None,
               iterations: int = 8) -> np.ndarray:
-        """The configuration reached from ``q`` towards ``positions`` [E, 3] and ``quats`` [E, 4] (w x y z)
-        of the bodies (and ``com`` [3] for the centre of mass, with ``com_cost``); ``orientation_scale``
-        [E] multiplies each orientation cost for this solve."""
+        """The configuration reached from ``q`` towards ``positions`` [E, 3] and ``quats`` [E, 4] (w
+        x y z) of the bodies (and ``com`` [3] for the centre of mass, with ``com_cost``);
+        ``orientation_scale`` [E] multiplies each orientation cost for this solve."""
         scale = np.ones(len(self.tasks)) if orientation_scale is None else orientation_scale
-        for task, pos, quat, cost, k in zip(self.tasks, positions, quats, self.orientation_cost, scale, strict=True):
-            task.set_target(mink.SE3.from_rotation_and_translation(mink.SO3(np.asarray(quat, float)), np.asarray(pos, float)))
+        for task, pos, quat, cost, k in zip(self.tasks, positions, quats, self.orientation_cost,
+                                            scale, strict=True):
+            task.set_target(
+                mink.SE3.from_rotation_and_translation(
+                    mink.SO3(np.asarray(quat, float)), np.asarray(pos, float)
+                )
+            )
             task.set_orientation_cost(cost * k)
         self.configuration.update(q)
         tasks = [*self.tasks, self.posture]
@@ -73,7 +82,8 @@ class BodyIK:
             self.com.set_target(np.asarray(com, dtype=float))
             tasks.append(self.com)
         for _ in range(iterations):
-            velocity = mink.solve_ik(self.configuration, tasks, STEP_DT, SOLVER, damping=DAMPING, limits=self.limits)
+            velocity = mink.solve_ik(self.configuration, tasks, STEP_DT, SOLVER, damping=DAMPING,
+                                     limits=self.limits)
             self.configuration.integrate_inplace(velocity, STEP_DT)
             if np.abs(velocity).max() * STEP_DT < TOLERANCE:
                 break
