@@ -61,8 +61,8 @@ def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int
         mjcf = mjcf or str(host.registry.get("robots", name).mjcf)
         report = stress_run_dir(run_dir, mjcf, plan, video=video, progress=True)
         summary, message = stage_summary(report)
-        videos = {f"video_{k}": f"{VIDEO_DIR}/{Path(v).name}" for k,
-                  v in report.get("videos", {}).items()}
+        videos = {f"video_{k}": f"{VIDEO_DIR}/{Path(v).name}"
+                  for k, v in report.get("videos", {}).items()}
         # a test of some families only is no verdict on the policy: the pipeline runs its stage
         # again
         note_in_pipeline(host, run_dir, "stress",

@@ -28,8 +28,8 @@ class TrainCommand(click.Command):
             tasks = host.registry.items("tasks")
             for param in self.params:
                 if param.name in PER_TASK:
-                    values = ", ".join(f"{name} {task_default(spec, param.name)}" for name,
-                                       spec in tasks.items())
+                    values = ", ".join(f"{name} {task_default(spec, param.name)}"
+                                       for name, spec in tasks.items())
                     param.help = (
                         f"{param.help.split(' [default')[0]} [default: the task's: {values}]"
                     )

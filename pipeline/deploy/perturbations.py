@@ -137,8 +137,8 @@ def cells(families: tuple[str, ...] | None = None, standard_only: bool = False) 
     out = [Cell(NOMINAL)]
     for name in names:
         family = FAMILIES[name]
-        out += [Cell(name, level) for level in family.levels if not standard_only
-                or level in family.standard]
+        out += [Cell(name, level) for level in family.levels
+                if not standard_only or level in family.standard]
     return out
 
 
@@ -209,9 +209,9 @@ def apply_to_model(sim: Any, conditions: Conditions, robot: Any) -> None:
         nominal = model.body_mass[robot.anchor_body]
         added = conditions.payload * model.body_mass[robot_bodies].sum()
         mass[:, robot.anchor_body] = nominal + added
-        inertia[:,
-                robot.anchor_body] = model.body_inertia[robot.anchor_body] * ((nominal
-                                                                               + added) / nominal)[:, None]
+        inertia[:, robot.anchor_body] = (
+            model.body_inertia[robot.anchor_body] * ((nominal + added) / nominal)[:, None]
+        )
     if (conditions.motor != 1).any():
         acts, s = robot.actuator_ids, conditions.motor[:, None]
         gain, bias, force = sim.expand("actuator_gainprm"), sim.expand("actuator_biasprm"), \
@@ -254,8 +254,9 @@ class ServoCommand:
         if len(self.history) > 1:
             self.history[1:] = self.history[:-1]
         self.history[0] = chosen
-        delayed = self.history[self.delay,
-                               np.arange(len(chosen))] if len(self.history) > 1 else chosen
+        delayed = (
+            self.history[self.delay, np.arange(len(chosen))] if len(self.history) > 1 else chosen
+        )
         return delayed - self.bias
 
     def reset(self, ids: np.ndarray, targets: np.ndarray) -> np.ndarray:

@@ -150,8 +150,7 @@ def _default_pose_check(robot: PlanarRobot, meta: dict) -> dict:
     key = m.key_qpos[0][robot.qpos_adr]
     default = np.asarray(meta["default_joint_pos"])
     bad = [f"{n}: metadata {d:.4g}, keyframe {k:.4g}"
-           for n, d,
-           k in zip(meta["joint_names"], default, key, strict=True)
+           for n, d, k in zip(meta["joint_names"], default, key, strict=True)
            if abs(d - k) > POSE_TOLERANCE_RAD]
     name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_KEY, 0) or "0"
     return {"name": "default_pose_matches_keyframe", "ok": not bad,

@@ -229,8 +229,8 @@ def _cell_figures(summary: dict, causes: Counter) -> dict:
             "joint_pos_error_rad",
             "mean_episode_length_s")
     figures = {key: summary[key] for key in keys if summary.get(key) is not None}
-    figures["failures"] = {cause: count for cause,
-                           count in sorted(causes.items()) if cause != "none"}
+    figures["failures"] = {cause: count for cause, count in sorted(causes.items())
+                           if cause != "none"}
     return figures
 
 

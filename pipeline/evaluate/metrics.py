@@ -135,8 +135,8 @@ def failure_checks(s: TrackingSnapshot, thresholds: FailureThresholds) -> dict[s
     ref_gravity_z = quat_apply_inverse(s.ref_anchor_quat_w, _DOWN)[..., 2]
     ee_dz = np.abs(s.ee_pos_w[..., 2] - s.ref_ee_pos_w[..., 2])
     return {
-        "anchor_height": np.abs(s.anchor_pos_w[:, 2] - s.ref_anchor_pos_w[:,
-                                                                          2]) > thresholds.anchor_height,
+        "anchor_height": np.abs(s.anchor_pos_w[:, 2] - s.ref_anchor_pos_w[:, 2])
+        > thresholds.anchor_height,
         "anchor_ori": np.abs(gravity_z - ref_gravity_z) > thresholds.anchor_ori,
         "ee_height": (ee_dz > thresholds.ee_height).any(axis=-1) if ee_dz.size
         else np.zeros(len(ee_dz), bool),

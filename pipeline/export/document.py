@@ -74,8 +74,8 @@ def deploy_document(metadata: dict[str, Any], files: dict[str, Any], *, static_b
     layout = [
         {"name": n, "offset": int(o), "size": int(s), "scale": float(sc),
          "clip": list(parse_clip(c)), "history_length": int(h), "flatten_history_dim": bool(f)}
-        for n, o, s, sc, c, h,
-        f in zip(m["observation_names"], m["observation_offsets"], m["observation_sizes"],
+        for n, o, s, sc, c, h, f in zip(m["observation_names"], m["observation_offsets"],
+                                        m["observation_sizes"],
                                          m["observation_terms_scale"], m["observation_terms_clip"],
                                          m["observation_terms_history_length"],
                                          m["observation_terms_flatten_history_dim"], strict=True)

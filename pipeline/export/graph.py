@@ -199,8 +199,8 @@ def motion_at_control_rate(motion: Motion, control_dt: float) -> dict[str, np.nd
             f"motion {motion.source} is at {motion.fps:g} fps; the policy runs at {rate:g} Hz",
             fix=f"resample the motion to {rate:g} fps (or an integer multiple) before training",
         )
-    return {key: np.asarray(value[::stride], dtype=np.float32) for key,
-            value in motion.arrays().items()}
+    return {key: np.asarray(value[::stride], dtype=np.float32)
+            for key, value in motion.arrays().items()}
 
 
 # -- metadata --------------------------------------------------------------------------------

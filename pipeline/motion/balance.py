@@ -69,5 +69,5 @@ def balance_margins(
         kernel = np.ones(SMOOTHING_FRAMES) / SMOOTHING_FRAMES
         acc = np.stack([np.convolve(acc[:, k], kernel, mode="same") for k in range(2)], axis=1)
     zmp = com[:, :2] - com[:, 2:3] / GRAVITY * acc
-    return np.array([np.nan if hull is None else signed_margin(zmp[t], hull) for t,
-                     hull in enumerate(hulls)])
+    return np.array([np.nan if hull is None else signed_margin(zmp[t], hull)
+                     for t, hull in enumerate(hulls)])

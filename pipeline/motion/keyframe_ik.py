@@ -130,8 +130,7 @@ def solve_keyframe(model: mujoco.MjModel, indices: RobotIndices, spec: RobotSpec
                       com=com,
                       iterations=ITERATIONS)
     missed = [f"{b} by {np.linalg.norm(ik.body_pose(b)[0] - p) * 100:.1f} cm"
-              for b,
-              p in zip(bodies, positions, strict=True)
+              for b, p in zip(bodies, positions, strict=True)
               if np.linalg.norm(ik.body_pose(b)[0] - p) > REACHED_TOL]
     if com is not None and np.linalg.norm(ik.centre_of_mass() - com) > REACHED_TOL:
         missed.append("the centre of mass by "

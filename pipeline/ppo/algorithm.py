@@ -262,8 +262,8 @@ class PPO:
         with torch.no_grad():
             metrics["action_std"] = float(torch.exp(self.actor_critic.action_log_std()).mean())
         bad = [name for name, flag in zip(NONFINITE_NAMES, flags.tolist(), strict=True) if flag]
-        bad += [f"parameter {name}" for name,
-                p in self.actor_critic.named_parameters() if not bool(torch.isfinite(p).all())]
+        bad += [f"parameter {name}" for name, p in self.actor_critic.named_parameters()
+                if not bool(torch.isfinite(p).all())]
         self.nonfinite = bad
         return metrics
 

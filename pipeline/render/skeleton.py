@@ -25,9 +25,8 @@ from ..rotations import quat_normalize
 BONES = (
     ("pelvis", "spine"), ("spine", "chest"), ("chest", "neck"), ("neck", "head"),
     *((f"{s}_{a}", f"{s}_{b}") for s in ("left", "right")
-      for a,
-      b in (("hip", "knee"), ("knee", "ankle"), ("ankle", "toe"), ("shoulder", "elbow"),
-            ("elbow", "wrist"))),
+      for a, b in (("hip", "knee"), ("knee", "ankle"), ("ankle", "toe"), ("shoulder", "elbow"),
+                   ("elbow", "wrist"))),
     ("pelvis", "left_hip"), ("pelvis", "right_hip"), ("chest", "left_shoulder"),
     ("chest", "right_shoulder"),
 )  # fmt: skip

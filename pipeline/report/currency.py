@@ -58,8 +58,7 @@ class Currency:
             items.append(f"<div>{html.escape(self.why_not_final)}</div>")
         if self.staleness.stale:
             listed = "".join(f"<li><code>{html.escape(path)}</code>: {html.escape(why)}</li>"
-                             for path,
-                             why in sorted(self.staleness.stale.items())
+                             for path, why in sorted(self.staleness.stale.items())
                              if not path.endswith(".mp4"))
             items.append("<div>Left out (<code>primebot pipeline run --resume "
                          f"{html.escape(str(self.run_dir))}</code> makes them "

@@ -102,8 +102,8 @@ def _scalars(metrics: dict[str, Any]) -> dict[str, float]:
         if key == "episode_records":
             continue
         if isinstance(value, dict):
-            out.update({f"{key}/{k}": float(v) for k,
-                        v in value.items() if isinstance(v, (int, float))})
+            out.update({f"{key}/{k}": float(v) for k, v in value.items()
+                        if isinstance(v, (int, float))})
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             out[key] = float(value)
     return out
@@ -234,13 +234,13 @@ def _stage_rows(pipeline: dict[str, Any]) -> str:
     for i, r in enumerate(pipeline.get("stages", []), start=1):
         status = r.get("status", "pending")
         outputs = " ".join(
-            f'<a href="{_href(path)}"><code>{_e(label)}</code></a>' for label,
-            path in (r.get("outputs") or {}).items()
+            f'<a href="{_href(path)}"><code>{_e(label)}</code></a>'
+            for label, path in (r.get("outputs") or {}).items()
         )
         detail = [f"<div>{_e(r['message'])}</div>"] if r.get("message") else []
         if r.get("summary"):
-            facts = ", ".join(f"{k} {v}" for k,
-                              v in r["summary"].items() if not isinstance(v, (dict, list)))
+            facts = ", ".join(f"{k} {v}" for k, v in r["summary"].items()
+                              if not isinstance(v, (dict, list)))
             if facts:
                 detail.append(f'<div class="detail">{_e(facts)}</div>')
         if r.get("reason") and status != "done":
@@ -298,8 +298,8 @@ def _plots(curves: list[tuple[str, str]]) -> str:
             'runs.</p>'
         )
     return "\n".join(
-        f'    <figure><img src="{_href(path)}" alt="{_e(title)}"></figure>' for path,
-        title in curves
+        f'    <figure><img src="{_href(path)}" alt="{_e(title)}"></figure>'
+        for path, title in curves
     )
 
 

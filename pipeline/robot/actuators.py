@@ -29,8 +29,9 @@ def actuator_kind(model: mujoco.MjModel, act: int) -> str:
 def servo_gains(model: mujoco.MjModel, act: int) -> tuple[float, float]:
     """A position actuator's (kp, kd) at the joint: gain and −biasprm[2], times the gear."""
     gear = float(model.actuator_gear[act, 0])
-    return float(model.actuator_gainprm[act,
-                                        0]) * gear, float(-model.actuator_biasprm[act, 2]) * gear
+    return float(model.actuator_gainprm[act, 0]) * gear, float(
+        -model.actuator_biasprm[act, 2]
+    ) * gear
 
 
 def gain_problems(

@@ -37,8 +37,7 @@ def model_files(mjcf: Path) -> list[Path]:
             raise ExportError(f"robot model {path} is not readable XML: {exc}") from exc
         for element in tree.iter():
             if element.tag == "compiler":
-                compiler.update({k: v for k,
-                                 v in element.attrib.items()
+                compiler.update({k: v for k, v in element.attrib.items()
                                  if k in ("meshdir", "texturedir", "assetdir")})
             elif element.tag == "include" and element.get("file"):
                 found.append(("include", element.get("file")))

@@ -170,8 +170,8 @@ def _balance(model, spec, ix, data) -> Finding:
         ix.root_body_id, feet)
     if lean is not None and lean.balance.stands:
         names = {int(j): n for j, n in zip(ix.joint_ids, spec.joint_names, strict=True)}
-        moves = ", ".join(f"{names[j]} {before:.3f} → {after:.3f}" for j,
-                          (before, after) in lean.changes.items())
+        moves = ", ".join(f"{names[j]} {before:.3f} → {after:.3f}"
+                          for j, (before, after) in lean.changes.items())
         fix = (f"lean the standing pose {lean.angle:+.3f} rad over the feet, hip pitch against "
                "ankle pitch so the feet "
                f"stay flat: {moves}, in the keyframe (qpos and ctrl, root height "
@@ -244,8 +244,8 @@ def _joint_limits(model, spec) -> Finding:
     """Every policy joint has a range: motion authoring and validation and the tracking task's soft
     joint limits read it, and an unlimited hinge's range is [0, 0]."""
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in spec.joint_names]
-    free = [n for n,
-            j in zip(spec.joint_names, ids, strict=True) if j >= 0 and not model.jnt_limited[j]]
+    free = [n for n, j in zip(spec.joint_names, ids, strict=True)
+            if j >= 0 and not model.jnt_limited[j]]
     if not free:
         return Finding("limits", "ok", "every policy joint has a range")
     return Finding("limits", "error",

@@ -61,8 +61,8 @@ def add_scenery(spec: mujoco.MjSpec, model: mujoco.MjModel, height: float) -> li
         )
         added.append("a light")
     headlight = spec.visual.headlight
-    if all(np.allclose(getattr(headlight, key), value) for key,
-           value in _DEFAULT_HEADLIGHT.items()):
+    if all(np.allclose(getattr(headlight, key), value)
+           for key, value in _DEFAULT_HEADLIGHT.items()):
         for key, value in HEADLIGHT.items():
             setattr(headlight, key, list(value))
     if not np.any(model.tex_type == mujoco.mjtTexture.mjTEXTURE_SKYBOX):
@@ -73,8 +73,8 @@ def add_scenery(spec: mujoco.MjSpec, model: mujoco.MjModel, height: float) -> li
             width=256, height=256,
         )
         added.append("a skybox")
-    bare = [geom for geom in spec.worldbody.geoms if geom.type == mujoco.mjtGeom.mjGEOM_PLANE
-            and not geom.material]
+    bare = [geom for geom in spec.worldbody.geoms
+            if geom.type == mujoco.mjtGeom.mjGEOM_PLANE and not geom.material]
     if bare and len(floor_geoms(model)):
         texture = spec.add_texture(
             name=free_name(taken, "floor_checker"), type=mujoco.mjtTexture.mjTEXTURE_2D,

@@ -77,8 +77,8 @@ def signed_margin(point: np.ndarray, hull: np.ndarray) -> float:
     outside = min(_distance_to_segment(point, a, b) for a, b in edges)
     if len(hull) < 3:
         return -outside
-    inside = all((b[0] - a[0]) * (point[1] - a[1]) - (b[1] - a[1]) * (point[0] - a[0]) >= 0 for a,
-                 b in edges)
+    inside = all((b[0] - a[0]) * (point[1] - a[1]) - (b[1] - a[1]) * (point[0] - a[0]) >= 0
+                 for a, b in edges)
     return outside if inside else -outside
 
 

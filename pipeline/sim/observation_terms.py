@@ -95,8 +95,8 @@ class ObservationGroup:
             term: ObservationTerm = registry.get("observation_terms", slot.term_name)
             params = {**term.default_params, **slot.params}
             self.slots.append((slot.name, term, params))
-        self.layout = ObservationLayout(tuple((name, term.width(state)) for name, term,
-                                              _ in self.slots))
+        self.layout = ObservationLayout(tuple((name, term.width(state))
+                                              for name, term, _ in self.slots))
         self.buffer = np.zeros((num_envs, self.layout.size), np.float32)
         self._slices = [self.layout.slice(name) for name, _, _ in self.slots]
         self._noise = _NoiseSpan(self.layout, noise or {}, num_envs, rng) if noise else None

@@ -370,8 +370,8 @@ class PipelineRunner:
         record = self.record.stage(name)
         if record.status != "done":
             return ""
-        newer = [r for r in self.record.stages if r.name in self.upstream[name]
-                 and r.sequence > record.sequence]
+        newer = [r for r in self.record.stages
+                 if r.name in self.upstream[name] and r.sequence > record.sequence]
         return max(newer, key=lambda r: r.sequence).name if newer else ""
 
     def stale_reason(self, stage: Stage) -> str:

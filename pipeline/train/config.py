@@ -390,8 +390,8 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
     carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
     try:
         carried_pairs = parse_set(carried)
-        refused = [key for key,
-                   _ in carried_pairs if not motion_may_set(key, tuple(spec.motion_settings))]
+        refused = [key for key, _ in carried_pairs
+                   if not motion_may_set(key, tuple(spec.motion_settings))]
         if refused:
             allowed = [*(f"task.{section}.*" for section in spec.motion_settings),
                        *MOTION_POLICY_SETTINGS]

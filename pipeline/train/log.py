@@ -77,8 +77,8 @@ class TrainingLog:
         self.rows: list[dict[str, Any]] = []
         if keep_until is not None and self.csv_path.is_file():
             header, rows = complete_rows(self.csv_path)
-            self.rows = [r for r in rows if r.get("iteration")
-                         and int(r["iteration"]) <= keep_until]
+            self.rows = [r for r in rows
+                         if r.get("iteration") and int(r["iteration"]) <= keep_until]
             self.header = header
         self._rewrite()
         self._tb = self._open_tensorboard() if tensorboard else None

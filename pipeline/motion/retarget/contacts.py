@@ -88,6 +88,6 @@ def skate(track: np.ndarray, contact: np.ndarray) -> np.ndarray:
     """Per contact phase, the largest horizontal distance (m) of ``track`` [T, 3] from where it
     landed."""
     return np.array([
-        float(np.linalg.norm(track[start:end, :2] - track[start, :2], axis=-1).max()) for start,
-        end in runs(contact)
+        float(np.linalg.norm(track[start:end, :2] - track[start, :2], axis=-1).max())
+        for start, end in runs(contact)
     ])

@@ -73,8 +73,8 @@ def check_fps(fps: float, source: Path | str) -> float:
 
 def feet_joints(human: HumanMotion, roles: dict[str, str]) -> dict[str, list[str]]:
     """side → the skeleton's foot joints (ankle, toe) present in the file."""
-    return {side: [roles[r] for r in foot if r in roles and roles[r] in human.names] for side,
-            foot in FOOT_ROLES.items()}
+    return {side: [roles[r] for r in foot if r in roles and roles[r] in human.names]
+            for side, foot in FOOT_ROLES.items()}
 
 
 def stature_estimate(human: HumanMotion, roles: dict[str, str]) -> float | None:

@@ -50,8 +50,8 @@ def _keyframe(model: mujoco.MjModel, spec: RobotSpec) -> int:
     return key if key >= 0 else 0
 
 
-def _rest_pose(model, indices, spec, bodies: list[str]) -> tuple[dict[str, float],
-                                                                 dict[str, np.ndarray]]:
+def _rest_pose(model, indices, spec,
+               bodies: list[str]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """side → the foot body's height above its sole when flat; body → its orientation standing (root
     upright, facing +x)."""
     data = next(iter(posed_frames(model, indices, np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]),
@@ -146,8 +146,7 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
     ik = BodyIK(model, indices, targets.bodies, targets.position_cost, targets.orientation_cost,
                 spec.default_joint_pos)
     frames = len(targets.positions)
-    root_entry = next((e for e,
-                       b in enumerate(targets.bodies)
+    root_entry = next((e for e, b in enumerate(targets.bodies)
                        if b == model.body(indices.root_body_id).name), 0)
     q = ik.qpos(targets.positions[0, root_entry], targets.quats[0, root_entry],
                 spec.default_joint_pos)
@@ -207,8 +206,8 @@ def _quality(model, indices, motion: Motion, targets: Targets, seconds, stature,
     lowest, _, sides = _foot_lows(model, indices, motion.body_pos_w[:, root],
                                   motion.body_quat_w[:, root],
                                   motion.joint_pos)
-    tracks = {side: motion.body_pos_w[:, int(f) - 1] for side,
-              f in zip(sides, indices.feet_body_ids, strict=True)}
+    tracks = {side: motion.body_pos_w[:, int(f) - 1]
+              for side, f in zip(sides, indices.feet_body_ids, strict=True)}
     body_pos, target_pos = {}, {}
     for e, body in enumerate(targets.bodies):
         if targets.position_cost[e] <= 0:

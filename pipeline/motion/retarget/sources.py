@@ -53,8 +53,8 @@ def detect_format(path: Path, given: str | None = None) -> str:
                         fix="pass --format bvh|npz|pt")
 
 
-def _scaled(positions: np.ndarray, units: str | None, source: Path) -> tuple[np.ndarray,
-                                                                             str | None]:
+def _scaled(positions: np.ndarray, units: str | None,
+            source: Path) -> tuple[np.ndarray, str | None]:
     if units in (None, "m", "auto"):
         return positions, None
     if units not in UNIT_SCALES:

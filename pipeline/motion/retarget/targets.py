@@ -179,8 +179,9 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
     pos = gaussian_smooth(pos, SMOOTHING_S * fps)
     scale = robot_height / stature
     frames = segment_frames(pos, names, roles)
-    pelvis = pos[:,
-                 names.index(roles["pelvis"])] if roles.get("pelvis") in names else pos.mean(axis=1)
+    pelvis = (
+        pos[:, names.index(roles["pelvis"])] if roles.get("pelvis") in names else pos.mean(axis=1)
+    )
     start, heading = pelvis[0].copy(), 0.0
     if align and "pelvis" in frames:
         heading = float(np.arctan2(frames["pelvis"][0, 1, 0], frames["pelvis"][0, 0, 0]))
