@@ -90,7 +90,11 @@ class TrackingState:
         self._sensordata = sim.bind("sensordata") if tm.self_collision_adr.size else None
         tree_root = tm.model.body_rootid[tm.body_ids]
         self._tree_root = tree_root[:1] if (tree_root == tree_root[0]).all() else tree_root
-        self._root_quat, self._root_lin, self._root_ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
+        self._root_quat, self._root_lin, self._root_ang = (
+            tm.root_quat_qpos,
+            tm.root_lin_vel_qvel,
+            tm.root_ang_vel_qvel,
+        )
         self._anchor = np.array([tm.indices.anchor_body_id])
 
         z = np.zeros
@@ -137,7 +141,8 @@ class TrackingState:
         self.ref_body_quat_relative_w = self.all_ref_body_quat_relative_w[:, :k]
 
     def update(self, ids: np.ndarray | None = None) -> None:
-        """Refresh every buffer for envs ``ids`` (all when ``None``) from the simulator and reference."""
+        """Refresh every buffer for envs ``ids`` (all when ``None``) from the simulator and
+        reference."""
         rows = slice(None) if ids is None else ids
         self._update_robot(rows)
         self._update_reference(rows)
