@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     # other jobs on the machine: threads x this is the rate on otherwise idle cores.
     print(
         f"  per CPU-second: {per_cpu:,.0f} env-steps, {per_cpu * args.nstep:,.0f} physics steps "
-        f"(x{args.threads} threads = {per_cpu * args.nstep * args.threads:,.0f} physics steps/s if the cores were free)"
+        f"(x{args.threads} threads = {per_cpu * args.nstep * args.threads:,.0f} physics steps/s if "
+        "the cores were free)"
     )
 
 
