@@ -132,8 +132,8 @@ def initial_last_action(meta: dict, reference: dict[str, np.ndarray] | None,
     if reference is None:
         raise ExportError(f"{ACTION_OFFSET_BAKED} 'reference_joint_pos' needs the reference "
                           "motion, and there is none")
-    shift = (reference["joint_pos"][np.maximum(t - 1,
-                                               0)] - meta["default_joint_pos"]) / meta["action_scale"]
+    shift = ((reference["joint_pos"][np.maximum(t - 1, 0)] - meta["default_joint_pos"])
+             / meta["action_scale"])
     return np.where((t > 0)[:, None], shift, zero)
 
 

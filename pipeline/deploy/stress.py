@@ -147,8 +147,8 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     low, high = PUSH_WINDOW
     per_start = {
         "push_angle": 2 * np.pi * rng.permutation(spread[0]),
-        "push_step": np.round(window * (low
-                                        + (high - low) * rng.permutation(spread[1]))).astype(np.int64),
+        "push_step": np.round(
+            window * (low + (high - low) * rng.permutation(spread[1]))).astype(np.int64),
         "bias_sign": rng.choice([-1.0, 1.0], size=(plan.starts, len(meta["joint_names"]))),
     }
     plan_cells = cells(plan.families, plan.standard_only)
@@ -387,7 +387,8 @@ def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dic
     push = next((r for r in standard if r["family"] == "push"), None)
     at_push = (f"at the standard push ({push['label']}) the policy succeeds in "
                f"{push['policy']['success_rate']:.0%} "
-               f"of the episodes, replaying the reference in {push['replay']['success_rate']:.0%}") if push else ""
+               f"of the episodes, replaying the reference in "
+               f"{push['replay']['success_rate']:.0%}") if push else ""
     adds = (
         f"over every perturbation the network adds {mean_gain:+.2f} to the success rate on average"
     )

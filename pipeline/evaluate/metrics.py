@@ -12,7 +12,8 @@ Definitions (world frame unless said otherwise; K tracked bodies, E end effector
 
 - ``mpkpe_m``: mean over tracked bodies of ‖p − p_ref‖ (mean per-body position error).
 - ``mpkpe_root_relative_m``: the same after subtracting each side's root position.
-- ``joint_pos_error_rad`` / ``joint_vel_error_rad_s``: mean over joints of |q − q_ref| / |q̇ − q̇_ref|.
+- ``joint_pos_error_rad`` / ``joint_vel_error_rad_s``: mean over joints of |q − q_ref| /
+  |q̇ − q̇_ref|.
 - ``ee_pos_error_m``: mean over end effectors of ‖p − p_ref‖.
 - ``anchor_pos_error_m`` / ``anchor_ori_error_rad``: distance and rotation angle between anchors.
 - ``success_rate``: episodes that reached their last step without a failure.
@@ -22,10 +23,11 @@ Definitions (world frame unless said otherwise; K tracked bodies, E end effector
   reference pose of the episode's start step while the reference moves on (a per-motion baseline).
 - ``fraction_removed``: 1 − mpkpe / statue_mpkpe, how much of the statue's error the policy removes.
 - ``body_mpkpe_m`` / ``worst_body``: mean error of each tracked body, and the body that tracks
-  worst; ``worst_step_mpkpe_m`` / ``worst_step``: the largest MPKPE at any step of any episode and its step.
+  worst; ``worst_step_mpkpe_m`` / ``worst_step``: the largest MPKPE at any step of any episode
+  and its step.
 - ``verdict``: whether the policy *tracks* the motion (``tracking_verdict``; docs/tasks.md explains
-  the rule): no success rate or error alone can say so, since a policy that holds still passes both on
-  most motions.
+  the rule): no success rate or error alone can say so, since a policy that holds still passes both
+  on most motions.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ class FailureThresholds:
     anchor_height: float = 0.25
     """m: |z_anchor − z_ref| above this is a failure."""
     anchor_ori: float = 0.8
-    """|z of gravity in the anchor frame − the same in the reference anchor frame| above this is a failure."""
+    """|z of gravity in the anchor frame − the same in the reference anchor frame| above this is a
+    failure."""
     ee_height: float = 0.25
     """m: any end effector's |z − z_ref| above this is a failure."""
 

@@ -552,8 +552,8 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
     qpos = _stand_qpos(model, free, joints, pose, start)
     ctrl = np.zeros(model.nu)
     for a in range(model.nu):
-        if actuator_kind(model,
-                         a) == "position" and model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
+        if (actuator_kind(model, a) == "position"
+                and model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT):
             ctrl[a] = qpos[model.jnt_qposadr[model.actuator_trnid[a, 0]]]
     if spec.keys:
         key = spec.keys[0]
@@ -590,11 +590,15 @@ def spec_source(guess: Guess, model_file: str) -> str:
     Model names appear only as Python literals (``repr``) and in comments through ``printable``."""
     _check_name(guess.name)
     n = {topic: printable(note) for topic, note in guess.notes.items()}
-    return f'''"""The {guess.name} robot for primebot, scaffolded by `primebot robots new` from its MJCF.
+    about = (f"{guess.height:.2f} m, {guess.mass:.1f} kg, {len(guess.joint_names)} joints "
+             "(scaffolded)")
+    return f'''\
+"""The {guess.name} robot for primebot, scaffolded by `primebot robots new` from its MJCF.
 
 Review every line marked REVIEW, then run `primebot robots check {guess.name}`.
 Gains follow mjlab's rule: stiffness = armature·ω², damping = 2·ζ·armature·ω
-(ω = 2π·f with each joint's f below, ζ = {DAMPING_RATIO:g}); action scale = {ACTION_SCALE_EFFORT_FRACTION}·effort/stiffness.
+(ω = 2π·f with each joint's f below, ζ = {DAMPING_RATIO:g}); action scale = \
+{ACTION_SCALE_EFFORT_FRACTION}·effort/stiffness.
 The model copy in model/ carries the same armature and gains (the gains contract,
 docs/robots.md): change both together, or re-run `primebot robots new`.
 """
@@ -662,7 +666,7 @@ def {guess.name}_spec(mjcf: str | Path | None = None) -> RobotSpec:
         feet=FEET,
         self_collision_geoms=(),  # REVIEW: empty counts a contact between any two robot geoms
         root_body=ROOT_BODY,
-        description={f"{guess.height:.2f} m, {guess.mass:.1f} kg, {len(guess.joint_names)} joints (scaffolded)"!r},
+        description={about!r},
         extra={{
             "armature": armature,
             "keyframe": {guess.keyframe!r},
@@ -706,7 +710,8 @@ packages = ["{package}"]
 
 def test_source(name: str, package: str) -> str:
     _check_name(name)
-    return f'''"""The {name} plugin registers and its model passes every `primebot robots check` check."""
+    return f'''\
+"""The {name} plugin registers and its model passes every `primebot robots check` check."""
 
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.robot.checks import check_robot

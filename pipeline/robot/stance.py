@@ -288,8 +288,8 @@ def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joi
         data.qpos[:] = leaned(delta)[0]
         mujoco.mj_kinematics(model, data)
         balance = standing_balance(model, data, root, feet)
-        return (np.nan,
-                None) if balance is None else (float((balance.com - balance.centroid) @ forward[:2]), balance)
+        return ((np.nan, None) if balance is None
+                else (float((balance.com - balance.centroid) @ forward[:2]), balance))
 
     # leans where the feet carry the robot (a deep lean can lift a sole, or bring a shin down to the
     # floor)

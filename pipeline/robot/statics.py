@@ -22,7 +22,8 @@ def gravity_stiffness(model: mujoco.MjModel, data: mujoco.MjData, joints: list[i
     (centre r from the joint, axis a) by a small angle lowers it by m·g·(r_z − (a·r)·a_z) per radian
     squared, so that is the stiffness it needs (a hip pitch: m·g times the height of the mass above
     it; a hip yaw: nothing, gravity does not twist a vertical axis). Any other joint carries its
-    subtree, at the worst lever the subtree can take as the limb moves: its distance from the axis, |r − (a·r)·a|.
+    subtree, at the worst lever the subtree can take as the limb moves: its distance from the axis,
+    |r − (a·r)·a|.
     """
     robot = [b for b in range(1, model.nbody) if is_ancestor(model, root, b)]
     out = np.empty(len(joints))

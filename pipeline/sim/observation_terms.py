@@ -124,7 +124,8 @@ class _NoiseSpan:
                  rng: np.random.Generator | None) -> None:
         unknown = sorted(set(scales) - set(layout.names))
         if unknown:
-            raise ConfigError(f"observation noise names no slot of the policy: {', '.join(unknown)}",
+            raise ConfigError("observation noise names no slot of the policy: "
+                              f"{', '.join(unknown)}",
                               fix=f"the policy's slots: {', '.join(layout.names)}")
         named = [layout.slice(name) for name in layout.names if name in scales]
         first, last = named[0].start, named[-1].stop
@@ -151,7 +152,8 @@ def appended_slots(config: Mapping[str, Any], groups: Sequence[str], settings: S
                    ) -> dict[str, list[ObservationSlot]]:
     """The slots a task config adds to its groups: every key of ``config`` (the task's
     ``observations`` section) that is not one of the task's own ``settings`` names a registered
-    observation term, as ``<term>: {group: policy|critic|both, params: {...}}`` (group defaults to both)."""
+    observation term, as ``<term>: {group: policy|critic|both, params: {...}}`` (group defaults to
+    both)."""
     added: dict[str, list[ObservationSlot]] = {group: [] for group in groups}
     for name, raw in config.items():
         if name in settings:

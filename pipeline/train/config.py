@@ -367,8 +367,8 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
     2. the task's trainer defaults (``TaskSpec.trainer_defaults``),
     3. the flags (``--robot``, ``--num-envs``, ``--iterations``, ``--seed``),
     4. the motion's own training overrides (``Motion.training_overrides``), limited to the settings
-       its task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a flag's, so every
-       explicit choice of the user wins,
+       its task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a flag's,
+       so every explicit choice of the user wins,
     5. ``--set`` (a preset's, then the user's).
 
     ``sources`` (when given) receives, for every key a layer above the first set, where it came from

@@ -470,13 +470,13 @@ class OnPolicyRunner:
         source = self.run_dir / f"model_{want}.pt" if want is not None else None
         if source is not None and source.is_file():
             link_checkpoint(source, best_file)
-            message = f"{BEST_CHECKPOINT} did not hold the best check the checkpoint records (iteration {want}); " \
-                      f"linked again from {source.name}"
+            message = (f"{BEST_CHECKPOINT} did not hold the best check the checkpoint records "
+                       f"(iteration {want}); linked again from {source.name}")
         elif best_file.is_file() and have is not None and have > self.iteration:
             aside = best_file.with_name(BEST_CHECKPOINT + ".abandoned")
             best_file.replace(aside)
-            message = f"{BEST_CHECKPOINT} came from iteration {have}, after the checkpoint resumed from " \
-                      f"(iteration {self.iteration}); kept aside as {aside.name}"
+            message = (f"{BEST_CHECKPOINT} came from iteration {have}, after the checkpoint "
+                       f"resumed from (iteration {self.iteration}); kept aside as {aside.name}")
         else:
             return ""
         log.warning("warning: %s", message)

@@ -2,14 +2,17 @@
 error.
 
 * ``.bvh`` (LAFAN1, CMU and other Biovision files): parsed by **bvhio** (PyPI, MIT, maintained),
-  whose forward kinematics gives each joint's world position per frame; the frame time comes from the file.
-  BVH is y up; units are the file's (LAFAN1: cm), found from the skeleton's size unless ``units``.
+  whose forward kinematics gives each joint's world position per frame; the frame time comes from
+  the file. BVH is y up; units are the file's (LAFAN1: cm), found from the skeleton's size unless
+  ``units``.
 * ``.npz`` holding ``global_joint_positions`` (T, J, 3) and ``height`` (m), the convention
-  SMPL-X/AMASS retargeting tools prepare (z up, metres; 22 SMPL-X body joints unless ``joint_names`` is stored;
-  the rate is not stored: ``fps`` is needed, 30 as those tools write). Read without pickle.
+  SMPL-X/AMASS retargeting tools prepare (z up, metres; 22 SMPL-X body joints unless
+  ``joint_names`` is stored; the rate is not stored: ``fps`` is needed, 30 as those tools write).
+  Read without pickle.
 * ``.pt``: SMPL-H joint positions in a torch tensor, only where ``torch.load(weights_only=True)``
-  gives a plain tensor (never an unpickled object): (T, 52, 3), or the OMOMO/InterMimic rows (T, ≥ 318) whose
-  columns 162–317 hold the 52 joints. torch is imported in ``read_pt`` only (docs/architecture.md §1).
+  gives a plain tensor (never an unpickled object): (T, 52, 3), or the OMOMO/InterMimic rows
+  (T, ≥ 318) whose columns 162–317 hold the 52 joints. torch is imported in ``read_pt`` only
+  (docs/architecture.md §1).
 """
 
 from __future__ import annotations

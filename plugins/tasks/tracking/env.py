@@ -345,8 +345,8 @@ class TrackingEnv(VecEnv):
         self.state.update()
 
     @timed("terminations")
-    def _check_terminations(self,
-                            faults: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    def _check_terminations(
+            self, faults: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
         """(each failure check's mask, terminated, truncated); failures teach the start-frame
         sampler."""
         failed = self.terminations.compute(self.state)

@@ -24,7 +24,8 @@ base_lin_vel_b, ..ang_vel_b [N, 3]      root body velocity in the root frame
 self_contacts               [N]         robot-robot contacts
 action, prev_action         [N, J]      this step's and the previous step's policy action
 soft_joint_pos_limits       [J, 2]      joint limits shrunk by the soft-limit factor
-default_joint_pos           [J]         the robot's default pose (joint observations are relative to it)
+default_joint_pos           [J]         the robot's default pose (joint observations are relative
+                                        to it)
 encoder_bias                [N, J]|None what the joint encoders add to each reading (None: nothing)
 time_steps                  [N] int     reference step each env is at
 reference                               the ``MotionReference`` (e.g. its anchor_gravity_z [T])
