@@ -1,4 +1,5 @@
-"""Fault injection (issue 17, issue 31): every case through real ``primebot`` processes, one line per case.
+"""Fault injection (issue 17, issue 31): every case through real ``primebot`` processes, one line
+per case.
 
 Each test in this folder is one case: what a careful user or an attacker would do (a full disk, a
 kill -9 in every stage, a damaged motion, a zip bomb, two processes on one run, a plugin that calls
@@ -18,9 +19,9 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 CHAINS = ("test_kills.py", "test_disk_full.py")
-"""Cases that take minutes (a pipeline killed in every stage, a disk filled in three): run by ``pytest -m faults``
-(``python tools/faults.py``) or with ``PRIMEBOT_FAULTS=all``, not by the plain test command, which
-stays well under its 15 minutes on 2 cores."""
+"""Cases that take minutes (a pipeline killed in every stage, a disk filled in three): run by
+``pytest -m faults`` (``python tools/faults.py``) or with ``PRIMEBOT_FAULTS=all``, not by the plain
+test command, which stays well under its 15 minutes on 2 cores."""
 _RESULTS: dict[str, tuple[str, str]] = {}
 """nodeid → (case, holds | falls short), in the order the cases ran."""
 
@@ -39,7 +40,8 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _case(item) -> str:
-    doc = (getattr(item.function, "__doc__", None) or item.name).strip().splitlines()[0]
+    doc = (getattr(item.function, "__doc__", None) or item.name).strip()
+    doc = " ".join(doc.split("\n\n")[0].split())  # the first paragraph, which may wrap
     param = getattr(getattr(item, "callspec", None), "id", "")
     return f"{doc} [{param}]" if param else doc
 
@@ -68,8 +70,8 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture(scope="session")
 def base_pipeline(tmp_path_factory) -> Path:
-    """A finished real pipeline run (tiny: 8 envs, 2 iterations, 16-unit networks; no smoke test, no video,
-    no stress test), made once per session; cases work on copies (harness.copy_run)."""
+    """A finished real pipeline run (tiny: 8 envs, 2 iterations, 16-unit networks; no smoke test, no
+    video, no stress test), made once per session; cases work on copies (harness.copy_run)."""
     from harness import TINY_PIPELINE, VERDICT_EXITS, WAVE, primebot
 
     logs = tmp_path_factory.mktemp("faults-base")

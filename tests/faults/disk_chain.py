@@ -1,6 +1,8 @@
-"""The full-disk and read-only cases, run inside a private mount namespace on a small tmpfs (test_disk_full.py).
+"""The full-disk and read-only cases, run inside a private mount namespace on a small tmpfs
+(test_disk_full.py).
 
-    unshare -m --propagation private sh -c 'mount -t tmpfs -o size=96m tmpfs MOUNT && python disk_chain.py ...'
+    unshare -m --propagation private sh -c \
+        'mount -t tmpfs -o size=96m tmpfs MOUNT && python disk_chain.py ...'
 
 Copies a finished tiny pipeline run onto the tmpfs, then, each time in the middle of a stage, fills
 the file system to the last byte and checks what the process and the run directory make of it; frees

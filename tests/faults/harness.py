@@ -23,7 +23,8 @@ TINY = ["--num-envs", "8", "--device", "cpu", "--no-progress", *TINY_SETS]
 TINY_PIPELINE = ["--preset", "quick", "--iterations", "2", "--num-envs", "8", "--eval-episodes",
                  "1", "--no-video",
                  "--skip", "smoke", *TINY_SETS]
-"""The smallest real pipeline: every stage but the smoke test (which trains in a scratch directory)."""
+"""The smallest real pipeline: every stage but the smoke test (which trains in a scratch
+directory)."""
 EXIT = {"config": 2, "plugin": 3, "motion": 5, "checkpoint": 6, "export": 8, "disk": 11}
 VERDICT_EXITS = (0, 10, 12)
 """What a finished ``pipeline run`` exits with: tracked and robust, not tracked, tracked only."""
@@ -102,8 +103,8 @@ def primebot(*args: object, timeout: float = 600, site: Path | None = None, meas
 
 def start(*args: object, site: Path | None = None,
           env: dict[str, str] | None = None) -> subprocess.Popen:
-    """``primebot ARGS`` in the background; Ctrl-C reaches it as at a terminal (a shell's background jobs
-    would otherwise start with SIGINT ignored)."""
+    """``primebot ARGS`` in the background; Ctrl-C reaches it as at a terminal (a shell's background
+    jobs would otherwise start with SIGINT ignored)."""
     return subprocess.Popen(command(*args), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True,
                             env=env or environ(site), cwd=REPO,
@@ -113,7 +114,8 @@ def start(*args: object, site: Path | None = None,
 def wait_for(predicate: Callable[[], bool], proc: subprocess.Popen | None = None,
              timeout: float = 600,
              step: float = 0.05) -> bool:
-    """Poll ``predicate`` until it holds (True), ``proc`` ends or ``timeout`` passes (then one last look)."""
+    """Poll ``predicate`` until it holds (True), ``proc`` ends or ``timeout`` passes (then one last
+    look)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -156,7 +158,8 @@ def copy_run(run: Path, target: Path) -> Path:
 
 
 def plugin_site(folder: Path, name: str, source: str) -> Path:
-    """A folder holding an installed-looking plugin distribution (module + dist-info with an entry point)."""
+    """A folder holding an installed-looking plugin distribution (module + dist-info with an entry
+    point)."""
     site = folder / f"site-{name}"
     site.mkdir(parents=True)
     (site / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
@@ -169,10 +172,11 @@ def plugin_site(folder: Path, name: str, source: str) -> Path:
 
 
 def intact(run_dir: Path, killed: bool = False) -> list[str]:
-    """What is damaged in a run directory (empty: nothing): pipeline.json parses, every checkpoint loads and
-    belongs to the run, train.csv has complete rows only, the export bundle (when there) verifies,
-    no half-written file is left (``killed``: a process killed -9 mid-write leaves its temporary
-    file, which the next attempt removes), and report.html shows no result of another policy."""
+    """What is damaged in a run directory (empty: nothing): pipeline.json parses, every checkpoint
+    loads and belongs to the run, train.csv has complete rows only, the export bundle (when there)
+    verifies, no half-written file is left (``killed``: a process killed -9 mid-write leaves its
+    temporary file, which the next attempt removes), and report.html shows no result of another
+    policy."""
     from primebot.pipeline.deploy.bundle import verify_bundle
     from primebot.pipeline.errors import PrimebotError
     from primebot.pipeline.rundir import read_run_id

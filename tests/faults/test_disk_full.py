@@ -1,6 +1,6 @@
-"""A full disk during ``pipeline run`` (checkpoints and train.csv, the ONNX bundle, a video, pipeline.json and
-pipeline.log with them), and a read-only run directory: typed errors, data intact, a resume that
-finishes.
+"""A full disk during ``pipeline run`` (checkpoints and train.csv, the ONNX bundle, a video,
+pipeline.json and pipeline.log with them), and a read-only run directory: typed errors, data intact,
+a resume that finishes.
 
 The file system is a real tmpfs of 96 MiB mounted in a private mount namespace (``unshare -m``, root
 or an unprivileged user namespace), so nothing outside this test sees it and it vanishes with the
@@ -62,7 +62,8 @@ def _full(case: dict) -> None:
 
 
 def test_disk_full_during_training(chain):
-    """disk full during pipeline run: in train (checkpoints, train.csv, pipeline.json, pipeline.log)"""
+    """disk full during pipeline run: in train (checkpoints, train.csv, pipeline.json,
+    pipeline.log)"""
     case = chain["train"]
     _full(case)
     resume = case["resume"]
@@ -71,7 +72,8 @@ def test_disk_full_during_training(chain):
 
 
 def test_disk_full_while_the_bundle_is_built(chain):
-    """disk full during pipeline run: in export (the ONNX bundle is built aside; the old one stays)"""
+    """disk full during pipeline run: in export (the ONNX bundle is built aside; the old one
+    stays)"""
     case = chain["export"]
     _full(case)
     assert case["bundle_kept"]

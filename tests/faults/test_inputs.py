@@ -1,5 +1,5 @@
-"""Untrusted and damaged files through the command line: a typed error naming the file and the fix, nothing
-run that should not be, bounded memory.
+"""Untrusted and damaged files through the command line: a typed error naming the file and the fix,
+nothing run that should not be, bounded memory.
 
 Motions (NaN, Inf, 30 fps, a zip bomb, a single .npy), checkpoints (garbage, another run's, a newer
 format), ONNX files with edited metadata, deploy.yaml entries leaving the bundle, motion files
@@ -81,7 +81,8 @@ def test_a_damaged_newest_checkpoint_is_stepped_over(tiny_run, tmp_path, content
 
 
 def test_a_checkpoint_from_a_newer_primebot_stops_and_is_never_overwritten(tiny_run, tmp_path):
-    """a model_<it>.pt from a newer format stops resume and eval with that reason (no fallback, no overwrite)"""
+    """a model_<it>.pt from a newer format stops resume and eval with that reason (no fallback, no
+    overwrite)"""
     import torch
 
     from primebot.pipeline.train.checkpoints import content_digest
@@ -149,7 +150,8 @@ COMMANDS = {
     "pipeline": ("pipeline", "run", "{motion}", "--preset", "quick", "--log-dir", "{tmp}/logs"),
     "resample": ("motion", "resample", "{motion}", "--fps", "{fps}", "-o", "{tmp}/o.npz"),
 }
-"""The commands that read a motion file, with placeholders for the file, a frame rate and a folder."""
+"""The commands that read a motion file, with placeholders for the file, a frame rate and a
+folder."""
 
 
 def _run(name: str, measure: bool = False, **values: object):
@@ -336,7 +338,8 @@ def test_sim2sim_refuses_an_edited_onnx(base_pipeline, tmp_path, edit, words):
 ], ids=["absolute", "dotdot", "no-sha256"])
 def test_the_bundle_runner_refuses_a_deploy_yaml_pointing_outside(base_pipeline, tmp_path, entry,
                                                                   words):
-    """python -m primebot.pipeline.bundle refuses deploy.yaml entries outside the bundle or without sha256"""
+    """python -m primebot.pipeline.bundle refuses deploy.yaml entries outside the bundle or without
+    sha256"""
     import subprocess
     import sys
 

@@ -1,4 +1,5 @@
-"""kill -9 during each real stage, then ``--resume``: nothing lost, nothing shown that is not so, and it finishes.
+"""kill -9 during each real stage, then ``--resume``: nothing lost, nothing shown that is not so,
+and it finishes.
 
 One copy of a finished tiny pipeline run is resumed with more iterations and killed with SIGKILL in
 train, then resumed and killed in evaluate, then in export (while the bundle is being built), then
@@ -29,7 +30,8 @@ from harness import (
 CHAIN = ("train", "evaluate", "export", "sim2sim")
 """The stages killed in turn on one run (stress: ``test_kill_9_in_stress_then_resume``)."""
 SKIP = ("--skip", "smoke", "--skip", "stress")
-"""As the base run: no smoke test (it trains in a scratch directory), the stress test on its own copy."""
+"""As the base run: no smoke test (it trains in a scratch directory), the stress test on its own
+copy."""
 
 
 def _train_rows(run_dir: Path) -> int:
@@ -37,8 +39,8 @@ def _train_rows(run_dir: Path) -> int:
 
 
 def _mid_stage(run_dir: Path, stage: str, rows_before: int) -> bool:
-    """Whether ``stage`` is running and well into its work (train: logged new iterations; export: building
-    its staging bundle)."""
+    """Whether ``stage`` is running and well into its work (train: logged new iterations; export:
+    building its staging bundle)."""
     if stage_status(run_dir, stage) != "running":
         return False
     if stage == "train":

@@ -1,4 +1,5 @@
-"""Processes that misbehave: two writers on one run, a killed pipeline resumed, plugins that exit or hang.
+"""Processes that misbehave: two writers on one run, a killed pipeline resumed, plugins that exit or
+hang.
 
 Every case drives ``primebot`` in fresh processes (harness.py); the pipeline cases with stand-in
 stages (the built-in ones disabled) test the runner's rules whatever the stages do.
@@ -51,11 +52,13 @@ def _make(name):
 def register_stages(register):
     previous = ()
     for name in NAMES:
-        register(Stage(name, _make(name), after=previous, description=f"{name} (fault-injection stand-in)",
+        register(Stage(name, _make(name), after=previous,
+                       description=f"{name} (fault-injection stand-in)",
                        settings=("iterations",) if name == "train" else ()))
         previous = (name,)
 '''
-"""Stand-ins for the built-in stages: they record which policy version export wrote and sim2sim checked."""
+"""Stand-ins for the built-in stages: they record which policy version export wrote and sim2sim
+checked."""
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +127,8 @@ def test_train_resume_during_a_pipeline_on_the_same_run_is_refused(stand_ins, tm
 def test_a_lock_left_by_a_killed_holder_or_naming_a_live_unrelated_pid_never_blocks_a_resume(
     tiny_run, tmp_path
 ):
-    """a stale .primebot.lock (its holder killed -9, or naming a live unrelated pid) does not block resume"""
+    """a stale .primebot.lock (its holder killed -9, or naming a live unrelated pid) does not block
+    resume"""
     run = copy_run(tiny_run, tmp_path / "run")
     rows_before = (run / "train.csv").read_text().count("\n")
     holder = start("train", "--resume", run, "--iterations", "100000", "--no-progress")
@@ -193,7 +197,8 @@ def register_stages(register):
 
 @pytest.mark.parametrize("call", ["os._exit(0)", "sys.exit(0)"])
 def test_a_plugin_ending_the_process_in_a_stage_fails_that_stage_loudly(tmp_path, call):
-    """a plugin stage that calls os._exit(0) / sys.exit(0) fails the stage (exit 3), recorded, resumable"""
+    """a plugin stage that calls os._exit(0) / sys.exit(0) fails the stage (exit 3), recorded,
+    resumable"""
     site = plugin_site(tmp_path, "quitter_stage", EXIT_IN_STAGE.format(call=call))
     logs = tmp_path / "logs"
     result = primebot("pipeline", "run", WAVE, "--no-video", "--only", "validate", "--only",
@@ -217,7 +222,8 @@ def test_a_plugin_ending_the_process_in_a_stage_fails_that_stage_loudly(tmp_path
 @pytest.mark.parametrize("where", ["import", "hook"])
 @pytest.mark.parametrize("call", ["os._exit(0)", "sys.exit(0)"])
 def test_a_plugin_ending_the_process_while_loading_is_named(tmp_path, where, call):
-    """a plugin calling os._exit(0) / sys.exit(0) at import or in a register hook is a PluginError naming it"""
+    """a plugin calling os._exit(0) / sys.exit(0) at import or in a register hook is a PluginError
+    naming it"""
     source = f"import os, sys\n{call}\n" if where == "import" else f'''
 import os, sys
 from primebot.pipeline.hooks.specs import hookimpl
@@ -249,7 +255,8 @@ def register_stages(register):
 
 
 def test_a_plugin_stage_that_hangs_is_stopped_by_sigterm_and_the_run_resumes(tmp_path):
-    """a plugin stage that hangs: SIGTERM stops it (exit 143), recorded as interrupted, the run resumes"""
+    """a plugin stage that hangs: SIGTERM stops it (exit 143), recorded as interrupted, the run
+    resumes"""
     site = plugin_site(tmp_path, "hang_stage", HANG_IN_STAGE)
     logs = tmp_path / "logs"
     proc = start("pipeline", "run", WAVE, "--no-video", "--only", "validate", "--only", "hanger",
@@ -299,7 +306,8 @@ def register_robot(register):
 def test_standalone_train_on_a_pipeline_run_makes_the_next_resume_rerun_what_it_outdated(
     base_pipeline, tmp_path
 ):
-    """primebot train --resume on a pipeline run is recorded; pipeline run --resume reruns what it outdated"""
+    """primebot train --resume on a pipeline run is recorded; pipeline run --resume reruns what it
+    outdated"""
     run = copy_run(base_pipeline, tmp_path / "run")
     primebot("train", "--resume", run, "--iterations", "3", "--no-progress").assert_typed(0)
     doc = pipeline_doc(run)
