@@ -30,9 +30,11 @@ robot: q1
 fps: 50
 angles: deg
 poses:
-  lying: {left_shoulder_roll_joint: 10, right_shoulder_roll_joint: -10, left_elbow_joint: 0, right_elbow_joint: 0}
-  sitting: {left_hip_pitch_joint: -80, right_hip_pitch_joint: -80, left_knee_joint: 0, right_knee_joint: 0,
-            left_ankle_pitch_joint: 0, right_ankle_pitch_joint: 0, waist_pitch_joint: 20}
+  lying: {left_shoulder_roll_joint: 10, right_shoulder_roll_joint: -10, left_elbow_joint: 0,
+          right_elbow_joint: 0}
+  sitting: {left_hip_pitch_joint: -80, right_hip_pitch_joint: -80, left_knee_joint: 0,
+            right_knee_joint: 0, left_ankle_pitch_joint: 0, right_ankle_pitch_joint: 0,
+            waist_pitch_joint: 20}
 keyframes:
   - {time: 0.0, pose: lying, root: {rpy: [0, -90, 0]}}
   - {time: 0.5, pose: lying, root: {rpy: [0, -90, 0]}}

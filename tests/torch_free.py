@@ -18,7 +18,9 @@ class NoTorch:
 sys.meta_path.insert(0, NoTorch())
 from primebot.pipeline.{module} import main
 code = main({args!r})
-leaked = sorted(m for m in sys.modules if m.split(".")[0] == "torch" or {forbid_plugins} and m.startswith("primebot.plugins"))
+leaked = sorted(m for m in sys.modules
+                if m.split(".")[0] == "torch"
+                or {forbid_plugins} and m.startswith("primebot.plugins"))
 print("LEAKED", leaked)
 sys.exit(code)
 """

@@ -552,8 +552,8 @@ def test_a_push_adds_root_velocity_when_due(host, motion):
 
 
 def test_the_curriculum_is_complete_only_at_full_strength(host, motion):
-    assert not make_env(host, motion, num_envs=2,
-                        config={"randomization": {"curriculum": {"start": 0.0}}}).curriculum_complete
+    no_curriculum = {"randomization": {"curriculum": {"start": 0.0}}}
+    assert not make_env(host, motion, num_envs=2, config=no_curriculum).curriculum_complete
     assert make_env(host, motion, num_envs=2).curriculum_complete  # the default: no curriculum
     assert make_env(host, motion, num_envs=2,
                     config={"randomization": {"curriculum": {"start": 1.0}}}).curriculum_complete

@@ -26,7 +26,8 @@ from primebot.plugins.tasks.walk.task import DEFAULT_CONFIG, TRAINER_DEFAULTS, m
 
 @hookimpl
 def register_robots(register):
-    register(dataclasses.replace(biped4_spec(), name="crouchbot", default_joint_pos=np.array([0.5, 0.5, 1.0, 1.0])))
+    register(dataclasses.replace(biped4_spec(), name="crouchbot",
+                                 default_joint_pos=np.array([0.5, 0.5, 1.0, 1.0])))
 
 
 @hookimpl

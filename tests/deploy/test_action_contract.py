@@ -85,9 +85,9 @@ def recorded_episode(monkeypatch, onnx_path, start: int,
             return out
 
     monkeypatch.setattr(loop, "hold_joint_targets",
-                        lambda robot, data, meta, target, substeps: (targets.append(target.copy()),
-                                                                     hold_joint_targets(robot, data, meta, target,
-                                                                                        substeps)))
+                        lambda robot, data, meta, target, substeps: (
+                            targets.append(target.copy()),
+                            hold_joint_targets(robot, data, meta, target, substeps)))
     episode = run_episode(replace(setup, session=Recording()), start, steps,
                           EpisodeMetrics(1, setup.control_dt))
     return calls, targets, episode

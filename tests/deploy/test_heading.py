@@ -86,8 +86,8 @@ def graphs(tmp_path_factory):
     arrays = motion_at_control_rate(load_trained_policy(run_dir).motion(), 0.02)
     joints = metadata["joint_names"].split(",")
     names = metadata["observation_names"].split(",")
-    column = [int(v)
-              for v in metadata["observation_offsets"].split(",")][names.index("motion_anchor_ori_b")]
+    offsets = [int(v) for v in metadata["observation_offsets"].split(",")]
+    column = offsets[names.index("motion_anchor_ori_b")]
     gains = np.zeros(len(joints))
     gains[joints.index("left_hip_roll_joint")], gains[joints.index("right_hip_roll_joint")] = (
         12.0,

@@ -222,8 +222,8 @@ def _scaled(text: str, factor: float = 1.0, offset: float = 0.0) -> str:
     ("no body_pos_w output", "the graph has no output 'body_pos_w'"),
     ("truncated", "not a loadable ONNX model"),
 ])
-def test_sim2sim_cross_checks_the_metadata_against_the_graph_the_robot_and_the_motion(exported, tmp_path, spec,
-                                                                                      case, expected):
+def test_sim2sim_cross_checks_the_metadata_against_the_graph_the_robot_and_the_motion(
+        exported, tmp_path, spec, case, expected):
     _, _, onnx_path = exported
     meta = read_metadata(onnx_path)
     path = tmp_path / "policy.onnx"

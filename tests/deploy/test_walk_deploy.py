@@ -267,8 +267,8 @@ def test_walk_bundle_with_fp16_and_a_static_batch_runs_on_its_own_model(walk_exp
     result = export_run(host.registry, copy, rollout_steps=2, latency_repeats=5, fp16=True,
                         static_batch=True)
     assert set(result.parity) == {1}
-    assert [d.dim_value
-            for d in onnx.load(str(result.onnx_path)).graph.input[0].type.tensor_type.shape.dim] == [1, 14]
+    dims = onnx.load(str(result.onnx_path)).graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_value for d in dims] == [1, 14]
     loop = result.fp16["closed_loop"]["episodes"]
     assert loop["fp16"]["fall_rate"] <= loop["fp32"]["fall_rate"]
     document = yaml.safe_load(result.deploy_path.read_text())

@@ -48,7 +48,8 @@ def test_the_recorded_motions_are_those_whose_source_says_record(repo_root):
     import yaml
 
     said = {name for name in SHIPPED
-            if "record" in yaml.safe_load((repo_root / "motions" / f"{name}.yaml").read_text(encoding="utf-8"))}
+            if "record" in yaml.safe_load((repo_root / "motions" / f"{name}.yaml")
+                                          .read_text(encoding="utf-8"))}
     assert said == RECORDED
 
 
@@ -171,7 +172,8 @@ def test_training_overrides_of_the_source_travel_in_the_motion_file(tmp_path, sp
         tmp_path,
         """
         robot: q1
-        training: ["task.terminations.end_effector_height=null", "task.randomization.curriculum.start=0"]
+        training: ["task.terminations.end_effector_height=null",
+                   "task.randomization.curriculum.start=0"]
         keyframes:
           - {time: 0}
           - {time: 0.5}

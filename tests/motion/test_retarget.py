@@ -190,9 +190,8 @@ def test_a_generated_bvh_parses_offsets_channel_orders_and_frame_time(tmp_path):
 
 def test_units_of_a_bvh_are_found_from_the_skeletons_size(tmp_path):
     path = tmp_path / "person.bvh"
-    path.write_text(BVH.replace("OFFSET 0 90 0", "OFFSET 0 170 0").replace("-40",
-                                                                           "-80").replace(" 90 0 0 0 0", " 170 0 0 0 0"),
-                    encoding="utf-8")
+    path.write_text(BVH.replace("OFFSET 0 90 0", "OFFSET 0 170 0").replace("-40", "-80")
+                    .replace(" 90 0 0 0 0", " 170 0 0 0 0"), encoding="utf-8")
     human = load_human(path)  # a 1.6 m figure in centimetres
     assert any("cm" in n for n in human.notes)
     assert human.positions[0, 0, 2] == pytest.approx(1.7)

@@ -307,4 +307,5 @@ def test_cli_names_the_training_overrides_a_valid_motion_carries(repo_root, caps
     reset_host()
     assert main(["motion", "validate", str(repo_root / "motions" / "getup.npz")]) == 0
     out = capsys.readouterr().out
-    assert "carries training overrides (applied before any --set): task.terminations.end_effector_height=null" in out
+    assert ("carries training overrides (applied before any --set): "
+            "task.terminations.end_effector_height=null") in out

@@ -152,9 +152,11 @@ def test_report_images_and_videos_load_in_headless_chromium(tmp_path):
         v.addEventListener('loadedmetadata', done); v.addEventListener('error', done);
       }))).then(() => {
         const out = {
-          images: [...document.images].map(i => ({src: i.getAttribute('src'), width: i.naturalWidth})),
+          images: [...document.images].map(i => ({src: i.getAttribute('src'),
+                                                  width: i.naturalWidth})),
           videos: vids.map(v => ({src: v.getAttribute('src'), readyState: v.readyState,
-                                  error: v.error && v.error.code, width: v.videoWidth, duration: v.duration})),
+                                  error: v.error && v.error.code, width: v.videoWidth,
+                                  duration: v.duration})),
         };
         const pre = document.createElement('pre');
         pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);

@@ -86,7 +86,9 @@ def write_capsulebot(folder: Path, *, contacts_off: bool = False,
       <geom {collide} type="sphere" size="0.07" mass="3"/>
       <body name={n("torso")} pos="-0.035 0 0.1">
         <geom {collide} type="capsule" fromto="0 0 0 0 0 0.25" size="0.08" mass="6"/>
-        <body name={n("head")} pos="0 0 0.36"><geom {collide} type="sphere" size="0.07" mass="1"/></body>{arms}
+        <body name={n("head")} pos="0 0 0.36">
+          <geom {collide} type="sphere" size="0.07" mass="1"/>
+        </body>{arms}
       </body>{legs}
     </body>
   </worldbody>

@@ -58,8 +58,8 @@ def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, c
     assert host.registry.registration("robots", "meshbot").plugin == "meshbot"
     spec = host.registry.get("robots", "meshbot")
     assert spec.mjcf.is_relative_to(site) and spec.joint_names == JOINTS
-    assert spec.feet == ("left_foot",
-                         "right_foot") and spec.root_body == "pelvis" and spec.anchor_body == "torso"
+    assert spec.feet == ("left_foot", "right_foot")
+    assert spec.root_body == "pelvis" and spec.anchor_body == "torso"
     # mjlab's rule, at each joint's frequency: kp = armature·ω², kd = 2·ζ·armature·ω, scale =
     # 0.25·effort/kp mjlab's, or raised until the servos hold it standing
     assert (spec.extra["natural_frequency_hz"] >= 10.0).all()
@@ -99,7 +99,8 @@ from primebot.pipeline.hooks.specs import hookimpl
 
 @hookimpl
 def register_robots(register):
-    register(meshbot_spec({mjcf!r}, name="meshbot_typo", joint_names=("left_hip_jiont", *JOINTS[1:])))
+    register(meshbot_spec({mjcf!r}, name="meshbot_typo",
+                          joint_names=("left_hip_jiont", *JOINTS[1:])))
 """
 
 

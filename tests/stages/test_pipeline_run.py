@@ -30,15 +30,19 @@ DISABLE_BUILTINS = {"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}
 
 FAKE_STAGES = '''
 import os, time
-from primebot.pipeline.errors import DeviceUnavailableError, ExportError, MotionError, NonFiniteError
+from primebot.pipeline.errors import (DeviceUnavailableError, ExportError, MotionError,
+                                      NonFiniteError)
 from primebot.pipeline.hooks.specs import hookimpl
 from primebot.pipeline.stages.contract import Stage, StageInterrupted, StageResult, StageSkipped
 
 NAMES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
 ERRORS = {
-    "validate": lambda: MotionError("motion.npz: key 'joint_pos' frame 12 column 3 is NaN", fix="re-export the motion"),
-    "smoke": lambda: DeviceUnavailableError("device 'cuda' is not available", fix="pip install torch with CUDA"),
-    "train": lambda: NonFiniteError("non-finite loss at iteration 3", fix="lower the learning rate"),
+    "validate": lambda: MotionError("motion.npz: key 'joint_pos' frame 12 column 3 is NaN",
+                                    fix="re-export the motion"),
+    "smoke": lambda: DeviceUnavailableError("device 'cuda' is not available",
+                                            fix="pip install torch with CUDA"),
+    "train": lambda: NonFiniteError("non-finite loss at iteration 3",
+                                    fix="lower the learning rate"),
     "export": lambda: ExportError("onnxruntime differs from PyTorch by 3e-3"),
 }
 
@@ -51,12 +55,14 @@ def _train(ctx):
     try:
         for it in range(start + 1, total + 1):
             time.sleep(float(os.environ.get("FAKE_TRAIN_SLEEP", "0")))
-            tmp = ckpt.with_suffix(".tmp")  # atomic, as a real checkpoint: a signal between truncate and
-            tmp.write_text(str(it))         # write would leave it empty
+            # atomic, as a real checkpoint: a signal between truncate and write would leave it empty
+            tmp = ckpt.with_suffix(".tmp")
+            tmp.write_text(str(it))
             os.replace(tmp, ckpt)
     except KeyboardInterrupt as exc:
         raise StageInterrupted(f"{str(exc) or 'SIGINT'} at iteration {ckpt.read_text()}") from None
-    return StageResult(outputs={"checkpoint": "ckpt.txt"}, summary={"iterations": total, "device": "cpu"})
+    return StageResult(outputs={"checkpoint": "ckpt.txt"},
+                       summary={"iterations": total, "device": "cpu"})
 
 def _make(name):
     def run(ctx):
@@ -69,7 +75,8 @@ def _make(name):
         if name == "train":
             return _train(ctx)
         ctx.path(f"{name}.txt").write_text(name)
-        return StageResult(outputs={name: f"{name}.txt"}, summary={"seen": sorted(ctx.outputs)}, message=f"{name} ok")
+        return StageResult(outputs={name: f"{name}.txt"}, summary={"seen": sorted(ctx.outputs)},
+                           message=f"{name} ok")
     return run
 
 @hookimpl

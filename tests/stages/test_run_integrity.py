@@ -91,7 +91,8 @@ def test_the_report_leaves_out_a_result_of_an_older_policy(tmp_path, host):
     (run_dir / "videos").mkdir(exist_ok=True)
     (run_dir / "videos" / "sim2sim.mp4").write_bytes(b"\0" * 16)
     page = html.unescape(write_report(run_dir).read_text(encoding="utf-8"))
-    assert "sim2sim.json</code>: sim2sim.json was made from model_1.pt (iteration 1); the run's policy is now" in page
+    assert ("sim2sim.json</code>: sim2sim.json was made from model_1.pt (iteration 1); the run's "
+            "policy is now") in page
     assert "0.012 m" not in page  # none of its figures is shown
     assert "No verdict yet" in _banner(page) and "TRACKED" not in _banner(page)
     assert 'src="videos/sim2sim.mp4"' not in page  # its video neither
@@ -221,8 +222,8 @@ def test_pyproject_floors_exclude_the_versions_with_known_holes(repo_root):
     import tomllib
     from packaging.requirements import Requirement
 
-    deps = {Requirement(d).name: Requirement(d).specifier
-            for d in tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]["dependencies"]}
+    project = tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]
+    deps = {Requirement(d).name: Requirement(d).specifier for d in project["dependencies"]}
     # weights_only=True is bypassable before torch 2.6 and had unpickler memory bugs before 2.10
     assert not deps["torch"].contains("2.9.1") and deps["torch"].contains("2.13.0")
     # onnxruntime validates external-data paths from 1.24 (from 1.24.3 also for models loaded from

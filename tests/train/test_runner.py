@@ -404,8 +404,8 @@ def test_atomic_write_on_a_full_disk_is_a_disk_full_error_and_leaves_the_old_fil
     atomic_write_text(tmp_path / "a.txt", "old")
     with pytest.raises(DiskFullError, match="a.txt"), atomic_path(tmp_path / "a.txt"):
         raise OSError(errno.ENOSPC, "No space left on device")
-    assert (tmp_path / "a.txt").read_text() == "old" and sorted(p.name
-                                                                for p in tmp_path.iterdir()) == ["a.txt"]
+    assert (tmp_path / "a.txt").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
 
 
 # -- issue 31: crash windows ---------------------------------------------------------------------
