@@ -1,4 +1,4 @@
-"""Batch-1 latency of a deploy bundle's policies: fp32 and fp16, onnxruntime CPU provider, one thread.
+"""Batch-1 latency of a deploy bundle's policies: fp32 and fp16, onnxruntime CPU provider, 1 thread.
 
 Each file gets its own session (intra- and inter-op threads 1, as on a
 robot computer sharing its cores); the files are timed in interleaved
@@ -6,7 +6,7 @@ rounds so a neighbour's load hits both alike. Prints, per file, the median
 and 99th percentile over all calls in ms, and the spread of the per-round
 medians. Usage::
 
-    python tools/bench_export.py logs/wave/<timestamp>/export            # policy.onnx, policy_fp16.onnx
+    python tools/bench_export.py logs/wave/<timestamp>/export   # policy.onnx, policy_fp16.onnx
     python tools/bench_export.py BUNDLE --repeats 2000 --rounds 5 --json out.json
 """
 

@@ -1,4 +1,4 @@
-"""What the robot really does: the pipeline on every shipped motion, one table and one contact sheet.
+"""What the robot really does: the pipeline on every shipped motion, a table and a contact sheet.
 
     python tools/bench_motions.py                          # every motions/*.npz, default preset
     python tools/bench_motions.py squat march --preset quick
@@ -227,8 +227,9 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         row = bench_one(motion, args)
         rows.append(row)
-        print(f"      {_minutes(row['total_s'])}, exit {row['exit_code']}, "
-              f"{'tracked' if row.get('tracked') else 'not tracked' if row.get('tracked') is False else 'no verdict'}"
+        tracked = ("tracked" if row.get("tracked")
+                   else "not tracked" if row.get("tracked") is False else "no verdict")
+        print(f"      {_minutes(row['total_s'])}, exit {row['exit_code']}, {tracked}"
               f" {row.get('reason', '')}", flush=True)
     report(rows, None if args.no_video else args.sheet or args.log_dir / "bench_motions.png",
            args.json,

@@ -1,7 +1,9 @@
 """Human motion onto robots, measured: real mocap (OMOMO, SMPL-H) retargeted to q1 and to the G1.
 
-    python tools/bench_retarget.py                        # fetch, retarget both clips to q1 and the G1, print the figures
-    python tools/bench_retarget.py --pipeline q1:sub10_largebox_049 g1:sub3_largebox_003   # then train those (default preset)
+    # fetch, retarget both clips to q1 and the G1, print the figures
+    python tools/bench_retarget.py
+    # then train those (default preset)
+    python tools/bench_retarget.py --pipeline q1:sub10_largebox_049 g1:sub3_largebox_003
     python tools/bench_retarget.py --pipeline             # ... every clip on every robot
     python tools/bench_retarget.py --robots q1 --video    # one robot, with the side-by-side videos
 

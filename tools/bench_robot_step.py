@@ -1,4 +1,5 @@
-"""Physics throughput of a registered robot with ``mujoco.batch.Batch`` (the simulator's speed limit).
+"""Physics throughput of a registered robot with ``mujoco.batch.Batch`` (the simulator's speed
+limit).
 
     python tools/bench_robot_step.py                      # q1, 1024 sims, 2 threads, nstep 4
     python tools/bench_robot_step.py --robot q1 --sims 256 --threads 2 --repeats 7

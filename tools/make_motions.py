@@ -1,8 +1,11 @@
 """Regenerate the shipped motions (motions/*.npz) from their keyframe sources (motions/*.yaml).
 
-    python tools/make_motions.py            # rewrite every motions/<name>.npz
-    python tools/make_motions.py --check    # exit 1 if a shipped file differs from a fresh build (beyond SAME_MOTION_ATOL)
-    python tools/make_motions.py --sheet docs/images/motions.png   # also draw every motion's replay stills
+    # rewrite every motions/<name>.npz
+    python tools/make_motions.py
+    # exit 1 if a shipped file differs from a fresh build (beyond SAME_MOTION_ATOL)
+    python tools/make_motions.py --check
+    # also draw every motion's replay stills
+    python tools/make_motions.py --sheet docs/images/motions.png
 
 The output is deterministic: the same source, robot and MuJoCo build give the same bytes. A source
 with a ``record:`` mapping (getup) holds servo targets: its motion is recorded from simulation
@@ -61,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 fresh = Path(tmp) / target.name
                 build(source, raw, spec, fresh)
-                same = target.is_file() and motion_difference(load_motion(fresh),
-                                                              load_motion(target)) <= SAME_MOTION_ATOL
+                same = (target.is_file()
+                        and motion_difference(load_motion(fresh), load_motion(target))
+                        <= SAME_MOTION_ATOL)
             print(f"{'ok   ' if same else 'STALE'} {target.name}")
             if not same:
                 stale.append(target.name)

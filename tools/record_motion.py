@@ -1,4 +1,4 @@
-"""A reference the robot's body can do: keyframe joint targets played through its servos in MuJoCo, recorded.
+"""A reference the robot's body can do: keyframe targets played by its servos in MuJoCo, recorded.
 
 Some motions cannot be authored pose by pose: a get-up from the back is a
 throw of the legs and a landing in a squat, and only the physics knows where
@@ -39,7 +39,8 @@ still dips more than ``FLOOR_SLACK_M`` into the floor the root is raised just
 enough that ``primebot motion validate`` accepts it. Usage::
 
     python tools/record_motion.py motions/getup.yaml -o motions/getup.npz
-    python tools/pd_replay.py motions/getup.npz     # zero actions give the recording back (joints: targets)
+    # zero actions give the recording back (joints: targets)
+    python tools/pd_replay.py motions/getup.npz
 """
 
 from __future__ import annotations
