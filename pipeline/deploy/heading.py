@@ -33,8 +33,10 @@ def heading_offset(reference: dict[str, np.ndarray], root_index: int, t: int,
     """(yaw, shift): the rotation about world z [rad] and the horizontal translation [3] (z = 0)
     that put the reference root of step ``t`` on the robot's root (world position ``root_pos_w``,
     orientation ``root_quat_w``, w x y z), heading and horizontal position."""
-    yaw = float(yaw_angle(np.asarray(root_quat_w, dtype=np.float64))
-                - yaw_angle(reference["body_quat_w"][t, root_index]))
+    yaw = float(
+        yaw_angle(np.asarray(root_quat_w, dtype=np.float64))
+        - yaw_angle(reference["body_quat_w"][t, root_index])
+    )
     yaw = float(np.arctan2(np.sin(yaw), np.cos(yaw)))
     turned = rotate_about_z(np.float64(yaw), reference["body_pos_w"][t, root_index])
     shift = np.asarray(root_pos_w, dtype=np.float64) - turned
@@ -48,9 +50,9 @@ def turn_reference(reference: dict[str, np.ndarray], yaw: float,
     moved by ``shift``; joint positions and velocities are shared, unchanged."""
     out = dict(reference)
     angle = np.float64(yaw)
-    out["body_pos_w"] = rotate_about_z(angle,
-                                       reference["body_pos_w"]) + np.asarray(shift,
-                                                                             dtype=np.float64)
+    out["body_pos_w"] = rotate_about_z(angle, reference["body_pos_w"]) + np.asarray(
+        shift, dtype=np.float64
+    )
     out["body_quat_w"] = quat_mul_about_z(angle, reference["body_quat_w"])
     for key in TURNED_OUTPUTS[1:]:
         out[key] = rotate_about_z(angle, reference[key])

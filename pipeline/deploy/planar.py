@@ -168,8 +168,9 @@ def observation_sources(meta: dict) -> dict[str, tuple[str, int]]:
     ``joint_names`` entry ``<joint>_pos``, ``<joint>_vel``, ``<joint>_last_action``.
     """
     root = meta.get("root_body_name")
-    sources = {f"{root}_pitch": ("pitch", -1),
-               f"{root}_pitch_rate": ("pitch_rate", -1)} if root else {}
+    sources = (
+        {f"{root}_pitch": ("pitch", -1), f"{root}_pitch_rate": ("pitch_rate", -1)} if root else {}
+    )
     for j, joint in enumerate(meta["joint_names"]):
         sources.update({f"{joint}_{quantity}": (quantity, j)
                         for quantity in ("pos", "vel", "last_action")})
@@ -296,8 +297,9 @@ def render_episode(robot: PlanarRobot, frames: list, output: Path, fps: float) -
     reference)."""
     from ..render.ghost import render_ghost_video
 
-    camera = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA,
-                               0) if robot.model.ncam else None
+    camera = (
+        mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
+    )
     return render_ghost_video(robot.model, frames, None, robot.root_body, output, fps,
                               title="sim2sim",
                               camera_name=camera)

@@ -132,8 +132,9 @@ def initial_last_action(meta: dict, reference: dict[str, np.ndarray] | None,
     if reference is None:
         raise ExportError(f"{ACTION_OFFSET_BAKED} 'reference_joint_pos' needs the reference "
                           "motion, and there is none")
-    shift = ((reference["joint_pos"][np.maximum(t - 1, 0)] - meta["default_joint_pos"])
-             / meta["action_scale"])
+    shift = (reference["joint_pos"][np.maximum(t - 1, 0)] - meta["default_joint_pos"]) / meta[
+        "action_scale"
+    ]
     return np.where((t > 0)[:, None], shift, zero)
 
 
@@ -552,8 +553,9 @@ def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.n
     obs = np.zeros((chunk, session.get_inputs()[0].shape[1]), np.float32)
     parts = []
     for start in range(0, steps, chunk):
-        time_step = np.minimum(np.arange(start, start + chunk),
-                               steps - 1).astype(np.float32)[:, None]
+        time_step = np.minimum(np.arange(start, start + chunk), steps - 1).astype(np.float32)[
+            :, None
+        ]
         parts.append(session.run(list(REFERENCE_OUTPUTS), {"obs": obs, "time_step": time_step}))
     return {k: np.concatenate([p[i] for p in parts])[:steps].astype(np.float64)
             for i, k in enumerate(REFERENCE_OUTPUTS)}

@@ -147,8 +147,9 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     low, high = PUSH_WINDOW
     per_start = {
         "push_angle": 2 * np.pi * rng.permutation(spread[0]),
-        "push_step": np.round(
-            window * (low + (high - low) * rng.permutation(spread[1]))).astype(np.int64),
+        "push_step": np.round(window * (low + (high - low) * rng.permutation(spread[1]))).astype(
+            np.int64
+        ),
         "bias_sign": rng.choice([-1.0, 1.0], size=(plan.starts, len(meta["joint_names"]))),
     }
     plan_cells = cells(plan.families, plan.standard_only)
@@ -350,8 +351,10 @@ def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> n
     chunk = batch if isinstance(batch, int) and batch > 0 else len(obs)
     out = []
     for begin in range(0, len(obs), chunk):
-        part, steps = obs[begin:begin + chunk], time_step[begin:begin
-                                                          + chunk].astype(np.float32)[:, None]
+        part, steps = (
+            obs[begin : begin + chunk],
+            time_step[begin : begin + chunk].astype(np.float32)[:, None],
+        )
         size = len(part)
         if size < chunk:  # a static batch: pad, then drop the padding
             part = np.concatenate([part, np.repeat(part[-1:], chunk - size, axis=0)])

@@ -149,9 +149,9 @@ class DefaultOffsetPolicy(DeployPolicy):
                  default_joint_pos: np.ndarray, action_scale: np.ndarray,
                  actions_columns: tuple[int, int] | None) -> None:
         super().__init__(actor, obs_normalizer, motion)
-        shift = (np.asarray(motion["joint_pos"],
-                            dtype=np.float64) - np.asarray(default_joint_pos, dtype=np.float64)
-                 ) / np.asarray(action_scale, dtype=np.float64)
+        shift = ((np.asarray(motion["joint_pos"], dtype=np.float64)
+                  - np.asarray(default_joint_pos, dtype=np.float64))
+                 / np.asarray(action_scale, dtype=np.float64))
         self.register_buffer("action_shift", torch.as_tensor(shift, dtype=torch.float32))
         self.actions_columns = actions_columns
 

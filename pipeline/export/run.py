@@ -191,8 +191,11 @@ def export_run(
         clock = None
         if spec.export_metadata is not None:
             task = spec.export_metadata(env, motion, arrays, tracked_bodies_only=mjlab)
-            metadata, arrays, clock = task_metadata(env, policy,
-                                                    task), task.motion, task.reference_steps
+            metadata, arrays, clock = (
+                task_metadata(env, policy, task),
+                task.motion,
+                task.reference_steps,
+            )
             metadata = bake_action_offset(metadata) if mjlab else metadata
         else:
             metadata = policy_metadata(env, policy)
@@ -201,11 +204,13 @@ def export_run(
     finally:
         env.close()
     if tracking:
-        modules = {"fp32": tracking_module(policy.actor, policy.obs_normalizer, arrays,
-                                           metadata).eval()}
+        modules = {
+            "fp32": tracking_module(policy.actor, policy.obs_normalizer, arrays, metadata).eval()
+        }
         if fp16:
-            modules["fp16"] = tracking_module(HalfActor(policy.actor), policy.obs_normalizer,
-                                              arrays, metadata).eval()
+            modules["fp16"] = tracking_module(
+                HalfActor(policy.actor), policy.obs_normalizer, arrays, metadata
+            ).eval()
     else:
         modules = {"fp32": ActionPolicy(policy.actor, policy.obs_normalizer).eval()}
         if fp16:

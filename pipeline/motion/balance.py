@@ -63,8 +63,11 @@ def balance_margins(
                                  for g in np.flatnonzero(touching)])
         hulls.append(convex_hull(points))
     dt = 1.0 / fps
-    acc = np.gradient(np.gradient(com[:, :2], dt, axis=0), dt,
-                      axis=0) if frames > 2 else np.zeros((frames, 2))
+    acc = (
+        np.gradient(np.gradient(com[:, :2], dt, axis=0), dt, axis=0)
+        if frames > 2
+        else np.zeros((frames, 2))
+    )
     if frames >= SMOOTHING_FRAMES:
         kernel = np.ones(SMOOTHING_FRAMES) / SMOOTHING_FRAMES
         acc = np.stack([np.convolve(acc[:, k], kernel, mode="same") for k in range(2)], axis=1)

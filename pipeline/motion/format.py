@@ -222,8 +222,9 @@ def _check_archive(path: Path) -> None:
         with open(path, "rb") as fh:
             head = fh.read(len(_NPY_MAGIC))
     except OSError as exc:
-        raise _motion_error(f"{path}: cannot be read ({exc})",
-                            fix="check the file's permissions") from None
+        raise _motion_error(
+            f"{path}: cannot be read ({exc})", fix="check the file's permissions"
+        ) from None
     if head.startswith(_NPY_MAGIC):
         raise _motion_error(
             f"{path}: holds a single array (an .npy file), not an .npz archive of keys",
@@ -263,8 +264,14 @@ def _check_archive(path: Path) -> None:
                     frames = max(frames, int(shape[0]))
     except MotionError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError,
-            NotImplementedError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        OSError,
+        ValueError,
+        NotImplementedError,
+    ) as exc:
         raise _motion_error(
             f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})",
             fix="the file is truncated or not an npz; regenerate it",

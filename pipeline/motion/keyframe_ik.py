@@ -97,8 +97,11 @@ def solve_keyframe(model: mujoco.MjModel, indices: RobotIndices, spec: RobotSpec
     """The keyframe's (root position, root quaternion, joints) with ``targets`` reached and every
     foot not named held in place; a target out of reach is a ``MotionError`` naming the keyframe."""
     check_names(where, targets, spec, indices.body_names)
-    root_pos = _on_floor(model, indices, root_pos, root_quat,
-                         joints) if floor else np.array(root_pos, float)
+    root_pos = (
+        _on_floor(model, indices, root_pos, root_quat, joints)
+        if floor
+        else np.array(root_pos, float)
+    )
     named = {t.body for t in targets}
     feet = [f for f in spec.feet if f not in named]
     bodies = [t.body for t in targets if t.body != COM] + feet
@@ -142,5 +145,8 @@ def solve_keyframe(model: mujoco.MjModel, indices: RobotIndices, spec: RobotSpec
                               "ranges), or plant "
                           "fewer feet on this keyframe")
     adr = indices.root_qpos_adr
-    return solved[adr:adr + 3].copy(), solved[adr + 3:adr
-                                              + 7].copy(), solved[indices.qpos_adr].copy()
+    return (
+        solved[adr : adr + 3].copy(),
+        solved[adr + 3 : adr + 7].copy(),
+        solved[indices.qpos_adr].copy(),
+    )

@@ -73,8 +73,9 @@ class PPO:
         """The update's autocast dtype (None: float32)."""
         self.rollout_autocast_dtype = rollout_autocast_dtype
         """The collection forward's autocast dtype (None: float32)."""
-        self._compiled_forward = CompiledOrEager(self._forward,
-                                                 "the update's forward") if compile_update else None
+        self._compiled_forward = (
+            CompiledOrEager(self._forward, "the update's forward") if compile_update else None
+        )
         self.scaler = _grad_scaler(device) if autocast_dtype == torch.float16 else None
         self.reduce = reduce
         self.world_size = world_size

@@ -89,8 +89,9 @@ def headline_metrics(doc: dict[str, Any] | None) -> dict[str, Any]:
     from ..evaluate.metrics import summarise
 
     policy_hz = (doc.get("loop") or {}).get("policy_hz")
-    control_dt = 1.0 / policy_hz if policy_hz else (doc.get("settings")
-                                                    or {}).get("control_dt", 0.02)
+    control_dt = (
+        1.0 / policy_hz if policy_hz else (doc.get("settings") or {}).get("control_dt", 0.02)
+    )
     return summarise(records, control_dt)
 
 
@@ -397,8 +398,10 @@ def write_report(run_dir: str | Path) -> Path:
     verdict, verdict_source = _verdict_of(sim_head, eval_head) if current.final else ({}, "")
     curves = render_curves(run_dir)
     status = pipeline.get("status", "pending")
-    failed = next((r for r in pipeline.get("stages", [])
-                   if r.get("status") in ("failed", "interrupted")), None)
+    failed = next(
+        (r for r in pipeline.get("stages", []) if r.get("status") in ("failed", "interrupted")),
+        None,
+    )
     note = ""
     if failed is not None:
         note = f'<span class="detail">stopped at <b>{_e(failed.get("name"))}</b>: resume with ' \

@@ -47,8 +47,11 @@ def model_files(mjcf: Path) -> list[Path]:
                     found.append((element.tag, element.get(attribute)))
     out = []
     for tag, name in found:
-        folder = compiler.get(_ASSET_DIRS.get(tag, ""),
-                              compiler.get("assetdir", "")) if tag != "include" else ""
+        folder = (
+            compiler.get(_ASSET_DIRS.get(tag, ""), compiler.get("assetdir", ""))
+            if tag != "include"
+            else ""
+        )
         relative = Path(folder) / name
         if relative.is_absolute() or ".." in relative.parts:
             raise ExportError(

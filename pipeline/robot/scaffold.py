@@ -378,8 +378,11 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
     for end in [*feet, *hands]:
         chain = _chain(model, root, end)
         # a third and two thirds down the limb (hip roll and knee of a 6-joint leg), and its end
-        tracked += [chain[round(len(chain) / 3) - 1], chain[round(2 * len(chain) / 3) - 1],
-                    end] if len(chain) >= 3 else chain
+        tracked += (
+            [chain[round(len(chain) / 3) - 1], chain[round(2 * len(chain) / 3) - 1], end]
+            if len(chain) >= 3
+            else chain
+        )
     tracked = list(dict.fromkeys(tracked))
 
     height = standing_height(model) if model.nkey else _height_at(model, qpos)
@@ -399,8 +402,11 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
             eff = float(model.actuator_forcerange[act, 1])
         elif model.jnt_actfrclimited[j]:
             eff = float(model.jnt_actfrcrange[j, 1])
-        elif act is not None and actuator_kind(model,
-                                               act) == "motor" and model.actuator_ctrllimited[act]:
+        elif (
+            act is not None
+            and actuator_kind(model, act) == "motor"
+            and model.actuator_ctrllimited[act]
+        ):
             eff = float(model.actuator_ctrlrange[act, 1] * model.actuator_gear[act, 0])
         else:
             eff = max(MIN_EFFORT_PER_KG * float(model.body_subtreemass[root]),
@@ -448,8 +454,9 @@ def _frequencies(model, data, joints, names, root, feet, armature) -> tuple[dict
     hz = np.ceil(hz / FREQUENCY_STEP_HZ - 1e-9) * FREQUENCY_STEP_HZ
     raised = [k for k in np.argsort(-hz, kind="stable") if hz[k] > NATURAL_FREQUENCY_HZ]
     if raised:
-        listed = ", ".join(f"{names[k]!r} {hz[k]:g} Hz"
-                           for k in raised[:4]) + (" …" if len(raised) > 4 else "")
+        listed = ", ".join(f"{names[k]!r} {hz[k]:g} Hz" for k in raised[:4]) + (
+            " …" if len(raised) > 4 else ""
+        )
         note = (f"mjlab's 10 Hz, raised on {len(raised)} joint(s) that 10 Hz would leave softer "
                 "than "
                 f"{STANCE_STIFFNESS_SAFETY:g} × the gravity torque per radian they carry standing, "
@@ -552,8 +559,10 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
     qpos = _stand_qpos(model, free, joints, pose, start)
     ctrl = np.zeros(model.nu)
     for a in range(model.nu):
-        if (actuator_kind(model, a) == "position"
-                and model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT):
+        if (
+            actuator_kind(model, a) == "position"
+            and model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
+        ):
             ctrl[a] = qpos[model.jnt_qposadr[model.actuator_trnid[a, 0]]]
     if spec.keys:
         key = spec.keys[0]

@@ -368,8 +368,10 @@ def _armature_problems(
 def _keyframe_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]:
     """A keyframe named by ``extra['keyframe']`` that the model lacks."""
     keyframe = spec.extra.get("keyframe")
-    if not isinstance(keyframe, str) or mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY,
-                                                          keyframe) >= 0:
+    if (
+        not isinstance(keyframe, str)
+        or mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe) >= 0
+    ):
         return []
     keys = [_name(model, mujoco.mjtObj.mjOBJ_KEY, k) for k in range(model.nkey)]
     return [ModelProblem(

@@ -72,8 +72,11 @@ def signed_margin(point: np.ndarray, hull: np.ndarray) -> float:
     to its nearest edge, positive inside, negative outside. A hull of one or two points has no
     inside."""
     point = np.asarray(point, dtype=float)
-    edges = list(zip(hull, np.roll(hull, -1, axis=0),
-                     strict=True)) if len(hull) > 1 else [(hull[0], hull[0])]
+    edges = (
+        list(zip(hull, np.roll(hull, -1, axis=0), strict=True))
+        if len(hull) > 1
+        else [(hull[0], hull[0])]
+    )
     outside = min(_distance_to_segment(point, a, b) for a, b in edges)
     if len(hull) < 3:
         return -outside
@@ -90,8 +93,9 @@ def polygon_centroid(hull: np.ndarray) -> np.ndarray:
     area = cross.sum() / 2
     if len(hull) < 3 or abs(area) < 1e-12:
         return hull.mean(axis=0)
-    return np.array([((x + np.roll(x, -1)) * cross).sum(),
-                     ((y + np.roll(y, -1)) * cross).sum()]) / (6 * area)
+    return np.array(
+        [((x + np.roll(x, -1)) * cross).sum(), ((y + np.roll(y, -1)) * cross).sum()]
+    ) / (6 * area)
 
 
 def sole_points(model: mujoco.MjModel, data: mujoco.MjData, geom: int, low: float) -> np.ndarray:
@@ -288,8 +292,11 @@ def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joi
         data.qpos[:] = leaned(delta)[0]
         mujoco.mj_kinematics(model, data)
         balance = standing_balance(model, data, root, feet)
-        return ((np.nan, None) if balance is None
-                else (float((balance.com - balance.centroid) @ forward[:2]), balance))
+        return (
+            (np.nan, None)
+            if balance is None
+            else (float((balance.com - balance.centroid) @ forward[:2]), balance)
+        )
 
     # leans where the feet carry the robot (a deep lean can lift a sole, or bring a shin down to the
     # floor)

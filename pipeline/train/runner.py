@@ -217,9 +217,8 @@ class OnPolicyRunner:
                 reward_sum += float(result.reward.mean())
                 self._track_episodes(result.reward, result.terminated | result.truncated)
                 for key, value in result.info.items():
-                    if isinstance(value,
-                                  (int, float, np.number)) or (isinstance(value, np.ndarray)
-                                                               and value.size == 1):
+                    if isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray)
+                                                                      and value.size == 1):
                         info_sums[key] = info_sums.get(key, 0.0) + float(value)
                         info_counts[key] = info_counts.get(key, 0) + 1
                 t4 = time.perf_counter()

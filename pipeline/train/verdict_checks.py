@@ -65,8 +65,10 @@ def rank_key(rank: tuple[float, ...]) -> tuple[float, ...]:
 def passes(summary: dict[str, Any]) -> bool:
     """Whether a check counts towards stopping: tracked, and robust where the probe measures
     robustness."""
-    return bool((summary.get("verdict") or {}).get("tracked")) and summary.get("robust",
-                                                                               True) is not False
+    return (
+        bool((summary.get("verdict") or {}).get("tracked"))
+        and summary.get("robust", True) is not False
+    )
 
 
 class VerdictChecks:

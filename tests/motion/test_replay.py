@@ -1,5 +1,4 @@
-"""Replay video: a playable H.264 file of the right size and length, and a clear error without
-OpenGL."""
+"""Replay video: a playable H.264 file of the right size and length, and a clear error without OpenGL."""
 
 from __future__ import annotations
 

@@ -65,9 +65,12 @@ class RetargetMap:
 
 
 def _weight(source: str, where: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value,
-                                                 (int,
-                                                  float)) or not np.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not np.isfinite(value)
+        or value < 0
+    ):
         raise RetargetError(f"{source}: {where} must be a number ≥ 0, got {value!r}",
                             fix="give costs such as position: 1.0, orientation: 0.5 (0 leaves it "
                                 "free)")

@@ -146,8 +146,9 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
     ik = BodyIK(model, indices, targets.bodies, targets.position_cost, targets.orientation_cost,
                 spec.default_joint_pos)
     frames = len(targets.positions)
-    root_entry = next((e for e, b in enumerate(targets.bodies)
-                       if b == model.body(indices.root_body_id).name), 0)
+    root_entry = next(
+        (e for e, b in enumerate(targets.bodies) if b == model.body(indices.root_body_id).name), 0
+    )
     q = ik.qpos(targets.positions[0, root_entry], targets.quats[0, root_entry],
                 spec.default_joint_pos)
     qpos = np.empty((frames, model.nq))

@@ -139,8 +139,9 @@ def read_npz(path: Path, *, fps: float | None, units: str | None = None) -> Huma
             height = (
                 float(np.asarray(data["height"]).reshape(-1)[0]) if "height" in data.files else None
             )
-            names = tuple(str(n)
-                          for n in data["joint_names"]) if "joint_names" in data.files else None
+            names = (
+                tuple(str(n) for n in data["joint_names"]) if "joint_names" in data.files else None
+            )
             stored_fps = (
                 float(np.asarray(data["fps"]).reshape(-1)[0]) if "fps" in data.files else None
             )
@@ -150,8 +151,9 @@ def read_npz(path: Path, *, fps: float | None, units: str | None = None) -> Huma
         raise RetargetError(f"{path}: a key needs pickle or is unreadable ({exc})",
                             fix="save plain numeric arrays (names as a unicode array)") from None
     except (OSError, EOFError) as exc:
-        raise RetargetError(f"{path}: not a readable .npz ({exc})",
-                            fix="regenerate the file") from None
+        raise RetargetError(
+            f"{path}: not a readable .npz ({exc})", fix="regenerate the file"
+        ) from None
     if positions.ndim != 3 or positions.shape[-1] != 3:
         raise RetargetError(f"{path}: global_joint_positions has shape {positions.shape}, expected "
                             "(T, J, 3)",

@@ -90,8 +90,10 @@ def pitch_about_y(angle: np.ndarray) -> np.ndarray:
     """[T, 3, 3] rotations by ``angle`` about the local y axis (positive: x tips down)."""
     c, s = np.cos(angle), np.sin(angle)
     zero, one = np.zeros_like(angle), np.ones_like(angle)
-    return np.stack((np.stack((c, zero, s), -1), np.stack((zero, one, zero), -1),
-                     np.stack((-s, zero, c), -1)), -2)
+    return np.stack(
+        (np.stack((c, zero, s), -1), np.stack((zero, one, zero), -1), np.stack((-s, zero, c), -1)),
+        -2,
+    )
 
 
 def segment_frames(positions: np.ndarray, names: tuple[str, ...],
