@@ -49,7 +49,11 @@ class NpuBackend(Backend):
         npu = getattr(torch, "npu", None)
         try:
             if npu is None or not npu.is_available():
-                hint = " (ASCEND_RT_VISIBLE_DEVICES may hide them)" if os.environ.get("ASCEND_RT_VISIBLE_DEVICES") else ""
+                hint = (
+                    " (ASCEND_RT_VISIBLE_DEVICES may hide them)"
+                    if os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
+                    else ""
+                )
                 return Availability(False, "torch_npu is installed but no NPU is visible" + hint)
         except Exception as exc:  # noqa: BLE001 - a broken CANN raises here
             return Availability(False, f"torch.npu.is_available() failed: {exc}")
