@@ -51,12 +51,14 @@ TAUGHT = [
 
 @pytest.mark.parametrize(("module", "name"), TAUGHT, ids=lambda v: v)
 def test_old_import_paths_still_work_with_a_deprecation_warning(monkeypatch, module, name):
-    monkeypatch.delitem(sys.modules, module, raising=False)  # an alias warns when it is first imported
+    # an alias warns when it is first imported
+    monkeypatch.delitem(sys.modules, module, raising=False)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         value = getattr(importlib.import_module(module), name)
     assert value is getattr(api, name)
-    assert any(issubclass(w.category, DeprecationWarning) and "primebot.pipeline.api" in str(w.message)
+    assert any(issubclass(w.category, DeprecationWarning)
+               and "primebot.pipeline.api" in str(w.message)
                for w in caught), [str(w.message) for w in caught]
 
 
@@ -80,14 +82,16 @@ def test_every_moved_module_of_0_1_still_imports_as_the_module_it_became(monkeyp
 @pytest.mark.parametrize(("old", "new"), sorted(legacy.MOVED_NAMES.items()), ids=lambda v: v)
 def test_a_module_of_0_1_that_became_a_package_hands_on_its_names(old, new):
     holder = importlib.import_module(f"primebot.pipeline.{new}")
-    name = next(n for n in vars(holder) if not n.startswith("_") and getattr(vars(holder)[n], "__module__", "")
+    name = next(n for n in vars(holder)
+                if not n.startswith("_") and getattr(vars(holder)[n], "__module__", "")
                 == holder.__name__)
     with pytest.warns(DeprecationWarning, match=f"{old}.{name}"):
         value = getattr(importlib.import_module(f"primebot.pipeline.{old}"), name)
     assert value is getattr(holder, name)
 
 
-@pytest.mark.parametrize(("old", "name", "new"), sorted((old, name, new) for old, names in legacy.NAMES_MOVED_ON.items()
+@pytest.mark.parametrize(("old", "name", "new"),
+                         sorted((old, name, new) for old, names in legacy.NAMES_MOVED_ON.items()
                                                         for name, new in names.items()), ids=str)
 def test_a_name_of_0_1_that_left_its_module_is_handed_on_from_where_it_lives(old, name, new):
     holder = importlib.import_module(f"primebot.pipeline.{new}")

@@ -1,6 +1,6 @@
-"""tools/record_motion.py: keyframe servo targets played through the robot's servos and recorded. The shipped
-getup regenerating from its source (tests/motion/test_author.py) is the end-to-end check; these are its
-settings' errors."""
+"""tools/record_motion.py: keyframe servo targets played through the robot's servos and recorded.
+The shipped getup regenerating from its source (tests/motion/test_author.py) is the end-to-end
+check; these are its settings' errors."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def test_a_bad_record_setting_is_a_motion_error_naming_it(settings, named):
 def test_a_balance_joint_the_robot_lacks_is_named_with_the_robots_joints(tmp_path):
     source = tmp_path / "src.yaml"
     source.write_text(
-        "robot: q1\nrecord:\n  balance: {from_s: 0.0, joints: [left_ankel_pitch_joint], gain: 0.3, damping: 0.0}\n"
+        "robot: q1\nrecord:\n  balance: {from_s: 0.0, joints: [left_ankel_pitch_joint], gain: 0.3, "
+        "damping: 0.0}\n"
         "keyframes:\n  - {time: 0.0}\n  - {time: 0.2}\n", encoding="utf-8")
     with pytest.raises(MotionError) as err:
         record(source, tmp_path / "out.npz")
