@@ -1,4 +1,4 @@
-"""A reference the robot's body can do: keyframe joint targets played through its servos in MuJoCo, recorded.
+"""A reference the robot's body can do: keyframe targets played by its servos in MuJoCo, recorded.
 
 Some motions cannot be authored pose by pose: a get-up from the back is a
 throw of the legs and a landing in a squat, and only the physics knows where
@@ -39,7 +39,8 @@ still dips more than ``FLOOR_SLACK_M`` into the floor the root is raised just
 enough that ``primebot motion validate`` accepts it. Usage::
 
     python tools/record_motion.py motions/getup.yaml -o motions/getup.npz
-    python tools/pd_replay.py motions/getup.npz     # zero actions give the recording back (joints: targets)
+    # zero actions give the recording back (joints: targets)
+    python tools/pd_replay.py motions/getup.npz
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ from primebot.pipeline.robot.kinematics import lowest_point  # noqa: E402
 from primebot.pipeline.robot.spec import get_robot, load_robot_model, robot_indices  # noqa: E402
 
 FLOOR_SLACK_M = 0.019
-"""How far below the floor a recorded limb may reach before the root is raised (validate refuses 0.02 m)."""
+"""How far below the floor a recorded limb may reach before the root is raised (validate refuses
+0.02 m)."""
 
 RECORD_KEYS = {"max_step_rad", "balance", "joints"}
 JOINTS = ("simulated", "targets")
@@ -85,23 +87,26 @@ def record_settings(source: Mapping[str, Any], where: str) -> dict[str, Any]:
         if set(BALANCE_KEYS) - set(balance):
             raise MotionError(f"{where}: record.balance needs {', '.join(sorted(BALANCE_KEYS))}")
     if settings.get("joints", "simulated") not in JOINTS:
-        raise MotionError(f"{where}: record.joints must be one of {', '.join(JOINTS)}, not {settings['joints']!r}")
+        raise MotionError(f"{where}: record.joints must be one of {', '.join(JOINTS)}, not "
+                          f"{settings['joints']!r}")
     if unknown:
         raise MotionError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} in record",
-                          fix=f"allowed: {', '.join(sorted(RECORD_KEYS))}; balance: {', '.join(sorted(BALANCE_KEYS))}")
+                          fix=f"allowed: {', '.join(sorted(RECORD_KEYS))}; balance: "
+                              f"{', '.join(sorted(BALANCE_KEYS))}")
     return settings
 
 
 def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
-    """Play ``source_path``'s keyframe targets through its robot's servos; the recorded motion (saved to
-    ``output`` when given)."""
+    """Play ``source_path``'s keyframe targets through its robot's servos; the recorded motion
+    (saved to ``output`` when given)."""
     source_path = Path(source_path)
     raw = yaml.safe_load(source_path.read_text(encoding="utf-8"))
     settings = record_settings(raw, str(source_path))
     host = load_plugins()
     robot = get_robot(host.registry, raw.get("robot", "q1"))
     with tempfile.TemporaryDirectory() as tmp:  # the targets as a motion file holds them (float32)
-        save_motion(author_motion(load_source(source_path, robot), robot), Path(tmp) / "targets.npz")
+        save_motion(author_motion(load_source(source_path, robot), robot),
+                    Path(tmp) / "targets.npz")
         targets = load_motion(Path(tmp) / "targets.npz")
     task = host.registry.get("tasks", "tracking")
     env = task.make_env(robot=robot, motion=targets, num_envs=1, seed=0,
@@ -115,7 +120,8 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     balance = settings.get("balance")
     unknown = [name for name in (balance or {}).get("joints", []) if name not in joint_names]
     if unknown:
-        raise MotionError(f"{source_path}: record.balance.joints: {', '.join(unknown)} not joints of {robot.name!r}",
+        raise MotionError(f"{source_path}: record.balance.joints: {', '.join(unknown)} not joints "
+                          f"of {robot.name!r}",
                           fix=f"joints of {robot.name!r}: {', '.join(joint_names)}")
     lean = [joint_names.index(name) for name in balance["joints"]] if balance else []
     data = mujoco.MjData(sim_model)
@@ -141,26 +147,32 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
                 previous_com = com
                 if step * env.step_dt >= float(balance["from_s"]):
                     over = com[0] - data.xpos[indices.feet_body_ids, 0].mean()
-                    target[lean] += float(balance["gain"]) * over + float(balance["damping"]) * velocity
+                    target[lean] += (
+                        float(balance["gain"]) * over + float(balance["damping"]) * velocity
+                    )
             # the servo target exactly as the env applies it (float32, as the motion file stores it)
             target = np.clip(target, lower, upper).astype(np.float32).astype(np.float64)
-            env.reference.joint_pos[step] = target  # a zero action's servo target (actions.offset: reference)
+            # a zero action's servo target (actions.offset: reference)
+            env.reference.joint_pos[step] = target
             applied.append(target)
             env.step(zero)
             states.append(np.array(env.sim.qpos[0]))
     finally:
         env.close()
-    states[-1] = states[-2]  # the motion's last step ended the episode and reset the robot: hold the last state
+    # the motion's last step ended the episode and reset the robot: hold the last state
+    states[-1] = states[-2]
     states = np.array(states)
     roots = states[:, adr:adr + 7]
     if settings.get("joints") == "targets":
         joint_pos = np.array([*applied, applied[-1]])
     else:
         joint_pos = _within_limits(states[:, indices.qpos_adr], lower, upper, max_step)
-    model = load_robot_model(robot)  # forward kinematics on the robot's own model, as authoring does
+    # forward kinematics on the robot's own model, as authoring does
+    model = load_robot_model(robot)
     indices = robot_indices(model, robot)
     root_pos = _above_the_floor(model, indices, roots[:, :3].copy(), roots[:, 3:7], joint_pos)
-    motion = motion_from_trajectory(model, indices, tuple(joint_names), targets.fps, root_pos, roots[:, 3:7],
+    motion = motion_from_trajectory(model, indices, tuple(joint_names), targets.fps, root_pos,
+                                    roots[:, 3:7],
                                     joint_pos)
     motion = dataclasses.replace(motion, training_overrides=targets.training_overrides)
     if output is not None:
@@ -168,10 +180,11 @@ def record(source_path: str | Path, output: str | Path | None = None) -> Motion:
     return motion
 
 
-def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray, max_step: float | None) -> np.ndarray:
-    """The simulated joints clamped into their ranges and, frame to frame, to ``max_step``: a hard landing
-    presses a joint ~0.02 rad past its (soft) limit and a throw can outrun the targets' rate limit for a
-    frame, both of which ``primebot motion validate`` refuses."""
+def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                   max_step: float | None) -> np.ndarray:
+    """The simulated joints clamped into their ranges and, frame to frame, to ``max_step``: a hard
+    landing presses a joint ~0.02 rad past its (soft) limit and a throw can outrun the targets' rate
+    limit for a frame, both of which ``primebot motion validate`` refuses."""
     out = np.clip(joint_pos, lower, upper)
     if max_step is not None:
         for t in range(1, len(out)):
@@ -180,7 +193,8 @@ def _within_limits(joint_pos: np.ndarray, lower: np.ndarray, upper: np.ndarray, 
 
 
 def _above_the_floor(model, indices, root_pos, root_quat, joint_pos) -> np.ndarray:
-    """``root_pos`` raised, frame by frame, so that no robot geom reaches more than FLOOR_SLACK_M below z = 0."""
+    """``root_pos`` raised, frame by frame, so that no robot geom reaches more than FLOOR_SLACK_M
+    below z = 0."""
     lowest = lowest_point(model, indices, root_pos, root_quat, joint_pos)
     root_pos[:, 2] += np.maximum(0.0, -FLOOR_SLACK_M - lowest)
     return root_pos
@@ -188,9 +202,12 @@ def _above_the_floor(model, indices, root_pos, root_quat, joint_pos) -> np.ndarr
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("source", type=Path, help="keyframe source (.yaml) of joint targets, with record:")
-    parser.add_argument("-o", "--output", type=Path, required=True, help="the recorded motion (.npz)")
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__)
+    parser.add_argument("source", type=Path,
+                        help="keyframe source (.yaml) of joint targets, with record:")
+    parser.add_argument("-o", "--output", type=Path, required=True,
+                        help="the recorded motion (.npz)")
     args = parser.parse_args(argv)
     motion = record(args.source, args.output)
     print(f"wrote {args.output}: {motion.num_frames} frames recorded from {args.source}")
