@@ -274,6 +274,9 @@ def resample_command(
 @click.option("--no-align", is_flag=True,
               help="Keep the source's start position and heading (default: start "
               "at the origin facing +x).")
+@click.option("--no-balance", is_flag=True,
+              help="Keep the person's lean: do not move the robot's centre of mass to bring the "
+              "zero-moment point back over its planted feet (default: move it; docs/motions.md).")
 @click.option("--video", type=click.Path(dir_okay=False), default=None,
               help="Also write a side-by-side video: the person's skeleton beside the robot.")
 @click.option("--json", "as_json", is_flag=True,
@@ -283,15 +286,16 @@ def retarget_command(
     host: PluginHost, source: str, output: str | None, robot: str | None, robot_xml: str | None,
     fmt: str | None,
     map_path: str | None, fps: float | None, height: float | None, units: str, no_align: bool,
-    video: str | None, as_json: bool,
+    no_balance: bool, video: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Retarget human motion (BVH, joint-position .npz, SMPL-H .pt) onto a robot (docs/motions.md).
 
     Global joint positions are scaled by the height ratio, the person's planted feet are held still,
     and whole-body inverse kinematics (mink) on the robot's MJCF follows the mapped joints within
-    the joint limits; the result is put on the floor, written at 50 fps and validated (balance
-    included). Prints the quality figures: foot skate, floor penetration, joint-limit violations, IK
-    residuals.
+    the joint limits; where the robot's zero-moment point would leave its planted feet, its centre
+    of mass is moved back over them (--no-balance keeps the person's lean); the result is put on the
+    floor, written at 50 fps and validated (balance included).
+    Prints the quality figures: foot skate, floor penetration, joint-limit violations, IK residuals.
     """
     import json
     from pathlib import Path
@@ -304,7 +308,8 @@ def retarget_command(
     out = Path(output) if output else Path(source).with_name(f"{Path(source).stem}_{spec.name}.npz")
     done = retarget_file(source, spec, out, fmt=fmt, fps=fps,
                          units=None if units == "auto" else units,
-                         map_path=map_path, height=height, align=not no_align, progress=not as_json)
+                         map_path=map_path, height=height, align=not no_align, progress=not as_json,
+                         balance=not no_balance)
     report = validate_motion(done.motion, spec, path=str(out))
     if video:
         from ..render.skeleton import bones, side_by_side_video

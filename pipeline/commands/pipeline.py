@@ -72,10 +72,12 @@ def run_command(ctx: click.Context, host: PluginHost, motion, robot, task, devic
     error as it happens. Ctrl-C stops cleanly (train checkpoints first);
     --resume RUN_DIR continues. The last line gives the verdict: TRACKED
     when the policy really does the motion (sim2sim's success and error
-    against a statue baseline, docs/tasks.md). Exit code: 0 tracked, 10
-    every stage finished but NOT TRACKED, otherwise the failing stage's
-    error code (e.g. 5 for an invalid motion, 4 for an unavailable device),
-    or 130 when interrupted.
+    against a statue baseline, docs/tasks.md), then ROBUST when it also
+    holds under every standard perturbation of the stress stage
+    (docs/deploy.md). Exit code: 0 tracked and robust, 12 tracked but not
+    robust, 10 every stage finished but NOT TRACKED, otherwise the failing
+    stage's error code (e.g. 5 for an invalid motion, 4 for an unavailable
+    device), or 130 when interrupted.
     """
     stages = ordered_stages(host.registry)
     if not stages:

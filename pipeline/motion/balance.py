@@ -35,7 +35,8 @@ SMOOTHING_FRAMES = 5
 """Centre-of-mass accelerations are averaged over this many frames (finite differences amplify
 noise)."""
 
-def balance_margins(
+
+def zmp_and_support(
     model: mujoco.MjModel,
     indices: RobotIndices,
     foot_body_ids: np.ndarray,
@@ -43,9 +44,10 @@ def balance_margins(
     root_quat: np.ndarray,
     joint_pos: np.ndarray,
     fps: float,
-) -> np.ndarray:
-    """[T] signed distance (m) of each frame's ZMP to the edge of the planted feet's support
-    polygon: positive inside, negative outside, NaN where the feet alone do not carry the robot."""
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray | None]]:
+    """Per frame: the centre of mass [T, 3], the zero-moment point [T, 2] and the support polygon of
+    the planted feet (counter-clockwise xy points; None where the feet alone do not carry the
+    robot)."""
     frames = len(joint_pos)
     colliding = robot_geoms(model)
     on_foot = colliding & np.isin(model.geom_bodyid, foot_body_ids)
@@ -63,14 +65,29 @@ def balance_margins(
                                  for g in np.flatnonzero(touching)])
         hulls.append(convex_hull(points))
     dt = 1.0 / fps
-    acc = (
-        np.gradient(np.gradient(com[:, :2], dt, axis=0), dt, axis=0)
-        if frames > 2
-        else np.zeros((frames, 2))
-    )
+    if frames > 2:
+        acc = np.gradient(np.gradient(com[:, :2], dt, axis=0), dt, axis=0)
+    else:
+        acc = np.zeros((frames, 2))
     if frames >= SMOOTHING_FRAMES:
         kernel = np.ones(SMOOTHING_FRAMES) / SMOOTHING_FRAMES
         acc = np.stack([np.convolve(acc[:, k], kernel, mode="same") for k in range(2)], axis=1)
     zmp = com[:, :2] - com[:, 2:3] / GRAVITY * acc
+    return com, zmp, hulls
+
+
+def balance_margins(
+    model: mujoco.MjModel,
+    indices: RobotIndices,
+    foot_body_ids: np.ndarray,
+    root_pos: np.ndarray,
+    root_quat: np.ndarray,
+    joint_pos: np.ndarray,
+    fps: float,
+) -> np.ndarray:
+    """[T] signed distance (m) of each frame's ZMP to the edge of the planted feet's support
+    polygon: positive inside, negative outside, NaN where the feet alone do not carry the robot."""
+    _, zmp, hulls = zmp_and_support(model, indices, foot_body_ids, root_pos, root_quat, joint_pos,
+                                    fps)
     return np.array([np.nan if hull is None else signed_margin(zmp[t], hull)
                      for t, hull in enumerate(hulls)])

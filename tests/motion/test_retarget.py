@@ -14,6 +14,7 @@ import pytest
 
 from primebot.pipeline.cli import main
 from primebot.pipeline.hooks.host import reset_host
+from primebot.pipeline.motion.balance import balance_margins
 from primebot.pipeline.motion.format import load_motion
 from primebot.pipeline.motion.retarget.contacts import (
     detect_contacts,
@@ -132,6 +133,36 @@ def test_a_robot_pose_turned_into_human_joints_retargets_back(spec, model, tmp_p
     )
     assert validate_motion(motion, spec, model).ok
 
+
+
+def test_a_lean_over_the_toes_is_brought_back_over_the_feet(spec, model, tmp_path):
+    """The person's upper body moves 12 cm forward over still feet (a lean a person's longer feet
+    carry): retargeted as it is, q1's zero-moment point leaves its feet; balanced, it stays over
+    them and the feet stay planted."""
+    frames = 75
+    ramp = np.minimum(1.0, np.linspace(0.0, 1.5, frames))
+    ramp = 0.5 - 0.5 * np.cos(np.pi * ramp)
+    standing = np.tile(spec.default_joint_pos, (frames, 1))
+    human, _ = synthetic_person(model, spec, standing, tmp_path / "lean.npz")
+    upper = [j for j, name in enumerate(human.names)
+             if not any(k in name for k in ("Ankle", "Toe"))]
+    human.positions[:, upper, 0] += 0.12 * ramp[:, None]
+    map_file = tmp_path / "q1_positions.yaml"
+    map_file.write_text(POSITION_MAP, encoding="utf-8")
+    indices = robot_indices(model, spec)
+    root = indices.root_body_id - 1
+    outside = {}
+    for balance in (False, True):
+        done = retarget_human(human, spec, map_path=map_file, height=standing_height(model),
+                              model=model, balance=balance)
+        m = done.motion
+        margins = balance_margins(model, indices, indices.feet_body_ids, m.body_pos_w[:, root],
+                                  m.body_quat_w[:, root], m.joint_pos, m.fps)
+        outside[balance] = (int((margins < 0).sum()), -float(np.nanmin(margins)))
+        assert done.quality.worst_skate_cm <= 2.0 and done.quality.penetration_cm <= 1.0
+    assert outside[False][0] >= 20 and outside[False][1] > 0.04, outside
+    assert outside[True][0] <= 3 and outside[True][1] < 0.03, outside
+    assert any(note.startswith("balance: ZMP outside") for note in done.quality.notes)
 
 BVH = """\
 HIERARCHY

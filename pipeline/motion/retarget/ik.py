@@ -36,7 +36,7 @@ class BodyIK:
     def __init__(self, model: mujoco.MjModel, indices: RobotIndices, bodies: Sequence[str],
                  position_cost: Sequence[float], orientation_cost: Sequence[float],
                  posture: np.ndarray, posture_cost: float = POSTURE_COST,
-                 com_cost: float = 0.0) -> None:
+                 com_cost: float | Sequence[float] = 0.0) -> None:
         self.model, self.indices = model, indices
         self.configuration = mink.Configuration(model)
         self.tasks = [mink.FrameTask(body, "body", position_cost=float(p),
@@ -44,8 +44,9 @@ class BodyIK:
                       for body, p, o in zip(bodies, position_cost, orientation_cost, strict=True)]
         self.position_cost = np.asarray(position_cost, dtype=float)
         self.orientation_cost = np.asarray(orientation_cost, dtype=float)
-        self.com = mink.ComTask(cost=com_cost) if com_cost > 0 else None
-        """With ``com_cost``, the centre of mass (of the whole model) is a target too."""
+        self.com = mink.ComTask(cost=com_cost) if np.any(np.asarray(com_cost) > 0) else None
+        """With ``com_cost`` (one cost, or x, y, z), the centre of mass of the whole model is a
+        target too."""
         self.posture = mink.PostureTask(model, cost=posture_cost)
         self.set_posture(posture)
         self.limits = [mink.ConfigurationLimit(model)]
@@ -63,19 +64,18 @@ class BodyIK:
 
     def solve(self, q: np.ndarray, positions: np.ndarray, quats: np.ndarray, *,
               orientation_scale: np.ndarray | None = None, com: np.ndarray | None = None,
-              iterations: int = 8) -> np.ndarray:
-        """The configuration reached from ``q`` towards ``positions`` [E, 3] and ``quats`` [E, 4] (w
-        x y z) of the bodies (and ``com`` [3] for the centre of mass, with ``com_cost``);
-        ``orientation_scale`` [E] multiplies each orientation cost for this solve."""
-        scale = np.ones(len(self.tasks)) if orientation_scale is None else orientation_scale
-        for task, pos, quat, cost, k in zip(self.tasks, positions, quats, self.orientation_cost,
-                                            scale, strict=True):
-            task.set_target(
-                mink.SE3.from_rotation_and_translation(
-                    mink.SO3(np.asarray(quat, float)), np.asarray(pos, float)
-                )
-            )
-            task.set_orientation_cost(cost * k)
+              position_scale: np.ndarray | None = None, iterations: int = 8) -> np.ndarray:
+        """The configuration reached from ``q`` towards ``positions`` [E, 3] and ``quats`` [E, 4]
+        (w x y z) of the bodies (and ``com`` [3] for the centre of mass, with ``com_cost``);
+        ``orientation_scale`` and ``position_scale`` [E] multiply each cost for this solve."""
+        ones = np.ones(len(self.tasks))
+        o_scale = ones if orientation_scale is None else orientation_scale
+        p_scale = ones if position_scale is None else position_scale
+        for e, (task, pos, quat) in enumerate(zip(self.tasks, positions, quats, strict=True)):
+            task.set_target(mink.SE3.from_rotation_and_translation(
+                mink.SO3(np.asarray(quat, float)), np.asarray(pos, float)))
+            task.set_orientation_cost(self.orientation_cost[e] * o_scale[e])
+            task.set_position_cost(self.position_cost[e] * p_scale[e])
         self.configuration.update(q)
         tasks = [*self.tasks, self.posture]
         if self.com is not None and com is not None:

@@ -23,6 +23,7 @@ from .human import HumanMotion, RetargetError, check_human, stature_estimate
 from .ik import BodyIK
 from .maps import RetargetMap, check_map, find_map, guess_map, load_map
 from .quality import Quality, measure
+from .rebalance import COM_COST, FEET_HOLD, rebalance
 from .targets import Targets, build_targets, gaussian_smooth
 
 OUTPUT_FPS = 50.0
@@ -111,7 +112,7 @@ def resolve_map(spec: RobotSpec, model: mujoco.MjModel, human: HumanMotion,
 
 def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path | None = None,
                    height: float | None = None, align: bool = True, progress: bool = False,
-                   model: mujoco.MjModel | None = None) -> Retargeted:
+                   model: mujoco.MjModel | None = None, balance: bool = True) -> Retargeted:
     """Retarget ``human`` onto ``spec``'s robot at 50 fps; see the module docstring."""
     started = time.perf_counter()
     model = load_robot_model(spec) if model is None else model
@@ -144,7 +145,7 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
                             align=align)
 
     ik = BodyIK(model, indices, targets.bodies, targets.position_cost, targets.orientation_cost,
-                spec.default_joint_pos)
+                spec.default_joint_pos, com_cost=(COM_COST, COM_COST, 0.0) if balance else 0.0)
     frames = len(targets.positions)
     root_entry = next(
         (e for e, b in enumerate(targets.bodies) if b == model.body(indices.root_body_id).name), 0
@@ -159,17 +160,37 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
                          iterations=FIRST_FRAME_ITERATIONS if t == 0 else FRAME_ITERATIONS)
             qpos[t] = q
             bar.update(1)
+    if balance:
+        feet = np.ones(len(targets.bodies))
+        feet[[e for entries in targets.foot_entries.values() for e in entries]] = FEET_HOLD
+
+        def solve_frame(t: int, q: np.ndarray, com: np.ndarray) -> np.ndarray:
+            return ik.solve(q, targets.positions[t], targets.quats[t], com=com,
+                            orientation_scale=targets.orientation_scale[t], position_scale=feet,
+                            iterations=FRAME_ITERATIONS)
+
+        qpos, report = rebalance(ik, indices, qpos, solve_frame, OUTPUT_FPS,
+                                 lambda q: _finish(model, indices, q, targets))
+        notes.append(report.line())
+    root_pos, root_quat, joint_pos = _finish(model, indices, qpos, targets)
+    motion = motion_from_trajectory(model, indices, spec.joint_names, OUTPUT_FPS, root_pos,
+                                    root_quat, joint_pos)
+    quality = _quality(model, indices, motion, targets, time.perf_counter() - started, stature,
+                       notes)
+    return Retargeted(motion, quality, targets, retarget_map, human, roles)
+
+
+def _finish(model, indices, qpos: np.ndarray, targets: Targets):
+    """The solved frames [T, nq] as the motion will have them: (root position, root orientation,
+    joint angles), the joints smoothed and within their ranges, the root raised or lowered so that
+    planted soles rest on the floor."""
     adr = indices.root_qpos_adr
     root_pos, root_quat = qpos[:, adr:adr + 3].copy(), qpos[:, adr + 3:adr + 7].copy()
     lo, hi = indices.joint_range.T
     joint_pos = np.clip(gaussian_smooth(qpos[:, indices.qpos_adr], JOINT_SMOOTHING_S * OUTPUT_FPS),
                         lo, hi)
     root_pos[:, 2] += _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets)
-    motion = motion_from_trajectory(model, indices, spec.joint_names, OUTPUT_FPS, root_pos,
-                                    root_quat, joint_pos)
-    quality = _quality(model, indices, motion, targets, time.perf_counter() - started, stature,
-                       notes)
-    return Retargeted(motion, quality, targets, retarget_map, human, roles)
+    return root_pos, root_quat, joint_pos
 
 
 def _foot_lows(model, indices, root_pos, root_quat, joint_pos):
@@ -225,8 +246,8 @@ def retarget_file(source: str | Path, spec: RobotSpec, output: str | Path, *,
                   fmt: str | None = None,
                   fps: float | None = None, units: str | None = None,
                   map_path: str | Path | None = None,
-                  height: float | None = None, align: bool = True,
-                  progress: bool = False) -> Retargeted:
+                  height: float | None = None, align: bool = True, progress: bool = False,
+                  balance: bool = True) -> Retargeted:
     """Read ``source``, retarget it onto ``spec``'s robot and write the motion atomically to
     ``output``."""
     from ..format import save_motion
@@ -234,7 +255,8 @@ def retarget_file(source: str | Path, spec: RobotSpec, output: str | Path, *,
 
     human = load_human(source, fmt=fmt, fps=fps, units=units)
     done = retarget_human(human, spec, map_path=map_path, height=height, align=align,
-                          progress=progress)
+                          progress=progress,
+                          balance=balance)
     done.quality.notes[:0] = human.notes
     save_motion(done.motion, output)
     return done
