@@ -35,7 +35,8 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0.0.0+source"
 
 # Import paths of 0.1 that the docs taught keep working for one release (legacy.py).
-from .legacy import install as _install_legacy_paths  # noqa: E402 - after the environment defaults above
+# after the environment defaults above
+from .legacy import install as _install_legacy_paths  # noqa: E402
 
 _install_legacy_paths()
 

@@ -37,7 +37,8 @@ def note_in_pipeline(host: PluginHost, run_dir: str | Path, stage: str, **outcom
 
         try:
             write_report(run_dir)
-        except Exception as exc:  # noqa: BLE001 - a broken report must not hide what the command did
+        # a broken report must not hide what the command did
+        except Exception as exc:  # noqa: BLE001
             click.echo(
                 f"warning: {REPORT_FILE} could not be rewritten: {type(exc).__name__}: {exc}"
             )

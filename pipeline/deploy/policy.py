@@ -204,7 +204,8 @@ def load_policy(path: str | Path) -> tuple[ort.InferenceSession, dict]:
     options.intra_op_num_threads = 1
     try:
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for truncated/invalid graphs
+    # onnxruntime raises its own types for truncated/invalid graphs
+    except Exception as exc:  # noqa: BLE001
         raise Sim2SimError(f"{path} is not a loadable ONNX model ({type(exc).__name__}: "
                            f"{str(exc).splitlines()[0] if str(exc) else ''})",
                            fix="the file is truncated or corrupt; export it again: primebot export "

@@ -84,7 +84,8 @@ class MotionRenderer:
         self.camera = mujoco.MjvCamera()
         try:
             self.context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150)
-        except Exception as exc:  # noqa: BLE001 - e.g. glfw "succeeds" without a display, then this fails
+        # e.g. glfw "succeeds" without a display, then this fails
+        except Exception as exc:  # noqa: BLE001
             self._gl.free()
             self._gl = self.context = None
             raise RenderError(

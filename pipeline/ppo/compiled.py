@@ -26,7 +26,8 @@ class CompiledOrEager:
         self.failure: str | None = None
         try:
             self.compiled: Callable[..., Any] | None = torch.compile(fn)
-        except Exception as error:  # noqa: BLE001 - torch.compile unsupported here (platform, Python version)
+        # torch.compile unsupported here (platform, Python version)
+        except Exception as error:  # noqa: BLE001
             self._fail(error)
 
     def _fail(self, error: Exception) -> None:
@@ -41,6 +42,7 @@ class CompiledOrEager:
         if self.compiled is not None:
             try:
                 return self.compiled(*args)
-            except Exception as error:  # noqa: BLE001 - Dynamo/Inductor raise many types; eager decides below
+            # Dynamo/Inductor raise many types; eager decides below
+            except Exception as error:  # noqa: BLE001
                 self._fail(error)
         return self.eager(*args)

@@ -125,7 +125,8 @@ def render_ghost_video(
     instead of the trailing free ``camera``.
     """
     try:
-        renderer = MotionRenderer(model, None, width, height)  # type: ignore[arg-type] - indices only serve frames()
+        # indices only serve frames()
+        renderer = MotionRenderer(model, None, width, height)  # type: ignore[arg-type]
     except RenderError as exc:
         log.warning("skipping the %s video: %s", title, exc)
         return None

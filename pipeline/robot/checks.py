@@ -129,7 +129,8 @@ def _floor_and_height(model, spec, ix, key) -> list[Finding]:
 def _self_collision(model, spec, data) -> Finding:
     """Robot-robot contacts in the standing pose: the self-collision penalty would fire every
     step."""
-    name = lambda g: mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom {g}"  # noqa: E731
+    name = lambda g: (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g)  # noqa: E731
+                      or f"geom {g}")
     counted = {frozenset(pair) for pair in spec.self_collision_geoms}
     touching = []
     for contact in data.contact[: data.ncon]:

@@ -165,7 +165,8 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
                 "move the file "
                 "out of the run directory",
         ) from None
-    except Exception as exc:  # noqa: BLE001 - torch raises anything (IndexError, KeyError…) on foreign bytes
+    # torch raises anything (IndexError, KeyError…) on foreign bytes
+    except Exception as exc:  # noqa: BLE001
         if isinstance(exc, MemoryError) or _out_of_memory(exc):
             raise _memory_error(path, exc) from None
         first = str(exc).splitlines()[0] if str(exc) else ""

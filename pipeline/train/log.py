@@ -158,7 +158,8 @@ class TrainingLog:
                 self._write(row)
                 if time.monotonic() - self._last_plot >= self.plot_interval_s:
                     self._plot()
-            except Exception as exc:  # noqa: BLE001 - logging must never kill training, a full disk does
+            # logging must never kill training, a full disk does
+            except Exception as exc:  # noqa: BLE001
                 full = disk_full_error(exc, self.csv_path)
                 if full is not None:
                     self._fatal = full

@@ -75,7 +75,8 @@ def read_bvh(path: Path, *, units: str | None = None) -> HumanMotion:
 
     try:
         container = bvhio.readAsBvh(str(path))
-    except Exception as exc:  # noqa: BLE001 - bvhio raises plain exceptions for every kind of bad file
+    # bvhio raises plain exceptions for every kind of bad file
+    except Exception as exc:  # noqa: BLE001
         raise RetargetError(f"{path}: not a readable BVH file ({type(exc).__name__}: {exc})",
                             fix="check that HIERARCHY and MOTION sections are complete") from None
     frame_time = float(container.FrameTime)
