@@ -37,7 +37,8 @@ class NpuBackend(Backend):
         if self._module is None and self._import_error is None:
             try:
                 self._module = importlib.import_module("torch_npu")
-            except Exception as exc:  # noqa: BLE001 - any failure means "unavailable", with the reason
+            # any failure means "unavailable", with the reason
+            except Exception as exc:  # noqa: BLE001
                 self._import_error = f"importing torch_npu failed: {type(exc).__name__}: {exc}"
         return self._module
 
