@@ -58,7 +58,8 @@ import numpy as np
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pd_replay import OPEN_LOOP  # noqa: E402  (the open-loop settings are one idea, kept in one place)
+# the open-loop settings are one idea, kept in one place
+from pd_replay import OPEN_LOOP  # noqa: E402
 
 from primebot.pipeline.errors import MotionError  # noqa: E402
 from primebot.pipeline.hooks.host import load_plugins  # noqa: E402

@@ -108,7 +108,8 @@ def test_getup_goes_from_lying_to_standing(repo_root, spec):
     motion = load_motion(repo_root / "motions" / "getup.npz")
     assert motion.fps == 50 and motion.duration >= 5.0
     torso = motion.body_names.index(spec.anchor_body)
-    up = lambda q: 1 - 2 * (q[..., 1] ** 2 + q[..., 2] ** 2)  # noqa: E731 - world z of the body's z axis
+    # world z of the body's z axis
+    up = lambda q: 1 - 2 * (q[..., 1] ** 2 + q[..., 2] ** 2)  # noqa: E731
     assert (
         abs(up(motion.body_quat_w[0, torso])) < 0.1 and motion.body_pos_w[0, torso, 2] < 0.15
     )  # lying
