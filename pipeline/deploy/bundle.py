@@ -80,8 +80,7 @@ def bundle_mjcf(mjcf: str | Path, out_dir: str | Path) -> BundledModel:
                         assets_sha256={a: file_sha256(out_dir / a) for a in bundled})
 
 
-# -- reading a bundle
-# ---------------------------------------------------------------------------------
+# -- reading a bundle ------------------------------------------------------------------------------
 def verify_bundle(bundle_dir: str | Path) -> dict:
     """``deploy.yaml`` of ``bundle_dir``, after checking every file it lists.
 

@@ -363,8 +363,7 @@ def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> n
     return np.concatenate(out).astype(np.float64)
 
 
-# -- the verdict
-# ------------------------------------------------------------------------------------
+# -- the verdict -----------------------------------------------------------------------------------
 def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:
     """ROBUST or not, and what the network adds over replaying the reference, from a stress report's
     cells.
