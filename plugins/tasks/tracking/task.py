@@ -34,30 +34,24 @@ from .observations import OBSERVATION_TERMS
 from .rewards import REWARD_TERMS
 from .terminations import TERMINATION_TERMS
 
-# -- What the policy sees (5·J + 9 values; nothing a robot cannot measure)
-# ------------------------------
+# -- What the policy sees (5·J + 9 values; nothing a robot cannot measure) -------------------------
 POLICY_OBSERVATIONS = (
-    # 2J  reference joint positions, velocities
-    ObservationSlot("command", "motion_command"),
-    # 6   reference anchor orientation, anchor frame
-    ObservationSlot("motion_anchor_ori_b"),
-    ObservationSlot("base_ang_vel"),                       # 3   the gyro
-    # J   minus the default pose, as encoders read it
-    ObservationSlot("joint_pos", "joint_pos_sensed"),
-    ObservationSlot("joint_vel"),                          # J
-    ObservationSlot("actions", "last_action"),             # J
+    ObservationSlot("command", "motion_command"),      # 2J  reference joint positions, velocities
+    ObservationSlot("motion_anchor_ori_b"),            # 6   reference anchor rotation, anchor frame
+    ObservationSlot("base_ang_vel"),                   # 3   the gyro
+    ObservationSlot("joint_pos", "joint_pos_sensed"),  # J   less the default pose, as encoders read
+    ObservationSlot("joint_vel"),                      # J
+    ObservationSlot("actions", "last_action"),         # J
 )
 
-# -- What the critic sees (privileged: true values, no noise)
-# --------------------------------------------
+# -- What the critic sees (privileged: true values, no noise) --------------------------------------
 CRITIC_OBSERVATIONS = (
     ObservationSlot("command", "motion_command"),
-    # 3   reference anchor position, anchor frame
-    ObservationSlot("motion_anchor_pos_b"),
+    ObservationSlot("motion_anchor_pos_b"),            # 3   reference anchor position, anchor frame
     ObservationSlot("motion_anchor_ori_b"),
-    ObservationSlot("body_pos", "body_pos_b"),             # 3K  tracked bodies, anchor frame
-    ObservationSlot("body_ori", "body_ori_b"),             # 6K
-    ObservationSlot("base_lin_vel"),                       # 3
+    ObservationSlot("body_pos", "body_pos_b"),         # 3K  tracked bodies, anchor frame
+    ObservationSlot("body_ori", "body_ori_b"),         # 6K
+    ObservationSlot("base_lin_vel"),                   # 3
     ObservationSlot("base_ang_vel"),
     ObservationSlot("joint_pos", "joint_pos_rel"),
     ObservationSlot("joint_vel"),
@@ -73,10 +67,9 @@ SETTINGS: dict[str, Any] = {
     # time-out (a truncation); an episode also ends at the motion's last frame
     "episode_length_s": 10.0,
     "soft_joint_limit_factor": 0.9,
-    # true: body poses and velocities at the state after each step (about
+    # true: body poses and velocities at the state after each step (about 10% more physics time);
+    # false: those of the last substep, 5 ms old
     "fresh_kinematics": False,
-                                    # 10% more physics time); false: those of the last substep, 5 ms
-                                    # old
     "log_reward_terms": True,       # print the table of active reward terms when the env is built
     # Joint target = offset + scale x robot action_scale x action. offset: reference (the motion's
     # joint positions at the observed step: a zero action follows the motion) or default (the
@@ -165,8 +158,7 @@ SETTING_CHOICES = {
     "randomization.curriculum.raise_on": ("tracked", "stays_up"),
 }
 
-# -- How a trained policy is played to judge it
-# ------------------------------------------------------------
+# -- How a trained policy is played to judge it ----------------------------------------------------
 _STILL = dict.fromkeys(("x", "y", "z", "roll", "pitch", "yaw"), [0.0, 0.0])
 PLAY = PlaySettings(
     # body poses at the current state (as on hardware and in sim2sim), no randomisation, no noise
@@ -185,10 +177,9 @@ PLAY = PlaySettings(
     }},
 )
 
-# -- The trainer's defaults for this task
-# -------------------------------------------------------------------- exploration around the
-# reference: with mjlab's std 1 (for actions around the default pose) q1 fell within a second of
-# every training episode
+# -- The trainer's defaults for this task ----------------------------------------------------------
+# exploration around the reference: with mjlab's std 1 (for actions around the default pose) q1 fell
+# within a second of every training episode
 TRAINER_DEFAULTS = {"policy": {"init_noise_std": 0.3}}
 
 
