@@ -49,8 +49,7 @@ def _long_quats(motion):
     return motion
 
 
-# -- train validates the motion
-# ----------------------------------------------------------------------
+# -- train validates the motion --------------------------------------------------------------------
 @pytest.mark.parametrize("name, change, words", [
     ("inf", _set("body_pos_w", (40, 3, 2), np.inf), ("body_pos_w",)),
     ("fps30", _fps30, ("fps is 30",)),
@@ -67,8 +66,7 @@ def test_train_refuses_a_bad_motion_before_making_a_run(tmp_path, name, change, 
     assert not logs.exists()
 
 
-# -- one checkpoint-loading rule
-# ---------------------------------------------------------------------------
+# -- one checkpoint-loading rule -------------------------------------------------------------------
 @pytest.mark.parametrize("content", [b"", b"hello, not a checkpoint\n"], ids=["empty", "text"])
 def test_a_damaged_newest_checkpoint_is_stepped_over(tiny_run, tmp_path, content):
     """train --resume / eval past a damaged newest model_<it>.pt fall back to the previous one"""
@@ -121,8 +119,7 @@ def test_eval_of_etc_passwd_as_a_checkpoint_is_a_checkpoint_error(tiny_run, tmp_
              "/etc/passwd").assert_typed(EXIT["checkpoint"], "/etc/passwd")
 
 
-# -- resource bounds
-# -----------------------------------------------------------------------------------
+# -- resource bounds -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def zip_bomb(tmp_path_factory) -> Path:
     """An .npz of ~1 MB that declares a 1 GiB joint_pos (deflated zeros, written in chunks)."""
@@ -173,8 +170,7 @@ def test_an_oversized_motion_is_refused_with_bounded_memory(zip_bomb, tmp_path, 
     assert refused.rss_mb - baseline.rss_mb < MAX_EXTRA_RSS_MB, (refused.rss_mb, baseline.rss_mb)
 
 
-# -- typed errors, not tracebacks
-# -------------------------------------------------------------------------
+# -- typed errors, not tracebacks ------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def npy_as_npz(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("npy") / "single.npz"
@@ -224,8 +220,7 @@ def test_bad_training_settings_are_refused_before_a_run_is_made(tmp_path, args, 
     assert not logs.exists()
 
 
-# -- a motion file is untrusted
-# ----------------------------------------------------------------------------
+# -- a motion file is untrusted --------------------------------------------------------------------
 @pytest.mark.parametrize("override",
                          ["num_envs=4096", "iterations=1000000", "task=walk", "device=cuda"])
 def test_a_motion_file_may_not_size_the_run_or_switch_its_task(tmp_path, override):
@@ -282,8 +277,7 @@ def test_validate_after_the_source_motion_changed_is_a_typed_error(base_pipeline
     assert (run / source.name).read_bytes() == copy_before
 
 
-# -- the exported ONNX and its bundle are untrusted
-# ------------------------------------------------------------
+# -- the exported ONNX and its bundle are untrusted ------------------------------------------------
 def _metadata(**changes: Callable[[str], str]) -> Callable[[Path], None]:
     """An edit of policy.onnx: each metadata key in ``changes`` gets ``change(old value)``."""
     def edit(path: Path) -> None:

@@ -180,8 +180,7 @@ def test_an_interrupted_first_checkpoint_says_there_is_nothing_to_resume(tiny_ru
         EXIT["checkpoint"], "stopped while writing its first one", "without --resume")
 
 
-# -- plugins that end or block the process
-# -------------------------------------------------------------
+# -- plugins that end or block the process ---------------------------------------------------------
 EXIT_IN_STAGE = '''
 import os, sys
 from primebot.pipeline.hooks.specs import hookimpl

@@ -176,8 +176,7 @@ def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
         load_trained_policy(run_dir, "/etc/passwd")
 
 
-# -- issue 31: only damage falls back
-# ---------------------------------------------------------------
+# -- issue 31: only damage falls back --------------------------------------------------------------
 def _good_and_newer(tmp_path: Path) -> Path:
     save_checkpoint(tmp_path / "model_5.pt", {**_payload(), "iteration": 5})
     return save_checkpoint(tmp_path / "model_10.pt", {**_payload(), "iteration": 10})
