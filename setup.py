@@ -18,5 +18,6 @@ packages = [
 setup(
     packages=packages,
     package_dir={f"primebot.{root}": root for root in SOURCE_ROOTS},
-    package_data={f"primebot.{root}": ["**/*.xml", "**/*.yaml", "**/*.npz", "**/*.html"] for root in SOURCE_ROOTS},
+    package_data={f"primebot.{root}": ["**/*.xml", "**/*.yaml", "**/*.npz", "**/*.html"]
+                  for root in SOURCE_ROOTS},
 )

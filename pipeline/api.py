@@ -1,4 +1,4 @@
-"""The one module plugins import: everything a plugin of primebot may rely on (docs/plugin_hooks.md).
+"""The one module plugins import: all a plugin of primebot may rely on (docs/plugin_hooks.md).
 
 The names below are the stable surface for third-party plugins; the modules
 they come from may move between releases, this module keeps them. The

@@ -30,7 +30,8 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=(target.suffix if suffix is None else suffix) + ".tmp", dir=target.parent
+        prefix=f".{target.name}.", suffix=(target.suffix if suffix is None else suffix) + ".tmp",
+        dir=target.parent
     )
     os.close(fd)
     tmp = Path(tmp_name)
@@ -53,13 +54,15 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
 
 
 def disk_full_error(exc: BaseException, path: str | os.PathLike) -> DiskFullError | None:
-    """A ``DiskFullError`` naming ``path`` when ``exc`` (or what caused it) is a full file system, else None."""
+    """A ``DiskFullError`` naming ``path`` when ``exc`` (or what caused it) is a full file system,
+    else None."""
     if isinstance(exc, PrimebotError):
         if isinstance(exc, DiskFullError):
             return exc
         if not isinstance(exc.__cause__, OSError):
             return None
-        exc = exc.__cause__  # e.g. a RenderError of a video encoder that died writing to a full disk
+        # e.g. a RenderError of a video encoder that died writing to a full disk
+        exc = exc.__cause__
     seen: BaseException | None = exc
     full = False
     while seen is not None and not full:
@@ -75,13 +78,16 @@ def disk_full_error(exc: BaseException, path: str | os.PathLike) -> DiskFullErro
     where = Path(path).parent
     return DiskFullError(
         f"no space left on the device holding {where}: writing {Path(path).name} failed "
-        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); nothing was replaced",
-        fix=f"free space on that file system (df -h {where}), or write the run elsewhere (--log-dir), then resume",
+        f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}); nothing was "
+        "replaced",
+        fix=f"free space on that file system (df -h {where}), or write the run elsewhere "
+            "(--log-dir), then resume",
     )
 
 
 @contextlib.contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+def atomic_open(path: str | os.PathLike, mode: str = "w",
+                encoding: str | None = "utf-8") -> Iterator[IO]:
     """``open()`` for writing, made atomic with ``atomic_path``."""
     if "b" in mode:
         encoding = None
@@ -105,8 +111,8 @@ def atomic_directory(path: str | os.PathLike) -> Iterator[Path]:
 
     On any exception the staging directory is removed and ``path`` is untouched, so a failure never
     leaves a half-built directory where a good one was. The swap is two renames (``path`` to
-    ``.<name>.old``, the staging directory to ``path``); ``recover_directory`` finishes or undoes one that
-    a crash cut between them.
+    ``.<name>.old``, the staging directory to ``path``); ``recover_directory`` finishes or undoes
+    one that a crash cut between them.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -133,8 +139,9 @@ def _old_copy(target: Path) -> Path:
 
 
 def recover_directory(path: str | os.PathLike) -> None:
-    """Finish what a crash left of an ``atomic_directory`` swap: put back the old directory when the new one
-    never arrived, and remove leftover staging and old copies. Call it holding the run directory's lock."""
+    """Finish what a crash left of an ``atomic_directory`` swap: put back the old directory when the
+    new one never arrived, and remove leftover staging and old copies. Call it holding the run
+    directory's lock."""
     target = Path(path)
     old = _old_copy(target)
     if old.exists() and not target.exists():
@@ -147,8 +154,9 @@ def recover_directory(path: str | os.PathLike) -> None:
 
 def clean_interrupted_writes(directory: str | os.PathLike) -> list[Path]:
     """Remove what killed writers left under ``directory``: ``atomic_path``'s temporary files and
-    ``atomic_directory``'s staging directories, and finish cut directory swaps (``recover_directory``).
-    Returns what was removed. Call it holding the directory's lock (nobody else is writing)."""
+    ``atomic_directory``'s staging directories, and finish cut directory swaps
+    (``recover_directory``). Returns what was removed. Call it holding the directory's lock (nobody
+    else is writing)."""
     root = Path(directory)
     for old in sorted(root.rglob(".*.old")):
         if old.is_dir():

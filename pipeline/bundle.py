@@ -1,5 +1,7 @@
-"""``python -m primebot.pipeline.bundle BUNDLE``: the deploy bundle's runner, at the path that generated
-READMEs and ``deploy.yaml`` name (docs/deploy.md). The code is ``deploy/deploy_bundle.py``."""
+"""``python -m primebot.pipeline.bundle BUNDLE``: the deploy bundle's runner.
+
+This is the path that generated READMEs and ``deploy.yaml`` name (docs/deploy.md); the code is
+``deploy/deploy_bundle.py``."""
 
 from __future__ import annotations
 

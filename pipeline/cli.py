@@ -38,7 +38,8 @@ LISTS_FAILED_PLUGINS = ("plugins",)
 def build_cli(host: PluginHost) -> click.Group:
     """A fresh root group with every plugin's commands added."""
 
-    @click.group(help=HELP, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+    @click.group(help=HELP,
+                 context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
     @click.version_option(__version__, "-V", "--version", prog_name="primebot")
     @click.option("--debug", is_flag=True, help="Show full tracebacks and debug logs.")
     @click.pass_context

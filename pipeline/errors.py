@@ -6,8 +6,9 @@ NOT_TRACKED_EXIT_CODE = 10
 """``primebot pipeline run`` exits with this when every stage finished but the policy does not track
 its motion (the verdict, docs/tasks.md): a finished run is not a working policy."""
 NOT_ROBUST_EXIT_CODE = 12
-"""``primebot pipeline run`` exits with this when the policy tracks its motion but is not shown ROBUST: the stress
-test found a standard perturbation it does not survive, or did not run (docs/deploy.md, "Before you deploy")."""
+"""``primebot pipeline run`` exits with this when the policy tracks its motion but is not shown
+ROBUST: the stress test found a standard perturbation it does not survive, or did not run
+(docs/deploy.md, "Before you deploy")."""
 
 
 class PrimebotError(Exception):
@@ -79,9 +80,10 @@ the older formats."""
 
 
 class CorruptCheckpointError(CheckpointError):
-    """A checkpoint is damaged (empty, truncated, bit-flipped): the one failure that resume and evaluation
-    step over to the previous good checkpoint. Any other checkpoint error (an I/O error, out of memory, a
-    newer format, another run's file) stops with its reason (docs/architecture.md §3)."""
+    """A checkpoint is damaged (empty, truncated, bit-flipped): the one failure that resume and
+    evaluation step over to the previous good checkpoint. Any other checkpoint error (an I/O error,
+    out of memory, a newer format, another run's file) stops with its reason (docs/architecture.md
+    §3)."""
 
 
 class NonFiniteError(PrimebotError):

@@ -1,4 +1,5 @@
-"""Plugin code that calls ``os._exit`` while primebot runs it raises instead of ending the process (§8).
+"""Plugin code that calls ``os._exit`` while primebot runs it raises instead of ending the process
+(§8).
 
 ``sys.exit`` in a plugin is an exception primebot turns into a ``PluginError``
 naming the plugin; ``os._exit`` would end the process at once, with whatever
@@ -16,7 +17,8 @@ from collections.abc import Iterator
 
 
 class HardExit(SystemExit):
-    """``os._exit(code)`` called by plugin code inside ``no_hard_exit``: raised instead of ending the process."""
+    """``os._exit(code)`` called by plugin code inside ``no_hard_exit``: raised instead of ending
+    the process."""
 
     call = "os._exit"
 

@@ -71,7 +71,8 @@ class Registry:
         try:
             self._validators[kind](name, obj)
         except (TypeError, ValueError) as exc:
-            raise RegistrationError(f"plugin {plugin!r} registered an invalid {kind[:-1]} {name!r}: {exc}") from exc
+            raise RegistrationError(f"plugin {plugin!r} registered an invalid {kind[:-1]} "
+                                    f"{name!r}: {exc}") from exc
         registration = Registration(kind, name, obj, plugin)
         self._items[kind][name] = registration
         return registration

@@ -60,7 +60,8 @@ def quat_apply_inverse(q: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices ``[..., 3, 3]`` of ``q``; column ``k`` is the frame's axis ``k`` in the world."""
+    """Rotation matrices ``[..., 3, 3]`` of ``q``; column ``k`` is the frame's axis ``k`` in the
+    world."""
     w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
     xx, yy, zz = x * x, y * y, z * z
     xy, xz, yz = x * y, x * z, y * z
@@ -106,7 +107,8 @@ def yaw_quat(q: np.ndarray) -> np.ndarray:
 
 
 def rotate_about_z(angle: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """Rotate vectors ``v`` [..., 3] by ``angle`` [...] about world z (cheaper than ``quat_apply``)."""
+    """Rotate vectors ``v`` [..., 3] by ``angle`` [...] about world z (cheaper than
+    ``quat_apply``)."""
     c, s = np.cos(angle), np.sin(angle)
     x, y = v[..., 0], v[..., 1]
     return np.stack((c * x - s * y, s * x + c * y, v[..., 2]), axis=-1)
@@ -130,7 +132,8 @@ def quat_from_axis_angle(axis: np.ndarray, angle: np.ndarray) -> np.ndarray:
 
 
 def quat_from_euler_xyz(roll: np.ndarray, pitch: np.ndarray, yaw: np.ndarray) -> np.ndarray:
-    """Intrinsic roll (x), then pitch (y), then yaw (z): ``q = q_z(yaw) ⊗ q_y(pitch) ⊗ q_x(roll)``."""
+    """Intrinsic roll (x), then pitch (y), then yaw (z): ``q = q_z(yaw) ⊗ q_y(pitch) ⊗
+    q_x(roll)``."""
     cr, sr = np.cos(0.5 * np.asarray(roll)), np.sin(0.5 * np.asarray(roll))
     cp, sp = np.cos(0.5 * np.asarray(pitch)), np.sin(0.5 * np.asarray(pitch))
     cy, sy = np.cos(0.5 * np.asarray(yaw)), np.sin(0.5 * np.asarray(yaw))
@@ -153,7 +156,8 @@ def subtract_frame_transforms(
 
 
 def quat_slerp(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Spherical interpolation from ``a`` (t=0) to ``b`` (t=1) along the shorter arc; ``t`` is [...]."""
+    """Spherical interpolation from ``a`` (t=0) to ``b`` (t=1) along the shorter arc; ``t`` is
+    [...]."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     t = np.asarray(t, dtype=np.float64)[..., None]

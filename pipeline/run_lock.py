@@ -36,27 +36,36 @@ def _holder(path: Path) -> str:
 
 
 def _acquire(path: Path) -> int:
-    """An open descriptor holding the exclusive flock on ``path``; ConfigError when another process holds it."""
+    """An open descriptor holding the exclusive flock on ``path``; ConfigError when another process
+    holds it."""
     while True:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:  # a read-only or vanished run directory: nothing can be written there
+        # a read-only or vanished run directory: nothing can be written there
+        except OSError as exc:
             raise ConfigError(
                 f"cannot write in {path.parent}: {exc.strerror or exc}",
-                fix="make the run directory writable (or copy it somewhere writable) and run the command again",
+                fix="make the run directory writable (or copy it somewhere writable) and run the "
+                    "command again",
             ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             holder = _holder(path)
-            pid = holder.split()[1] if holder.startswith("pid ") and len(holder.split()) > 1 else "<pid>"
+            pid = (
+                holder.split()[1]
+                if holder.startswith("pid ") and len(holder.split()) > 1
+                else "<pid>"
+            )
             raise ConfigError(
                 f"{path.parent} is in use by another primebot process ({holder})",
-                fix=f"wait for it to finish, or stop it (Ctrl-C in its terminal, or kill -INT {pid.rstrip(':')}) "
+                fix="wait for it to finish, or stop it (Ctrl-C in its terminal, or kill -INT "
+                    f"{pid.rstrip(':')}) "
                     "and resume",
             ) from None
-        # The holder before us may have removed the file between our open and our flock: lock the file that is there.
+        # The holder before us may have removed the file between our open and our flock: lock the
+        # file that is there.
         try:
             if os.fstat(fd).st_ino == os.stat(path).st_ino:
                 return fd
@@ -67,7 +76,8 @@ def _acquire(path: Path) -> int:
 
 @contextlib.contextmanager
 def run_dir_lock(run_dir: str | Path) -> Iterator[None]:
-    """Hold ``run_dir``'s lock inside the block; ``ConfigError`` naming the holder when another process has it."""
+    """Hold ``run_dir``'s lock inside the block; ``ConfigError`` naming the holder when another
+    process has it."""
     key = Path(run_dir).resolve()
     if key in _HELD:
         _HELD[key] += 1
@@ -86,6 +96,7 @@ def run_dir_lock(run_dir: str | Path) -> Iterator[None]:
             yield
         finally:
             del _HELD[key]
-            path.unlink(missing_ok=True)  # while still locked: a waiting process re-checks the inode
+            # while still locked: a waiting process re-checks the inode
+            path.unlink(missing_ok=True)
     finally:
         os.close(fd)

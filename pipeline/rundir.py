@@ -1,4 +1,5 @@
-"""The run directory of docs/architecture.md §6: ``logs/<run-name>/<YYYY-mm-dd_HH-MM-SS>/`` and its args.yaml."""
+"""The run directory of docs/architecture.md §6: ``logs/<run-name>/<YYYY-mm-dd_HH-MM-SS>/`` and its
+args.yaml."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ MOTION_SUFFIX = ".npz"
 def motion_copy_name(name: str) -> str:
     """The name under which a run (and its bundle) keeps its copy of the motion file ``name``.
 
-    Always ending in ``.npz``, so a motion file called ``args.yaml``, ``pipeline.json`` or ``model_9.pt``
-    can never overwrite a file of the run (``model_9.pt`` is kept as ``model_9.pt.npz``).
+    Always ending in ``.npz``, so a motion file called ``args.yaml``, ``pipeline.json`` or
+    ``model_9.pt`` can never overwrite a file of the run (``model_9.pt`` is kept as
+    ``model_9.pt.npz``).
     """
     base = Path(name).name
     return base if base.endswith(MOTION_SUFFIX) and base != MOTION_SUFFIX else base + MOTION_SUFFIX
@@ -66,7 +68,8 @@ def read_run_id(run_dir: str | Path) -> str | None:
 def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None) -> Path:
     """Make a fresh, timestamped run directory; a clash within the same second gets a suffix."""
     if not run_name or "/" in run_name or run_name in (".", ".."):
-        raise ConfigError(f"invalid run name {run_name!r}", fix="use a plain name such as wave or walk-v2")
+        raise ConfigError(f"invalid run name {run_name!r}",
+                          fix="use a plain name such as wave or walk-v2")
     stamp = time.strftime("%Y-%m-%d_%H-%M-%S", time.localtime(now))
     base = Path(log_root) / run_name
     for k in range(1000):
@@ -78,7 +81,8 @@ def create_run_dir(log_root: str | Path, run_name: str, now: float | None = None
             continue
         except OSError as exc:  # read-only, no permission, full: no run can start here
             raise ConfigError(f"cannot create a run directory under {base}: {exc.strerror or exc}",
-                              fix="choose a writable place with --log-dir (or make this one writable)") from None
+                              fix="choose a writable place with --log-dir (or make this one "
+                                  "writable)") from None
     raise ConfigError(f"cannot create a run directory under {base}")
 
 
@@ -93,7 +97,8 @@ def read_args(run_dir: str | Path) -> dict[str, Any]:
     """Read ``args.yaml`` of a run; a missing or unreadable file names the run directory."""
     path = Path(run_dir) / ARGS_FILE
     if not path.is_file():
-        raise ConfigError(f"{run_dir} is not a run directory: no {ARGS_FILE}", fix="pass logs/<run-name>/<timestamp>")
+        raise ConfigError(f"{run_dir} is not a run directory: no {ARGS_FILE}",
+                          fix="pass logs/<run-name>/<timestamp>")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:

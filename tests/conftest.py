@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-# Before anything imports torch (docs/architecture.md §4): a torch_npu without CANN must not break it.
+# Before anything imports torch (docs/architecture.md §4): a torch_npu without CANN must not break
+# it.
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 os.environ.setdefault("MUJOCO_GL", "egl")
 
@@ -63,12 +64,15 @@ def make_distribution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
 
-    def make(dist: str, module: str, source: str, *, version: str = "1.0.0", entry_name: str | None = None) -> Path:
+    def make(dist: str, module: str, source: str, *, version: str = "1.0.0",
+             entry_name: str | None = None) -> Path:
         (site / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
         info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
         info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n", encoding="utf-8")
-        (info / "entry_points.txt").write_text(f"[primebot]\n{entry_name or dist} = {module}\n", encoding="utf-8")
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n",
+                                       encoding="utf-8")
+        (info / "entry_points.txt").write_text(f"[primebot]\n{entry_name or dist} = {module}\n",
+                                               encoding="utf-8")
         sys.modules.pop(module, None)
         return site
 

@@ -22,11 +22,13 @@ class Import:
     path: Path
     line: int
     module: str
-    """Absolute name of the module imported (a ``from P import m`` of a module ``m`` names ``P.m``)."""
+    """Absolute name of the module imported (a ``from P import m`` of a module ``m`` names
+    ``P.m``)."""
 
 
 def module_name(path: Path) -> str:
-    """``pipeline/motion/format.py`` → ``primebot.pipeline.motion.format`` (a package's ``__init__`` → the package)."""
+    """``pipeline/motion/format.py`` → ``primebot.pipeline.motion.format`` (a package's ``__init__``
+    → the package)."""
     root, *rest = path.relative_to(REPO).with_suffix("").parts
     parts = [*SOURCE_ROOTS[root].split("."), *rest]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -66,18 +68,21 @@ def imports(path: Path) -> Iterator[Import]:
 
 
 def core_graph() -> dict[str, set[str]]:
-    """Core module → the core modules it imports (a package's ``__init__`` counts as the package)."""
+    """Core module → the core modules it imports (a package's ``__init__`` counts as the
+    package)."""
     graph: dict[str, set[str]] = {}
     for path in source_files("pipeline"):
         name = module_name(path)
         graph.setdefault(name, set()).update(
-            i.module for i in imports(path) if (i.module == CORE or i.module.startswith(CORE + ".")) and i.module != name
+            i.module for i in imports(path)
+            if (i.module == CORE or i.module.startswith(CORE + ".")) and i.module != name
         )
     return graph
 
 
 def package_of(module: str) -> str:
-    """The core's first-level package or module a module belongs to: ``….motion.format`` → ``….motion``."""
+    """The core's first-level package or module a module belongs to: ``….motion.format`` →
+    ``….motion``."""
     parts = module.split(".")
     return ".".join(parts[:3])
 
@@ -118,9 +123,11 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
-    """``graph`` with every module replaced by its first-level package (arrows inside a package dropped)."""
+    """``graph`` with every module replaced by its first-level package (arrows inside a package
+    dropped)."""
     packages: dict[str, set[str]] = {}
     for module, targets in graph.items():
         source = package_of(module)
-        packages.setdefault(source, set()).update(package_of(t) for t in targets if package_of(t) != source)
+        packages.setdefault(source, set()).update(package_of(t) for t in targets
+                                                  if package_of(t) != source)
     return packages

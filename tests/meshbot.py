@@ -28,7 +28,9 @@ JOINTS = ("left_hip_joint", "left_knee_joint", "right_hip_joint", "right_knee_jo
 def box_stl(path: Path, half: tuple[float, float, float], offset=(0.0, 0.0, 0.0)) -> None:
     """A binary STL of a box with ``half`` extents centred on ``offset``."""
     hx, hy, hz = half
-    corners = np.array([[x, y, z] for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)]) + offset
+    corners = (
+        np.array([[x, y, z] for x in (-hx, hx) for y in (-hy, hy) for z in (-hz, hz)]) + offset
+    )
     faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1),
              (2, 3, 7), (2, 7, 6), (0, 2, 6), (0, 6, 4), (1, 5, 7), (1, 7, 3)]  # fmt: skip
     data = bytearray(b"meshbot".ljust(80, b" "))
@@ -45,10 +47,12 @@ def actuator_xml(kind: str, kp: float = 30.0, kv: float = 1.5, effort: float = 2
     """One actuator per joint: ``position`` servos with kp/kv, or ``motor``."""
     if kind == "position":
         return "".join(
-            f'<position name="{j}" joint="{j}" kp="{kp}" kv="{kv}" forcerange="-{effort} {effort}"/>'
+            f'<position name="{j}" joint="{j}" kp="{kp}" kv="{kv}" forcerange="-{effort} '
+            f'{effort}"/>'
             for j in JOINTS
         )
-    return "".join(f'<motor name="{j}" joint="{j}" ctrlrange="-{effort} {effort}"/>' for j in JOINTS)
+    return "".join(f'<motor name="{j}" joint="{j}" ctrlrange="-{effort} {effort}"/>'
+                   for j in JOINTS)
 
 
 def write_meshbot(

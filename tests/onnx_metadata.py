@@ -1,5 +1,5 @@
-"""Copy an exported ONNX with some metadata values replaced, or a graph input/output renamed (tests' shared
-helpers for wrong-metadata and wrong-graph cases)."""
+"""Copy an exported ONNX with some metadata values replaced, or a graph input/output renamed (tests'
+shared helpers for wrong-metadata and wrong-graph cases)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import onnx
 
 
 def with_metadata(src: str | Path, dst: str | Path, **changes: str) -> str:
-    """Write ``src`` to ``dst`` with the metadata keys in ``changes`` set to the given values; returns ``dst``."""
+    """Write ``src`` to ``dst`` with the metadata keys in ``changes`` set to the given values;
+    returns ``dst``."""
     model = onnx.load(str(src))
     for prop in model.metadata_props:
         if prop.key in changes:
@@ -19,8 +20,8 @@ def with_metadata(src: str | Path, dst: str | Path, **changes: str) -> str:
 
 
 def with_renamed(src: str | Path, dst: str | Path, old: str, new: str) -> str:
-    """Write ``src`` to ``dst`` with graph input/output ``old`` renamed to ``new`` (a graph missing the name a
-    deploy loop needs); returns ``dst``."""
+    """Write ``src`` to ``dst`` with graph input/output ``old`` renamed to ``new`` (a graph missing
+    the name a deploy loop needs); returns ``dst``."""
     model = onnx.load(str(src))
     for value in [*model.graph.input, *model.graph.output]:
         if value.name == old:

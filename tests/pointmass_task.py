@@ -25,7 +25,8 @@ DEFAULT_CONFIG = {
     "nan_at_step": -1,
 }
 TRAINER_DEFAULTS = {
-    "ppo": {"num_steps_per_env": 16, "num_mini_batches": 2, "num_learning_epochs": 2, "learning_rate": 3e-3},
+    "ppo": {"num_steps_per_env": 16, "num_mini_batches": 2, "num_learning_epochs": 2,
+            "learning_rate": 3e-3},
     "policy": {"actor_hidden": [32, 32], "critic_hidden": [32, 32]},
     "runner": {"save_interval": 5},
 }
@@ -34,7 +35,8 @@ TRAINER_DEFAULTS = {
 class PointMassEnv(VecEnv):
     """N point masses; obs = [x − target, v], critic obs adds the target itself."""
 
-    def __init__(self, num_envs: int, seed: int, dims: int = 2, episode_length: int = 40, dt: float = 0.1,
+    def __init__(self, num_envs: int, seed: int, dims: int = 2, episode_length: int = 40,
+                 dt: float = 0.1,
                  nan_at_step: int = -1) -> None:
         self.num_envs = num_envs
         self.dims = dims
@@ -101,7 +103,11 @@ class PointMassEnv(VecEnv):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.rng.bit_generator.state = state["rng"]
-        self.pos, self.vel, self.target = state["pos"].copy(), state["vel"].copy(), state["target"].copy()
+        self.pos, self.vel, self.target = (
+            state["pos"].copy(),
+            state["vel"].copy(),
+            state["target"].copy(),
+        )
         self.t, self.sums = state["t"].copy(), state["sums"].copy()
         self.global_step = int(state["global_step"])
 
@@ -112,7 +118,8 @@ def make_env(*, robot=None, motion=None, num_envs: int, seed: int, config: dict,
                         config["nan_at_step"])
 
 
-POINTMASS = TaskSpec("pointmass", make_env, DEFAULT_CONFIG, "point masses pushed to a target (tests)",
+POINTMASS = TaskSpec("pointmass", make_env, DEFAULT_CONFIG,
+                     "point masses pushed to a target (tests)",
                      needs_motion=False, trainer_defaults=TRAINER_DEFAULTS)
 
 

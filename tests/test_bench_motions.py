@@ -1,4 +1,5 @@
-"""tools/bench_motions.py on one motion with a tiny budget (the table and the rows), and its contact sheet."""
+"""tools/bench_motions.py on one motion with a tiny budget (the table and the rows), and its contact
+sheet."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ def test_bench_motions_runs_the_pipeline_and_prints_the_verdict_table(repo_root,
     rows_path = tmp_path / "rows.json"
     proc = subprocess.run(
         [sys.executable, str(repo_root / "tools" / "bench_motions.py"), "wave", "--preset", "quick",
-         "--iterations", "2", "--num-envs", "8", "--eval-episodes", "1", "--log-dir", str(tmp_path / "logs"),
+         "--iterations", "2", "--num-envs", "8", "--eval-episodes", "1", "--log-dir",
+         str(tmp_path / "logs"),
          "--json", str(rows_path), "--no-video"],  # videos cost minutes here; the sheet: below
         capture_output=True, text=True, timeout=600, cwd=tmp_path,
     )
@@ -46,9 +48,12 @@ def test_the_contact_sheet_shows_stills_of_each_runs_sim2sim_video(repo_root, tm
     for i in range(10):
         writer.send(np.full((48, 64, 3), 25 * i, np.uint8).tobytes())
     writer.close()
-    rows = [{"motion": "wave", "exit_code": 12, "tracked": True, "mpkpe_m": 0.008, "statue_mpkpe_m": 0.02,
+    rows = [{"motion": "wave", "exit_code": 12, "tracked": True, "mpkpe_m": 0.008,
+             "statue_mpkpe_m": 0.02,
              "success_rate": 1.0, "video": str(video)},
             {"motion": "kick", "exit_code": 2, "video": None}]
     sheet = write_sheet(rows, tmp_path / "sheet.png", title="test")
     image = iio.imread(sheet)
-    assert sheet.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.shape[0] > 48 and image.std() > 0
+    assert (
+        sheet.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and image.shape[0] > 48 and image.std() > 0
+    )

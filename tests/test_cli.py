@@ -32,4 +32,6 @@ def test_every_command_has_help_text(clean_env):
         result = CliRunner().invoke(cli, [*path, "--help"])
         assert result.exit_code == 0, (path, result.output)
         summary = result.output.split("Options:")[0]
-        assert len(summary.split("\n", 2)[-1].strip()) > 10, f"`primebot {' '.join(path)} --help` says nothing"
+        assert len(summary.split("\n", 2)[-1].strip()) > 10, (
+            f"`primebot {' '.join(path)} --help` says nothing"
+        )

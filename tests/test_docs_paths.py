@@ -2,10 +2,10 @@
 
 README.md, docs/ (with its subfolders) and every source file under pipeline/, plugins/, tools/ and
 tests/ are read for things that look like a path of this repository (``pipeline/…``, ``plugins/…``,
-``tests/…``, ``tools/…``, ``docs/…``, ``motions/…``); each must name a file or folder of the checkout.
-``*`` and ``<placeholder>`` parts are wildcards that must match something. Paths that name files
-inside a run directory or a user's project, not this repository, are listed in ``NOT_REPOSITORY``
-with the reason.
+``tests/…``, ``tools/…``, ``docs/…``, ``motions/…``); each must name a file or folder of the
+checkout. ``*`` and ``<placeholder>`` parts are wildcards that must match something. Paths that name
+files inside a run directory or a user's project, not this repository, are listed in
+``NOT_REPOSITORY`` with the reason.
 """
 
 from __future__ import annotations

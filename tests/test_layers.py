@@ -19,17 +19,19 @@ from import_graph import (
 TORCH_FREE = ("deploy", "motion", "robot")
 """Core packages that never import torch, not even through the core modules they import."""
 TORCH_FILE_READERS = {"primebot.pipeline.motion.retarget.sources": "read_pt"}
-"""The one exception (docs/architecture.md §1): reading a human motion's ``.pt`` file needs torch, so
-that reader, and only inside its function body, imports it; nothing else of ``motion/`` does."""
+"""The one exception (docs/architecture.md §1): reading a human motion's ``.pt`` file needs torch,
+so that reader, and only inside its function body, imports it; nothing else of ``motion/`` does."""
 
 
 def _inside_reader(path, line: int) -> bool:
-    """Whether ``line`` of ``path`` lies in the body of the function ``TORCH_FILE_READERS`` names for it."""
+    """Whether ``line`` of ``path`` lies in the body of the function ``TORCH_FILE_READERS`` names
+    for it."""
     import ast
 
     function = TORCH_FILE_READERS.get(module_name(path))
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    return any(isinstance(node, ast.FunctionDef) and node.name == function and node.lineno < line <= node.end_lineno
+    return any(isinstance(node, ast.FunctionDef) and node.name == function
+               and node.lineno < line <= node.end_lineno
                for node in ast.walk(tree))
 
 
@@ -50,7 +52,8 @@ def test_ppo_imports_nothing_else_of_the_core():
 @pytest.mark.parametrize("package", TORCH_FREE)
 def test_torch_free_packages_never_import_torch(package):
     graph = core_graph()
-    reached, pending = set(), [m for m in graph if m == f"{CORE}.{package}" or m.startswith(f"{CORE}.{package}.")]
+    reached, pending = set(), [m for m in graph
+                               if m == f"{CORE}.{package}" or m.startswith(f"{CORE}.{package}.")]
     while pending:
         module = pending.pop()
         if module not in reached:

@@ -1,5 +1,5 @@
-"""tools/pd_replay.py: the reference under PD, no policy, tells a motion the body cannot start from one that
-needs feedback to balance."""
+"""tools/pd_replay.py: the reference under PD, no policy, tells a motion the body cannot start from
+one that needs feedback to balance."""
 
 from __future__ import annotations
 
@@ -11,12 +11,14 @@ import numpy as np
 
 
 def _replay(repo_root, motion, tmp_path) -> dict:
-    """pd_replay.py on ``motions/<motion>.npz``, or on the motion file ``motion`` when it is a path."""
+    """pd_replay.py on ``motions/<motion>.npz``, or on the motion file ``motion`` when it is a
+    path."""
     import json
 
     path = motion if isinstance(motion, Path) else repo_root / "motions" / f"{motion}.npz"
     out = tmp_path / f"{path.stem}.json"
-    proc = subprocess.run([sys.executable, str(repo_root / "tools" / "pd_replay.py"), str(path), "--json", str(out)],
+    proc = subprocess.run([sys.executable, str(repo_root / "tools" / "pd_replay.py"), str(path),
+                           "--json", str(out)],
                           capture_output=True, text=True, timeout=300, cwd=repo_root)
     assert proc.returncode == 0, proc.stderr
     assert "PD on the reference joints" in proc.stdout and "statue" in proc.stdout
@@ -28,19 +30,24 @@ robot: q1
 fps: 50
 angles: deg
 poses:
-  lying: {left_shoulder_roll_joint: 10, right_shoulder_roll_joint: -10, left_elbow_joint: 0, right_elbow_joint: 0}
-  sitting: {left_hip_pitch_joint: -80, right_hip_pitch_joint: -80, left_knee_joint: 0, right_knee_joint: 0,
-            left_ankle_pitch_joint: 0, right_ankle_pitch_joint: 0, waist_pitch_joint: 20}
+  lying: {left_shoulder_roll_joint: 10, right_shoulder_roll_joint: -10, left_elbow_joint: 0,
+          right_elbow_joint: 0}
+  sitting: {left_hip_pitch_joint: -80, right_hip_pitch_joint: -80, left_knee_joint: 0,
+            right_knee_joint: 0, left_ankle_pitch_joint: 0, right_ankle_pitch_joint: 0,
+            waist_pitch_joint: 20}
 keyframes:
   - {time: 0.0, pose: lying, root: {rpy: [0, -90, 0]}}
   - {time: 0.5, pose: lying, root: {rpy: [0, -90, 0]}}
   - {time: 1.6, pose: sitting, root: {rpy: [0, -10, 0]}}
   - {time: 3.0, pose: sitting, root: {rpy: [0, -10, 0]}}
 """
-"""The first shipped getup's sit-up: q1's legs weigh half what its upper body does about the hips."""
+"""The first shipped getup's sit-up: q1's legs weigh half what its upper body does about the
+hips."""
 
 
-def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_loses_balance(repo_root, tmp_path, spec):
+def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_loses_balance(
+    repo_root, tmp_path, spec
+):
     from primebot.pipeline.motion.author import author_file
 
     (tmp_path / "sit_up.yaml").write_text(SIT_UP_BY_THE_HIPS, encoding="utf-8")
@@ -52,20 +59,31 @@ def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_lose
     squat = _replay(repo_root, "squat", tmp_path)
     second = slice(0, round(1.0 / squat["step_dt"]))
     # the squat's first second under open-loop PD: the body does what the reference does
-    assert np.max(np.abs(np.subtract(squat["root_height_m"][second], squat["reference_root_height_m"][second]))) < 0.02
+    assert (
+        np.max(
+            np.abs(
+                np.subtract(
+                    squat["root_height_m"][second], squat["reference_root_height_m"][second]
+                )
+            )
+        )
+        < 0.02
+    )
 
 
 def test_the_recorded_getup_is_followed_open_loop_to_standing(repo_root, tmp_path):
     getup = _replay(repo_root, "getup", tmp_path)
     robot, reference = np.array(getup["root_height_m"]), np.array(getup["reference_root_height_m"])
-    # its joints are the recorded servo targets, so zero actions give the recording back (the root is
-    # raised only where the targets' legs would dip into the floor, during the leg throw)
+    # its joints are the recorded servo targets, so zero actions give the recording back (the root
+    # is raised only where the targets' legs would dip into the floor, during the leg throw)
     assert np.abs(robot - reference).max() < 0.06
     last = slice(-round(1.0 / getup["step_dt"]), None)
-    assert np.abs(robot[last] - reference[last]).max() < 0.005 and robot[last].min() > 0.45  # standing
+    # standing
+    assert np.abs(robot[last] - reference[last]).max() < 0.005 and robot[last].min() > 0.45
     assert getup["mean_mpkpe_m"] < 0.1 * getup["statue_mpkpe_m"]
 
 
 def test_a_motion_longer_than_the_task_time_out_is_replayed_to_its_end(repo_root, tmp_path):
-    turn = _replay(repo_root, "turn", tmp_path)  # 11.8 s; the tracking task's episodes time out at 10 s
+    # 11.8 s; the tracking task's episodes time out at 10 s
+    turn = _replay(repo_root, "turn", tmp_path)
     assert len(turn["mpkpe_m"]) * turn["step_dt"] > 11.5

@@ -27,23 +27,29 @@ STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim
 
 def _environ() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("PRIMEBOT_DEVICE", "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "PRIMEBOT_DISABLE_PLUGINS")}
+           if k not in ("PRIMEBOT_DEVICE", "CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES",
+                        "PRIMEBOT_DISABLE_PLUGINS")}
     env.setdefault("MUJOCO_GL", "egl")
     return env
 
 
 def _pipeline(args: list[str], cwd: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "primebot.pipeline", "pipeline", "run", *args], cwd=cwd,
-                            env=_environ(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen([sys.executable, "-m", "primebot.pipeline", "pipeline", "run", *args],
+                            cwd=cwd,
+                            env=_environ(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
 
 
 @pytest.mark.slow
-def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefact(repo_root, tmp_path):
+def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefact(
+    repo_root, tmp_path
+):
     motion = repo_root / "motions" / "wave.npz"
     logs = tmp_path / "logs"
     proc = _pipeline([str(motion), "--preset", "quick", "--iterations", "6", "--num-envs", "16",
                       "--eval-episodes", "2", "--log-dir", str(logs),
-                      "--set", "task.randomization.curriculum.start=0"], tmp_path)  # the opt-in curriculum
+                      # the opt-in curriculum
+                      "--set", "task.randomization.curriculum.start=0"], tmp_path)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:  # wait for the first logged training iteration
         csvs = list(logs.rglob("train.csv"))
@@ -61,7 +67,11 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     doc = read_pipeline(run_dir)
     assert doc["status"] == "interrupted"
     statuses = {s["name"]: s["status"] for s in doc["stages"]}
-    assert statuses["train"] == "interrupted" and statuses["smoke"] == "done" and statuses["evaluate"] == "pending"
+    assert (
+        statuses["train"] == "interrupted"
+        and statuses["smoke"] == "done"
+        and statuses["evaluate"] == "pending"
+    )
     assert statuses["replay"] in ("done", "skipped")  # skipped only without OpenGL
     assert "[DONE] smoke on cpu" in output
     assert list(run_dir.glob("model_*.pt")), "SIGINT must leave a checkpoint"
@@ -70,11 +80,12 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     output, _ = proc.communicate(timeout=300)
     doc = read_pipeline(run_dir)
     assert doc["status"] == "done", output[-3000:]
-    # every stage finished: the exit status is the verdict (0 tracked and robust, 12 tracked only, 10 not
-    # tracked), and so is the last line
+    # every stage finished: the exit status is the verdict (0 tracked and robust, 12 tracked only,
+    # 10 not tracked), and so is the last line
     sim2sim = next(s for s in doc["stages"] if s["name"] == "sim2sim")["summary"]
     stress = next(s for s in doc["stages"] if s["name"] == "stress")["summary"]
-    assert isinstance(sim2sim["tracked"], bool) and isinstance(stress["robust"], bool), (sim2sim, stress)
+    assert isinstance(sim2sim["tracked"], bool) and isinstance(stress["robust"],
+                                                               bool), (sim2sim, stress)
     expected = (0 if stress["robust"] else 12) if sim2sim["tracked"] else 10
     assert proc.returncode == expected, output[-3000:]
     last = {0: "[DONE] pipeline: TRACKED and ROBUST", 12: "[DONE] pipeline: TRACKED, NOT ROBUST",
@@ -88,9 +99,14 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     # 6 iterations are far too few for the randomisation curriculum: the train stage says so
     assert by_name["train"]["summary"]["curriculum"] == "incomplete"
     assert any("curriculum" in w for w in by_name["train"]["warnings"])
-    assert "randomization/strength" in (run_dir / "train.csv").read_text(encoding="utf-8").splitlines()[0]
-    for name in ("args.yaml", "train.csv", "model_6.pt", "model_best.pt", "eval.json", "sim2sim.json", "stress.json",
-                 "pipeline.json", "report.html", "export/policy.onnx", "export/deploy.yaml", "wave.npz"):
+    assert (
+        "randomization/strength"
+        in (run_dir / "train.csv").read_text(encoding="utf-8").splitlines()[0]
+    )
+    for name in ("args.yaml", "train.csv", "model_6.pt", "model_best.pt", "eval.json",
+                 "sim2sim.json", "stress.json",
+                 "pipeline.json", "report.html", "export/policy.onnx", "export/deploy.yaml",
+                 "wave.npz"):
         assert (run_dir / name).is_file(), name
     rows = (run_dir / "train.csv").read_text(encoding="utf-8").splitlines()
     assert len(rows) == 1 + 6  # header + one row per iteration, none twice after the resume
@@ -100,9 +116,14 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     sim2sim = json.loads((run_dir / "sim2sim.json").read_text(encoding="utf-8"))
     assert sim2sim["checks_passed"]
     assert by_name["sim2sim"]["summary"]["episodes"] >= 1
-    assert stress["episodes"] == 3 * 4 * 13  # the quick preset: 4 starts of nominal and the 12 standard levels
+    # the quick preset: 4 starts of nominal and the 12 standard levels
+    assert stress["episodes"] == 3 * 4 * 13
     page = (run_dir / "report.html").read_text(encoding="utf-8")
-    assert 'src="report/reward.png"' in page and "policy.onnx" in page and 'src="report/stress.png"' in page
+    assert (
+        'src="report/reward.png"' in page
+        and "policy.onnx" in page
+        and 'src="report/stress.png"' in page
+    )
 
 
 def test_an_invalid_motion_stops_at_validate_with_its_report(repo_root, tmp_path):
@@ -119,7 +140,9 @@ def test_an_invalid_motion_stops_at_validate_with_its_report(repo_root, tmp_path
     doc = read_pipeline(run_dir)
     validate = doc["stages"][0]
     assert validate["status"] == "failed" and validate["error"]["type"] == "MotionError"
-    assert "frame 12" in validate["error"]["message"] and "joint_pos" in validate["error"]["message"]
+    assert (
+        "frame 12" in validate["error"]["message"] and "joint_pos" in validate["error"]["message"]
+    )
     assert all(s["status"] == "pending" for s in doc["stages"][1:])
     assert json.loads((run_dir / "motion_validation.json").read_text())["valid"] is False
     assert "[FAILED] at validate" in output
@@ -136,8 +159,10 @@ def test_an_unavailable_device_stops_at_smoke_with_the_fix(repo_root, tmp_path):
     assert proc.returncode == 4, output  # DeviceUnavailableError
     doc = read_pipeline(only_run_dir(tmp_path / "logs"))
     statuses = {s["name"]: s["status"] for s in doc["stages"]}
-    assert statuses == {"validate": "done", "replay": "skipped", "smoke": "failed", "train": "pending",
-                        "evaluate": "pending", "export": "pending", "sim2sim": "pending", "stress": "pending"}
+    assert statuses == {"validate": "done", "replay": "skipped", "smoke": "failed",
+                        "train": "pending",
+                        "evaluate": "pending", "export": "pending", "sim2sim": "pending",
+                        "stress": "pending"}
     error = doc["stages"][2]["error"]
     assert error["type"] == "DeviceUnavailableError" and error["fix"]
     assert "fix:" in output
@@ -147,7 +172,8 @@ def test_the_run_directory_keeps_working_after_the_source_motion_changes(repo_ro
     motion = tmp_path / "运动" / "挥手.npz"  # non-ASCII path (seed 003's pitfall)
     motion.parent.mkdir()
     shutil.copy(repo_root / "motions" / "wave.npz", motion)
-    proc = _pipeline([str(motion), "--only", "validate", "--log-dir", str(tmp_path / "logs")], tmp_path)
+    proc = _pipeline([str(motion), "--only", "validate", "--log-dir", str(tmp_path / "logs")],
+                     tmp_path)
     output, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, output
     run_dir = only_run_dir(tmp_path / "logs")

@@ -1,4 +1,5 @@
-"""One writer per run directory: a second process is refused by name; a stale lock file never blocks."""
+"""One writer per run directory: a second process is refused by name; a stale lock file never
+blocks."""
 
 from __future__ import annotations
 
@@ -34,7 +35,8 @@ def held(tmp_path):
 
 def test_a_second_process_is_refused_naming_the_holder(held):
     run_dir, pid = held
-    with pytest.raises(ConfigError, match=f"in use by another primebot process \\(pid {pid}") as info, \
+    with pytest.raises(ConfigError,
+                       match=f"in use by another primebot process \\(pid {pid}") as info, \
             run_dir_lock(run_dir):
         pass
     assert f"kill -INT {pid}" in info.value.fix
@@ -47,7 +49,9 @@ def test_a_second_process_is_refused_naming_the_holder(held):
     ["export", "{run}"],
     ["sim2sim", "{run}"],
 ])
-def test_every_command_that_writes_a_run_directory_is_refused_while_another_holds_it(held, capsys, command):
+def test_every_command_that_writes_a_run_directory_is_refused_while_another_holds_it(
+    held, capsys, command
+):
     run_dir, pid = held
     code = main([arg.format(run=run_dir) for arg in command])
     assert code == 2, capsys.readouterr()
@@ -55,7 +59,9 @@ def test_every_command_that_writes_a_run_directory_is_refused_while_another_hold
 
 
 def test_a_lock_file_left_by_a_dead_process_or_naming_a_live_pid_does_not_block(tmp_path):
-    (tmp_path / LOCK_FILE).write_text(f"pid {os.getppid()}: primebot train\n")  # a live, unrelated process
-    with run_dir_lock(tmp_path), run_dir_lock(tmp_path):  # re-entrant within a process (the pipeline's train stage)
+    # a live, unrelated process
+    (tmp_path / LOCK_FILE).write_text(f"pid {os.getppid()}: primebot train\n")
+    # re-entrant within a process (the pipeline's train stage)
+    with run_dir_lock(tmp_path), run_dir_lock(tmp_path):
         assert "pid" in (tmp_path / LOCK_FILE).read_text()
     assert not (tmp_path / LOCK_FILE).exists()

@@ -1,4 +1,5 @@
-"""primebot sets torch's OpenMP waiting before torch loads, and keeps what the user set (docs/training.md)."""
+"""primebot sets torch's OpenMP waiting before torch loads, and keeps what the user set
+(docs/training.md)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,16 @@ import os
 import subprocess
 import sys
 
-PRINT = "import primebot.pipeline, os; print(os.environ['OMP_WAIT_POLICY'], os.environ['GOMP_SPINCOUNT'])"
+PRINT = (
+    "import primebot.pipeline, os; print(os.environ['OMP_WAIT_POLICY'], "
+    "os.environ['GOMP_SPINCOUNT'])"
+)
 
 
 def _run(**env: str) -> str:
     base = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
-    out = subprocess.run([sys.executable, "-c", PRINT], env={**base, **env}, check=True, capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", PRINT], env={**base, **env}, check=True,
+                         capture_output=True, text=True)
     return out.stdout.strip()
 
 

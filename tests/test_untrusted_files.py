@@ -1,4 +1,5 @@
-"""Untrusted motion files: a typed error naming the file, never a traceback, and a bounded cost (limits)."""
+"""Untrusted motion files: a typed error naming the file, never a traceback, and a bounded cost
+(limits)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def test_a_single_npy_renamed_npz_is_named_as_such(tmp_path):
 
 def test_a_zip_bomb_is_refused_before_anything_is_decoded(tmp_path):
     arrays = dict(np.load(WAVE))
-    arrays["joint_pos"] = np.zeros((MAX_DECODED_BYTES // 4 // 100 + 10, 100), np.float32)  # compresses to ~0.3 MB
+    # compresses to ~0.3 MB
+    arrays["joint_pos"] = np.zeros((MAX_DECODED_BYTES // 4 // 100 + 10, 100), np.float32)
     path = tmp_path / "bomb.npz"
     np.savez_compressed(path, **arrays)
     assert path.stat().st_size < 2 << 20
@@ -48,7 +50,9 @@ def test_an_array_header_larger_than_its_entry_is_refused(tmp_path):
     import zipfile
 
     header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False, "shape": (10**9, 40)})
+    np.lib.format.write_array_header_1_0(header,
+                                         {"descr": "<f4", "fortran_order": False,
+                                          "shape": (10**9, 40)})
     path = tmp_path / "liar.npz"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("joint_pos.npy", header.getvalue() + b"\0" * 64)
@@ -75,10 +79,13 @@ def test_resample_to_a_huge_rate_is_refused_before_allocating():
     ["motion", "convert", "{tmp}/text.csv", "--input-fps", "nan"],
     ["motion", "validate", "{tmp}/single.npz"],
     ["motion", "replay", "{tmp}/nan.npz", "-o", "{tmp}/nan.mp4"],
-], ids=["resample-nan", "resample-1e7", "convert-binary", "convert-fps-nan", "validate-npy", "replay-nan"])
+],
+ids=["resample-nan", "resample-1e7", "convert-binary", "convert-fps-nan", "validate-npy",
+     "replay-nan"])
 def test_commands_give_a_typed_error_not_a_traceback(tmp_path, capsys, args):
     (tmp_path / "binary.csv").write_bytes(bytes(range(256)) * 4)
-    (tmp_path / "text.csv").write_text("0,0,0.8,0,0,0,1" + ",0" * 20 + "\n" + "0,0,0.8,0,0,0,1" + ",0" * 20 + "\n")
+    (tmp_path / "text.csv").write_text("0,0,0.8,0,0,0,1" + ",0" * 20 + "\n" + "0,0,0.8,0,0,0,1"
+                                       + ",0" * 20 + "\n")
     np.save(tmp_path / "single.npy", np.zeros(3))
     shutil.move(tmp_path / "single.npy", tmp_path / "single.npz")
     motion = load_motion(WAVE)

@@ -32,5 +32,6 @@ def fill_rollout(ppo: PPO, seed: int = 0) -> None:
             obs = torch.from_numpy(rng.normal(size=(n, 3)).astype(np.float32))
             noise = torch.from_numpy(rng.normal(size=(n, 2)).astype(np.float32))
             ppo.act(obs, obs, noise)
-            ppo.process_env_step(rng.normal(size=n).astype(np.float32), np.zeros(n, bool), np.zeros(n, bool))
+            ppo.process_env_step(rng.normal(size=n).astype(np.float32), np.zeros(n, bool),
+                                 np.zeros(n, bool))
         ppo.compute_returns(torch.zeros(n, 3))

@@ -29,7 +29,8 @@ TINY = [
 
 
 def tracking_host() -> PluginHost:
-    """Plugins as installed, without stage plugins (only the tasks, robots and commands are needed)."""
+    """Plugins as installed, without stage plugins (only the tasks, robots and commands are
+    needed)."""
     return load_plugins(environ={"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"})
 
 

@@ -1,4 +1,4 @@
-"""Batch-1 latency of a deploy bundle's policies: fp32 and fp16, onnxruntime CPU provider, one thread.
+"""Batch-1 latency of a deploy bundle's policies: fp32 and fp16, onnxruntime CPU provider, 1 thread.
 
 Each file gets its own session (intra- and inter-op threads 1, as on a
 robot computer sharing its cores); the files are timed in interleaved
@@ -6,7 +6,7 @@ rounds so a neighbour's load hits both alike. Prints, per file, the median
 and 99th percentile over all calls in ms, and the spread of the per-round
 medians. Usage::
 
-    python tools/bench_export.py logs/wave/<timestamp>/export            # policy.onnx, policy_fp16.onnx
+    python tools/bench_export.py logs/wave/<timestamp>/export   # policy.onnx, policy_fp16.onnx
     python tools/bench_export.py BUNDLE --repeats 2000 --rounds 5 --json out.json
 """
 
@@ -38,8 +38,8 @@ def main() -> int:
         parser.error(f"no {' or '.join(FILES)} in {bundle}")
     import onnxruntime as ort
 
-    num_obs = {p: ort.InferenceSession(str(p), providers=["CPUExecutionProvider"]).get_inputs()[0].shape[1]
-               for p in paths}
+    num_obs = {p: ort.InferenceSession(str(p), providers=["CPUExecutionProvider"])
+               .get_inputs()[0].shape[1] for p in paths}
     rounds: dict[Path, list[dict]] = {p: [] for p in paths}
     for _ in range(args.rounds):
         for path in paths:
@@ -49,11 +49,14 @@ def main() -> int:
            "rounds": args.rounds, "files": {}}
     for path in paths:
         medians = [r["median_ms"] for r in rounds[path]]
-        figures = {"median_ms": float(np.median(medians)), "p99_ms": float(np.max([r["p99_ms"] for r in rounds[path]])),
+        figures = {"median_ms": float(np.median(medians)),
+                   "p99_ms": float(np.max([r["p99_ms"] for r in rounds[path]])),
                    "round_medians_ms": medians, "size_bytes": path.stat().st_size}
         out["files"][path.name] = figures
-        print(f"{path.name:18s} median {figures['median_ms']:.4f} ms  p99 {figures['p99_ms']:.4f} ms  "
-              f"(round medians {', '.join(f'{m:.4f}' for m in medians)}; {figures['size_bytes'] / 1024:.0f} KiB)")
+        print(f"{path.name:18s} median {figures['median_ms']:.4f} ms  p99 {figures['p99_ms']:.4f} "
+              "ms  "
+              f"(round medians {', '.join(f'{m:.4f}' for m in medians)}; "
+              f"{figures['size_bytes'] / 1024:.0f} KiB)")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2), encoding="utf-8")
     return 0

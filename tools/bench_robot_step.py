@@ -1,4 +1,5 @@
-"""Physics throughput of a registered robot with ``mujoco.batch.Batch`` (the simulator's speed limit).
+"""Physics throughput of a registered robot with ``mujoco.batch.Batch`` (the simulator's speed
+limit).
 
     python tools/bench_robot_step.py                      # q1, 1024 sims, 2 threads, nstep 4
     python tools/bench_robot_step.py --robot q1 --sims 256 --threads 2 --repeats 7
@@ -60,7 +61,8 @@ def main(argv: list[str] | None = None) -> None:
     # other jobs on the machine: threads x this is the rate on otherwise idle cores.
     print(
         f"  per CPU-second: {per_cpu:,.0f} env-steps, {per_cpu * args.nstep:,.0f} physics steps "
-        f"(x{args.threads} threads = {per_cpu * args.nstep * args.threads:,.0f} physics steps/s if the cores were free)"
+        f"(x{args.threads} threads = {per_cpu * args.nstep * args.threads:,.0f} physics steps/s if "
+        "the cores were free)"
     )
 
 

@@ -220,14 +220,17 @@ def run_one(
 def _print(result: dict) -> None:
     n = result["num_envs"]
     print(
-        f"\n== {n} envs, {result['threads']} MuJoCo threads, {result['torch_threads']} torch thread(s), {result['steps']} steps x {result['repeats']} repeats (medians)"
+        f"\n== {n} envs, {result['threads']} MuJoCo threads, {result['torch_threads']} torch "
+        f"thread(s), {result['steps']} steps x {result['repeats']} repeats (medians)"
     )
     print(f"  (a) Batch.step alone        {result['a_physics_sps']:10.0f} env-steps/s")
     print(
-        f"  (b) env.step                {result['b_env_sps']:10.0f} env-steps/s   b/a = {result['b_over_a']:.3f}"
+        f"  (b) env.step                {result['b_env_sps']:10.0f} env-steps/s   b/a = "
+        f"{result['b_over_a']:.3f}"
     )
     print(
-        f"  (c) env.step + policy (CPU) {result['c_env_policy_sps']:10.0f} env-steps/s   c/a = {result['c_over_a']:.3f}"
+        f"  (c) env.step + policy (CPU) {result['c_env_policy_sps']:10.0f} env-steps/s   c/a = "
+        f"{result['c_over_a']:.3f}"
     )
     per_b = " ".join(f"{x:.3f}" for x in result["ratios_per_repeat"]["b/a"])
     per_c = " ".join(f"{x:.3f}" for x in result["ratios_per_repeat"]["c/a"])
@@ -235,7 +238,8 @@ def _print(result: dict) -> None:
     share = result["b_split_ms"]["physics"] / sum(result["b_split_ms"].values())
     print(f"  physics share of (b)'s step time: {share:.3f} (contention-proof view of b/a)")
     print(
-        f"  peak RSS {result['peak_rss_mb']:.0f} MB (after building the env: {result['rss_after_env_mb']:.0f} MB)"
+        f"  peak RSS {result['peak_rss_mb']:.0f} MB (after building the env: "
+        f"{result['rss_after_env_mb']:.0f} MB)"
     )
     for label, split in (("(b)", result["b_split_ms"]), ("(c)", result["c_split_ms"])):
         total = sum(split.values())
@@ -275,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     print(
-        f"bench_sim: q1 tracking on {args.motion}; load {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+        f"bench_sim: q1 tracking on {args.motion}; load {os.getloadavg()[0]:.2f} on "
+        f"{os.cpu_count()} CPUs"
     )
     results = []
     for n in args.num_envs:

@@ -30,18 +30,21 @@ from bench_sim import PhysicsLimit  # noqa: E402
 
 
 def main() -> None:
-    # torch loads only after primebot.pipeline has set OMP_WAIT_POLICY (idle OpenMP threads sleep), as in
-    # `primebot train`; a top-level `import torch` above the primebot imports would measure spinning threads
+    # torch loads only after primebot.pipeline has set OMP_WAIT_POLICY (idle OpenMP threads sleep),
+    # as in `primebot train`; a top-level `import torch` above the primebot imports would measure
+    # spinning threads
     import torch
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("motion", nargs="?", default="motions/wave.npz")
     parser.add_argument("--task", default="tracking")
     parser.add_argument("--device", default=None)
     parser.add_argument("--num-envs", type=int, default=1024)
     parser.add_argument("--iterations", type=int, default=5)
     parser.add_argument("--warmup", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=None, help="MuJoCo threads (default: the task's choice)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="MuJoCo threads (default: the task's choice)")
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
@@ -55,12 +58,16 @@ def main() -> None:
     spec = registry.get("tasks", cfg.task)
     robot = registry.get("robots", cfg.robot) if cfg.robot else None
     motion = load_motion(args.motion) if spec.needs_motion else None
-    env = spec.make_env(robot=robot, motion=motion, num_envs=cfg.num_envs, seed=cfg.seed, config=cfg.task_config,
+    env = spec.make_env(robot=robot, motion=motion, num_envs=cfg.num_envs, seed=cfg.seed,
+                        config=cfg.task_config,
                         registry=registry, num_threads=args.threads)
-    runner = OnPolicyRunner(env, cfg, autocast_dtype=device.backend.autocast_dtype(), progress=False)
+    runner = OnPolicyRunner(env, cfg, autocast_dtype=device.backend.autocast_dtype(),
+                            progress=False)
     default_threads = torch.get_num_threads()
     steps = cfg.ppo.num_steps_per_env * cfg.num_envs
-    samples: dict[str, list[float]] = {k: [] for k in ("env_s", "policy_s", "transfer_s", "collect_s", "update_s",
+    samples: dict[str, list[float]] = {k: []
+                                       for k in ("env_s", "policy_s", "transfer_s", "collect_s",
+                                                 "update_s",
                                                         "iteration_s", "sps", "physics_sps")}
     limit = PhysicsLimit(env, env.sim.num_threads)
     start = time.perf_counter()
@@ -88,7 +95,8 @@ def main() -> None:
         "steps_per_env": cfg.ppo.num_steps_per_env, "actor_hidden": list(cfg.policy.actor_hidden),
         "learning_epochs": cfg.ppo.num_learning_epochs,
         "iterations_timed": args.iterations, "cpus": os.cpu_count(),
-        "collect_threads": cfg.runner.collect_threads, "update_threads": cfg.runner.update_threads or auto_update_threads(),
+        "collect_threads": cfg.runner.collect_threads,
+        "update_threads": cfg.runner.update_threads or auto_update_threads(),
         **{f"median_{k}": round(v, 4) for k, v in medians.items()},
         "env_steps_per_s": round(medians["sps"]),
         "collect_only_env_steps_per_s": round(steps / medians["collect_s"]),
@@ -103,9 +111,11 @@ def main() -> None:
         print(json.dumps(report))
         return
     it = medians["iteration_s"]
-    print(f"{cfg.task} on {device.torch_device}: {cfg.num_envs} envs x {cfg.ppo.num_steps_per_env} steps, "
+    print(f"{cfg.task} on {device.torch_device}: {cfg.num_envs} envs x {cfg.ppo.num_steps_per_env} "
+          "steps, "
           f"actor {list(cfg.policy.actor_hidden)}, {cfg.ppo.num_learning_epochs} learning epochs, "
-          f"{args.iterations} timed iterations (median); mixed precision: update {cfg.ppo.mixed_precision}, "
+          f"{args.iterations} timed iterations (median); mixed precision: update "
+          f"{cfg.ppo.mixed_precision}, "
           f"rollout {cfg.ppo.rollout_mixed_precision}; compiled update: {cfg.ppo.compile_update}"
           + (f" (failed: {report['compile_failure']})" if report["compile_failure"] else ""))
     for key in ("env_s", "policy_s", "transfer_s", "update_s"):
@@ -113,7 +123,8 @@ def main() -> None:
     print(f"  iteration {it:8.3f} s")
     print(f"end to end: {report['env_steps_per_s']} env-steps/s (collection alone: "
           f"{report['collect_only_env_steps_per_s']} env-steps/s)")
-    print(f"physics limit (Batch.step alone, same run): {report['physics_limit_env_steps_per_s']} env-steps/s; "
+    print(f"physics limit (Batch.step alone, same run): {report['physics_limit_env_steps_per_s']} "
+          "env-steps/s; "
           f"end to end / limit = {report['ratio_to_physics_limit']:.3f}")
 
 

@@ -49,9 +49,11 @@ class EpisodeRecorder(VecEnv):
     current iteration.
     """
 
-    def __init__(self, env: VecEnv, threshold: float, windows: tuple[int, ...], max_steps: int) -> None:
+    def __init__(self, env: VecEnv, threshold: float, windows: tuple[int, ...],
+                 max_steps: int) -> None:
         self.env = env
-        for name in ("num_envs", "num_obs", "num_critic_obs", "num_actions", "max_episode_length", "step_dt"):
+        for name in ("num_envs", "num_obs", "num_critic_obs", "num_actions", "max_episode_length",
+                     "step_dt"):
             setattr(self, name, getattr(env, name))
         self.threshold = threshold
         self.windows = windows
@@ -77,7 +79,8 @@ class EpisodeRecorder(VecEnv):
                 self.episodes.append((self.env_steps, now, float(self._returns[i])))
             self._returns[done] = 0.0
             self._check_windows(now)
-        if self.runner is not None and (len(self.hits) == len(self.windows) or self.env_steps >= self.max_steps):
+        if self.runner is not None and (len(self.hits) == len(self.windows)
+                                        or self.env_steps >= self.max_steps):
             self.runner.request_stop("benchmark done")
         return result
 
@@ -99,8 +102,10 @@ class EpisodeRecorder(VecEnv):
         self.env.close()
 
 
-def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: int) -> dict[str, Any]:
-    """Train one seed until both averages reach the threshold (or ``max_steps``); return its figures."""
+def run_seed(seed: int, device: str, sets: list[str], window: int,
+             max_steps: int) -> dict[str, Any]:
+    """Train one seed until both averages reach the threshold (or ``max_steps``); return its
+    figures."""
     from primebot.pipeline.devices.backend import resolve_device
     from primebot.pipeline.hooks.host import load_plugins
     from primebot.pipeline.train.on_policy_runner import EPISODE_WINDOW, OnPolicyRunner
@@ -115,12 +120,14 @@ def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: in
     cfg.iterations = math.ceil(max_steps / rollout)
     spec = host.registry.get("tasks", "walk")
     env = spec.make_env(
-        robot=host.registry.get("robots", cfg.robot), motion=None, num_envs=cfg.num_envs, seed=cfg.seed,
+        robot=host.registry.get("robots", cfg.robot), motion=None, num_envs=cfg.num_envs,
+        seed=cfg.seed,
         config=cfg.task_config, registry=host.registry, num_threads=None,
     )
     windows = tuple(sorted({window, EPISODE_WINDOW}))
     recorder = EpisodeRecorder(env, env.walking_threshold, windows, max_steps)
-    runner = OnPolicyRunner(recorder, cfg, autocast_dtype=resolved.backend.autocast_dtype(), progress=False)
+    runner = OnPolicyRunner(recorder, cfg, autocast_dtype=resolved.backend.autocast_dtype(),
+                            progress=False)
     recorder.runner = runner
     recorder.start = time.perf_counter()
     cpu_start = time.process_time()
@@ -136,7 +143,8 @@ def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: in
     return {
         "seed": seed,
         "device": resolved.torch_device,
-        "torch_threads": {"collect": cfg.runner.collect_threads, "update": cfg.runner.update_threads},
+        "torch_threads": {"collect": cfg.runner.collect_threads,
+                          "update": cfg.runner.update_threads},
         "physics_threads": env.sim.num_threads,
         "threshold": env.walking_threshold,
         "steps_to_threshold": hit[0] if hit else None,
@@ -145,7 +153,8 @@ def run_seed(seed: int, device: str, sets: list[str], window: int, max_steps: in
         "env_steps": recorder.env_steps,
         "wall_s": round(wall, 2),
         "env_steps_per_s": round(recorder.env_steps / wall, 1),
-        # CPU seconds this process used (all its threads): a rate that other jobs on the machine barely move.
+        # CPU seconds this process used (all its threads): a rate that other jobs on the machine
+        # barely move.
         "cpu_s": round(cpu, 2),
         "env_steps_per_cpu_s": round(recorder.env_steps / cpu, 1),
         "final_average_return": round(statistics.fmean(last), 2) if last else None,
@@ -162,16 +171,20 @@ def _summary(values: list[float | None]) -> dict[str, Any]:
         return {"median": None, "min": None, "max": None, "reached": 0, "of": len(values)}
     # A seed that never reached the threshold counts as slower than all others.
     median = statistics.median([v if v is not None else math.inf for v in values])
-    return {"median": median, "min": min(reached), "max": max(reached), "reached": len(reached), "of": len(values)}
+    return {"median": median, "min": min(reached), "max": max(reached), "reached": len(reached),
+            "of": len(values)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--device", default="cpu", help="cpu, cuda, npu (default cpu)")
-    parser.add_argument("--window", type=int, default=20, help="episodes in the moving average (default 20)")
-    parser.add_argument("--max-steps", type=int, default=400_000, help="give up on a seed after this many env steps")
-    parser.add_argument("--set", dest="sets", action="append", default=[], help="override a setting, as primebot train --set")
+    parser.add_argument("--window", type=int, default=20,
+                        help="episodes in the moving average (default 20)")
+    parser.add_argument("--max-steps", type=int, default=400_000,
+                        help="give up on a seed after this many env steps")
+    parser.add_argument("--set", dest="sets", action="append", default=[],
+                        help="override a setting, as primebot train --set")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args(argv)
 
@@ -196,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
 
         from primebot.pipeline.atomic import atomic_write_text
 
-        atomic_write_text(Path(args.json), json.dumps({"seeds": rows, "summary": summary}, indent=2))
+        atomic_write_text(Path(args.json),
+                          json.dumps({"seeds": rows, "summary": summary}, indent=2))
     return 0
 
 

@@ -1,11 +1,14 @@
 """Regenerate the shipped motions (motions/*.npz) from their keyframe sources (motions/*.yaml).
 
-    python tools/make_motions.py            # rewrite every motions/<name>.npz
-    python tools/make_motions.py --check    # exit 1 if a shipped file differs from a fresh build (beyond SAME_MOTION_ATOL)
-    python tools/make_motions.py --sheet docs/images/motions.png   # also draw every motion's replay stills
+    # rewrite every motions/<name>.npz
+    python tools/make_motions.py
+    # exit 1 if a shipped file differs from a fresh build (beyond SAME_MOTION_ATOL)
+    python tools/make_motions.py --check
+    # also draw every motion's replay stills
+    python tools/make_motions.py --sheet docs/images/motions.png
 
-The output is deterministic: the same source, robot and MuJoCo build give the same bytes. A source with a
-``record:`` mapping (getup) holds servo targets: its motion is recorded from simulation
+The output is deterministic: the same source, robot and MuJoCo build give the same bytes. A source
+with a ``record:`` mapping (getup) holds servo targets: its motion is recorded from simulation
 (pipeline/motion/recording.py, ``primebot motion record``).
 """
 
@@ -61,14 +64,17 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory() as tmp:
                 fresh = Path(tmp) / target.name
                 build(source, raw, spec, fresh, registry)
-                same = target.is_file() and motion_difference(load_motion(fresh), load_motion(target)) <= SAME_MOTION_ATOL
+                same = target.is_file() and (
+                    motion_difference(load_motion(fresh), load_motion(target)) <= SAME_MOTION_ATOL
+                )
             print(f"{'ok   ' if same else 'STALE'} {target.name}")
             if not same:
                 stale.append(target.name)
         else:
             motion = build(source, raw, spec, target, registry)
             print(
-                f"wrote {target.name}: {motion.num_frames} frames, sha256 {file_sha256(target)[:16]}"
+                f"wrote {target.name}: {motion.num_frames} frames, sha256 "
+                f"{file_sha256(target)[:16]}"
             )
         if args.sheet:
             motion = load_motion(target)

@@ -30,7 +30,8 @@ from primebot.pipeline.motion.format import load_motion
 
 
 def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
-    """Replay ``motion_path`` under PD on ``robot`` (default: the task's); per-step root heights and errors."""
+    """Replay ``motion_path`` under PD on ``robot`` (default: the task's); per-step root heights and
+    errors."""
     host = load_plugins()
     spec = host.registry.get("tasks", "tracking")
     robot_spec = host.registry.get("robots", robot or spec.default_robot)
@@ -40,33 +41,42 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     config = spec.play.config({}, spec.play.open_loop, {"episode_length_s": motion.duration + 1.0})
     env = spec.make_env(robot=robot_spec, motion=motion, num_envs=1, seed=0,
                         config=config, registry=host.registry, num_threads=1)
-    view = spec.evaluation_view(env)  # the task's own view for evaluation (snapshots, reference steps)
+    # the task's own view for evaluation (snapshots, reference steps)
+    view = spec.evaluation_view(env)
     heights, reference_heights, errors, statue = [], [], [], []
     try:
         env.reset()
-        start_pose = view.snapshot(np.arange(1)).body_pos_w[0].copy()  # the statue: frozen at frame 0
+        # the statue: frozen at frame 0
+        start_pose = view.snapshot(np.arange(1)).body_pos_w[0].copy()
         zero = np.zeros((1, env.num_actions), dtype=np.float32)
         for _ in range(env.reference.num_steps - 1):
             result = env.step(zero)
             if result.truncated.any() or result.terminated.any():
-                break  # the episode ended at the motion's last frame: what follows is the next episode's start
+                # the episode ended at the motion's last frame: what follows is the next episode's
+                # start
+                break
             snap = view.snapshot(np.arange(1))
             heights.append(float(snap.root_pos_w[0, 2]))
             reference_heights.append(float(snap.ref_root_pos_w[0, 2]))
             errors.append(float(step_errors(snap)["mpkpe_m"][0]))
-            statue.append(float(np.linalg.norm(start_pose - snap.ref_body_pos_w[0], axis=-1).mean()))
+            statue.append(
+                float(np.linalg.norm(start_pose - snap.ref_body_pos_w[0], axis=-1).mean())
+            )
     finally:
         env.close()
     return {"motion": str(motion_path), "robot": robot_spec.name, "step_dt": env.step_dt,
-            "root_height_m": heights, "reference_root_height_m": reference_heights, "mpkpe_m": errors,
+            "root_height_m": heights, "reference_root_height_m": reference_heights,
+            "mpkpe_m": errors,
             "mean_mpkpe_m": float(np.mean(errors)), "statue_mpkpe_m": float(np.mean(statue))}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__)
     parser.add_argument("motion", type=Path)
-    parser.add_argument("--robot", default=None, help="registered robot (default: the tracking task's)")
+    parser.add_argument("--robot", default=None,
+                        help="registered robot (default: the tracking task's)")
     parser.add_argument("--json", type=Path, help="also write the per-step figures as JSON here")
     args = parser.parse_args(argv)
     out = pd_replay(args.motion, args.robot)

@@ -34,8 +34,11 @@ def backend_rows(host: PluginHost) -> list[dict]:
 
 
 @click.command("devices")
-@click.option("--probe", is_flag=True, help="Really use the device: matmul, copies, MLP step; print timings.")
-@click.option("--device", default=None, help="Device to probe (cpu, cuda, cuda:1, npu...). Default: resolved per docs/devices.md.")
+@click.option("--probe", is_flag=True,
+              help="Really use the device: matmul, copies, MLP step; print timings.")
+@click.option("--device", default=None,
+              help="Device to probe (cpu, cuda, cuda:1, npu...). Default: resolved per "
+                   "docs/devices.md.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @pass_host
 def devices_command(host: PluginHost, probe: bool, device: str | None, as_json: bool) -> None:
@@ -53,7 +56,8 @@ def devices_command(host: PluginHost, probe: bool, device: str | None, as_json: 
     rows = backend_rows(host)
     resolved = resolve_device(host.registry, device)
     native = resolved.backend.native_autocast()
-    report: dict = {"backends": rows, "resolved": {"device": resolved.torch_device, "source": resolved.source,
+    report: dict = {"backends": rows,
+                    "resolved": {"device": resolved.torch_device, "source": resolved.source,
                                                    "native_autocast": native}}
     if probe:
         from ..devices.probe import probe as run_probe
@@ -62,7 +66,8 @@ def devices_command(host: PluginHost, probe: bool, device: str | None, as_json: 
     if as_json:
         click.echo(json.dumps(report, indent=2))
         return
-    click.echo(f"{'backend':<8} {'ok':<4} {'n':>2}  {'collective':<10} {'autocast':<9} name / reason")
+    click.echo(f"{'backend':<8} {'ok':<4} {'n':>2}  {'collective':<10} {'autocast':<9} name / "
+               "reason")
     for row in rows:
         detail = row["name"] if row["available"] else row["reason"]
         click.echo(
@@ -71,7 +76,8 @@ def devices_command(host: PluginHost, probe: bool, device: str | None, as_json: 
         )
     click.echo(f"\nresolved device: {resolved.torch_device} (from {resolved.source})")
     dtype = dtype_name(resolved.backend.autocast_dtype())
-    click.echo(f"mixed precision: {dtype} native ({native}): ppo.mixed_precision=auto turns it on" if native else
+    click.echo(f"mixed precision: {dtype} native ({native}): ppo.mixed_precision=auto turns it on"
+               if native else
                f"mixed precision: no native {dtype} here: ppo.mixed_precision=auto leaves it off")
     if probe:
         click.echo(f"probe on {resolved.torch_device}:")

@@ -12,17 +12,24 @@ from ..hooks.specs import hookimpl
 @click.command("export")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--checkpoint", default=None,
-              help="model_<it>.pt name or path, an iteration number, or 'best'. [default: model_best.pt when training "
+              help="model_<it>.pt name or path, an iteration number, or 'best'. [default: "
+                   "model_best.pt when training "
                    "chose it by its verdict checks, else the newest model_<it>.pt]")
 @click.option("--fp16", is_flag=True,
-              help="also write policy_fp16.onnx (float16 inside, float32 I/O), kept only if its actions are within "
-                   "0.05 of PyTorch's and a closed-loop sim2sim on it does as well as on policy.onnx")
-@click.option("--static-batch", is_flag=True, help="batch axis fixed at 1 (TensorRT without an optimisation profile)")
-@click.option("--format", "export_format", type=click.Choice(["primebot", "mjlab"]), default="primebot",
+              help="also write policy_fp16.onnx (float16 inside, float32 I/O), kept only if its "
+                   "actions are within "
+                   "0.05 of PyTorch's and a closed-loop sim2sim on it does as well as on "
+                   "policy.onnx")
+@click.option("--static-batch", is_flag=True,
+              help="batch axis fixed at 1 (TensorRT without an optimisation profile)")
+@click.option("--format", "export_format", type=click.Choice(["primebot", "mjlab"]),
+              default="primebot",
               show_default=True,
-              help="mjlab: the reference's body axis holds the tracked bodies only, static batch 1, opset 18")
+              help="mjlab: the reference's body axis holds the tracked bodies only, static batch "
+                   "1, opset 18")
 @pass_host
-def export_command(host: PluginHost, run_dir: str, checkpoint: str | None, fp16: bool, static_batch: bool,
+def export_command(host: PluginHost, run_dir: str, checkpoint: str | None, fp16: bool,
+                   static_batch: bool,
                    export_format: str) -> None:
     """Export the policy of RUN_DIR as a deploy bundle for the robot (docs/deploy.md).
 
@@ -43,27 +50,37 @@ def export_command(host: PluginHost, run_dir: str, checkpoint: str | None, fp16:
     from .run_record import note_in_pipeline
 
     with run_dir_lock(run_dir):
-        result = export_run(host.registry, run_dir, checkpoint, fp16=fp16, static_batch=static_batch,
+        result = export_run(host.registry, run_dir, checkpoint, fp16=fp16,
+                            static_batch=static_batch,
                             export_format=export_format)
         outputs = {"policy.onnx": f"{EXPORT_DIR}/{result.onnx_path.name}",
                    "deploy.yaml": f"{EXPORT_DIR}/{result.deploy_path.name}",
-                   **({"motion": f"{EXPORT_DIR}/{result.motion_path.name}"} if result.motion_path else {}),
+                   **({"motion": f"{EXPORT_DIR}/{result.motion_path.name}"} if result.motion_path
+                      else {}),
                    "export.json": f"{EXPORT_DIR}/{REPORT_FILE}"}
-        note_in_pipeline(host, run_dir, "export", outputs=outputs, summary=result.summary(), message=result.headline())
+        note_in_pipeline(host, run_dir, "export", outputs=outputs, summary=result.summary(),
+                         message=result.headline())
     meta = result.metadata
-    motion = f", {meta['motion_num_steps']} motion steps" if "motion_num_steps" in meta else ", no motion"
+    motion = (
+        f", {meta['motion_num_steps']} motion steps"
+        if "motion_num_steps" in meta
+        else ", no motion"
+    )
     click.echo(f"policy: {result.onnx_path} ({result.onnx_path.stat().st_size / 1024:.0f} KiB, "
                f"{meta['num_observations']} obs -> {meta['num_actions']} actions{motion})")
     for batch, diffs in result.parity.items():
-        click.echo(f"onnxruntime vs PyTorch, batch {batch}: max |diff| {max(diffs.values()):.2e} (atol 1e-05)")
-    click.echo(f"batch-1 onnxruntime latency (CPU, 1 thread): median {result.latency['median_ms']:.3f} ms, "
+        click.echo(f"onnxruntime vs PyTorch, batch {batch}: max |diff| {max(diffs.values()):.2e} "
+                   "(atol 1e-05)")
+    click.echo("batch-1 onnxruntime latency (CPU, 1 thread): median "
+               f"{result.latency['median_ms']:.3f} ms, "
                f"p90 {result.latency['p90_ms']:.3f} ms")
     if result.fp16:
         worst = max(d["actions"] for d in result.fp16["parity_max_abs_diff"].values())
         click.echo(f"fp16: {result.fp16['path']} (actions max |diff| {worst:.2e}, atol "
                    f"{result.fp16['actions_atol']:g}; closed loop passed)")
     click.echo(f"robot model: {result.mjcf.file} (sha256 {result.mjcf.sha256[:12]}...)")
-    click.echo(f"deploy: {result.deploy_path}" + (f"; motion: {result.motion_path}" if result.motion_path else ""))
+    click.echo(f"deploy: {result.deploy_path}"
+               + (f"; motion: {result.motion_path}" if result.motion_path else ""))
     click.echo(f"[DONE] export: {result.onnx_path}")
 
 

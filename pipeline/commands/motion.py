@@ -1,4 +1,5 @@
-"""``primebot motion``: validate, replay, author, convert, resample and retarget reference motions."""
+"""``primebot motion``: validate, replay, author, convert, resample and retarget reference
+motions."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ..robot.spec import get_robot
 
 robot_option = click.option(
     "--robot", default=None,
-    help="Registered robot name (default: the default task's robot, q1 as shipped, or the source's 'robot:')."
+    help="Registered robot name (default: the default task's robot, q1 as shipped, or the source's "
+         "'robot:')."
 )
 robot_xml_option = click.option(
     "--robot-xml",
@@ -22,7 +24,8 @@ robot_xml_option = click.option(
 
 
 def output_option(help_text: str):
-    """The ``-o/--output`` file option; only its help (the default output name) differs per command."""
+    """The ``-o/--output`` file option; only its help (the default output name) differs per
+    command."""
     return click.option(
         "-o", "--output", type=click.Path(dir_okay=False), default=None, help=help_text
     )
@@ -146,7 +149,8 @@ def validate_command(
             click.echo(f"  {problem}")
         click.echo(report.summary())
         if report.training_overrides:
-            click.echo(f"carries training overrides (applied before any --set): {' '.join(report.training_overrides)}")
+            click.echo("carries training overrides (applied before any --set): "
+                       f"{' '.join(report.training_overrides)}")
     if not report.ok:
         # a typed error, so the exit code survives click's non-standalone mode
         raise MotionError(
@@ -238,7 +242,8 @@ def convert_command(
         motion = convert_csv(source, spec, input_fps, output_fps)
         save_motion(motion, out)
         click.echo(
-            f"wrote {out}: {motion.num_frames} frames at {motion.fps:g} fps (from {input_fps:g} fps)"
+            f"wrote {out}: {motion.num_frames} frames at {motion.fps:g} fps (from {input_fps:g} "
+            "fps)"
         )
     elif source.suffix.lower() == ".npz":
         out = Path(output) if output else source.with_suffix(".csv")
@@ -283,7 +288,8 @@ def resample_command(
     resampled = resample_motion(motion, spec, fps)
     save_motion(resampled, out)
     click.echo(
-        f"wrote {out}: {resampled.num_frames} frames at {fps:g} fps (from {motion.num_frames} at {motion.fps:g})"
+        f"wrote {out}: {resampled.num_frames} frames at {fps:g} fps (from {motion.num_frames} at "
+        f"{motion.fps:g})"
     )
 
 
@@ -295,33 +301,40 @@ def resample_command(
 @click.option("--format", "fmt", type=click.Choice(["bvh", "npz", "pt"]), default=None,
               help="Source format (default: from the extension, else the file's contents).")
 @click.option("--map", "map_path", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="Joint map YAML (default: the robot's built-in map for the skeleton, else a guessed one).")
+              help="Joint map YAML (default: the robot's built-in map for the skeleton, else a "
+                   "guessed one).")
 @click.option("--fps", type=float, default=None,
               help="The source's frame rate (BVH stores it; .npz and .pt files need it, e.g. 30).")
 @click.option("--height", type=float, default=None,
-              help="The person's stature in m (default: the file's, else estimated from the skeleton).")
-@click.option("--units", type=click.Choice(["auto", "m", "cm", "mm", "in"]), default="auto", show_default=True,
-              help="Units of the source's positions (auto: BVH by the skeleton's size, others metres).")
-@click.option("--no-align", is_flag=True, help="Keep the source's start position and heading (default: start "
+              help="The person's stature in m (default: the file's, else estimated from the "
+                   "skeleton).")
+@click.option("--units", type=click.Choice(["auto", "m", "cm", "mm", "in"]), default="auto",
+              show_default=True,
+              help="Units of the source's positions (auto: BVH by the skeleton's size, others "
+                   "metres).")
+@click.option("--no-align", is_flag=True,
+              help="Keep the source's start position and heading (default: start "
               "at the origin facing +x).")
 @click.option("--no-balance", is_flag=True,
               help="Keep the person's lean: do not move the robot's centre of mass to bring the "
               "zero-moment point back over its planted feet (default: move it; docs/motions.md).")
 @click.option("--video", type=click.Path(dir_okay=False), default=None,
               help="Also write a side-by-side video: the person's skeleton beside the robot.")
-@click.option("--json", "as_json", is_flag=True, help="Print the quality figures and validation as JSON.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the quality figures and validation as JSON.")
 @pass_host
 def retarget_command(
-    host: PluginHost, source: str, output: str | None, robot: str | None, robot_xml: str | None, fmt: str | None,
+    host: PluginHost, source: str, output: str | None, robot: str | None, robot_xml: str | None,
+    fmt: str | None,
     map_path: str | None, fps: float | None, height: float | None, units: str, no_align: bool,
     no_balance: bool, video: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Retarget human motion (BVH, joint-position .npz, SMPL-H .pt) onto a robot (docs/motions.md).
 
     Global joint positions are scaled by the height ratio, the person's planted feet are held still,
-    and whole-body inverse kinematics (mink) on the robot's MJCF follows the mapped joints within the
-    joint limits; where the robot's zero-moment point would leave its planted feet, its centre of
-    mass is moved back over them (--no-balance keeps the person's lean); the result is put on the
+    and whole-body inverse kinematics (mink) on the robot's MJCF follows the mapped joints within
+    the joint limits; where the robot's zero-moment point would leave its planted feet, its centre
+    of mass is moved back over them (--no-balance keeps the person's lean); the result is put on the
     floor, written at 50 fps and validated (balance included).
     Prints the quality figures: foot skate, floor penetration, joint-limit violations, IK residuals.
     """
@@ -334,19 +347,22 @@ def retarget_command(
 
     spec = get_robot(host.registry, robot or host.registry.default_robot(), robot_xml)
     out = Path(output) if output else Path(source).with_name(f"{Path(source).stem}_{spec.name}.npz")
-    done = retarget_file(source, spec, out, fmt=fmt, fps=fps, units=None if units == "auto" else units,
+    done = retarget_file(source, spec, out, fmt=fmt, fps=fps,
+                         units=None if units == "auto" else units,
                          map_path=map_path, height=height, align=not no_align, progress=not as_json,
                          balance=not no_balance)
     report = validate_motion(done.motion, spec, path=str(out))
     if video:
         from ..render.skeleton import bones, side_by_side_video
 
-        side_by_side_video(done.motion, spec, done.targets.skeleton, bones(done.human.names, done.roles), video)
+        side_by_side_video(done.motion, spec, done.targets.skeleton,
+                           bones(done.human.names, done.roles), video)
     if as_json:
         click.echo(json.dumps({"output": str(out), "quality": done.quality.to_dict(),
                                "validation": report.to_dict()}, indent=2, ensure_ascii=False))
     else:
-        click.echo(f"wrote {out}: {done.motion.num_frames} frames at 50 fps ({done.motion.duration:.2f} s) for {spec.name}")
+        click.echo(f"wrote {out}: {done.motion.num_frames} frames at 50 fps "
+                   f"({done.motion.duration:.2f} s) for {spec.name}")
         for line in done.quality.lines():
             click.echo(line)
         for problem in report.problems:

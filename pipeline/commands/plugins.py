@@ -12,7 +12,8 @@ from ..hooks.specs import hookimpl
 
 
 def plugin_table(host: PluginHost) -> list[dict]:
-    """One row per plugin: name, source, hooks, registered names by kind, and the error of a failed hook."""
+    """One row per plugin: name, source, hooks, registered names by kind, and the error of a failed
+    hook."""
     rows = []
     for info in host.plugins.values():
         registered: dict[str, list[str]] = {}
@@ -20,7 +21,8 @@ def plugin_table(host: PluginHost) -> list[dict]:
             registered.setdefault(reg.kind, []).append(reg.name)
         failure = host.failures.get(info.name)
         rows.append(
-            {"name": info.name, "source": info.source, "module": info.module, "hooks": info.hooks, "registered": registered,
+            {"name": info.name, "source": info.source, "module": info.module, "hooks": info.hooks,
+             "registered": registered,
              "error": None if failure is None else str(failure)}
         )
     return rows

@@ -100,7 +100,8 @@ def show_command(host: PluginHost, name: str, robot_xml: str | None, as_json: bo
 @click.option("--no-simulate", is_flag=True, help="Skip the standing-under-PD simulation.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @pass_host
-def check_command(host: PluginHost, name: str, robot_xml: str | None, no_simulate: bool, as_json: bool) -> None:
+def check_command(host: PluginHost, name: str, robot_xml: str | None, no_simulate: bool,
+                  as_json: bool) -> None:
     """Every model check of a robot up front, each with its fix.
 
     The timestep, names (with did-you-mean), actuators and the gains contract,
@@ -117,7 +118,8 @@ def check_command(host: PluginHost, name: str, robot_xml: str | None, no_simulat
         click.echo(f"robot {spec.name}  ({spec.mjcf})")
         colours = {"ok": "green", "error": "red", "info": None}
         for f in findings:
-            click.echo(f"  {click.style(f'{f.status:<5}', fg=colours[f.status])}  {f.check:<16} {f.detail}")
+            click.echo(f"  {click.style(f'{f.status:<5}', fg=colours[f.status])}  {f.check:<16} "
+                       f"{f.detail}")
             if f.fix and f.status == "error":
                 click.echo(f"  {'':<5}  {'':<16} fix: {f.fix}")
     require_passing(spec, findings)
@@ -125,7 +127,8 @@ def check_command(host: PluginHost, name: str, robot_xml: str | None, no_simulat
 
 @robots_command.command("new")
 @click.argument("name")
-@click.option("--mjcf", "mjcf", type=click.Path(dir_okay=False), required=True, help="The robot's MJCF file.")
+@click.option("--mjcf", "mjcf", type=click.Path(dir_okay=False), required=True,
+              help="The robot's MJCF file.")
 @click.option("-o", "--output", type=click.Path(file_okay=False), default=None,
               help="Folder for the package (default: ./primebot-NAME).")
 def new_command(name: str, mjcf: str, output: str | None) -> None:
@@ -138,25 +141,30 @@ def new_command(name: str, mjcf: str, output: str | None) -> None:
     """
     made = scaffold_robot(name, mjcf, output)
     g = made.guess
-    click.echo(f"wrote {made.folder}/ ({made.package}): {len(g.joint_names)} joints, {g.height:.2f} m, {g.mass:.1f} kg")
-    click.echo(f"  feet {', '.join(g.feet)}   hands {', '.join(g.hands) or 'none'}   anchor {g.anchor_body}")
+    click.echo(f"wrote {made.folder}/ ({made.package}): {len(g.joint_names)} joints, "
+               f"{g.height:.2f} m, {g.mass:.1f} kg")
+    click.echo(f"  feet {', '.join(g.feet)}   hands {', '.join(g.hands) or 'none'}   anchor "
+               f"{g.anchor_body}")
     click.echo(f"  model copy adds: {', '.join(made.model_changes) or 'nothing'}")
     for topic, note in g.notes.items():
         click.echo(f"  {topic}: {note}")
     maps = guessed_retarget_maps(name, made.folder / made.package / "model", g)
-    click.echo(f"  joint maps for `motion retarget` (REVIEW): {', '.join(p.name for p in maps)} in model/retarget/")
+    click.echo(f"  joint maps for `motion retarget` (REVIEW): {', '.join(p.name for p in maps)} in "
+               "model/retarget/")
     click.echo(f"next: review the REVIEW lines in {made.folder}/{made.package}/spec.py, then\n"
                f"  pip install -e {made.folder}\n  primebot robots check {name}")
 
 
 def guessed_retarget_maps(name: str, model_dir, guess) -> list:
-    """The scaffold's joint maps (motion/retarget/maps.write_guessed_maps), beside its model copy where
-    `motion retarget` looks for them; written here because robot/ sits below motion/ (docs/architecture.md §1)."""
+    """The scaffold's joint maps (motion/retarget/maps.write_guessed_maps), beside its model copy
+    where `motion retarget` looks for them; written here because robot/ sits below motion/
+    (docs/architecture.md §1)."""
     from ..motion.retarget.maps import write_guessed_maps
     from ..robot.spec import compile_mjcf
 
     model = compile_mjcf(model_dir / f"{name}.xml", name)
-    return write_guessed_maps(model, model_dir / "retarget", root=guess.root_body, anchor=guess.anchor_body,
+    return write_guessed_maps(model, model_dir / "retarget", root=guess.root_body,
+                              anchor=guess.anchor_body,
                               feet=guess.feet, hands=guess.hands)
 
 

@@ -33,19 +33,22 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def source_of(key: str, sources: dict[str, str], task: str) -> str:
-    """Where ``key`` (``task.…`` for task settings) came from: the most specific layer that set it or a
-    section above it, else its default."""
+    """Where ``key`` (``task.…`` for task settings) came from: the most specific layer that set it
+    or a section above it, else its default."""
     parts = key.split(".")
-    for end in range(len(parts), 1 if key.startswith("task.") else 0, -1):  # "task" alone names the task
+    # "task" alone names the task
+    for end in range(len(parts), 1 if key.startswith("task.") else 0, -1):
         found = sources.get(".".join(parts[:end]))
         if found:
             return found
     return f"task {task}" if key.startswith("task.") else TRAINER_DEFAULT
 
 
-def resolved_settings(registry: Any, request: Any, preset: str | None = None) -> list[tuple[str, Any, str]]:
-    """``(key, value, source)`` for every setting of ``request`` (with ``preset``'s sizes and ``--set``s
-    first, as ``pipeline run --preset`` trains), in args.yaml's order."""
+def resolved_settings(
+    registry: Any, request: Any, preset: str | None = None
+) -> list[tuple[str, Any, str]]:
+    """``(key, value, source)`` for every setting of ``request`` (with ``preset``'s sizes and
+    ``--set``s first, as ``pipeline run --preset`` trains), in args.yaml's order."""
     from ..train.train_config import parse_set, resolve_config
 
     user_sets = list(request.sets)
@@ -68,7 +71,9 @@ def resolved_settings(registry: Any, request: Any, preset: str | None = None) ->
                 sources[key] = f"preset {preset}"
         for name in preset_sized:
             sources[name] = f"preset {preset}"
-    sources["device"] = "--device" if request.device else "resolved when the run starts (docs/devices.md)"
+    sources["device"] = (
+        "--device" if request.device else "resolved when the run starts (docs/devices.md)"
+    )
     if request.motion:
         cfg.motion = request.motion
         sources["motion"] = "MOTION"
@@ -103,19 +108,23 @@ def config_group() -> None:
 @click.option("--seed", type=int, default=None, help="As for primebot train.")
 @click.option("--preset", type=click.Choice(list(PRESETS)), default=None,
               help="Show what the train stage of `primebot pipeline run --preset PRESET` uses.")
-@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE", help="As for primebot train (repeatable).")
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="As for primebot train (repeatable).")
 @pass_host
-def show(host: PluginHost, motion: str | None, task, robot, num_envs, iterations, seed, preset, sets) -> None:
-    """Print every setting of a training run with MOTION (or --task), one per line: key, value and where
-    it came from (trainer default, the task, a flag, the motion file, a preset or --set).
+def show(host: PluginHost, motion: str | None, task, robot, num_envs, iterations, seed, preset,
+         sets) -> None:
+    """Print every setting of a training run with MOTION (or --task), one per line: key, value and
+    where it came from (trainer default, the task, a flag, the motion file, a preset or --set).
 
-    Without --preset it shows what ``primebot train`` uses; ``primebot pipeline run`` trains with its
-    preset (``--preset default`` unless given), so add ``--preset default`` to see that run's sizes.
-    Nothing is trained and no device is touched; ``auto`` settings are settled when the run starts.
+    Without --preset it shows what ``primebot train`` uses; ``primebot pipeline run`` trains with
+    its preset (``--preset default`` unless given), so add ``--preset default`` to see that run's
+    sizes. Nothing is trained and no device is touched; ``auto`` settings are settled when the run
+    starts.
     """
     from ..train.train_config import TrainRequest
 
-    request = TrainRequest(motion=motion, task=task, robot=robot, num_envs=num_envs, iterations=iterations,
+    request = TrainRequest(motion=motion, task=task, robot=robot, num_envs=num_envs,
+                           iterations=iterations,
                            seed=seed, sets=list(sets))
     rows = resolved_settings(host.registry, request, preset)
     width = max(len(key) for key, _, _ in rows)

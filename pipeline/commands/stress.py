@@ -1,4 +1,5 @@
-"""``primebot stress RUN_DIR``: the exported policy under perturbations, beside replaying its reference (stress.json)."""
+"""``primebot stress RUN_DIR``: the exported policy under perturbations, beside replaying its
+reference (stress.json)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,13 @@ from ..hooks.specs import hookimpl
               help="Seconds per episode (less when the motion is shorter).")
 @click.option("--family", "families", multiple=True, type=click.Choice(list(FAMILIES)),
               help="Only this perturbation family (repeatable). [default: all]")
-@click.option("--standard-only", is_flag=True, help="Only each family's standard levels (what the verdict reads).")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of push times/directions and encoder errors.")
+@click.option("--standard-only", is_flag=True,
+              help="Only each family's standard levels (what the verdict reads).")
+@click.option("--seed", type=int, default=1, show_default=True,
+              help="Seed of push times/directions and encoder errors.")
 @click.option("--video", is_flag=True,
-              help="Render the standard push: videos/stress_push.mp4 (policy), stress_push_replay.mp4 (no policy).")
+              help="Render the standard push: videos/stress_push.mp4 (policy), "
+                   "stress_push_replay.mp4 (no policy).")
 @pass_host
 def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int, window: float,
                    families: tuple[str, ...], standard_only: bool, seed: int, video: bool) -> None:
@@ -49,22 +53,30 @@ def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int
     from ..rundir import STRESS_FILE, VIDEO_DIR, read_args
     from .run_record import note_in_pipeline
 
-    plan = StressPlan(starts=starts, window_s=window, families=families or None, standard_only=standard_only,
+    plan = StressPlan(starts=starts, window_s=window, families=families or None,
+                      standard_only=standard_only,
                       seed=seed)
     with run_dir_lock(run_dir):
         name = read_args(run_dir).get("config", {}).get("robot")
         mjcf = mjcf or str(host.registry.get("robots", name).mjcf)
         report = stress_run_dir(run_dir, mjcf, plan, video=video, progress=True)
         summary, message = stage_summary(report)
-        videos = {f"video_{k}": f"{VIDEO_DIR}/{Path(v).name}" for k, v in report.get("videos", {}).items()}
-        # a test of some families only is no verdict on the policy: the pipeline runs its stage again
-        note_in_pipeline(host, run_dir, "stress", status="done" if plan.families is None else "pending",
-                         outputs={"stress.json": STRESS_FILE, **videos}, summary=summary, message=message,
-                         reason="stress.json holds a test of some families only (--family): the stage runs "
+        videos = {f"video_{k}": f"{VIDEO_DIR}/{Path(v).name}"
+                  for k, v in report.get("videos", {}).items()}
+        # a test of some families only is no verdict on the policy: the pipeline runs its stage
+        # again
+        note_in_pipeline(host, run_dir, "stress",
+                         status="done" if plan.families is None else "pending",
+                         outputs={"stress.json": STRESS_FILE, **videos}, summary=summary,
+                         message=message,
+                         reason="stress.json holds a test of some families only (--family): the "
+                                "stage runs "
                                 "again on --resume")
-    click.echo(f"{report['loop']['episodes']} episodes of {report['loop']['window_steps']} steps at "
+    click.echo(f"{report['loop']['episodes']} episodes of {report['loop']['window_steps']} steps "
+               "at "
                f"{report['loop']['physics_hz']:.0f} Hz in {report['wall_s']:.0f} s; push unit "
-               f"sqrt(g*L) = {report['push_unit_m_s']:.2f} m/s (L = {report['reference_root_height_m']:.2f} m)")
+               f"sqrt(g*L) = {report['push_unit_m_s']:.2f} m/s (L = "
+               f"{report['reference_root_height_m']:.2f} m)")
     click.echo(format_table(report))
     for controller, path in report.get("videos", {}).items():
         click.echo(f"video ({controller}): {path}")

@@ -12,7 +12,8 @@ GAP_THRESHOLDS = {
     "joint_pos_error_rad": 0.1,
     "anchor_ori_error_rad": 0.2,
 }
-"""|sim2sim − eval| beyond these is flagged: the policy leans on something training had and the robot lacks."""
+"""|sim2sim − eval| beyond these is flagged: the policy leans on something training had and the
+robot lacks."""
 
 
 def gap_flags(gaps: dict[str, float], thresholds: dict[str, float] | None = None) -> list[str]:

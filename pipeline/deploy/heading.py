@@ -1,4 +1,5 @@
-"""Heading alignment: the reference motion turned and moved to where the robot stands at the episode start.
+"""Heading alignment: the reference motion turned and moved to where the robot stands at the episode
+start.
 
 The policy observes the reference anchor orientation relative to its own
 (``motion_anchor_ori_b``), heading included, and the metrics compare world
@@ -26,12 +27,16 @@ TURNED_OUTPUTS = ("body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
 """Reference outputs that turn with the heading (positions also move)."""
 
 
-def heading_offset(reference: dict[str, np.ndarray], root_index: int, t: int, root_pos_w: np.ndarray,
+def heading_offset(reference: dict[str, np.ndarray], root_index: int, t: int,
+                   root_pos_w: np.ndarray,
                    root_quat_w: np.ndarray) -> tuple[float, np.ndarray]:
-    """(yaw, shift): the rotation about world z [rad] and the horizontal translation [3] (z = 0) that put the
-    reference root of step ``t`` on the robot's root (world position ``root_pos_w``, orientation ``root_quat_w``,
-    w x y z), heading and horizontal position."""
-    yaw = float(yaw_angle(np.asarray(root_quat_w, dtype=np.float64)) - yaw_angle(reference["body_quat_w"][t, root_index]))
+    """(yaw, shift): the rotation about world z [rad] and the horizontal translation [3] (z = 0)
+    that put the reference root of step ``t`` on the robot's root (world position ``root_pos_w``,
+    orientation ``root_quat_w``, w x y z), heading and horizontal position."""
+    yaw = float(
+        yaw_angle(np.asarray(root_quat_w, dtype=np.float64))
+        - yaw_angle(reference["body_quat_w"][t, root_index])
+    )
     yaw = float(np.arctan2(np.sin(yaw), np.cos(yaw)))
     turned = rotate_about_z(np.float64(yaw), reference["body_pos_w"][t, root_index])
     shift = np.asarray(root_pos_w, dtype=np.float64) - turned
@@ -39,19 +44,25 @@ def heading_offset(reference: dict[str, np.ndarray], root_index: int, t: int, ro
     return yaw, shift
 
 
-def turn_reference(reference: dict[str, np.ndarray], yaw: float, shift: np.ndarray) -> dict[str, np.ndarray]:
-    """A copy of the reference table rotated by ``yaw`` about world z (through the origin), then moved by
-    ``shift``; joint positions and velocities are shared, unchanged."""
+def turn_reference(reference: dict[str, np.ndarray], yaw: float,
+                   shift: np.ndarray) -> dict[str, np.ndarray]:
+    """A copy of the reference table rotated by ``yaw`` about world z (through the origin), then
+    moved by ``shift``; joint positions and velocities are shared, unchanged."""
     out = dict(reference)
     angle = np.float64(yaw)
-    out["body_pos_w"] = rotate_about_z(angle, reference["body_pos_w"]) + np.asarray(shift, dtype=np.float64)
+    out["body_pos_w"] = rotate_about_z(angle, reference["body_pos_w"]) + np.asarray(
+        shift, dtype=np.float64
+    )
     out["body_quat_w"] = quat_mul_about_z(angle, reference["body_quat_w"])
     for key in TURNED_OUTPUTS[1:]:
         out[key] = rotate_about_z(angle, reference[key])
     return out
 
 
-def align_reference(reference: dict[str, np.ndarray], root_index: int, t: int, root_pos_w: np.ndarray,
+def align_reference(reference: dict[str, np.ndarray], root_index: int, t: int,
+                    root_pos_w: np.ndarray,
                     root_quat_w: np.ndarray) -> dict[str, np.ndarray]:
-    """The reference table aligned to a robot whose root is at ``root_pos_w`` / ``root_quat_w`` at step ``t``."""
-    return turn_reference(reference, *heading_offset(reference, root_index, t, root_pos_w, root_quat_w))
+    """The reference table aligned to a robot whose root is at ``root_pos_w`` / ``root_quat_w`` at
+    step ``t``."""
+    return turn_reference(reference,
+                          *heading_offset(reference, root_index, t, root_pos_w, root_quat_w))

@@ -1,4 +1,5 @@
-"""The deploy-side episode loop, one for every kind of exported policy (numpy, mujoco, onnxruntime; no torch).
+"""The deploy-side episode loop, one for every kind of exported policy (numpy, mujoco, onnxruntime;
+no torch).
 
 Each episode starts from a fresh ``MjData`` (as on a robot that boots),
 then every policy step: the graph's inputs from sensed quantities, the
@@ -26,7 +27,8 @@ from .onnx_policy import NON_FINITE_ACTION, hold_joint_targets
 
 
 class EpisodeKind(Protocol):
-    """What one kind of deploy loop decides; ``robot`` has ``model``, ``qpos_adr``, ``dof_adr``, ``actuator_ids``."""
+    """What one kind of deploy loop decides; ``robot`` has ``model``, ``qpos_adr``, ``dof_adr``,
+    ``actuator_ids``."""
 
     robot: Any
     meta: dict
@@ -35,13 +37,15 @@ class EpisodeKind(Protocol):
         """Put ``data`` in the episode's start state; return the step the policy is first given."""
 
     def first_action(self, t: int) -> np.ndarray:
-        """The previous action the first observation carries (zero: no previous action), episode starting at ``t``."""
+        """The previous action the first observation carries (zero: no previous action), episode
+        starting at ``t``."""
 
     def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
         """The graph's inputs (``obs`` and any other) at step ``t``, batch 1."""
 
     def targets(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(the action the next observation sees as the last one, the joint targets) for the policy's ``actions``."""
+        """(the action the next observation sees as the last one, the joint targets) for the
+        policy's ``actions``."""
 
     def next_step(self, t: int) -> int:
         """The step after ``t``."""
@@ -59,10 +63,11 @@ class EpisodeKind(Protocol):
         """The finished episode's record."""
 
 
-def run_episode(session: ort.InferenceSession, kind: EpisodeKind, substeps: int, start_step: int, max_steps: int,
+def run_episode(session: ort.InferenceSession, kind: EpisodeKind, substeps: int, start_step: int,
+                max_steps: int,
                 frames: list | None = None) -> dict:
-    """One episode of ``kind`` from ``start_step``; returns its record. ``frames`` collects ``kind.frame``
-    of the start state and of the state after every policy step."""
+    """One episode of ``kind`` from ``start_step``; returns its record. ``frames`` collects
+    ``kind.frame`` of the start state and of the state after every policy step."""
     model = kind.robot.model
     data = mujoco.MjData(model)  # fresh, as on a robot that boots
     t = kind.start(data, start_step)
@@ -72,7 +77,8 @@ def run_episode(session: ort.InferenceSession, kind: EpisodeKind, substeps: int,
         frames.append(kind.frame(data, t))
     while True:
         actions = session.run(["actions"], kind.inputs(data, t, last_action))[0][0]
-        if not np.isfinite(actions).all():  # the joints keep the last finite targets; the episode ends here
+        # the joints keep the last finite targets; the episode ends here
+        if not np.isfinite(actions).all():
             kind.fail(NON_FINITE_ACTION)
             return kind.record(data, start_step, length)
         last_action, target = kind.targets(t, actions)

@@ -29,9 +29,11 @@ from ..robot.actuators import actuator_kind, gain_problems
 from ..rotations import matrix_first_two_columns, quat_conjugate, quat_mul
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
 
-LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names", "end_effector_body_names",
+LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names",
+             "end_effector_body_names",
              "base_joint_names", "command_names", "observation_terms_clip")
-FLOAT_LIST_KEYS = ("joint_stiffness", "joint_damping", "joint_effort_limit", "default_joint_pos", "action_scale",
+FLOAT_LIST_KEYS = ("joint_stiffness", "joint_damping", "joint_effort_limit", "default_joint_pos",
+                   "action_scale",
                    "joint_pos_lower", "joint_pos_upper")
 """Per-joint float lists (``joint_names`` order)."""
 INT_LIST_KEYS = ("observation_sizes", "observation_offsets", "observation_terms_history_length",
@@ -43,14 +45,15 @@ INT_KEYS = ("motion_num_steps", "num_observations", "num_actions", "max_episode_
 
 
 POLICY_KEYS = ("robot", "task", "checkpoint", "iteration", "checkpoint_digest", "run_id")
-"""The metadata keys a deploy-side report (sim2sim.json, stress.json) copies as its ``policy``: which checkpoint of
-which run it ran (train/provenance.py compares them with the run's policy)."""
+"""The metadata keys a deploy-side report (sim2sim.json, stress.json) copies as its ``policy``:
+which checkpoint of which run it ran (train/provenance.py compares them with the run's policy)."""
 NON_FINITE_ACTION = "non_finite_action"
-"""The failure of an episode whose policy output a NaN or an infinity: the joints keep the last finite targets
-and the episode ends there (the deploy loop, the stress test; docs/deploy.md, "What the loop does")."""
+"""The failure of an episode whose policy output a NaN or an infinity: the joints keep the last
+finite targets and the episode ends there (the deploy loop, the stress test; docs/deploy.md, "What
+the loop does")."""
 ACTION_OFFSET_BAKED = "action_offset_baked"
-"""Metadata key of a graph whose actions are relative to the default pose although its policy was trained
-with the offset this key names (``--format mjlab``; docs/deploy.md)."""
+"""Metadata key of a graph whose actions are relative to the default pose although its policy was
+trained with the offset this key names (``--format mjlab``; docs/deploy.md)."""
 
 
 class Sim2SimError(ExportError):
@@ -59,8 +62,9 @@ class Sim2SimError(ExportError):
 
 # -- command-line reports -----------------------------------------------------------------------
 def require_own_export(run_dir: str | Path, onnx_path: str | Path, meta: dict) -> None:
-    """Refuse to judge a run by an ONNX that another run exported (its ``run_id`` metadata differs from the run's
-    args.yaml ``run.id``), or by one without a run identity (an older primebot exported it)."""
+    """Refuse to judge a run by an ONNX that another run exported (its ``run_id`` metadata differs
+    from the run's args.yaml ``run.id``), or by one without a run identity (an older primebot
+    exported it)."""
     from ..rundir import read_run_id
 
     exported_from, run_id = meta.get("run_id"), read_run_id(run_dir)
@@ -72,14 +76,15 @@ def require_own_export(run_dir: str | Path, onnx_path: str | Path, meta: dict) -
         )
     if exported_from != run_id:
         raise Sim2SimError(
-            f"{onnx_path} was exported from another run (run id {exported_from[:12]}…; {run_dir} is "
-            f"{(run_id or 'no run')[:12]}…): a report on it would not be this run's",
+            f"{onnx_path} was exported from another run (run id {exported_from[:12]}…; "
+            f"{run_dir} is {(run_id or 'no run')[:12]}…): a report on it would not be this run's",
             fix=f"export this run's policy first: primebot export {run_dir}",
         )
 
 
 def emit_report(report: dict, output: str | None) -> int:
-    """Print a deploy-loop report as JSON (and write it to ``output``); the exit code: 0 when its checks passed."""
+    """Print a deploy-loop report as JSON (and write it to ``output``); the exit code: 0 when its
+    checks passed."""
     import json
 
     text = json.dumps(report, indent=2)
@@ -90,8 +95,10 @@ def emit_report(report: dict, output: str | None) -> int:
 
 
 # -- actions ------------------------------------------------------------------------------------
-def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, actions: np.ndarray) -> np.ndarray:
-    """The joint position targets ``actions`` stand for at reference step ``t`` (metadata ``action_offset``).
+def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int,
+                  actions: np.ndarray) -> np.ndarray:
+    """The joint position targets ``actions`` stand for at reference step ``t`` (metadata
+    ``action_offset``).
 
     ``default_joint_pos`` (also a file without the key): default + scale·actions;
     ``reference_joint_pos``: the reference's joint positions at ``t`` (the step
@@ -101,31 +108,39 @@ def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int, a
     offset = meta.get("action_offset", ACTION_OFFSET_DEFAULT)
     if offset == ACTION_OFFSET_REFERENCE:
         if reference is None:
-            raise ExportError("action_offset 'reference_joint_pos' needs the reference motion, and there is none")
+            raise ExportError("action_offset 'reference_joint_pos' needs the reference motion, and "
+                              "there is none")
         origin = reference["joint_pos"][t]
     elif offset == ACTION_OFFSET_DEFAULT:
         origin = meta["default_joint_pos"]
     else:
         raise ExportError(f"unknown action_offset {offset!r} in the ONNX metadata",
-                          fix=f"one of: {', '.join(ACTION_TARGET_FORMULA)}; re-export with this primebot")
+                          fix=f"one of: {', '.join(ACTION_TARGET_FORMULA)}; re-export with this "
+                              "primebot")
     return origin + meta["action_scale"] * np.asarray(actions, dtype=np.float64)
 
 
-def initial_last_action(meta: dict, reference: dict[str, np.ndarray] | None, t: np.ndarray) -> np.ndarray:
-    """The ``actions`` observation term [N, J] of N episodes' first steps, robot i starting at step ``t[i]``.
+def initial_last_action(meta: dict, reference: dict[str, np.ndarray] | None,
+                        t: np.ndarray) -> np.ndarray:
+    """The ``actions`` observation term [N, J] of N episodes' first steps, robot i starting at step
+    ``t[i]``.
 
-    Zero (no previous action), as training starts every episode. A graph that bakes the reference offset
-    into its actions (metadata ``action_offset_baked``, ``--format mjlab``) subtracts the previous step's
-    offset from that term, so an episode starting past step 0 feeds the action that stands for zero there:
-    (reference ``joint_pos[t − 1]`` − ``default_joint_pos``) / ``action_scale`` (docs/deploy.md).
+    Zero (no previous action), as training starts every episode. A graph that bakes the reference
+    offset into its actions (metadata ``action_offset_baked``, ``--format mjlab``) subtracts the
+    previous step's offset from that term, so an episode starting past step 0 feeds the action that
+    stands for zero there: (reference ``joint_pos[t − 1]`` − ``default_joint_pos``) /
+    ``action_scale`` (docs/deploy.md).
     """
     t = np.atleast_1d(np.asarray(t, dtype=np.int64))
     zero = np.zeros((len(t), len(meta["joint_names"])))
     if meta.get(ACTION_OFFSET_BAKED) != ACTION_OFFSET_REFERENCE:
         return zero
     if reference is None:
-        raise ExportError(f"{ACTION_OFFSET_BAKED} 'reference_joint_pos' needs the reference motion, and there is none")
-    shift = (reference["joint_pos"][np.maximum(t - 1, 0)] - meta["default_joint_pos"]) / meta["action_scale"]
+        raise ExportError(f"{ACTION_OFFSET_BAKED} 'reference_joint_pos' needs the reference "
+                          "motion, and there is none")
+    shift = (reference["joint_pos"][np.maximum(t - 1, 0)] - meta["default_joint_pos"]) / meta[
+        "action_scale"
+    ]
     return np.where((t > 0)[:, None], shift, zero)
 
 
@@ -141,11 +156,14 @@ def parse_metadata(raw: dict[str, str]) -> dict:
         try:
             value = kind(text)
         except ValueError:
-            raise Sim2SimError(f"ONNX metadata {key}: {text!r} is not a{'n integer' if kind is int else ' number'}",
-                               fix="re-export the policy (`primebot export RUN_DIR`); never hand-edit its metadata"
+            raise Sim2SimError(f"ONNX metadata {key}: {text!r} is not "
+                               f"a{'n integer' if kind is int else ' number'}",
+                               fix="re-export the policy (`primebot export RUN_DIR`); never "
+                                   "hand-edit its metadata"
                                ) from None
         if kind is float and not np.isfinite(value):
-            raise Sim2SimError(f"ONNX metadata {key}: {text!r} is not finite", fix="re-export the policy")
+            raise Sim2SimError(f"ONNX metadata {key}: {text!r} is not finite",
+                               fix="re-export the policy")
         return value
 
     for key in LIST_KEYS:
@@ -153,10 +171,12 @@ def parse_metadata(raw: dict[str, str]) -> dict:
             meta[key] = [s for s in raw[key].split(",") if s]
     for key in FLOAT_LIST_KEYS:
         if key in raw:
-            meta[key] = np.array([parse(key, float, s) for s in raw[key].split(",")], dtype=np.float64)
+            meta[key] = np.array([parse(key, float, s) for s in raw[key].split(",")],
+                                 dtype=np.float64)
     for key in INT_LIST_KEYS:
         if key in raw:
-            meta[key] = [int(parse(key, float, s)) for s in raw[key].split(",") if s]  # mjlab writes "0.000"
+            # mjlab writes "0.000"
+            meta[key] = [int(parse(key, float, s)) for s in raw[key].split(",") if s]
     for key in TERM_FLOAT_LIST_KEYS:
         if key in raw:
             meta[key] = [parse(key, float, s) for s in raw[key].split(",") if s]
@@ -176,7 +196,8 @@ def parse_clip(term: str) -> tuple[float, float]:
 
 
 def load_policy(path: str | Path) -> tuple[ort.InferenceSession, dict]:
-    """An onnxruntime CPU session and the parsed metadata of ``path``; an unreadable file is a ``Sim2SimError``."""
+    """An onnxruntime CPU session and the parsed metadata of ``path``; an unreadable file is a
+    ``Sim2SimError``."""
     from ..limits import MAX_ONNX_BYTES, over_budget
 
     path = Path(path)
@@ -189,15 +210,19 @@ def load_policy(path: str | Path) -> tuple[ort.InferenceSession, dict]:
     options.intra_op_num_threads = 1
     try:
         session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types for truncated/invalid graphs
+    # onnxruntime raises its own types for truncated/invalid graphs
+    except Exception as exc:  # noqa: BLE001
         raise Sim2SimError(f"{path} is not a loadable ONNX model ({type(exc).__name__}: "
                            f"{str(exc).splitlines()[0] if str(exc) else ''})",
-                           fix="the file is truncated or corrupt; export it again: primebot export RUN_DIR") from None
+                           fix="the file is truncated or corrupt; export it again: primebot export "
+                               "RUN_DIR") from None
     return session, parse_metadata(dict(session.get_modelmeta().custom_metadata_map))
 
 
-def _graph_problems(session: ort.InferenceSession, inputs: tuple[str, ...], outputs: tuple[str, ...]) -> list[str]:
-    """The named graph inputs/outputs that are missing, and a 2-D ``obs`` input and ``actions`` output."""
+def _graph_problems(session: ort.InferenceSession, inputs: tuple[str, ...],
+                    outputs: tuple[str, ...]) -> list[str]:
+    """The named graph inputs/outputs that are missing, and a 2-D ``obs`` input and ``actions``
+    output."""
     have_in = {i.name: i for i in session.get_inputs()}
     have_out = {o.name: o for o in session.get_outputs()}
     problems = [f"the graph has no input {name!r}" for name in inputs if name not in have_in]
@@ -209,7 +234,8 @@ def _graph_problems(session: ort.InferenceSession, inputs: tuple[str, ...], outp
 
 
 def graph_width(session: ort.InferenceSession, name: str) -> int:
-    """The fixed second dimension of graph input or output ``name`` (checked by ``_graph_problems``)."""
+    """The fixed second dimension of graph input or output ``name`` (checked by
+    ``_graph_problems``)."""
     nodes = {n.name: n for n in [*session.get_inputs(), *session.get_outputs()]}
     return int(nodes[name].shape[1])
 
@@ -236,39 +262,46 @@ def _body(model: mujoco.MjModel, name: str) -> int:
     return mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)
 
 
-def check_policy_robot(session: ort.InferenceSession, meta: dict, model: mujoco.MjModel) -> DeployRobot:
+def check_policy_robot(session: ort.InferenceSession, meta: dict,
+                       model: mujoco.MjModel) -> DeployRobot:
     """Match the ONNX to the MJCF by name; raise ``Sim2SimError`` listing every mismatch."""
     problems: list[str] = []
-    required = ("joint_names", "joint_stiffness", "joint_damping", "default_joint_pos", "action_scale",
+    required = ("joint_names", "joint_stiffness", "joint_damping", "default_joint_pos",
+                "action_scale",
                 "observation_names", "observation_sizes", "anchor_body_name", "body_names", "fps")
     missing = [k for k in required if k not in meta]
     if missing:
-        raise Sim2SimError(f"ONNX metadata lacks {', '.join(missing)}: not a primebot policy export "
+        raise Sim2SimError(f"ONNX metadata lacks {', '.join(missing)}: not a primebot policy "
+                           "export "
                            "(re-export with `primebot export RUN_DIR`)")
     joints = meta["joint_names"]
     n = len(joints)
     graph = _graph_problems(session, ("obs", "time_step"), ("actions", *REFERENCE_OUTPUTS))
     if graph:
-        raise Sim2SimError("the ONNX graph is not a primebot tracking policy:\n    " + "\n    ".join(graph),
+        raise Sim2SimError("the ONNX graph is not a primebot tracking policy:\n    "
+                           + "\n    ".join(graph),
                            fix="re-export the policy with `primebot export RUN_DIR`")
     for key in FLOAT_LIST_KEYS:
         if key in meta and len(meta[key]) != n:
             problems.append(f"metadata {key} has {len(meta[key])} values for {n} joints")
     obs_input = graph_width(session, "obs")
     if "num_observations" in meta and meta["num_observations"] != obs_input:
-        problems.append(f"metadata num_observations is {meta['num_observations']}; the graph takes {obs_input}")
+        problems.append(f"metadata num_observations is {meta['num_observations']}; the graph takes "
+                        f"{obs_input}")
     problems += rate_problems(meta, model)
     declared = sum(meta["observation_sizes"])
     if len(meta["observation_sizes"]) != len(meta["observation_names"]):
         problems.append("metadata observation_names and observation_sizes differ in length")
     if obs_input != declared:
-        problems.append(f"observation size: the graph takes {obs_input} values, observation_sizes add up to {declared}")
+        problems.append(f"observation size: the graph takes {obs_input} values, observation_sizes "
+                        f"add up to {declared}")
     for name, size in zip(meta["observation_names"], meta["observation_sizes"], strict=False):
         expected = _expected_size(name, n)
         if expected is None:
             problems.append(f"observation term {name!r} is unknown to this deploy loop")
         elif size != expected:
-            problems.append(f"observation term {name!r} has size {size}; with {n} joints it must be {expected}")
+            problems.append(f"observation term {name!r} has size {size}; with {n} joints it must "
+                            f"be {expected}")
     actions = graph_width(session, "actions")
     if actions != n:
         problems.append(f"the graph outputs {actions} actions for {n} joint_names")
@@ -283,26 +316,33 @@ def check_policy_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
             problems.append(f"{key} {meta[key]!r} is not a body of the MJCF")
     free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
     if len(free) != 1:
-        problems.append(f"the MJCF must have exactly one free joint (the floating base), it has {len(free)}")
+        problems.append("the MJCF must have exactly one free joint (the floating base), it has "
+                        f"{len(free)}")
     if problems:
-        raise Sim2SimError("the ONNX policy does not fit the robot model:\n    " + "\n    ".join(problems)
-                           + "\n  fix: export the policy for this robot, or pass the MJCF it was trained with")
+        raise Sim2SimError("the ONNX policy does not fit the robot model:\n    "
+                           + "\n    ".join(problems)
+                           + "\n  fix: export the policy for this robot, or pass the MJCF it was "
+                             "trained with")
 
     ids = np.array(joint_ids)
     root_body = int(model.jnt_bodyid[free[0]])
     robot = DeployRobot(
-        model=model, qpos_adr=model.jnt_qposadr[ids].astype(np.int64), dof_adr=model.jnt_dofadr[ids].astype(np.int64),
-        actuator_ids=np.array([actuators[j] for j in joint_ids], dtype=np.int64), root_body=root_body,
+        model=model, qpos_adr=model.jnt_qposadr[ids].astype(np.int64),
+        dof_adr=model.jnt_dofadr[ids].astype(np.int64),
+        actuator_ids=np.array([actuators[j] for j in joint_ids], dtype=np.int64),
+        root_body=root_body,
         root_qpos_adr=int(model.jnt_qposadr[free[0]]), root_dof_adr=int(model.jnt_dofadr[free[0]]),
-        anchor_body=_body(model, meta["anchor_body_name"]), motion_body_ids=np.array(body_ids, dtype=np.int64),
+        anchor_body=_body(model, meta["anchor_body_name"]),
+        motion_body_ids=np.array(body_ids, dtype=np.int64),
     )
     robot.checks.append(gain_check(model, robot, meta))
     return robot
 
 
 def rate_problems(meta: dict, model: mujoco.MjModel) -> list[str]:
-    """``control_dt`` and ``fps`` agree with each other and with the MJCF: the policy step is a whole number of
-    the robot's physics steps (training ran ``decimation`` MJCF steps per policy step)."""
+    """``control_dt`` and ``fps`` agree with each other and with the MJCF: the policy step is a
+    whole number of the robot's physics steps (training ran ``decimation`` MJCF steps per policy
+    step)."""
     fps, dt = meta.get("fps"), meta.get("control_dt")
     problems = []
     if fps is not None and not fps > 0:
@@ -311,16 +351,19 @@ def rate_problems(meta: dict, model: mujoco.MjModel) -> list[str]:
         problems.append(f"metadata control_dt is {dt}")
     elif fps is not None and dt is not None:
         if not np.isclose(fps * dt, 1.0, rtol=1e-6):
-            problems.append(f"metadata fps {fps:g} and control_dt {dt:g} disagree (fps x control_dt = {fps * dt:.6g})")
+            problems.append(f"metadata fps {fps:g} and control_dt {dt:g} disagree (fps x "
+                            f"control_dt = {fps * dt:.6g})")
         ratio = dt / model.opt.timestep
         if round(ratio) < 1 or not np.isclose(ratio, round(ratio), rtol=1e-6):
-            problems.append(f"metadata control_dt {dt:g} s is not a whole number of the MJCF's {model.opt.timestep:g} s "
+            problems.append(f"metadata control_dt {dt:g} s is not a whole number of the MJCF's "
+                            f"{model.opt.timestep:g} s "
                             "physics steps")
     return problems
 
 
 def robot_spec_check(meta: dict, spec) -> dict:
-    """The metadata's robot name, default pose and action scale must be those of the run's registered robot.
+    """The metadata's robot name, default pose and action scale must be those of the run's
+    registered robot.
 
     ``spec``: the ``RobotSpec`` (anything with ``name``, ``joint_names``, ``default_joint_pos`` and
     ``action_scale``). Joints are matched by name. A wrong value here moves every joint target
@@ -332,13 +375,17 @@ def robot_spec_check(meta: dict, spec) -> dict:
     index = {name: i for i, name in enumerate(spec.joint_names)}
     for key in ("default_joint_pos", "action_scale"):
         want = np.asarray(getattr(spec, key), dtype=np.float64)
-        if key == "action_scale":  # the task may scale the robot's action_scale (tracking: actions.scale)
+        # the task may scale the robot's action_scale (tracking: actions.scale)
+        if key == "action_scale":
             want = want * float(meta.get("action_scale_factor", 1.0))
         for j, name in enumerate(meta["joint_names"]):
-            if name in index and not np.isclose(meta[key][j], want[index[name]], rtol=1e-6, atol=1e-9):
-                bad.append(f"{key} of {name}: metadata {meta[key][j]:.6g}, robot {spec.name} {want[index[name]]:.6g}")
+            if name in index and not np.isclose(meta[key][j], want[index[name]], rtol=1e-6,
+                                                atol=1e-9):
+                bad.append(f"{key} of {name}: metadata {meta[key][j]:.6g}, robot {spec.name} "
+                           f"{want[index[name]]:.6g}")
     return {"name": "metadata_matches_robot", "ok": not bad,
-            "detail": "; ".join(bad[:6]) + (f" (+{len(bad) - 6} more)" if len(bad) > 6 else "") if bad else
+            "detail": "; ".join(bad[:6]) + (f" (+{len(bad) - 6} more)" if len(bad) > 6 else "")
+            if bad else
             f"robot, default_joint_pos and action_scale equal robot {spec.name!r}'s"}
 
 
@@ -371,18 +418,21 @@ def match_joints(model: mujoco.MjModel, joints: list[str], problems: list[str],
 
 
 def _expected_size(name: str, num_joints: int) -> int | None:
-    return {"command": 2 * num_joints, "motion_anchor_ori_b": 6, "base_ang_vel": 3, "joint_pos": num_joints,
+    return {"command": 2 * num_joints, "motion_anchor_ori_b": 6, "base_ang_vel": 3,
+            "joint_pos": num_joints,
             "joint_vel": num_joints, "actions": num_joints}.get(name)
 
 
 def gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
-    """The gains contract (``robot.actuators.gain_problems``): every MJCF position servo carries the metadata's
-    kp/kd (kp = gain, kd = kv); a motor carries none, so there is nothing to compare for it.
+    """The gains contract (``robot.actuators.gain_problems``): every MJCF position servo carries the
+    metadata's kp/kd (kp = gain, kd = kv); a motor carries none, so there is nothing to compare for
+    it.
 
     ``robot``: anything with ``actuator_ids`` in the metadata's joint order.
     """
     bad, compared = gain_problems(model, meta["joint_names"], robot.actuator_ids,
-                                  np.asarray(meta["joint_stiffness"]), np.asarray(meta["joint_damping"]),
+                                  np.asarray(meta["joint_stiffness"]),
+                                  np.asarray(meta["joint_damping"]),
                                   source="metadata")
     motors = sum(actuator_kind(model, int(act)) == "motor" for act in robot.actuator_ids)
     if bad:
@@ -391,7 +441,10 @@ def gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
         detail = f"metadata kp/kd equal the MJCF's {compared} position servo(s)"
         detail += f"; {motors} motor(s) carry no gains" if motors else ""
     else:
-        detail = f"the MJCF's {motors} actuator(s) are motors: no gains in the MJCF to compare (the loop applies the metadata's)"
+        detail = (
+            f"the MJCF's {motors} actuator(s) are motors: no gains in the MJCF to compare (the "
+            "loop applies the metadata's)"
+        )
     return {"name": "pd_gains_match_mjcf", "ok": not bad, "detail": detail}
 
 
@@ -418,7 +471,8 @@ def to_torque_mode(robot: DeployRobot, effort: np.ndarray) -> None:
 
 # -- the joint HAL: PD at the physics rate -------------------------------------------------------
 PHYSICS_HZ = 1000.0
-"""Default rate of the deploy loops' physics and PD (a joint HAL runs at 500 Hz–1 kHz; training: 200 Hz)."""
+"""Default rate of the deploy loops' physics and PD (a joint HAL runs at 500 Hz–1 kHz; training: 200
+Hz)."""
 
 
 def effort_limit(meta: dict) -> np.ndarray:
@@ -438,15 +492,17 @@ def setup_torque_loop(robot: DeployRobot, meta: dict, control_dt: float, physics
 
 
 def setup_servo_loop(robot: DeployRobot, meta: dict, control_dt: float, physics_hz: float) -> int:
-    """Like ``setup_torque_loop``, but MuJoCo computes the same PD: every policy joint's actuator becomes a
-    position servo with the metadata's kp/kd whose force is clipped to the effort limit, so ``ctrl`` is the joint
-    target and a batch of simulations steps without Python between physics steps (``deploy.stress``).
+    """Like ``setup_torque_loop``, but MuJoCo computes the same PD: every policy joint's actuator
+    becomes a position servo with the metadata's kp/kd whose force is clipped to the effort limit,
+    so ``ctrl`` is the joint target and a batch of simulations steps without Python between physics
+    steps (``deploy.stress``).
 
     Returns the physics substeps per policy step.
     """
     substeps = max(1, int(round(control_dt * physics_hz)))
     robot.model.opt.timestep = control_dt / substeps
-    to_servo_mode(robot.model, robot.actuator_ids, meta["joint_stiffness"], meta["joint_damping"], effort_limit(meta))
+    to_servo_mode(robot.model, robot.actuator_ids, meta["joint_stiffness"], meta["joint_damping"],
+                  effort_limit(meta))
     return substeps
 
 
@@ -469,9 +525,11 @@ def to_servo_mode(model: mujoco.MjModel, actuator_ids: np.ndarray, kp: np.ndarra
 
 def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, target: np.ndarray,
                        substeps: int) -> None:
-    """``substeps`` physics steps, each with τ = kp·(target − q) − kd·q̇ from the metadata, clipped to effort.
+    """``substeps`` physics steps, each with τ = kp·(target − q) − kd·q̇ from the metadata, clipped
+    to effort.
 
-    ``robot``: anything with ``model``, ``qpos_adr``, ``dof_adr`` and ``actuator_ids`` in joint order.
+    ``robot``: anything with ``model``, ``qpos_adr``, ``dof_adr`` and ``actuator_ids`` in joint
+    order.
     """
     kp, kd, effort = meta["joint_stiffness"], meta["joint_damping"], effort_limit(meta)
     for _ in range(substeps):
@@ -481,7 +539,8 @@ def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, targ
 
 
 # -- the reference and the observation ------------------------------------------------------------
-REFERENCE_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
+REFERENCE_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w",
+                     "body_ang_vel_w")
 
 
 def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.ndarray]:
@@ -493,13 +552,17 @@ def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.n
     """
     steps = int(meta.get("motion_num_steps") or 0)
     if steps < 1:
-        raise Sim2SimError("ONNX metadata lacks motion_num_steps; re-export with `primebot export RUN_DIR`")
+        raise Sim2SimError("ONNX metadata lacks motion_num_steps; re-export with `primebot export "
+                           "RUN_DIR`")
     batch = session.get_inputs()[0].shape[0]
-    chunk = batch if isinstance(batch, int) and batch > 0 else steps  # a static batch (--static-batch, mjlab)
+    # a static batch (--static-batch, mjlab)
+    chunk = batch if isinstance(batch, int) and batch > 0 else steps
     obs = np.zeros((chunk, session.get_inputs()[0].shape[1]), np.float32)
     parts = []
     for start in range(0, steps, chunk):
-        time_step = np.minimum(np.arange(start, start + chunk), steps - 1).astype(np.float32)[:, None]
+        time_step = np.minimum(np.arange(start, start + chunk), steps - 1).astype(np.float32)[
+            :, None
+        ]
         parts.append(session.run(list(REFERENCE_OUTPUTS), {"obs": obs, "time_step": time_step}))
     return {k: np.concatenate([p[i] for p in parts])[:steps].astype(np.float64)
             for i, k in enumerate(REFERENCE_OUTPUTS)}
@@ -524,10 +587,13 @@ class SensedState:
     """[N, 4]."""
 
     @classmethod
-    def of(cls, robot: DeployRobot, qpos: np.ndarray, qvel: np.ndarray, xquat: np.ndarray) -> SensedState:
-        """From N simulations' ``qpos`` [N, nq], ``qvel`` [N, nv] and body orientations ``xquat`` [N, nbody, 4].
+    def of(cls, robot: DeployRobot, qpos: np.ndarray, qvel: np.ndarray,
+           xquat: np.ndarray) -> SensedState:
+        """From N simulations' ``qpos`` [N, nq], ``qvel`` [N, nv] and body orientations ``xquat``
+        [N, nbody, 4].
 
-        The free joint's angular velocity is already in the root body's frame (what a gyro there reads).
+        The free joint's angular velocity is already in the root body's frame (what a gyro there
+        reads).
         """
         d = robot.root_dof_adr
         return cls(joint_pos=qpos[:, robot.qpos_adr], joint_vel=qvel[:, robot.dof_adr],
@@ -552,7 +618,8 @@ class DeployObservation:
         self.anchor_index = meta["body_names"].index(meta["anchor_body_name"])
         self.size = sum(size for _, size in self.terms)
 
-    def build(self, data: mujoco.MjData, ref: dict[str, np.ndarray], t: int, last_action: np.ndarray) -> np.ndarray:
+    def build(self, data: mujoco.MjData, ref: dict[str, np.ndarray], t: int,
+              last_action: np.ndarray) -> np.ndarray:
         """The observation [size] of the robot in ``data`` at reference step ``t``."""
         state = SensedState.of(self.robot, data.qpos[None], data.qvel[None], data.xquat[None])
         return self.build_batch(state, ref, np.array([t]), np.asarray(last_action)[None])[0]
@@ -565,7 +632,8 @@ class DeployObservation:
             if name == "command":
                 parts += [ref["joint_pos"][t], ref["joint_vel"][t]]
             elif name == "motion_anchor_ori_b":
-                relative = quat_mul(quat_conjugate(state.anchor_quat_w), ref["body_quat_w"][t, self.anchor_index])
+                relative = quat_mul(quat_conjugate(state.anchor_quat_w),
+                                    ref["body_quat_w"][t, self.anchor_index])
                 parts.append(matrix_first_two_columns(relative))
             elif name == "base_ang_vel":
                 parts.append(state.root_ang_vel_b)

@@ -32,12 +32,14 @@ GRAVITY = 9.81
 
 
 def push_speed_unit(reference_root_height: float) -> float:
-    """√(g·L) in m/s: the velocity a push level k multiplies, for a robot whose root stands ``L`` m high."""
+    """√(g·L) in m/s: the velocity a push level k multiplies, for a robot whose root stands ``L`` m
+    high."""
     return math.sqrt(GRAVITY * max(float(reference_root_height), 0.05))
 
 
 def push_rate_unit(reference_root_height: float) -> float:
-    """√(g/L) in rad/s: the angular velocity of the same Froude scaling (training's angular pushes)."""
+    """√(g/L) in rad/s: the angular velocity of the same Froude scaling (training's angular
+    pushes)."""
     return math.sqrt(GRAVITY / max(float(reference_root_height), 0.05))
 
 
@@ -70,22 +72,34 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {family.name: family for family in (
-    Family("push", "one horizontal velocity kick on the root, in a random direction at a random time in the "
-           "episode's second quarter; level k: Δv = k·√(g·L), L = the reference's highest root height",
+    Family("push",
+           "one horizontal velocity kick on the root, in a random direction at a random time in "
+           "the "
+           "episode's second quarter; level k: Δv = k·√(g·L), L = the reference's highest root "
+           "height",
            "k", (0.1, 0.2, 0.3, 0.4), (0.2,)),
-    Family("friction", "the sliding friction coefficient of every contact (the model's own: nominal)", "μ",
+    Family("friction",
+           "the sliding friction coefficient of every contact (the model's own: nominal)", "μ",
            (0.2, 0.3, 0.5, 1.2, 1.6), (0.3, 1.2)),
-    Family("payload", "added mass on the anchor body, as a fraction of the robot's mass (inertia scaled alike)",
+    Family("payload",
+           "added mass on the anchor body, as a fraction of the robot's mass (inertia scaled "
+           "alike)",
            "fraction", (0.05, 0.1, 0.2, 0.3), (0.1,)),
-    Family("motor", "motor strength: kp, kd and the effort limit of every joint times the level", "×",
+    Family("motor", "motor strength: kp, kd and the effort limit of every joint times the level",
+           "×",
            (0.9, 0.8, 0.7, 0.6), (0.8,)),
-    Family("latency", "the joint targets reach the motors this many control steps late", "control steps",
+    Family("latency", "the joint targets reach the motors this many control steps late",
+           "control steps",
            (1, 2, 3), (1,)),
-    Family("encoder", "joint encoders: a fixed bias of ±level per joint (random sign; the PD sees it too) and "
-           "uniform noise of ±level on every reading the policy gets", "rad", (0.01, 0.02, 0.04, 0.08), (0.01,)),
-    Family("dynamics", "model gap: every joint's armature, damping and friction loss times the level", "×",
+    Family("encoder",
+           "joint encoders: a fixed bias of ±level per joint (random sign; the PD sees it too) and "
+           "uniform noise of ±level on every reading the policy gets", "rad",
+           (0.01, 0.02, 0.04, 0.08), (0.01,)),
+    Family("dynamics",
+           "model gap: every joint's armature, damping and friction loss times the level", "×",
            (0.5, 1.5, 2.0, 3.0), (0.5, 1.5)),
-    Family("integrator", "model gap: another integrator or physics rate (euler: the other integrator at the "
+    Family("integrator",
+           "model gap: another integrator or physics rate (euler: the other integrator at the "
            "stress rate; training_rate: the MJCF's own timestep; 1kHz: a 1 ms step)", "",
            ("euler", "training_rate", "1kHz"), ("euler", "training_rate", "1kHz")),
 )}
@@ -106,7 +120,11 @@ class Cell:
         return self.family != NOMINAL and self.level in FAMILIES[self.family].standard
 
     def label(self, push_unit: float = 1.0) -> str:
-        return NOMINAL if self.family == NOMINAL else FAMILIES[self.family].label(self.level, push_unit)
+        return (
+            NOMINAL
+            if self.family == NOMINAL
+            else FAMILIES[self.family].label(self.level, push_unit)
+        )
 
 
 def cells(families: tuple[str, ...] | None = None, standard_only: bool = False) -> list[Cell]:
@@ -114,17 +132,20 @@ def cells(families: tuple[str, ...] | None = None, standard_only: bool = False) 
     names = tuple(FAMILIES) if families is None else families
     unknown = [n for n in names if n not in FAMILIES]
     if unknown:
-        raise ValueError(f"unknown perturbation family {', '.join(unknown)}; families: {', '.join(FAMILIES)}")
+        raise ValueError(f"unknown perturbation family {', '.join(unknown)}; families: "
+                         f"{', '.join(FAMILIES)}")
     out = [Cell(NOMINAL)]
     for name in names:
         family = FAMILIES[name]
-        out += [Cell(name, level) for level in family.levels if not standard_only or level in family.standard]
+        out += [Cell(name, level) for level in family.levels
+                if not standard_only or level in family.standard]
     return out
 
 
 @dataclass
 class Conditions:
-    """Per-environment perturbation values of one batch (arrays of length N; neutral values where unperturbed)."""
+    """Per-environment perturbation values of one batch (arrays of length N; neutral values where
+    unperturbed)."""
 
     friction: np.ndarray
     """Sliding friction of every geom; NaN keeps the model's own."""
@@ -135,7 +156,8 @@ class Conditions:
     dynamics: np.ndarray
     """Factor on joint armature, damping and friction loss."""
     euler: np.ndarray
-    """bool: integrate with the other integrator (Euler, or implicitfast for a model that uses Euler)."""
+    """bool: integrate with the other integrator (Euler, or implicitfast for a model that uses
+    Euler)."""
     latency: np.ndarray
     """int: control steps the targets are late."""
     encoder: np.ndarray
@@ -146,8 +168,10 @@ class Conditions:
     @classmethod
     def of(cls, env_cells: list[Cell]) -> Conditions:
         n = len(env_cells)
-        c = cls(friction=np.full(n, np.nan), payload=np.zeros(n), motor=np.ones(n), dynamics=np.ones(n),
-                euler=np.zeros(n, bool), latency=np.zeros(n, np.int64), encoder=np.zeros(n), push=np.zeros(n))
+        c = cls(friction=np.full(n, np.nan), payload=np.zeros(n), motor=np.ones(n),
+                dynamics=np.ones(n),
+                euler=np.zeros(n, bool), latency=np.zeros(n, np.int64), encoder=np.zeros(n),
+                push=np.zeros(n))
         for i, cell in enumerate(env_cells):
             if cell.family == "integrator":
                 c.euler[i] = cell.level == "euler"
@@ -166,7 +190,8 @@ def physics_hz_of(cell: Cell, stress_hz: float, model_timestep: float) -> float:
 
 
 def apply_to_model(sim: Any, conditions: Conditions, robot: Any) -> None:
-    """Put the physical conditions into ``sim``'s per-environment model (a ``sim.physics.BatchSim``).
+    """Put the physical conditions into ``sim``'s per-environment model (a
+    ``sim.physics.BatchSim``).
 
     ``robot``: the ``DeployRobot`` (its actuators are PD servos, ``onnx_policy.setup_servo_loop``).
     Only the fields some environment changes are expanded.
@@ -184,7 +209,9 @@ def apply_to_model(sim: Any, conditions: Conditions, robot: Any) -> None:
         nominal = model.body_mass[robot.anchor_body]
         added = conditions.payload * model.body_mass[robot_bodies].sum()
         mass[:, robot.anchor_body] = nominal + added
-        inertia[:, robot.anchor_body] = model.body_inertia[robot.anchor_body] * ((nominal + added) / nominal)[:, None]
+        inertia[:, robot.anchor_body] = (
+            model.body_inertia[robot.anchor_body] * ((nominal + added) / nominal)[:, None]
+        )
     if (conditions.motor != 1).any():
         acts, s = robot.actuator_ids, conditions.motor[:, None]
         gain, bias, force = sim.expand("actuator_gainprm"), sim.expand("actuator_biasprm"), \
@@ -198,7 +225,8 @@ def apply_to_model(sim: Any, conditions: Conditions, robot: Any) -> None:
         for name in ("dof_armature", "dof_damping", "dof_frictionloss"):
             sim.expand(name)[:, dofs] = getattr(model, name)[dofs] * s
     if conditions.euler.any():
-        other = (mujoco.mjtIntegrator.mjINT_IMPLICITFAST if model.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
+        other = (mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+                 if model.opt.integrator == mujoco.mjtIntegrator.mjINT_EULER
                  else mujoco.mjtIntegrator.mjINT_EULER)
         sim.expand("opt.integrator")[conditions.euler] = int(other)
     if (conditions.payload != 0).any() or (conditions.dynamics != 1).any():
@@ -206,16 +234,18 @@ def apply_to_model(sim: Any, conditions: Conditions, robot: Any) -> None:
 
 
 class ServoCommand:
-    """What N robots' servos receive, one control step at a time: the joint targets chosen ``delay[i]`` steps
-    ago (the held targets before that), minus the encoder ``bias`` [N, J], since a servo closes its loop on
-    its biased reading: kp·(target − (q + bias)). The stress test (latency, encoder families) and the
-    tracking task's training randomisation (``action_delay``, ``encoder_bias``) both send targets through it;
-    ``delay`` and ``bias`` may be changed between steps."""
+    """What N robots' servos receive, one control step at a time: the joint targets chosen
+    ``delay[i]`` steps ago (the held targets before that), minus the encoder ``bias`` [N, J], since
+    a servo closes its loop on its biased reading: kp·(target − (q + bias)). The stress test
+    (latency, encoder families) and the tracking task's training randomisation (``action_delay``,
+    ``encoder_bias``) both send targets through it; ``delay`` and ``bias`` may be changed between
+    steps."""
 
     def __init__(self, hold: np.ndarray, delay: np.ndarray, bias: np.ndarray) -> None:
         self.delay = np.asarray(delay, dtype=np.int64)
         self.bias = np.asarray(bias, dtype=np.float64)
-        self.history = np.repeat(np.asarray(hold, dtype=np.float64)[None], int(self.delay.max(initial=0)) + 1,
+        self.history = np.repeat(np.asarray(hold, dtype=np.float64)[None],
+                                 int(self.delay.max(initial=0)) + 1,
                                  axis=0)
         """history[d]: the targets chosen d steps ago."""
 
@@ -224,7 +254,9 @@ class ServoCommand:
         if len(self.history) > 1:
             self.history[1:] = self.history[:-1]
         self.history[0] = chosen
-        delayed = self.history[self.delay, np.arange(len(chosen))] if len(self.history) > 1 else chosen
+        delayed = (
+            self.history[self.delay, np.arange(len(chosen))] if len(self.history) > 1 else chosen
+        )
         return delayed - self.bias
 
     def reset(self, ids: np.ndarray, targets: np.ndarray) -> np.ndarray:

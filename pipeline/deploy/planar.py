@@ -1,4 +1,5 @@
-"""sim2sim for a policy without a reference motion on a planar base (``export_kind: policy``, e.g. walk).
+"""sim2sim for a policy without a reference motion on a planar base (``export_kind: policy``, e.g.
+walk).
 
 ``PlanarEpisode`` is this kind of policy for the one deploy loop
 (``deploy.loop``, as ``sim2sim`` uses it: a fresh ``MjData`` from the MJCF,
@@ -54,7 +55,8 @@ POSE_TOLERANCE_RAD = 1e-6
 GAP_THRESHOLDS = {"fall_rate": 0.2, "mean_forward_speed_m_s": 0.2, "mean_episode_length_s": 2.0}
 """|sim2sim − eval| beyond these is flagged."""
 WALK_MEANS = ("forward_speed_m_s", "distance_m")
-"""Per-episode values of the records that the summary averages (``mean_<key>``), as eval's walk metrics do."""
+"""Per-episode values of the records that the summary averages (``mean_<key>``), as eval's walk
+metrics do."""
 COMPARED_KEYS = ("mean_forward_speed_m_s", "mean_distance_m", "fall_rate", "mean_episode_length",
                  "mean_episode_length_s")
 
@@ -80,24 +82,30 @@ def is_planar_policy(meta: dict) -> bool:
     return meta.get("export_kind") == "policy"
 
 
-def check_planar_robot(session: ort.InferenceSession, meta: dict, model: mujoco.MjModel) -> PlanarRobot:
+def check_planar_robot(session: ort.InferenceSession, meta: dict,
+                       model: mujoco.MjModel) -> PlanarRobot:
     """Match the ONNX to the planar MJCF by name; raise ``Sim2SimError`` listing every mismatch."""
     base = list(meta.get("base_joint_names") or [])
     if base in ([], ["free"]):
         raise Sim2SimError(
-            "sim2sim replays a policy without a reference motion only on a planar base (base_joint_names "
-            f"slide x, slide z, hinge pitch); this export's base is {meta.get('base_joint_names', 'unknown')!r}",
-            fix="evaluate it with `primebot eval RUN_DIR`; a free-base deploy loop for such tasks is not written yet",
+            "sim2sim replays a policy without a reference motion only on a planar base "
+            "(base_joint_names "
+            "slide x, slide z, hinge pitch); this export's base is "
+            f"{meta.get('base_joint_names', 'unknown')!r}",
+            fix="evaluate it with `primebot eval RUN_DIR`; a free-base deploy loop for such tasks "
+                "is not written yet",
         )
     problems: list[str] = []
     joints = list(meta["joint_names"])
     obs_input = session.get_inputs()[0].shape[1]
     if obs_input != len(meta["observation_names"]):
-        problems.append(f"observation size: the graph takes {obs_input} values, observation_names lists "
+        problems.append(f"observation size: the graph takes {obs_input} values, observation_names "
+                        "lists "
                         f"{len(meta['observation_names'])}")
     unknown = [n for n in meta["observation_names"] if n not in observation_sources(meta)]
     if unknown:
-        problems.append(f"observation term(s) unknown to the planar deploy loop: {', '.join(unknown)}")
+        problems.append("observation term(s) unknown to the planar deploy loop: "
+                        f"{', '.join(unknown)}")
     joint_ids, actuators = match_joints(model, joints, problems, base=tuple(base))
     types = {}
     for name in base:
@@ -109,17 +117,23 @@ def check_planar_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
     slides = [(j, n) for n, (j, t) in types.items() if t == mujoco.mjtJoint.mjJNT_SLIDE]
     hinges = [j for j, t in types.values() if t == mujoco.mjtJoint.mjJNT_HINGE]
     if types and len(types) == len(base) and (len(slides) != 2 or len(hinges) != 1):
-        problems.append(f"base joints {', '.join(base)} must be two slides (x, z) and one hinge (pitch)")
+        problems.append(f"base joints {', '.join(base)} must be two slides (x, z) and one hinge "
+                        "(pitch)")
     if problems:
-        raise Sim2SimError("the ONNX policy does not fit the robot model:\n    " + "\n    ".join(problems)
-                           + "\n  fix: export the policy for this robot, or pass the MJCF it was trained with")
+        raise Sim2SimError("the ONNX policy does not fit the robot model:\n    "
+                           + "\n    ".join(problems)
+                           + "\n  fix: export the policy for this robot, or pass the MJCF it was "
+                             "trained with")
     forward = max(slides, key=lambda s: abs(model.jnt_axis[s[0], 0]))[0]  # the slide along x
     ids = np.array(joint_ids)
     robot = PlanarRobot(
-        model=model, qpos_adr=model.jnt_qposadr[ids].astype(np.int64), dof_adr=model.jnt_dofadr[ids].astype(np.int64),
+        model=model, qpos_adr=model.jnt_qposadr[ids].astype(np.int64),
+        dof_adr=model.jnt_dofadr[ids].astype(np.int64),
         actuator_ids=np.array([actuators[j] for j in joint_ids], dtype=np.int64),
-        joint_range=np.where(model.jnt_limited[ids, None] > 0, model.jnt_range[ids], [-np.inf, np.inf]),
-        forward_qpos_adr=int(model.jnt_qposadr[forward]), pitch_qpos_adr=int(model.jnt_qposadr[hinges[0]]),
+        joint_range=np.where(model.jnt_limited[ids, None] > 0, model.jnt_range[ids],
+                             [-np.inf, np.inf]),
+        forward_qpos_adr=int(model.jnt_qposadr[forward]),
+        pitch_qpos_adr=int(model.jnt_qposadr[hinges[0]]),
         pitch_dof_adr=int(model.jnt_dofadr[hinges[0]]), root_body=int(model.jnt_bodyid[hinges[0]]),
     )
     robot.checks += [gain_check(model, robot, meta), _default_pose_check(robot, meta)]
@@ -127,36 +141,46 @@ def check_planar_robot(session: ort.InferenceSession, meta: dict, model: mujoco.
 
 
 def _default_pose_check(robot: PlanarRobot, meta: dict) -> dict:
-    """The metadata's default pose must be the MJCF's first keyframe at the policy joints (when it has one)."""
+    """The metadata's default pose must be the MJCF's first keyframe at the policy joints (when it
+    has one)."""
     m = robot.model
     if m.nkey == 0:
-        return {"name": "default_pose_matches_keyframe", "ok": True, "detail": "the MJCF has no keyframe to compare"}
+        return {"name": "default_pose_matches_keyframe", "ok": True,
+                "detail": "the MJCF has no keyframe to compare"}
     key = m.key_qpos[0][robot.qpos_adr]
     default = np.asarray(meta["default_joint_pos"])
     bad = [f"{n}: metadata {d:.4g}, keyframe {k:.4g}"
-           for n, d, k in zip(meta["joint_names"], default, key, strict=True) if abs(d - k) > POSE_TOLERANCE_RAD]
+           for n, d, k in zip(meta["joint_names"], default, key, strict=True)
+           if abs(d - k) > POSE_TOLERANCE_RAD]
     name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_KEY, 0) or "0"
     return {"name": "default_pose_matches_keyframe", "ok": not bad,
-            "detail": (f"metadata default_joint_pos differs from keyframe {name!r}: " + "; ".join(bad)
+            "detail": (f"metadata default_joint_pos differs from keyframe {name!r}: "
+                       + "; ".join(bad)
                        + " (is joint_names in the MJCF's order?)") if bad
             else f"metadata default_joint_pos equals keyframe {name!r}"}
 
 
 def observation_sources(meta: dict) -> dict[str, tuple[str, int]]:
-    """The observation names this loop can sense, each → (quantity, joint index), from the metadata's names.
+    """The observation names this loop can sense, each → (quantity, joint index), from the
+    metadata's names.
 
     ``<root_body_name>_pitch`` and ``_pitch_rate`` (the base hinge), and per
     ``joint_names`` entry ``<joint>_pos``, ``<joint>_vel``, ``<joint>_last_action``.
     """
     root = meta.get("root_body_name")
-    sources = {f"{root}_pitch": ("pitch", -1), f"{root}_pitch_rate": ("pitch_rate", -1)} if root else {}
+    sources = (
+        {f"{root}_pitch": ("pitch", -1), f"{root}_pitch_rate": ("pitch_rate", -1)} if root else {}
+    )
     for j, joint in enumerate(meta["joint_names"]):
-        sources.update({f"{joint}_{quantity}": (quantity, j) for quantity in ("pos", "vel", "last_action")})
+        sources.update({f"{joint}_{quantity}": (quantity, j)
+                        for quantity in ("pos", "vel", "last_action")})
     return sources
 
 
-def build_observation(robot: PlanarRobot, meta: dict, data: mujoco.MjData, last_action: np.ndarray) -> np.ndarray:
-    """The policy observation, term by term in ``observation_names`` order, from sensed quantities."""
+def build_observation(robot: PlanarRobot, meta: dict, data: mujoco.MjData,
+                      last_action: np.ndarray) -> np.ndarray:
+    """The policy observation, term by term in ``observation_names`` order, from sensed
+    quantities."""
     sources = observation_sources(meta)
     default = meta["default_joint_pos"]
     values = []
@@ -176,8 +200,9 @@ def build_observation(robot: PlanarRobot, meta: dict, data: mujoco.MjData, last_
 
 
 class PlanarEpisode:
-    """The ``loop.EpisodeKind`` of a policy without a motion on a planar base: from the default pose, actions
-    clipped to ``action_clip``, targets to the joint range, ended by the metadata's fall."""
+    """The ``loop.EpisodeKind`` of a policy without a motion on a planar base: from the default
+    pose, actions clipped to ``action_clip``, targets to the joint range, ended by the metadata's
+    fall."""
 
     def __init__(self, meta: dict, robot: PlanarRobot) -> None:
         self.meta, self.robot = meta, robot
@@ -201,7 +226,8 @@ class PlanarEpisode:
     def targets(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         last_action = np.clip(actions.astype(np.float64), -self.clip, self.clip)
         limits = self.robot.joint_range
-        return last_action, np.clip(joint_targets(self.meta, None, t, last_action), limits[:, 0], limits[:, 1])
+        return last_action, np.clip(joint_targets(self.meta, None, t, last_action), limits[:, 0],
+                                    limits[:, 1])
 
     def next_step(self, t: int) -> int:
         return t + 1
@@ -236,7 +262,8 @@ def run_episode(session: ort.InferenceSession, meta: dict, robot: PlanarRobot, s
 def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: int = 1,
                        max_steps: int | None = None, record_frames: bool = False,
                        physics_hz: float = PHYSICS_HZ) -> dict:
-    """Check the pair, run ``episodes`` episodes (identical: nothing is random) and return the report."""
+    """Check the pair, run ``episodes`` episodes (identical: nothing is random) and return the
+    report."""
     t0 = time.perf_counter()
     session, meta = load_policy(onnx_path)
     model = mujoco.MjModel.from_xml_path(str(mjcf_path))
@@ -245,25 +272,34 @@ def run_planar_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, episodes: i
     substeps = setup_torque_loop(robot, meta, control_dt, physics_hz)
     max_steps = int(max_steps or meta.get("max_episode_steps") or 1000)
     frames: list = []
-    records = [run_episode(session, meta, robot, substeps, max_steps, frames if record_frames and k == 0 else None)
+    records = [run_episode(session, meta, robot, substeps, max_steps,
+                           frames if record_frames and k == 0 else None)
                for k in range(episodes)]
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
         "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "export_kind")},
-        "loop": {"physics_hz": 1.0 / model.opt.timestep, "policy_hz": 1.0 / control_dt, "substeps": substeps,
-                 "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort", "base": meta["base_joint_names"],
-                 "randomization": False, "observation_noise": False, "max_episode_steps": max_steps},
+        "loop": {"physics_hz": 1.0 / model.opt.timestep, "policy_hz": 1.0 / control_dt,
+                 "substeps": substeps,
+                 "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
+                 "base": meta["base_joint_names"],
+                 "randomization": False, "observation_noise": False,
+                 "max_episode_steps": max_steps},
         "checks": robot.checks, "checks_passed": all(c["ok"] for c in robot.checks),
-        "episodes": {**summarise(records, control_dt, means=WALK_MEANS), "episode_records": records},
+        "episodes": {**summarise(records, control_dt, means=WALK_MEANS),
+                     "episode_records": records},
         "wall_s": time.perf_counter() - t0,
         **({"_frames": frames, "_robot": robot} if record_frames else {}),
     }
 
 
 def render_episode(robot: PlanarRobot, frames: list, output: Path, fps: float) -> Path | None:
-    """The episode's qpos frames through the MJCF's first camera (no ghost: there is no reference)."""
+    """The episode's qpos frames through the MJCF's first camera (no ghost: there is no
+    reference)."""
     from ..render.ghost import render_ghost_video
 
-    camera = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
-    return render_ghost_video(robot.model, frames, None, robot.root_body, output, fps, title="sim2sim",
+    camera = (
+        mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_CAMERA, 0) if robot.model.ncam else None
+    )
+    return render_ghost_video(robot.model, frames, None, robot.root_body, output, fps,
+                              title="sim2sim",
                               camera_name=camera)

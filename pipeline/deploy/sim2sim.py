@@ -86,12 +86,14 @@ from .planar import is_planar_policy, run_planar_sim2sim
 SIM2SIM_VIDEO = "sim2sim.mp4"
 """In ``VIDEO_DIR``: the from-start episode with the reference as a ghost."""
 REFERENCE_POSE_TOLERANCE_M = 2e-3
-"""float32 motion data reproduces body positions to well under a millimetre; more means wrong metadata."""
+"""float32 motion data reproduces body positions to well under a millimetre; more means wrong
+metadata."""
 # -- episodes -------------------------------------------------------------------------------------
 def reference_states(robot: DeployRobot, ref: dict[str, np.ndarray], t: np.ndarray,
                      root_index: int) -> tuple[np.ndarray, np.ndarray]:
-    """``qpos`` [N, nq] and ``qvel`` [N, nv] that put a robot exactly in the reference state of each step ``t[i]``
-    (root pose and velocity, joints); the rest of the state is the model's ``qpos0`` and zero."""
+    """``qpos`` [N, nq] and ``qvel`` [N, nv] that put a robot exactly in the reference state of each
+    step ``t[i]`` (root pose and velocity, joints); the rest of the state is the model's ``qpos0``
+    and zero."""
     m = robot.model
     a, d = robot.root_qpos_adr, robot.root_dof_adr
     qpos = np.tile(m.qpos0, (len(t), 1))
@@ -101,7 +103,8 @@ def reference_states(robot: DeployRobot, ref: dict[str, np.ndarray], t: np.ndarr
     qpos[:, a + 3:a + 7] = quat
     qpos[:, robot.qpos_adr] = ref["joint_pos"][t]
     qvel[:, d:d + 3] = ref["body_lin_vel_w"][t, root_index]
-    qvel[:, d + 3:d + 6] = quat_apply_inverse(quat, ref["body_ang_vel_w"][t, root_index])  # a free joint's: body frame
+    # a free joint's: body frame
+    qvel[:, d + 3:d + 6] = quat_apply_inverse(quat, ref["body_ang_vel_w"][t, root_index])
     qvel[:, robot.dof_adr] = ref["joint_vel"][t]
     return qpos, qvel
 
@@ -120,7 +123,8 @@ def set_reference_state(robot: DeployRobot, data: mujoco.MjData, ref: dict[str, 
 
 def reference_pose_check(robot: DeployRobot, ref: dict[str, np.ndarray], root_index: int,
                          max_frames: int = 500) -> dict:
-    """The reference joints through the MJCF's kinematics must land the bodies where the reference says.
+    """The reference joints through the MJCF's kinematics must land the bodies where the reference
+    says.
 
     Checked over the whole motion (up to ``max_frames`` evenly spread steps):
     two swapped joints that agree at the first frame differ somewhere later.
@@ -134,22 +138,28 @@ def reference_pose_check(robot: DeployRobot, ref: dict[str, np.ndarray], root_in
         if error.max() > worst_error:
             worst_error, worst_body, worst_step = float(error.max()), int(np.argmax(error)), int(t)
     ok = worst_error <= REFERENCE_POSE_TOLERANCE_M
-    name = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY, int(robot.motion_body_ids[worst_body]))
-    detail = (f"reference joints reproduce the reference bodies at every step (worst {name}: {worst_error:.2e} m)"
+    name = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY,
+                             int(robot.motion_body_ids[worst_body]))
+    detail = (f"reference joints reproduce the reference bodies at every step (worst {name}: "
+              f"{worst_error:.2e} m)"
               if ok else
-              f"at step {worst_step} body {name} is {worst_error:.3f} m from the reference when the reference joints "
-              "are applied in joint_names order: the metadata's joint order does not match the motion")
-    return {"name": "reference_pose_matches_kinematics", "ok": ok, "detail": detail, "max_error_m": worst_error}
+              f"at step {worst_step} body {name} is {worst_error:.3f} m from the reference when "
+              "the reference joints "
+              "are applied in joint_names order: the metadata's joint order does not match the "
+              "motion")
+    return {"name": "reference_pose_matches_kinematics", "ok": ok, "detail": detail,
+            "max_error_m": worst_error}
 
 
 REFERENCE_RATE_TOLERANCE = 0.1
-"""The reference joint velocities may differ from d(joint_pos)/dt at control_dt by this fraction (float32, finite
-differences); a wrong rate is off by its ratio (50 vs 30 fps: 40 %)."""
+"""The reference joint velocities may differ from d(joint_pos)/dt at control_dt by this fraction
+(float32, finite differences); a wrong rate is off by its ratio (50 vs 30 fps: 40 %)."""
 
 
 def reference_rate_check(ref: dict[str, np.ndarray], control_dt: float) -> dict:
-    """The graph's reference motion must move at the metadata's rate: its joint velocities equal the finite
-    differences of its joint positions at ``control_dt`` (a wrong fps/control_dt scales them)."""
+    """The graph's reference motion must move at the metadata's rate: its joint velocities equal the
+    finite differences of its joint positions at ``control_dt`` (a wrong fps/control_dt scales
+    them)."""
     pos, vel = ref["joint_pos"], ref["joint_vel"]
     estimate = np.gradient(pos, control_dt, axis=0) if len(pos) > 2 else np.zeros_like(pos)
     power = float((estimate * estimate).sum())
@@ -158,8 +168,10 @@ def reference_rate_check(ref: dict[str, np.ndarray], control_dt: float) -> dict:
                 "detail": "the reference joints do not move: nothing to compare"}
     scale = float((vel * estimate).sum() / power)
     ok = abs(scale - 1.0) <= REFERENCE_RATE_TOLERANCE
-    detail = (f"reference joint_vel = {scale:.3f} x d(joint_pos)/dt at control_dt {control_dt:g} s" +
-              ("" if ok else f": the motion in the graph runs at {1 / (control_dt * scale):.4g} fps, "
+    detail = (f"reference joint_vel = {scale:.3f} x d(joint_pos)/dt at control_dt {control_dt:g} s"
+              +
+              ("" if ok
+               else f": the motion in the graph runs at {1 / (control_dt * scale):.4g} fps, "
                              f"the metadata says {1 / control_dt:.4g}"))
     return {"name": "reference_rate_matches_control_dt", "ok": ok, "detail": detail, "scale": scale}
 
@@ -183,23 +195,25 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
     """Load both files, check that they fit, set up the PD loop and read the reference.
 
     ``physics_hz`` is the rate of the physics and of the PD loop (a joint HAL runs at 500 Hz–1 kHz).
-    The actuators become torque motors driven by ``onnx_policy.hold_joint_targets`` (one episode
-    at a time), or with ``servo`` position servos that compute the same PD inside MuJoCo (a batch of
-    episodes, ``deploy.stress``). ``robot_spec``: the run's registered robot, when known; its default
-    pose and action scale are then checked against the metadata.
+    The actuators become torque motors driven by ``onnx_policy.hold_joint_targets`` (one episode at
+    a time), or with ``servo`` position servos that compute the same PD inside MuJoCo (a batch of
+    episodes, ``deploy.stress``). ``robot_spec``: the run's registered robot, when known; its
+    default pose and action scale are then checked against the metadata.
     """
     session, meta = load_policy(onnx_path)
     model = mujoco.MjModel.from_xml_path(str(mjcf_path))
     robot = check_policy_robot(session, meta, model)
     control_dt = float(meta.get("control_dt") or 1.0 / meta["fps"])
-    substeps = (setup_servo_loop if servo else setup_torque_loop)(robot, meta, control_dt, physics_hz)
+    substeps = (setup_servo_loop if servo else setup_torque_loop)(robot, meta, control_dt,
+                                                                  physics_hz)
     ref = reference_table(session, meta)
     names = meta["body_names"]
     index = {
         "root": np.array([names.index(meta.get("root_body_name") or _root_name(robot))]),
         "anchor": np.array([names.index(meta["anchor_body_name"])]),
         "tracked": np.array([names.index(b) for b in meta.get("tracked_body_names") or names]),
-        "ee": np.array([names.index(b) for b in meta.get("end_effector_body_names") or []], dtype=np.int64),
+        "ee": np.array([names.index(b) for b in meta.get("end_effector_body_names") or []],
+                       dtype=np.int64),
     }
     robot.checks.append(reference_pose_check(robot, ref, int(index["root"][0])))
     robot.checks.append(reference_rate_check(ref, control_dt))
@@ -210,7 +224,8 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
         anchor_ori=threshold(meta, "termination_anchor_orientation", FailureThresholds.anchor_ori),
         ee_height=threshold(meta, "termination_end_effector_height", FailureThresholds.ee_height),
     )
-    return Sim2SimSetup(session, meta, robot, ref, DeployObservation(robot, meta), thresholds, substeps, index,
+    return Sim2SimSetup(session, meta, robot, ref, DeployObservation(robot, meta), thresholds,
+                        substeps, index,
                         control_dt)
 
 
@@ -221,15 +236,18 @@ def _root_name(robot: DeployRobot) -> str:
 def snapshot(setup: Sim2SimSetup, data: mujoco.MjData, t: int,
              reference: dict[str, np.ndarray] | None = None) -> TrackingSnapshot:
     """Robot and reference at step ``t`` in the shared metrics' terms (one episode, N = 1)."""
-    return batch_snapshot(setup, data.xpos[None], data.xquat[None], data.qpos[None], data.qvel[None], np.array([t]),
+    return batch_snapshot(setup, data.xpos[None], data.xquat[None], data.qpos[None],
+                          data.qvel[None], np.array([t]),
                           reference)
 
 
-def batch_snapshot(setup: Sim2SimSetup, xpos: np.ndarray, xquat: np.ndarray, qpos: np.ndarray, qvel: np.ndarray,
-                   t: np.ndarray, reference: dict[str, np.ndarray] | None = None) -> TrackingSnapshot:
-    """N robots (body poses ``xpos``/``xquat`` [N, nbody, ·], ``qpos``/``qvel`` [N, ·]), robot i against the
-    reference at step ``t[i]``, in the shared metrics' terms. ``reference``: the setup's unless given (an
-    episode's heading-aligned copy, ``deploy.heading``)."""
+def batch_snapshot(setup: Sim2SimSetup, xpos: np.ndarray, xquat: np.ndarray, qpos: np.ndarray,
+                   qvel: np.ndarray,
+                   t: np.ndarray,
+                   reference: dict[str, np.ndarray] | None = None) -> TrackingSnapshot:
+    """N robots (body poses ``xpos``/``xquat`` [N, nbody, ·], ``qpos``/``qvel`` [N, ·]), robot i
+    against the reference at step ``t[i]``, in the shared metrics' terms. ``reference``: the setup's
+    unless given (an episode's heading-aligned copy, ``deploy.heading``)."""
     r, ref, ix = setup.robot, setup.reference if reference is None else reference, setup.index
     body = r.motion_body_ids
     pos = lambda ids: xpos[:, body[ids]]  # noqa: E731 - local shorthand
@@ -239,15 +257,17 @@ def batch_snapshot(setup: Sim2SimSetup, xpos: np.ndarray, xquat: np.ndarray, qpo
         body_pos_w=pos(ix["tracked"]), root_pos_w=pos(ix["root"])[:, 0], ee_pos_w=pos(ix["ee"]),
         anchor_pos_w=pos(ix["anchor"])[:, 0], anchor_quat_w=xquat[:, body[ix["anchor"]]][:, 0],
         ref_joint_pos=ref["joint_pos"][t], ref_joint_vel=ref["joint_vel"][t],
-        ref_body_pos_w=rpos(ix["tracked"]), ref_root_pos_w=rpos(ix["root"])[:, 0], ref_ee_pos_w=rpos(ix["ee"]),
-        ref_anchor_pos_w=rpos(ix["anchor"])[:, 0], ref_anchor_quat_w=ref["body_quat_w"][t][:, ix["anchor"]][:, 0],
+        ref_body_pos_w=rpos(ix["tracked"]), ref_root_pos_w=rpos(ix["root"])[:, 0],
+        ref_ee_pos_w=rpos(ix["ee"]),
+        ref_anchor_pos_w=rpos(ix["anchor"])[:, 0],
+        ref_anchor_quat_w=ref["body_quat_w"][t][:, ix["anchor"]][:, 0],
     )
 
 
 def turn_robot(robot: DeployRobot, data: mujoco.MjData, yaw: float) -> None:
-    """Turn the robot in ``data`` by ``yaw`` [rad] about the vertical through its root: root orientation and
-    world linear velocity turn, the body-frame angular velocity and the joints stay (a robot that does not
-    face the reference's heading)."""
+    """Turn the robot in ``data`` by ``yaw`` [rad] about the vertical through its root: root
+    orientation and world linear velocity turn, the body-frame angular velocity and the joints stay
+    (a robot that does not face the reference's heading)."""
     a, d = robot.root_qpos_adr, robot.root_dof_adr
     angle = np.float64(yaw)
     data.qpos[a + 3:a + 7] = quat_mul_about_z(angle, data.qpos[a + 3:a + 7])
@@ -256,12 +276,13 @@ def turn_robot(robot: DeployRobot, data: mujoco.MjData, yaw: float) -> None:
 
 
 class TrackingEpisode:
-    """The ``loop.EpisodeKind`` of a motion-tracking policy: from the reference state of the start step, the
-    graph given ``time_step``, scored with the shared metrics against the reference it outputs.
+    """The ``loop.EpisodeKind`` of a motion-tracking policy: from the reference state of the start
+    step, the graph given ``time_step``, scored with the shared metrics against the reference it
+    outputs.
 
-    ``start_yaw`` [rad] starts the robot turned about the vertical (``turn_robot``); ``align_heading`` turns
-    and moves the episode's reference to the robot at the start (``deploy.heading``): the observation, the
-    targets and the metrics then read ``self.reference``.
+    ``start_yaw`` [rad] starts the robot turned about the vertical (``turn_robot``);
+    ``align_heading`` turns and moves the episode's reference to the robot at the start
+    (``deploy.heading``): the observation, the targets and the metrics then read ``self.reference``.
     """
 
     def __init__(self, setup: Sim2SimSetup, metrics: EpisodeMetrics, *, align_heading: bool = False,
@@ -280,7 +301,8 @@ class TrackingEpisode:
         set_reference_state(self.robot, data, self.setup.reference, t, root)
         if self.start_yaw:
             turn_robot(self.robot, data, self.start_yaw)
-        self.reference = (align_reference(self.setup.reference, root, t, data.xpos[self.robot.root_body],
+        self.reference = (align_reference(self.setup.reference, root, t,
+                                          data.xpos[self.robot.root_body],
                                           data.xquat[self.robot.root_body])
                           if self.align_heading else self.setup.reference)
         self.failure = None
@@ -322,8 +344,10 @@ class TrackingEpisode:
 
 
 def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: EpisodeMetrics,
-                frames: list | None = None, *, align_heading: bool = False, start_yaw: float = 0.0) -> TrackingEpisode:
-    """One episode from the reference state at ``start_step``; its record is ``metrics.episodes[-1]``.
+                frames: list | None = None, *, align_heading: bool = False,
+                start_yaw: float = 0.0) -> TrackingEpisode:
+    """One episode from the reference state at ``start_step``; its record is
+    ``metrics.episodes[-1]``.
 
     Ends like a training episode: on a failed check, after ``max_steps``
     policy steps, or at the motion's last step (and on a non-finite action,
@@ -336,32 +360,38 @@ def run_episode(setup: Sim2SimSetup, start_step: int, max_steps: int, metrics: E
     return episode
 
 
-def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), max_steps: int | None = None,
+def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,),
+                max_steps: int | None = None,
                 record_frames: bool = False, physics_hz: float = PHYSICS_HZ, robot_spec=None, *,
                 align_heading: bool = False, start_yaw_deg: float = 0.0) -> dict:
-    """Check the pair, run one episode per start step and return the sim2sim report (metrics and checks).
+    """Check the pair, run one episode per start step and return the sim2sim report (metrics and
+    checks).
 
     ``align_heading``: align the reference's heading and horizontal position to the robot's at each
-    episode's start (``deploy.heading``); ``start_yaw_deg``: start the robot turned by this many degrees
-    about the vertical (a robot that does not face the reference's way).
+    episode's start (``deploy.heading``); ``start_yaw_deg``: start the robot turned by this many
+    degrees about the vertical (a robot that does not face the reference's way).
     """
     t0 = time.perf_counter()
     setup = prepare(onnx_path, mjcf_path, physics_hz, robot_spec)
     meta, control_dt = setup.meta, setup.control_dt
-    max_steps = int(max_steps or meta.get("max_episode_steps") or setup.reference["joint_pos"].shape[0])
+    max_steps = int(max_steps or meta.get("max_episode_steps")
+                    or setup.reference["joint_pos"].shape[0])
     groups: dict[str, dict] = {}
     frames: dict[int, list] = {}
     tracked = setup.index["tracked"]
     body_names = tuple(meta["body_names"][int(i)] for i in tracked)
     all_records: list[dict] = []
-    for group, starts in (("from_start", [int(start_steps[0])]), ("sampled", [int(s) for s in start_steps[1:]])):
+    for group, starts in (("from_start", [int(start_steps[0])]),
+                          ("sampled", [int(s) for s in start_steps[1:]])):
         if not starts:
             continue
-        metrics = EpisodeMetrics(1, control_dt, reference_body_pos=setup.reference["body_pos_w"][:, tracked],
+        metrics = EpisodeMetrics(1, control_dt,
+                                 reference_body_pos=setup.reference["body_pos_w"][:, tracked],
                                  max_episode_steps=max_steps, body_names=body_names)
         for start in starts:
             episode_frames = [] if record_frames and start not in frames else None
-            episode = run_episode(setup, start, max_steps, metrics, episode_frames, align_heading=align_heading,
+            episode = run_episode(setup, start, max_steps, metrics, episode_frames,
+                                  align_heading=align_heading,
                                   start_yaw=np.deg2rad(start_yaw_deg))
             if episode_frames is not None:
                 frames[start] = (episode_frames, episode.reference)
@@ -374,7 +404,8 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
         "policy": {key: meta.get(key) for key in (*POLICY_KEYS, "motion_sha256")},
         "loop": {"physics_hz": 1.0 / setup.robot.model.opt.timestep, "policy_hz": 1.0 / control_dt,
-                 "substeps": setup.substeps, "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
+                 "substeps": setup.substeps,
+                 "actuation": "torque: kp*(target-q) - kd*qd, clipped to effort",
                  "randomization": False, "observation_noise": False, "max_episode_steps": max_steps,
                  "align_heading": align_heading, "start_yaw_deg": float(start_yaw_deg)},
         "checks": checks, "checks_passed": all(c["ok"] for c in checks),
@@ -386,22 +417,26 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,), 
 
 
 CHECK_FIXES = {
-    "pd_gains_match_mjcf": "the MJCF's position actuators must carry the spec's kp/kv, or be motors (the gains "
-    "contract, docs/robots.md); `primebot robots check ROBOT` finds this before training; fix the MJCF or "
+    "pd_gains_match_mjcf": "the MJCF's position actuators must carry the spec's kp/kv, or be "
+                           "motors (the gains "
+    "contract, docs/robots.md); `primebot robots check ROBOT` finds this before training; fix the "
+    "MJCF or "
     "the spec and train again (re-exporting does not change the trained gains)",
 }
 """Fix text for checks whose cause is not the export (the default fix: re-export)."""
 
 
 def require_checks_passed(report: dict, report_path: str | Path) -> None:
-    """Raise ``ExportError`` naming the failed checks of a sim2sim report (written to ``report_path``)."""
+    """Raise ``ExportError`` naming the failed checks of a sim2sim report (written to
+    ``report_path``)."""
     if report.get("checks_passed", True):
         return
     failed = [c for c in report.get("checks", []) if not c.get("ok")]
     fixes = [CHECK_FIXES[c["name"]] for c in failed if c["name"] in CHECK_FIXES]
     if len(fixes) < len(failed):
         fixes.append("re-export the policy; check the metadata against the robot (docs/deploy.md)")
-    raise ExportError(f"sim2sim checks failed: {', '.join(c['name'] for c in failed)} (see {report_path})"
+    raise ExportError(f"sim2sim checks failed: {', '.join(c['name'] for c in failed)} (see "
+                      f"{report_path})"
                       + "".join(f"\n    {c['name']}: {c.get('detail', '')}" for c in failed),
                       fix="; ".join(fixes))
 
@@ -416,7 +451,8 @@ def eval_start_steps(evaluation: dict | None) -> list[int]:
 def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = False,
                     physics_hz: float = PHYSICS_HZ, robot_spec=None, align_heading: bool = False,
                     start_yaw_deg: float = 0.0) -> dict:
-    """sim2sim for a run: its export/policy.onnx on ``mjcf``, compared with its eval.json when present.
+    """sim2sim for a run: its export/policy.onnx on ``mjcf``, compared with its eval.json when
+    present.
 
     One flow for every export: the deploy loop the ONNX metadata calls for
     (this module's from eval.json's start frames for a motion-tracking
@@ -448,10 +484,12 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
     else:
         starts = eval_start_steps(evaluation)
         report = run_sim2sim(onnx_path, mjcf, starts, record_frames=video, physics_hz=physics_hz,
-                             robot_spec=robot_spec, align_heading=align_heading, start_yaw_deg=start_yaw_deg)
+                             robot_spec=robot_spec, align_heading=align_heading,
+                             start_yaw_deg=start_yaw_deg)
         episodes, setup = report.pop("_frames", {}), report.pop("_setup", None)
         # the run's own setup: the ONNX and MJCF are loaded and checked once
-        render = (lambda path: render_episode(setup, episodes[starts[0]][0], path, reference=episodes[starts[0]][1])
+        render = (lambda path: render_episode(setup, episodes[starts[0]][0], path,
+                                              reference=episodes[starts[0]][1])
                   ) if episodes else None
         groups, keys, thresholds = ("from_start", "sampled"), COMPARED_KEYS, GAP_THRESHOLDS
     report["eval"] = str(eval_path) if evaluation else None
@@ -479,56 +517,66 @@ def sim2sim_run_dir(run_dir: str | Path, mjcf: str | Path, *, video: bool = Fals
 
 def render_episode(setup: Sim2SimSetup, frames: list, output: Path, title: str = "sim2sim",
                    reference: dict[str, np.ndarray] | None = None) -> Path | None:
-    """The episode's robot with the reference (the setup's unless given) as a ghost (``render.ghost``); None
-    without OpenGL."""
+    """The episode's robot with the reference (the setup's unless given) as a ghost
+    (``render.ghost``); None without OpenGL."""
     from ..render.ghost import reference_ghosts, render_ghost_video
 
     r, ref = setup.robot, setup.reference if reference is None else reference
     root = int(setup.index["root"][0])
     qpos = [q for q, _ in frames]
     # DeployRobot has the root_qpos_adr and qpos_adr set_qpos reads from RobotIndices
-    ghosts = reference_ghosts(qpos, [t for _, t in frames], r, ref["body_pos_w"][:, root], ref["body_quat_w"][:, root],
+    ghosts = reference_ghosts(qpos, [t for _, t in frames], r, ref["body_pos_w"][:, root],
+                              ref["body_quat_w"][:, root],
                               ref["joint_pos"])
-    return render_ghost_video(r.model, qpos, ghosts, r.root_body, output, 1.0 / setup.control_dt, title=title)
+    return render_ghost_video(r.model, qpos, ghosts, r.root_body, output, 1.0 / setup.control_dt,
+                              title=title)
 
 
 def _no_heading_options(onnx_path: str | Path, align_heading: bool, start_yaw_deg: float) -> None:
     if align_heading or start_yaw_deg:
-        raise Sim2SimError(f"{onnx_path} tracks no reference motion: heading alignment and a turned start apply to "
+        raise Sim2SimError(f"{onnx_path} tracks no reference motion: heading alignment and a "
+                           "turned start apply to "
                            "a motion-tracking policy", fix="drop --align-heading / --start-yaw")
 
 
-def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps, physics_hz: float = PHYSICS_HZ, *,
+def run_policy_file(onnx_path: str | Path, mjcf: str | Path, start_steps,
+                    physics_hz: float = PHYSICS_HZ, *,
                     align_heading: bool = False, start_yaw_deg: float = 0.0) -> dict:
-    """The sim2sim report of one ONNX file on ``mjcf``: the tracking loop from ``start_steps``, or the
-    planar loop for a policy without a motion (walk)."""
+    """The sim2sim report of one ONNX file on ``mjcf``: the tracking loop from ``start_steps``, or
+    the planar loop for a policy without a motion (walk)."""
     if is_planar_policy(load_policy(onnx_path)[1]):
         _no_heading_options(onnx_path, align_heading, start_yaw_deg)
         return run_planar_sim2sim(onnx_path, mjcf, physics_hz=physics_hz)
-    return run_sim2sim(onnx_path, mjcf, start_steps, physics_hz=physics_hz, align_heading=align_heading,
+    return run_sim2sim(onnx_path, mjcf, start_steps, physics_hz=physics_hz,
+                       align_heading=align_heading,
                        start_yaw_deg=start_yaw_deg)
 
 
 def add_heading_arguments(parser: argparse.ArgumentParser) -> None:
     """The runners' ``--align-heading`` and ``--start-yaw`` options (``run_sim2sim``)."""
     parser.add_argument("--align-heading", action="store_true",
-                        help="turn and move the reference to the robot's heading and position at each episode start")
+                        help="turn and move the reference to the robot's heading and position at "
+                             "each episode start")
     parser.add_argument("--start-yaw", type=float, default=0.0, metavar="DEG",
                         help="start the robot turned by DEG degrees about the vertical (default 0)")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m primebot.pipeline.deploy.sim2sim POLICY.onnx ROBOT.xml``: a torch-free deploy check."""
+    """``python -m primebot.pipeline.deploy.sim2sim POLICY.onnx ROBOT.xml``: a torch-free deploy
+    check."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("onnx")
     parser.add_argument("mjcf")
-    parser.add_argument("--start", type=int, nargs="*", default=[0], help="start steps (the first is 'from_start')")
+    parser.add_argument("--start", type=int, nargs="*", default=[0],
+                        help="start steps (the first is 'from_start')")
     parser.add_argument("--output", help="write the report here as JSON")
-    parser.add_argument("--physics-hz", type=float, default=PHYSICS_HZ, help="physics and PD rate (default 1000)")
+    parser.add_argument("--physics-hz", type=float, default=PHYSICS_HZ,
+                        help="physics and PD rate (default 1000)")
     add_heading_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        report = run_policy_file(args.onnx, args.mjcf, args.start, args.physics_hz, align_heading=args.align_heading,
+        report = run_policy_file(args.onnx, args.mjcf, args.start, args.physics_hz,
+                                 align_heading=args.align_heading,
                                  start_yaw_deg=args.start_yaw)
     except Sim2SimError as exc:
         print(f"sim2sim: error: {exc}", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""The stress test of an exported policy: what it survives, beside replaying its reference with no policy.
+"""The stress test of an exported policy: what it survives, beside replaying its reference with no
+policy.
 
 Torch-free like sim2sim (numpy, mujoco, onnxruntime): it reads the ONNX
 file and the robot's MJCF only. From the same start frames it runs three
@@ -79,7 +80,8 @@ from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
 PUSH_WINDOW = (0.25, 0.5)
-"""A push lands at a time in this fraction of the episode window (then it has at least half of it to recover)."""
+"""A push lands at a time in this fraction of the episode window (then it has at least half of it to
+recover)."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,8 @@ class _Episodes:
 
 
 def start_steps(num_steps: int, window: int, count: int) -> np.ndarray:
-    """``count`` start steps spread evenly so that a ``window``-step episode from each fits in the motion."""
+    """``count`` start steps spread evenly so that a ``window``-step episode from each fits in the
+    motion."""
     last_start = max(num_steps - 1 - window, 0)
     return np.round(np.linspace(0, last_start, count)).astype(np.int64)
 
@@ -137,13 +140,16 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     height = float(ref["body_pos_w"][:, root, 2].max())
     unit = push_speed_unit(height)
     rng = np.random.default_rng(plan.seed)
-    # one draw per start, shared by every cell and controller; push directions and times stratified (evenly
-    # spread, at a random offset, paired with the starts at random) so that few starts cover every direction
+    # one draw per start, shared by every cell and controller; push directions and times stratified
+    # (evenly spread, at a random offset, paired with the starts at random) so that few starts cover
+    # every direction
     spread = (np.arange(plan.starts) + rng.uniform(size=2)[:, None]) / plan.starts
     low, high = PUSH_WINDOW
     per_start = {
         "push_angle": 2 * np.pi * rng.permutation(spread[0]),
-        "push_step": np.round(window * (low + (high - low) * rng.permutation(spread[1]))).astype(np.int64),
+        "push_step": np.round(window * (low + (high - low) * rng.permutation(spread[1]))).astype(
+            np.int64
+        ),
         "bias_sign": rng.choice([-1.0, 1.0], size=(plan.starts, len(meta["joint_names"]))),
     }
     plan_cells = cells(plan.families, plan.standard_only)
@@ -163,8 +169,10 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     frames: dict[str, list] = {}
     bar = _progress(sum(len(g.cells) for g in groups.values()) * window, progress)
     for hz, group in groups.items():
-        setup.robot.model.opt.timestep = setup.control_dt / max(1, int(round(setup.control_dt * hz)))
-        episodes = _run_group(setup, group, starts, window, per_start, unit, rng, record_video_of, frames, bar)
+        setup.robot.model.opt.timestep = setup.control_dt / max(1,
+                                                                int(round(setup.control_dt * hz)))
+        episodes = _run_group(setup, group, starts, window, per_start, unit, rng, record_video_of,
+                              frames, bar)
         for cell, controller, record in episodes:
             records.setdefault((cell, controller), []).append(record)
             causes.setdefault((cell, controller), Counter())[record["failure"] or "none"] += 1
@@ -175,7 +183,8 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     body_names = tuple(meta["body_names"][int(i)] for i in tracked)
     table = []
     for cell in plan_cells:
-        row = {"family": cell.family, "level": cell.level, "label": cell.label(unit), "standard": cell.standard}
+        row = {"family": cell.family, "level": cell.level, "label": cell.label(unit),
+               "standard": cell.standard}
         for controller in CONTROLLERS:
             summary = summarise(records[(cell, controller)], setup.control_dt, body_names)
             row[controller] = _cell_figures(summary, causes[(cell, controller)])
@@ -217,23 +226,27 @@ def _progress(total: int, enabled: bool):
 
 
 def _cell_figures(summary: dict, causes: Counter) -> dict:
-    keys = ("episodes", "success_rate", "fall_rate", "mpkpe_m", "statue_mpkpe_m", "joint_pos_error_rad",
+    keys = ("episodes", "success_rate", "fall_rate", "mpkpe_m", "statue_mpkpe_m",
+            "joint_pos_error_rad",
             "mean_episode_length_s")
     figures = {key: summary[key] for key in keys if summary.get(key) is not None}
-    figures["failures"] = {cause: count for cause, count in sorted(causes.items()) if cause != "none"}
+    figures["failures"] = {cause: count for cause, count in sorted(causes.items())
+                           if cause != "none"}
     return figures
 
 
 class Actuation:
-    """What the motors receive and what the encoders report, per env: action latency and encoder bias and noise.
+    """What the motors receive and what the encoders report, per env: action latency and encoder
+    bias and noise.
 
     ``command(targets)`` keeps the targets chosen this control step and returns the motors' ``ctrl``
-    (``perturbations.ServoCommand``: the targets of ``latency`` steps ago, the start pose before that, minus
-    the encoder bias). ``sensed(q, rows)`` is what the policy reads: q + bias + uniform noise of ±level (the
-    noise is not fed to the PD: at the servo rate it averages out).
+    (``perturbations.ServoCommand``: the targets of ``latency`` steps ago, the start pose before
+    that, minus the encoder bias). ``sensed(q, rows)`` is what the policy reads: q + bias + uniform
+    noise of ±level (the noise is not fed to the PD: at the servo rate it averages out).
     """
 
-    def __init__(self, hold: np.ndarray, latency: np.ndarray, encoder: np.ndarray, bias_sign: np.ndarray,
+    def __init__(self, hold: np.ndarray, latency: np.ndarray, encoder: np.ndarray,
+                 bias_sign: np.ndarray,
                  rng: np.random.Generator) -> None:
         self.rng = rng
         self.level = encoder[:, None]
@@ -241,7 +254,8 @@ class Actuation:
         self.bias = self.servos.bias
 
     def sensed(self, joint_pos: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The encoder readings of envs ``rows`` whose joints are at ``joint_pos`` [len(rows), J]."""
+        """The encoder readings of envs ``rows`` whose joints are at ``joint_pos`` [len(rows),
+        J]."""
         noise = self.rng.uniform(-1.0, 1.0, size=joint_pos.shape)
         return joint_pos + self.bias[rows] + self.level[rows] * noise
 
@@ -249,10 +263,12 @@ class Actuation:
         return self.servos(targets)
 
 
-def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window: int, per_start: dict,
+def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window: int,
+               per_start: dict,
                unit: float, rng: np.random.Generator, video_cell: Cell | None, frames: dict,
                bar) -> list[tuple[Cell, str, dict]]:
-    """Run one physics rate's episodes side by side; returns (cell, controller, episode record) per env."""
+    """Run one physics rate's episodes side by side; returns (cell, controller, episode record) per
+    env."""
     robot, meta, ref = setup.robot, setup.meta, setup.reference
     n = len(group.cells)
     substeps = int(round(setup.control_dt / robot.model.opt.timestep))
@@ -267,7 +283,8 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     hold = ref["joint_pos"][start]
     sim.reset(None, qpos=qpos0, qvel=qvel0, ctrl=hold)
     xpos, xquat = sim.bind("xpos"), sim.bind("xquat")
-    actuation = Actuation(hold, conditions.latency, conditions.encoder, per_start["bias_sign"][index], rng)
+    actuation = Actuation(hold, conditions.latency, conditions.encoder,
+                          per_start["bias_sign"][index], rng)
     pushed = np.flatnonzero(conditions.push > 0)
     push_step = per_start["push_step"][index]
     kick = (conditions.push * unit)[:, None] * np.stack(
@@ -276,7 +293,8 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     targets = hold.copy()
     running = np.ones(n, bool)
     failure: list[str | None] = [None] * n
-    metrics = EpisodeMetrics(n, setup.control_dt, reference_body_pos=ref["body_pos_w"][:, setup.index["tracked"]],
+    metrics = EpisodeMetrics(n, setup.control_dt,
+                             reference_body_pos=ref["body_pos_w"][:, setup.index["tracked"]],
                              max_episode_steps=window)
     last = ref["joint_pos"].shape[0] - 1
     watched = [i for i in range(n) if group.cells[i] == video_cell and group.start_index[i] == 0
@@ -298,14 +316,17 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
             for i in policy[~finite & running[policy]]:
                 failure[i], running[i] = NON_FINITE_ACTION, False
             actions = np.where(finite[:, None], actions, 0.0)
-            targets[policy] = np.where(finite[:, None], joint_targets(meta, ref, t[policy], actions), targets[policy])
+            targets[policy] = np.where(finite[:, None],
+                                       joint_targets(meta, ref, t[policy], actions),
+                                       targets[policy])
             last_action = actions
         targets[replay] = ref["joint_pos"][t[replay]]
         targets[statue] = hold[statue]
         sim.ctrl[:] = actuation.command(targets)
         due = pushed[push_step[pushed] == k]
         sim.qvel[due, d:d + 2] += kick[due]
-        faults = sim.step(np.flatnonzero(running | keep))  # a finished episode's robot stays where it ended
+        # a finished episode's robot stays where it ended
+        faults = sim.step(np.flatnonzero(running | keep))
         after = np.minimum(t + 1, last)
         snap = batch_snapshot(setup, xpos, xquat, sim.qpos, sim.qvel, after)
         metrics.add_step(step_errors(snap), running)
@@ -323,13 +344,17 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
 
 
 def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> np.ndarray:
-    """The policy's actions [N, J] for N observations, in chunks of the graph's batch size when it is fixed."""
+    """The policy's actions [N, J] for N observations, in chunks of the graph's batch size when it
+    is fixed."""
     session = setup.session
     batch = session.get_inputs()[0].shape[0]
     chunk = batch if isinstance(batch, int) and batch > 0 else len(obs)
     out = []
     for begin in range(0, len(obs), chunk):
-        part, steps = obs[begin:begin + chunk], time_step[begin:begin + chunk].astype(np.float32)[:, None]
+        part, steps = (
+            obs[begin : begin + chunk],
+            time_step[begin : begin + chunk].astype(np.float32)[:, None],
+        )
         size = len(part)
         if size < chunk:  # a static batch: pad, then drop the padding
             part = np.concatenate([part, np.repeat(part[-1:], chunk - size, axis=0)])
@@ -338,14 +363,15 @@ def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> n
     return np.concatenate(out).astype(np.float64)
 
 
-# -- the verdict ------------------------------------------------------------------------------------
+# -- the verdict -----------------------------------------------------------------------------------
 def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:
-    """ROBUST or not, and what the network adds over replaying the reference, from a stress report's cells.
+    """ROBUST or not, and what the network adds over replaying the reference, from a stress report's
+    cells.
 
-    ``robust``: the policy's success is at least ``min_success`` at every standard level of every family.
-    ``replay_does_as_well``: replaying the reference with no policy tracks the motion undisturbed
-    (``tracking_verdict``) and succeeds at least as often as the policy at every standard level: then this
-    motion needs no policy, and the sentence says so.
+    ``robust``: the policy's success is at least ``min_success`` at every standard level of every
+    family. ``replay_does_as_well``: replaying the reference with no policy tracks the motion
+    undisturbed (``tracking_verdict``) and succeeds at least as often as the policy at every
+    standard level: then this motion needs no policy, and the sentence says so.
     """
     rows = report["cells"]
     standard = [r for r in rows if r["standard"]]
@@ -355,18 +381,26 @@ def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dic
     robust = bool(standard) and not short
     replay_short = [r for r in standard if not r["replay"]["success_rate"] >= min_success]
     replay_tracked = bool(nominal and tracking_verdict(nominal["replay"]).get("tracked"))
-    gains = [r["policy"]["success_rate"] - r["replay"]["success_rate"] for r in rows if r["family"] != NOMINAL]
+    gains = [r["policy"]["success_rate"] - r["replay"]["success_rate"] for r in rows
+             if r["family"] != NOMINAL]
     mean_gain = float(np.mean(gains)) if gains else 0.0
-    as_well = replay_tracked and all(r["replay"]["success_rate"] >= r["policy"]["success_rate"] for r in standard)
+    as_well = replay_tracked and all(r["replay"]["success_rate"] >= r["policy"]["success_rate"]
+                                     for r in standard)
     push = next((r for r in standard if r["family"] == "push"), None)
-    at_push = (f"at the standard push ({push['label']}) the policy succeeds in {push['policy']['success_rate']:.0%} "
-               f"of the episodes, replaying the reference in {push['replay']['success_rate']:.0%}") if push else ""
-    adds = f"over every perturbation the network adds {mean_gain:+.2f} to the success rate on average"
+    at_push = (f"at the standard push ({push['label']}) the policy succeeds in "
+               f"{push['policy']['success_rate']:.0%} "
+               f"of the episodes, replaying the reference in "
+               f"{push['replay']['success_rate']:.0%}") if push else ""
+    adds = (
+        f"over every perturbation the network adds {mean_gain:+.2f} to the success rate on average"
+    )
     if as_well:
-        sentence = ("Replaying the reference under PD with no policy does as well: this motion needs no policy; "
+        sentence = ("Replaying the reference under PD with no policy does as well: this motion "
+                    "needs no policy; "
                     f"{adds}" + (f" ({at_push})" if at_push else "") + ".")
     else:
-        sentence = (f"The policy survives {len(standard) - len(short)} of {len(standard)} standard perturbations "
+        sentence = (f"The policy survives {len(standard) - len(short)} of {len(standard)} standard "
+                    "perturbations "
                     f"(replaying the reference: {len(standard) - len(replay_short)}); {adds}"
                     + (f"; {at_push}" if at_push else "") + ".")
     return {
@@ -374,8 +408,10 @@ def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dic
         "label": "robust" if robust else "not robust",
         "min_success_rate": min_success,
         "short_of": short,
-        "reason": (f"success ≥ {min_success:.2f} at every standard level ({len(standard)})" if robust else
-                   f"success < {min_success:.2f} at " + "; ".join(short)) if standard else "no standard levels run",
+        "reason": (f"success ≥ {min_success:.2f} at every standard level ({len(standard)})"
+                   if robust else
+                   f"success < {min_success:.2f} at " + "; ".join(short)) if standard
+                   else "no standard levels run",
         "replay_tracked": replay_tracked,
         "replay_robust": bool(standard) and not replay_short,
         "replay_does_as_well": as_well,
@@ -391,11 +427,13 @@ STRESS_VIDEOS = ("stress_push.mp4", "stress_push_replay.mp4")
 """In ``VIDEO_DIR``: the policy's and the replay's episode of ``VIDEO_CELL``."""
 
 
-def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = StressPlan(), *, video: bool = False,
+def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = StressPlan(), *,
+                   video: bool = False,
                    progress: bool = False) -> dict:
     """The stress test of a run's export/policy.onnx on ``mjcf``: writes ``stress.json`` (and, with
-    ``video``, ``videos/stress_push.mp4`` and ``videos/stress_push_replay.mp4``: the first start under the
-    standard push, the policy and replaying the reference, each with the reference as a ghost)."""
+    ``video``, ``videos/stress_push.mp4`` and ``videos/stress_push_replay.mp4``: the first start
+    under the standard push, the policy and replaying the reference, each with the reference as a
+    ghost)."""
     from ..atomic import atomic_write_text
     from .onnx_policy import load_policy
     from .planar import is_planar_policy
@@ -407,10 +445,13 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
     meta = load_policy(onnx_path)[1]
     require_own_export(run_dir, onnx_path, meta)
     if is_planar_policy(meta):
-        raise Sim2SimError(f"{onnx_path} tracks no reference motion: the stress test compares a motion-tracking "
-                           "policy with replaying its reference", fix="run it on a motion-tracking run")
+        raise Sim2SimError(f"{onnx_path} tracks no reference motion: the stress test compares a "
+                           "motion-tracking "
+                           "policy with replaying its reference",
+                           fix="run it on a motion-tracking run")
     wants_video = video and (plan.families is None or "push" in plan.families)
-    report = run_stress(onnx_path, mjcf, plan, progress=progress, record_video_of=VIDEO_CELL if wants_video else None)
+    report = run_stress(onnx_path, mjcf, plan, progress=progress,
+                        record_video_of=VIDEO_CELL if wants_video else None)
     frames, setup = report.pop("_frames", {}), report.pop("_setup", None)
     if frames:
         from .sim2sim import render_episode
@@ -419,25 +460,31 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
         for controller, name in zip(("policy", "replay"), STRESS_VIDEOS, strict=True):
             if controller in frames:
                 title = f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}, {controller}"
-                path = render_episode(setup, frames[controller], run_dir / VIDEO_DIR / name, title=title)
+                path = render_episode(setup, frames[controller], run_dir / VIDEO_DIR / name,
+                                      title=title)
                 if path is not None:
                     videos[controller] = str(path)
         if videos:
             report["videos"] = videos
     atomic_write_text(run_dir / STRESS_FILE, json.dumps(report, indent=2))
-    for name in STRESS_VIDEOS:  # an earlier stress test's videos would otherwise pass for this one's
+    # an earlier stress test's videos would otherwise pass for this one's
+    for name in STRESS_VIDEOS:
         if not any(Path(v).name == name for v in report.get("videos", {}).values()):
             (run_dir / VIDEO_DIR / name).unlink(missing_ok=True)
     return report
 
 
 def stage_summary(report: dict) -> tuple[dict, str]:
-    """(summary, message) of a stress report as the stress stage records them in pipeline.json (and ``primebot
-    stress`` on a pipeline run does too): the ROBUST verdict, what replaying the reference does, the standard push."""
+    """(summary, message) of a stress report as the stress stage records them in pipeline.json (and
+    ``primebot stress`` on a pipeline run does too): the ROBUST verdict, what replaying the
+    reference does, the standard push."""
     verdict = report["verdict"]
-    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"), None)
-    summary = {"robust": verdict["robust"], "robust_reason": verdict["reason"], "stress_sentence": verdict["sentence"],
-               "replay_does_as_well": verdict["replay_does_as_well"], "episodes": report["loop"]["episodes"]}
+    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"),
+                None)
+    summary = {"robust": verdict["robust"], "robust_reason": verdict["reason"],
+               "stress_sentence": verdict["sentence"],
+               "replay_does_as_well": verdict["replay_does_as_well"],
+               "episodes": report["loop"]["episodes"]}
     if push is not None:
         summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
                        push_success_policy=push["policy"]["success_rate"],
@@ -447,12 +494,14 @@ def stage_summary(report: dict) -> tuple[dict, str]:
 
 def format_table(report: dict) -> str:
     """The stress report as a text table: per cell, each controller's success and MPKPE."""
-    lines = [f"{'family':<11} {'level':<13} {'std':<3} " + " ".join(f"{c:>15}" for c in CONTROLLERS)]
+    lines = [f"{'family':<11} {'level':<13} {'std':<3} "
+             + " ".join(f"{c:>15}" for c in CONTROLLERS)]
     for row in report["cells"]:
         figures = []
         for controller in CONTROLLERS:
             c = row[controller]
-            figures.append(f"{c['success_rate']:>5.2f} {1000 * c.get('mpkpe_m', float('nan')):>6.1f}mm")
+            figures.append(f"{c['success_rate']:>5.2f} "
+                           f"{1000 * c.get('mpkpe_m', float('nan')):>6.1f}mm")
         lines.append(f"{row['family']:<11} {row['label']:<13} {'*' if row['standard'] else '':<3} "
                      + " ".join(f"{f:>15}" for f in figures))
     verdict = report["verdict"]
@@ -462,17 +511,22 @@ def format_table(report: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m primebot.pipeline.deploy.stress POLICY.onnx ROBOT.xml``: the torch-free stress test."""
+    """``python -m primebot.pipeline.deploy.stress POLICY.onnx ROBOT.xml``: the torch-free stress
+    test."""
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("onnx")
     parser.add_argument("mjcf")
-    parser.add_argument("--starts", type=int, default=StressPlan.starts, help="start frames per cell")
-    parser.add_argument("--window", type=float, default=StressPlan.window_s, help="seconds per episode")
-    parser.add_argument("--family", action="append", choices=list(FAMILIES), help="only these families")
+    parser.add_argument("--starts", type=int, default=StressPlan.starts,
+                        help="start frames per cell")
+    parser.add_argument("--window", type=float, default=StressPlan.window_s,
+                        help="seconds per episode")
+    parser.add_argument("--family", action="append", choices=list(FAMILIES),
+                        help="only these families")
     parser.add_argument("--seed", type=int, default=StressPlan.seed)
     parser.add_argument("--output", help="write the report here as JSON")
     args = parser.parse_args(argv)
-    plan = StressPlan(starts=args.starts, window_s=args.window, families=tuple(args.family) if args.family else None,
+    plan = StressPlan(starts=args.starts, window_s=args.window,
+                      families=tuple(args.family) if args.family else None,
                       seed=args.seed)
     try:
         report = run_stress(args.onnx, args.mjcf, plan, progress=True)

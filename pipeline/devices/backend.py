@@ -87,7 +87,8 @@ class ResolvedDevice:
     backend: Backend
     index: int
     source: str
-    """Where the choice came from: ``--device``, ``PRIMEBOT_DEVICE``, ``CUDA_VISIBLE_DEVICES``, ... or ``default``."""
+    """Where the choice came from: ``--device``, ``PRIMEBOT_DEVICE``, ``CUDA_VISIBLE_DEVICES``, ...
+    or ``default``."""
 
     @property
     def torch_device(self) -> str:
@@ -101,7 +102,8 @@ def parse_device(text: str) -> tuple[str, int]:
     """Split ``cuda:1`` into (``cuda``, 1); a bare ``cuda`` means index 0."""
     kind, _, index = text.strip().lower().partition(":")
     if not kind:
-        raise ConfigError(f"empty device string {text!r}", fix="use cpu, cuda, cuda:1, npu or npu:0")
+        raise ConfigError(f"empty device string {text!r}",
+                          fix="use cpu, cuda, cuda:1, npu or npu:0")
     if index and not index.isdigit():
         raise ConfigError(f"device index in {text!r} is not a number", fix="use e.g. cuda:0")
     return kind, int(index or 0)
@@ -133,7 +135,8 @@ def resolve_device(
     backend = backends.get(kind)
     if backend is None:
         raise DeviceUnavailableError(
-            f"no device backend named {kind!r} (from {source}); registered: {', '.join(backends) or 'none'}",
+            f"no device backend named {kind!r} (from {source}); registered: "
+            f"{', '.join(backends) or 'none'}",
             fix="use one of the registered backends, or install the plugin that provides it",
         )
     status = backend.availability()

@@ -23,7 +23,8 @@ def _median_seconds(fn: Callable[[], None], sync: Callable[[], None], repeats: i
     return samples[len(samples) // 2]
 
 
-def probe(device: ResolvedDevice, *, repeats: int = 10, obs_dim: int = 119, batch: int = 1024) -> dict[str, float]:
+def probe(device: ResolvedDevice, *, repeats: int = 10, obs_dim: int = 119,
+          batch: int = 1024) -> dict[str, float]:
     """Time the operations a training step depends on; raises if the device cannot do them."""
     dev = torch.device(device.torch_device)
     sync = device.backend.synchronize
@@ -35,7 +36,8 @@ def probe(device: ResolvedDevice, *, repeats: int = 10, obs_dim: int = 119, batc
     results["matmul_512_ms"] = seconds * 1e3
     results["matmul_gflops"] = 2 * 512**3 / seconds / 1e9
     dtype = device.backend.autocast_dtype()
-    if dtype is not None:  # the mixed-precision product: about twice the float32 rate where it is native
+    # the mixed-precision product: about twice the float32 rate where it is native
+    if dtype is not None:
         a16, b16 = a.to(dtype), b.to(dtype)
         seconds = _median_seconds(lambda: torch.mm(a16, b16), sync, repeats)
         results["matmul_autocast_gflops"] = 2 * 512**3 / seconds / 1e9

@@ -1,1 +1,4 @@
-"""Evaluation: playing the trained policy, scoring its episodes and the verdict (docs/architecture.md §9)."""
+"""Evaluation: playing the trained policy, scoring its episodes, the verdict.
+
+See docs/architecture.md §9.
+"""

@@ -34,8 +34,10 @@ class PreResetTap:
     def __init__(self, env: Any) -> None:
         if not callable(getattr(env, "_reset_envs", None)):
             raise ConfigError(
-                f"{type(env).__name__} has no _reset_envs(ids): eval cannot see the state episodes end in",
-                fix="the task's env must reset finished envs through _reset_envs (or offer a pre-reset hook)",
+                f"{type(env).__name__} has no _reset_envs(ids): eval cannot see the state episodes "
+                "end in",
+                fix="the task's env must reset finished envs through _reset_envs (or offer a "
+                    "pre-reset hook)",
             )
         self.env = env
         self._original = env._reset_envs
@@ -81,9 +83,9 @@ def play_each_slot_once(
 ) -> None:
     """Step ``env`` with ``act`` until every env slot has finished one episode, then close ``tap``.
 
-    ``on_reset()`` runs after the first reset; ``on_step(result, running, finished)`` after every step,
-    with the slots still playing before that step and those whose episode that step ended (the tap
-    holds the state they ended in, taken before the task reset them).
+    ``on_reset()`` runs after the first reset; ``on_step(result, running, finished)`` after every
+    step, with the slots still playing before that step and those whose episode that step ended (the
+    tap holds the state they ended in, taken before the task reset them).
     """
     try:
         obs, _ = env.reset()
@@ -103,7 +105,8 @@ def play_each_slot_once(
 def play_episodes(
     env: Any, act: Callable[[np.ndarray], np.ndarray], trace_slot: int | None = None
 ) -> tuple[list[EpisodeRecord], list[np.ndarray]]:
-    """One episode per env slot with ``act``; returns the records (slot order) and ``trace_slot``'s qpos per step.
+    """One episode per env slot with ``act``; returns the records (slot order) and ``trace_slot``'s
+    qpos per step.
 
     The trace starts with the reset state and ends with the state the episode
     ended in (not the fresh episode the task resets it to).
@@ -145,7 +148,8 @@ def evaluate_episodes(
     *,
     video: Path | None = None,
 ) -> dict[str, Any]:
-    """``episode_metrics`` of one episode per env slot, with ``episode_records``; ``video`` renders slot 0.
+    """``episode_metrics`` of one episode per env slot, with ``episode_records``; ``video`` renders
+    slot 0.
 
     The video's path lands under ``"video"`` when it was written (``None`` without OpenGL).
     """
@@ -159,11 +163,13 @@ def evaluate_episodes(
 
 
 def render_episode(env: Any, trace: list[np.ndarray], path: Path) -> Path | None:
-    """An H.264 video of the qpos ``trace`` at the control rate (``None``, logged, without OpenGL)."""
+    """An H.264 video of the qpos ``trace`` at the control rate (``None``, logged, without
+    OpenGL)."""
     from ..render.ghost import render_ghost_video
 
     robot = env.robot
     model = env.sim.model
     root = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, robot.root_body or robot.anchor_body)
-    return render_ghost_video(model, trace, None, root, path, 1.0 / env.step_dt, title=f"eval {robot.name}",
+    return render_ghost_video(model, trace, None, root, path, 1.0 / env.step_dt,
+                              title=f"eval {robot.name}",
                               camera_name=robot.extra.get("video_camera"))

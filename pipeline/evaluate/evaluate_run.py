@@ -1,4 +1,5 @@
-"""``primebot eval``: the deterministic policy in the run's own task, scored with the tracking metrics.
+"""``primebot eval``: the deterministic policy in the run's own task, scored with the tracking
+metrics.
 
 Two groups of episodes, both with the mean action, no exploration noise, no
 observation noise and no randomisation: one from the motion's first frame
@@ -13,8 +14,8 @@ they came from.
 The task gives what the metrics read of its environment through its
 ``TaskSpec.evaluation_view`` hook (an ``evaluate.view.TrackingView``), and
 how it is played (no randomisation, where episodes start) through
-``TaskSpec.play``; this module names no task. A task that tracks no motion scores its own episodes: when
-its ``TaskSpec`` has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
+``TaskSpec.play``; this module names no task. A task that tracks no motion scores its own episodes:
+when its ``TaskSpec`` has ``episode_metrics``, ``evaluate_run`` plays ``episodes`` episodes with
 ``evaluate.episodes`` (same deterministic policy, same task overrides) and writes
 the task's metrics under ``episodes`` instead.
 """
@@ -63,7 +64,8 @@ EVAL_VIDEO = "eval.mp4"
 
 
 def thresholds_of(env: Any) -> FailureThresholds:
-    """The env's termination thresholds in the shared metrics' terms (a disabled check never fails)."""
+    """The env's termination thresholds in the shared metrics' terms (a disabled check never
+    fails)."""
     given = getattr(env, "termination_thresholds", {}) or {}
     return FailureThresholds(
         anchor_height=threshold(given, "anchor_height", FailureThresholds.anchor_height),
@@ -105,7 +107,8 @@ def _row(snap: TrackingSnapshot, row: int) -> TrackingSnapshot:
 
 
 def _stack(snaps: list[TrackingSnapshot]) -> TrackingSnapshot:
-    return TrackingSnapshot(**{k: np.concatenate([vars(s)[k] for s in snaps]) for k in vars(snaps[0])})
+    return TrackingSnapshot(**{k: np.concatenate([vars(s)[k] for s in snaps])
+                               for k in vars(snaps[0])})
 
 
 @dataclass
@@ -117,13 +120,15 @@ class EpisodeTrace:
 
 
 def episode_metrics_of(view: TrackingView, num_envs: int) -> EpisodeMetrics:
-    """Metrics for ``num_envs`` episodes of the viewed env, with its statue baseline and body names."""
+    """Metrics for ``num_envs`` episodes of the viewed env, with its statue baseline and body
+    names."""
     return EpisodeMetrics(num_envs, view.env.step_dt, reference_body_pos=view.reference_body_pos,
                           max_episode_steps=view.env.max_episode_length, body_names=view.body_names)
 
 
 class VerdictProbe:
-    """Training's stop rule (``runner.check_interval``): the deterministic policy on ``episodes`` episodes.
+    """Training's stop rule (``runner.check_interval``): the deterministic policy on ``episodes``
+    episodes.
 
     A tracking env of the run's task as evaluation plays it (no randomisation,
     no observation noise), start frames drawn uniformly, one episode per slot;
@@ -146,9 +151,9 @@ class VerdictProbe:
     @classmethod
     def for_run(cls, registry: Registry, cfg: TrainConfig, motion: Any, *, episodes: int = 16,
                 robust_episodes: int = 32, seed: int = 0) -> VerdictProbe | None:
-        """The probe of a training configuration, or None when its task tracks no motion. ``robust_episodes``:
-        how many episodes the robustness check plays (more than the nominal ones: a success rate near
-        ``ROBUST_SUCCESS`` needs them)."""
+        """The probe of a training configuration, or None when its task tracks no motion.
+        ``robust_episodes``: how many episodes the robustness check plays (more than the nominal
+        ones: a success rate near ``ROBUST_SUCCESS`` needs them)."""
         spec = registry.get("tasks", cfg.task)
         if motion is None or spec.evaluation_view is None:  # no reference (walk): nothing to track
             return None
@@ -157,7 +162,8 @@ class VerdictProbe:
         perturbed = None
         if spec.play.robustness is not None:
             overrides = merge_settings(spread, spec.play.robustness)
-            perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, robust_episodes, seed=seed + 1,
+            perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, robust_episodes,
+                                                           seed=seed + 1,
                                                            overrides=overrides))
         return cls(spec.evaluation_view(env), perturbed)
 
@@ -177,8 +183,8 @@ class VerdictProbe:
 
 def play_episodes(view: TrackingView, policy: TrainedPolicy,
                   trace_slot: int | None = None) -> tuple[EpisodeMetrics, EpisodeTrace]:
-    """One episode per env slot of ``view.env`` with the deterministic policy; returns their metrics (and one
-    slot's trace)."""
+    """One episode per env slot of ``view.env`` with the deterministic policy; returns their metrics
+    (and one slot's trace)."""
     env = view.env
     n = env.num_envs
     thresholds = thresholds_of(env)
@@ -231,14 +237,18 @@ def evaluate_run(
     policy = load_trained_policy(run_dir, checkpoint)
     spec = registry.get("tasks", policy.config.task)
     report: dict[str, Any] = {
-        "run_dir": str(run_dir), "checkpoint": str(policy.checkpoint), "iteration": policy.iteration,
-        "policy": identity_of(policy).to_dict(),  # what the results were made from (train/provenance.py)
-        "settings": {"policy": "deterministic (mean action)", "seed": seed, "task_overrides": spec.play.evaluation},
+        "run_dir": str(run_dir), "checkpoint": str(policy.checkpoint),
+        "iteration": policy.iteration,
+        # what the results were made from (train/provenance.py)
+        "policy": identity_of(policy).to_dict(),
+        "settings": {"policy": "deterministic (mean action)", "seed": seed,
+                     "task_overrides": spec.play.evaluation},
         "config": policy.config.to_dict(),
     }
     with one_torch_thread():
         if spec.episode_metrics is not None:  # the task scores its own episodes (walk)
-            _evaluate_task_episodes(registry, policy, spec.episode_metrics, report, episodes, seed, video)
+            _evaluate_task_episodes(registry, policy, spec.episode_metrics, report, episodes, seed,
+                                    video)
         elif spec.evaluation_view is not None:
             _evaluate_tracking(registry, policy, report, episodes, seed, video)
         else:
@@ -250,9 +260,11 @@ def evaluate_run(
     return report
 
 
-def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[str, Any], episodes: int, seed: int,
+def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[str, Any],
+                       episodes: int, seed: int,
                        video: bool) -> None:
-    """Adds the from-start, sampled and overall tracking metrics (and the ghost video) to ``report``."""
+    """Adds the from-start, sampled and overall tracking metrics (and the ghost video) to
+    ``report``."""
     report["settings"]["episodes_sampled"] = episodes
     all_records: list[dict] = []
     body_names: tuple[str, ...] | None = None
@@ -267,21 +279,25 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
             trace_slot = 0 if (video and name == "from_start") else None
             metrics, trace = play_episodes(view, policy, trace_slot)
             body_names = metrics.body_names
-            report["settings"].update(control_dt=env.step_dt, max_episode_steps=env.max_episode_length)
+            report["settings"].update(control_dt=env.step_dt,
+                                      max_episode_steps=env.max_episode_length)
             if trace_slot is not None:
-                video_path = view.render(trace.qpos, trace.time_steps, policy.run_dir / VIDEO_DIR / EVAL_VIDEO)
+                video_path = view.render(trace.qpos, trace.time_steps,
+                                         policy.run_dir / VIDEO_DIR / EVAL_VIDEO)
                 if video_path is not None:
                     report["video"] = str(video_path)
         finally:
             env.close()
         report[name] = {**metrics.summary(), "episode_records": metrics.episodes}
         all_records += metrics.episodes
-    report["overall"] = summarise(all_records, report["settings"].get("control_dt", 0.02), body_names)
+    report["overall"] = summarise(all_records, report["settings"].get("control_dt", 0.02),
+                                  body_names)
 
 
 def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_metrics: Any,
                             report: dict[str, Any], episodes: int, seed: int, video: bool) -> None:
-    """Adds the task's metrics of ``episodes`` episodes (one per env slot) to ``report`` under ``episodes``."""
+    """Adds the task's metrics of ``episodes`` episodes (one per env slot) to ``report`` under
+    ``episodes``."""
     if episodes < 1:
         raise ConfigError(f"--episodes must be ≥ 1 for task {policy.config.task!r}, got {episodes}")
     env = make_run_env(registry, policy, episodes, seed=seed)

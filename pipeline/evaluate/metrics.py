@@ -12,20 +12,22 @@ Definitions (world frame unless said otherwise; K tracked bodies, E end effector
 
 - ``mpkpe_m``: mean over tracked bodies of ‖p − p_ref‖ (mean per-body position error).
 - ``mpkpe_root_relative_m``: the same after subtracting each side's root position.
-- ``joint_pos_error_rad`` / ``joint_vel_error_rad_s``: mean over joints of |q − q_ref| / |q̇ − q̇_ref|.
+- ``joint_pos_error_rad`` / ``joint_vel_error_rad_s``: mean over joints of |q − q_ref| /
+  |q̇ − q̇_ref|.
 - ``ee_pos_error_m``: mean over end effectors of ‖p − p_ref‖.
 - ``anchor_pos_error_m`` / ``anchor_ori_error_rad``: distance and rotation angle between anchors.
 - ``success_rate``: episodes that reached their last step without a failure.
-- ``fall_rate``: episodes ended by the anchor height or anchor orientation check (the robot went down);
-  an end-effector-only failure counts against success but is not a fall.
+- ``fall_rate``: episodes ended by the anchor height or anchor orientation check (the robot went
+  down); an end-effector-only failure counts against success but is not a fall.
 - ``statue_mpkpe_m``: the MPKPE a statue would score over the same steps: the robot frozen in the
   reference pose of the episode's start step while the reference moves on (a per-motion baseline).
 - ``fraction_removed``: 1 − mpkpe / statue_mpkpe, how much of the statue's error the policy removes.
-- ``body_mpkpe_m`` / ``worst_body``: mean error of each tracked body, and the body that tracks worst;
-  ``worst_step_mpkpe_m`` / ``worst_step``: the largest MPKPE at any step of any episode and its step.
+- ``body_mpkpe_m`` / ``worst_body``: mean error of each tracked body, and the body that tracks
+  worst; ``worst_step_mpkpe_m`` / ``worst_step``: the largest MPKPE at any step of any episode
+  and its step.
 - ``verdict``: whether the policy *tracks* the motion (``tracking_verdict``; docs/tasks.md explains
-  the rule): no success rate or error alone can say so, since a policy that holds still passes both on
-  most motions.
+  the rule): no success rate or error alone can say so, since a policy that holds still passes both
+  on most motions.
 """
 
 from __future__ import annotations
@@ -65,12 +67,14 @@ class FailureThresholds:
     anchor_height: float = 0.25
     """m: |z_anchor − z_ref| above this is a failure."""
     anchor_ori: float = 0.8
-    """|z of gravity in the anchor frame − the same in the reference anchor frame| above this is a failure."""
+    """|z of gravity in the anchor frame − the same in the reference anchor frame| above this is a
+    failure."""
     ee_height: float = 0.25
     """m: any end effector's |z − z_ref| above this is a failure."""
 
 
-def threshold(settings: Mapping[str, Any], key: str, default: float, disabled: float = math.inf) -> float:
+def threshold(settings: Mapping[str, Any], key: str, default: float,
+              disabled: float = math.inf) -> float:
     """A threshold from a task's settings or an ONNX's metadata: ``default`` when ``key`` is absent,
     ``disabled`` when it is ``None`` or ``"none"`` (the check is off), else the number."""
     if key not in settings:
@@ -111,7 +115,8 @@ def _distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def step_errors(s: TrackingSnapshot) -> dict[str, np.ndarray]:
-    """The ``ERROR_KEYS`` errors of each of the N episodes at this step, each [N], and ``body_errors_m`` [N, K]."""
+    """The ``ERROR_KEYS`` errors of each of the N episodes at this step, each [N], and
+    ``body_errors_m`` [N, K]."""
     robot_rel = s.body_pos_w - s.root_pos_w[:, None, :]
     ref_rel = s.ref_body_pos_w - s.ref_root_pos_w[:, None, :]
     body_errors = _distance(s.body_pos_w, s.ref_body_pos_w)
@@ -133,9 +138,11 @@ def failure_checks(s: TrackingSnapshot, thresholds: FailureThresholds) -> dict[s
     ref_gravity_z = quat_apply_inverse(s.ref_anchor_quat_w, _DOWN)[..., 2]
     ee_dz = np.abs(s.ee_pos_w[..., 2] - s.ref_ee_pos_w[..., 2])
     return {
-        "anchor_height": np.abs(s.anchor_pos_w[:, 2] - s.ref_anchor_pos_w[:, 2]) > thresholds.anchor_height,
+        "anchor_height": np.abs(s.anchor_pos_w[:, 2] - s.ref_anchor_pos_w[:, 2])
+        > thresholds.anchor_height,
         "anchor_ori": np.abs(gravity_z - ref_gravity_z) > thresholds.anchor_ori,
-        "ee_height": (ee_dz > thresholds.ee_height).any(axis=-1) if ee_dz.size else np.zeros(len(ee_dz), bool),
+        "ee_height": (ee_dz > thresholds.ee_height).any(axis=-1) if ee_dz.size
+        else np.zeros(len(ee_dz), bool),
     }
 
 
@@ -201,7 +208,8 @@ class EpisodeMetrics:
         self.worst_at[worse] = self.steps[worse]
 
     def finish(self, ids, failure: str | None | list, start_steps=None) -> None:
-        """Close the episodes ``ids``; ``failure`` is one of ``FAILURE_KINDS`` or None, per id or for all.
+        """Close the episodes ``ids``; ``failure`` is one of ``FAILURE_KINDS`` or None, per id or
+        for all.
 
         Their accumulators restart at zero, ready for the next episode in that slot.
         """
@@ -217,9 +225,11 @@ class EpisodeMetrics:
                 self.body_sums[i] = 0.0
             if n:
                 first = 0 if start is None else int(start)
-                record.update(worst_step_mpkpe_m=float(self.worst[i]), worst_step=first + int(self.worst_at[i]))
+                record.update(worst_step_mpkpe_m=float(self.worst[i]),
+                              worst_step=first + int(self.worst_at[i]))
                 if self.reference_body_pos is not None:
-                    record["statue_mpkpe_m"] = statue_mpkpe(self.reference_body_pos, first, self.max_episode_steps)
+                    record["statue_mpkpe_m"] = statue_mpkpe(self.reference_body_pos, first,
+                                                            self.max_episode_steps)
             self.episodes.append(record)
             for key in ERROR_KEYS:
                 self.sums[key][i] = 0.0
@@ -227,12 +237,14 @@ class EpisodeMetrics:
             self.worst[i], self.worst_at[i] = -1.0, 0
 
     def summary(self) -> dict:
-        """Success/fall rates, episode length, mean errors and the verdict over the finished episodes."""
+        """Success/fall rates, episode length, mean errors and the verdict over the finished
+        episodes."""
         return summarise(self.episodes, self.step_dt, self.body_names)
 
 
 def statue_mpkpe(reference_body_pos: np.ndarray, start: int, max_steps: int | None = None) -> float:
-    """MPKPE of a statue frozen in the reference pose of step ``start``, over a full episode from there.
+    """MPKPE of a statue frozen in the reference pose of step ``start``, over a full episode from
+    there.
 
     The steps are those a successful episode from ``start`` is scored on
     (errors are taken after each policy step, at reference steps
@@ -257,11 +269,14 @@ class VerdictRule:
     min_success_rate: float = 0.9
     """Episodes must reach their end without a failed termination check."""
     statue_fraction: float = 0.35
-    """MPKPE at most this fraction of the statue's: the policy removes ≥ 65 % of a statue's error."""
+    """MPKPE at most this fraction of the statue's: the policy removes ≥ 65 % of a statue's
+    error."""
     floor_m: float = 0.02
-    """… or at most this many metres, whichever is larger (a nearly still motion cannot demand less) …"""
+    """… or at most this many metres, whichever is larger (a nearly still motion cannot demand less)
+    …"""
     min_fraction_removed: float = 0.5
-    """… and in every case at least half the statue's error removed, so holding still never passes."""
+    """… and in every case at least half the statue's error removed, so holding still never
+    passes."""
 
     def limit(self, statue_mpkpe: float) -> float:
         """The largest MPKPE that tracks a motion whose statue baseline is ``statue_mpkpe``."""
@@ -294,7 +309,8 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     if success < rule.min_success_rate:
         reasons.append(f"success {success:.2f} < {rule.min_success_rate:.2f}")
     if not mpkpe <= limit:
-        reasons.append(f"MPKPE {mpkpe:.3f} m > {limit:.3f} m (the limit for a statue MPKPE of {statue:.3f} m)")
+        reasons.append(f"MPKPE {mpkpe:.3f} m > {limit:.3f} m (the limit for a statue MPKPE of "
+                       f"{statue:.3f} m)")
     tracked = not reasons
     return {
         "tracked": tracked,
@@ -305,11 +321,13 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
                  "floor_m": rule.floor_m, "min_fraction_removed": rule.min_fraction_removed},
         "reason": "; ".join(reasons) if reasons else
                   f"success {success:.2f} and MPKPE {mpkpe:.3f} m ≤ {limit:.3f} m"
-                  + (f" ({removed:.0%} of the statue's error removed)" if removed is not None else ""),
+                  + (f" ({removed:.0%} of the statue's error removed)" if removed is not None
+                     else ""),
     }
 
 
-def summarise(episodes: list[dict], step_dt: float, body_names=None, means: Sequence[str] = ()) -> dict:
+def summarise(episodes: list[dict], step_dt: float, body_names=None,
+              means: Sequence[str] = ()) -> dict:
     """The metrics dictionary of a list of episode records, for every task and both loops.
 
     Motion-tracking records (``EpisodeMetrics.finish``) carry ``failure`` and
@@ -329,17 +347,21 @@ def summarise(episodes: list[dict], step_dt: float, body_names=None, means: Sequ
     if tracking:
         out["success_rate"] = sum(f is None for f in failures) / count
     out.update({f"mean_{key}": float(np.mean([e[key] for e in episodes])) for key in means})
-    fell = [f in FALL_KINDS for f in failures] if tracking else [bool(e["terminated"]) for e in episodes]
+    fell = [f in FALL_KINDS for f in failures] if tracking else [bool(e["terminated"])
+                                                                 for e in episodes]
     out.update(fall_rate=sum(fell) / count, mean_episode_length=float(lengths.mean()),
                mean_episode_length_s=float(lengths.mean() * step_dt))
     if not tracking:
         return out
     for key in ERROR_KEYS:
         out[key] = float(np.mean([e[key] for e in episodes]))
-    out["failures"] = {kind: sum(f == kind for f in failures) for kind in (*FAILURE_KINDS, PHYSICS_FAULT)}
+    out["failures"] = {kind: sum(f == kind for f in failures)
+                       for kind in (*FAILURE_KINDS, PHYSICS_FAULT)}
     if all("statue_mpkpe_m" in e for e in episodes):
         out["statue_mpkpe_m"] = float(np.mean([e["statue_mpkpe_m"] for e in episodes]))
-        out["fraction_removed"] = (1.0 - out["mpkpe_m"] / out["statue_mpkpe_m"]) if out["statue_mpkpe_m"] > 0 else None
+        out["fraction_removed"] = (
+            (1.0 - out["mpkpe_m"] / out["statue_mpkpe_m"]) if out["statue_mpkpe_m"] > 0 else None
+        )
     per_body = [e["body_mpkpe_m"] for e in episodes if "body_mpkpe_m" in e]
     if per_body and len({len(b) for b in per_body}) == 1:
         means = np.mean(per_body, axis=0)
@@ -359,10 +381,12 @@ def summarise(episodes: list[dict], step_dt: float, body_names=None, means: Sequ
 COMPARED_KEYS = ("success_rate", "fall_rate", "mean_episode_length", *ERROR_KEYS)
 
 
-def metric_gaps(reference: dict, other: dict, keys: Sequence[str] = COMPARED_KEYS) -> dict[str, float]:
+def metric_gaps(reference: dict, other: dict,
+                keys: Sequence[str] = COMPARED_KEYS) -> dict[str, float]:
     """``other − reference`` for every metric of ``keys`` both dictionaries hold."""
     return {
         key: float(other[key]) - float(reference[key])
         for key in keys
-        if key in reference and key in other and reference[key] is not None and other[key] is not None
+        if key in reference and key in other and reference[key] is not None
+        and other[key] is not None
     }

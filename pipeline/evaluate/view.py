@@ -24,7 +24,8 @@ class TrackingView:
     """A task environment as motion-tracking evaluation sees it."""
 
     env: Any
-    """The environment (a ``VecEnv`` that resets finished envs inside ``step``, with ``sim.qpos``)."""
+    """The environment (a ``VecEnv`` that resets finished envs inside ``step``, with
+    ``sim.qpos``)."""
     snapshot: Callable[[np.ndarray], TrackingSnapshot]
     """``snapshot(rows)``: robot and reference of env rows now, as copies (the metrics' input)."""
     reference_steps: Callable[[], np.ndarray]

@@ -1,1 +1,4 @@
-"""Export: the ONNX graph, its metadata and parity check, and the deploy bundle (docs/architecture.md §7)."""
+"""Export: the ONNX graph, its metadata and parity check, the deploy bundle.
+
+See docs/architecture.md §7.
+"""

@@ -1,4 +1,5 @@
-"""The deployable ONNX policy (docs/deploy.md): normaliser → actor, with the reference motion inside.
+"""The deployable ONNX policy (docs/deploy.md): normaliser → actor, with the reference motion
+inside.
 
 Graph: inputs ``obs [B, O]`` and ``time_step [B, 1]`` (float32, batch axis
 dynamic, or 1 with ``static_batch``); outputs ``actions [B, J]`` and the
@@ -51,7 +52,8 @@ from ..errors import ExportError
 from ..motion.format import Motion
 
 INPUT_NAMES = ("obs", "time_step")
-MOTION_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w", "body_ang_vel_w")
+MOTION_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w",
+                  "body_ang_vel_w")
 OUTPUT_NAMES = ("actions", *MOTION_OUTPUTS)
 OPSET = 17
 PARITY_ATOL = 1e-5
@@ -89,7 +91,8 @@ class HalfActor(nn.Module):
 
 
 def step_index(time_step: torch.Tensor, num_steps: int) -> torch.Tensor:
-    """``time_step [B, 1]`` float → step indices [B] int64: NaN → 0, clamped to [0, num_steps − 1], truncated.
+    """``time_step [B, 1]`` float → step indices [B] int64: NaN → 0, clamped to [0, num_steps − 1],
+    truncated.
 
     The clamp is done in float32 (±inf clamp like any other value) so the graph
     has no integer ``Clip``; the cast truncates towards zero, which is the floor
@@ -105,12 +108,15 @@ class DeployPolicy(nn.Module):
     input_names: tuple[str, ...] = INPUT_NAMES
     output_names: tuple[str, ...] = OUTPUT_NAMES
 
-    def __init__(self, actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping[str, np.ndarray]) -> None:
+    def __init__(self, actor: nn.Module, obs_normalizer: nn.Module,
+                 motion: Mapping[str, np.ndarray]) -> None:
         super().__init__()
         self.actor = actor
         self.obs_normalizer = obs_normalizer
         for key in MOTION_OUTPUTS:
-            self.register_buffer(key, torch.as_tensor(np.ascontiguousarray(motion[key]), dtype=torch.float32))
+            self.register_buffer(key,
+                                 torch.as_tensor(np.ascontiguousarray(motion[key]),
+                                                 dtype=torch.float32))
         self.num_steps = int(np.shape(motion["joint_pos"])[0])
 
     def forward(self, obs: torch.Tensor, time_step: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -125,23 +131,27 @@ class DeployPolicy(nn.Module):
 
 
 class DefaultOffsetPolicy(DeployPolicy):
-    """A ``DeployPolicy`` trained with actions relative to the reference pose, whose graph speaks in actions
-    relative to the default pose (mjlab's convention: target = default + scale·actions; ``--format mjlab``).
+    """A ``DeployPolicy`` trained with actions relative to the reference pose, whose graph speaks in
+    actions relative to the default pose (mjlab's convention: target = default + scale·actions;
+    ``--format mjlab``).
 
-    With ``shift[t] = (reference joint_pos[t] − default_joint_pos) / action_scale`` the graph outputs
-    ``actions = policy + shift[t]``, so default + scale·actions = reference + scale·policy, the target the
-    policy was trained to give. The observation's ``actions`` term (columns ``actions_columns``), which a
-    deploy loop fills with the previous ``actions`` output, is turned back into the policy's own previous
-    action by subtracting ``shift[t − 1]``; at step 0 nothing is subtracted (an episode's first
-    observation carries zero, as in training). Docs: docs/deploy.md, "mjlab compatibility".
+    With ``shift[t] = (reference joint_pos[t] − default_joint_pos) / action_scale`` the graph
+    outputs ``actions = policy + shift[t]``, so default + scale·actions = reference + scale·policy,
+    the target the policy was trained to give. The observation's ``actions`` term (columns
+    ``actions_columns``), which a deploy loop fills with the previous ``actions`` output, is turned
+    back into the policy's own previous action by subtracting ``shift[t − 1]``; at step 0 nothing is
+    subtracted (an episode's first observation carries zero, as in training). Docs: docs/deploy.md,
+    "mjlab compatibility".
     """
 
-    def __init__(self, actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping[str, np.ndarray],
+    def __init__(self, actor: nn.Module, obs_normalizer: nn.Module,
+                 motion: Mapping[str, np.ndarray],
                  default_joint_pos: np.ndarray, action_scale: np.ndarray,
                  actions_columns: tuple[int, int] | None) -> None:
         super().__init__(actor, obs_normalizer, motion)
-        shift = (np.asarray(motion["joint_pos"], dtype=np.float64) - np.asarray(default_joint_pos, dtype=np.float64)
-                 ) / np.asarray(action_scale, dtype=np.float64)
+        shift = ((np.asarray(motion["joint_pos"], dtype=np.float64)
+                  - np.asarray(default_joint_pos, dtype=np.float64))
+                 / np.asarray(action_scale, dtype=np.float64))
         self.register_buffer("action_shift", torch.as_tensor(shift, dtype=torch.float32))
         self.actions_columns = actions_columns
 
@@ -156,8 +166,9 @@ class DefaultOffsetPolicy(DeployPolicy):
 
 def tracking_module(actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping[str, np.ndarray],
                     metadata: Mapping[str, object]) -> DeployPolicy:
-    """The tracking graph ``metadata`` describes: ``DefaultOffsetPolicy`` when it bakes the reference offset
-    into the actions (``action_offset_baked``, ``metadata.bake_action_offset``), else ``DeployPolicy``."""
+    """The tracking graph ``metadata`` describes: ``DefaultOffsetPolicy`` when it bakes the
+    reference offset into the actions (``action_offset_baked``, ``metadata.bake_action_offset``),
+    else ``DeployPolicy``."""
     from ..deploy.onnx_policy import ACTION_OFFSET_BAKED
 
     if ACTION_OFFSET_BAKED not in metadata:
@@ -168,7 +179,8 @@ def tracking_module(actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping
         i = names.index("actions")
         begin = int(metadata["observation_offsets"][i])
         columns = (begin, begin + int(metadata["observation_sizes"][i]))
-    return DefaultOffsetPolicy(actor, obs_normalizer, motion, metadata["default_joint_pos"], metadata["action_scale"],
+    return DefaultOffsetPolicy(actor, obs_normalizer, motion, metadata["default_joint_pos"],
+                               metadata["action_scale"],
                                columns)
 
 
@@ -187,7 +199,8 @@ def motion_at_control_rate(motion: Motion, control_dt: float) -> dict[str, np.nd
             f"motion {motion.source} is at {motion.fps:g} fps; the policy runs at {rate:g} Hz",
             fix=f"resample the motion to {rate:g} fps (or an integer multiple) before training",
         )
-    return {key: np.asarray(value[::stride], dtype=np.float32) for key, value in motion.arrays().items()}
+    return {key: np.asarray(value[::stride], dtype=np.float32)
+            for key, value in motion.arrays().items()}
 
 
 # -- metadata --------------------------------------------------------------------------------
@@ -196,7 +209,8 @@ def format_value(value) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, (Sequence, np.ndarray)):
-        return ",".join(format_value(v) for v in np.asarray(value, dtype=object).reshape(-1).tolist())
+        return ",".join(format_value(v)
+                        for v in np.asarray(value, dtype=object).reshape(-1).tolist())
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (int, np.integer)):
@@ -231,7 +245,8 @@ def observation_layout(terms: Sequence[tuple[str, int]]) -> list[ObservationTerm
 
 
 # -- writing and checking --------------------------------------------------------------------
-def _export_graph(module: nn.Module, num_obs: int, static_batch: bool, opset: int) -> onnx.ModelProto:
+def _export_graph(module: nn.Module, num_obs: int, static_batch: bool,
+                  opset: int) -> onnx.ModelProto:
     inputs, outputs = list(module.input_names), list(module.output_names)
     args = tuple(torch.zeros(1, EXAMPLE_INPUT_WIDTH.get(name, num_obs)) for name in inputs)
     buffer = io.BytesIO()
@@ -240,10 +255,12 @@ def _export_graph(module: nn.Module, num_obs: int, static_batch: bool, opset: in
         try:
             torch.onnx.export(
                 module, args, buffer, input_names=inputs, output_names=outputs,
-                dynamic_axes={} if static_batch else {name: {0: "batch"} for name in (*inputs, *outputs)},
+                dynamic_axes={} if static_batch
+                else {name: {0: "batch"} for name in (*inputs, *outputs)},
                 opset_version=opset, dynamo=False,
             )
-        except (TypeError, RuntimeError, NotImplementedError):  # a torch without the TorchScript exporter
+        # a torch without the TorchScript exporter
+        except (TypeError, RuntimeError, NotImplementedError):
             batch = torch.export.Dim("batch")
             program = torch.onnx.export(
                 module, args, input_names=inputs, output_names=outputs,
@@ -324,7 +341,8 @@ def parity(
     return out
 
 
-def parity_failures(report: Mapping[int, Mapping[str, float]], atol: float = PARITY_ATOL) -> list[str]:
+def parity_failures(report: Mapping[int, Mapping[str, float]],
+                    atol: float = PARITY_ATOL) -> list[str]:
     """One line per (batch, output) whose difference exceeds ``atol``."""
     return [
         f"batch {batch}: {name} differs by {diff:.3g} (> {atol:g})"
@@ -334,11 +352,14 @@ def parity_failures(report: Mapping[int, Mapping[str, float]], atol: float = PAR
     ]
 
 
-def onnx_latency(path: str | Path, num_obs: int, repeats: int = 300, warmup: int = 30) -> dict[str, float]:
-    """Batch-1 onnxruntime latency (CPU provider, one thread): median, 90th and 99th percentile in ms."""
+def onnx_latency(path: str | Path, num_obs: int, repeats: int = 300,
+                 warmup: int = 30) -> dict[str, float]:
+    """Batch-1 onnxruntime latency (CPU provider, one thread): median, 90th and 99th percentile in
+    ms."""
     session = _session(path)
     rng = np.random.default_rng(0)
-    given = {"obs": rng.standard_normal((1, num_obs)).astype(np.float32), "time_step": np.zeros((1, 1), np.float32)}
+    given = {"obs": rng.standard_normal((1, num_obs)).astype(np.float32),
+             "time_step": np.zeros((1, 1), np.float32)}
     feed = {i.name: given[i.name] for i in session.get_inputs()}
     for _ in range(warmup):
         session.run(None, feed)
@@ -347,5 +368,6 @@ def onnx_latency(path: str | Path, num_obs: int, repeats: int = 300, warmup: int
         t0 = time.perf_counter()
         session.run(None, feed)
         times[k] = time.perf_counter() - t0
-    return {"median_ms": float(np.median(times) * 1e3), "p90_ms": float(np.percentile(times, 90) * 1e3),
+    return {"median_ms": float(np.median(times) * 1e3),
+            "p90_ms": float(np.percentile(times, 90) * 1e3),
             "p99_ms": float(np.percentile(times, 99) * 1e3), "repeats": repeats}

@@ -31,7 +31,8 @@ from .graph import observation_layout
 
 
 def task_metadata(env: Any, policy: TrainedPolicy, task: TaskExport) -> dict[str, Any]:
-    """The ``metadata_props`` of a task's export: robot keys, the task's keys (``task``), run keys."""
+    """The ``metadata_props`` of a task's export: robot keys, the task's keys (``task``), run
+    keys."""
     return {
         **robot_metadata(env.robot, observation_layout(task.observation_terms), policy),
         **task.metadata,
@@ -48,7 +49,8 @@ def policy_metadata(env: Any, policy: TrainedPolicy) -> dict[str, Any]:
     names = list(getattr(env, "observation_names", None) or ())
     if len(names) != env.num_obs:
         raise ExportError(
-            f"task {policy.config.task!r} names {len(names)} observations but its policy takes {env.num_obs}",
+            f"task {policy.config.task!r} names {len(names)} observations but its policy takes "
+            f"{env.num_obs}",
             fix="give the task's env an observation_names tuple, one name per observation value",
         )
     robot = env.robot
@@ -107,8 +109,9 @@ def robot_metadata(robot: Any, terms: list, policy: TrainedPolicy) -> dict[str, 
 
 
 def run_metadata(policy: TrainedPolicy) -> dict[str, Any]:
-    """The run keys: which checkpoint of which run the graph holds (``checkpoint_digest`` and ``run_id`` let
-    sim2sim.json and the report tell a bundle of the run's current policy from an older one, train/provenance.py)."""
+    """The run keys: which checkpoint of which run the graph holds (``checkpoint_digest`` and
+    ``run_id`` let sim2sim.json and the report tell a bundle of the run's current policy from an
+    older one, train/provenance.py)."""
     return {
         "task": policy.config.task,
         "checkpoint": policy.checkpoint.name,

@@ -1,1 +1,2 @@
-"""The plugin host: hook specifications, loading plugins and the registry they fill (docs/architecture.md §1)."""
+"""The plugin host: hook specifications, loading plugins and the registry they fill
+(docs/architecture.md §1)."""

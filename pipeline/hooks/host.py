@@ -105,7 +105,8 @@ def _validators() -> dict[str, Any]:
 
 
 def _describe(exc: BaseException) -> str:
-    """An exception for a plugin error; ``sys.exit`` by name (it would otherwise end primebot silently)."""
+    """An exception for a plugin error; ``sys.exit`` by name (it would otherwise end primebot
+    silently)."""
     if isinstance(exc, SystemExit):
         return f"it called {exit_call(exc)}"
     return f"{type(exc).__name__}: {exc}"
@@ -157,12 +158,15 @@ class PluginHost:
             close = difflib.get_close_matches(unknown[0], specs, n=1)
             self.pm.unregister(plugin)
             raise PluginError(
-                f"plugin {name!r} ({source}) implements {', '.join(repr(u) for u in unknown)}, which is not a "
+                f"plugin {name!r} ({source}) implements {', '.join(repr(u) for u in unknown)}, "
+                "which is not a "
                 f"primebot hook" + (f" (did you mean {close[0]!r}?)" if close else ""),
-                fix=f"rename the function to one of the hooks: {', '.join(specs)} (docs/plugin_hooks.md)",
+                fix=f"rename the function to one of the hooks: {', '.join(specs)} "
+                    "(docs/plugin_hooks.md)",
             )
         hooks = [caller.name for caller in callers]
-        self.plugins[name] = PluginInfo(name, module or getattr(plugin, "__name__", repr(plugin)), source, hooks)
+        self.plugins[name] = PluginInfo(name, module or getattr(plugin, "__name__", repr(plugin)),
+                                        source, hooks)
 
     def load_builtins(self, disabled: set[str]) -> None:
         for name, module_name in DEFAULT_PLUGINS.items():
@@ -178,7 +182,8 @@ class PluginHost:
                 ) from exc
             self.add(module, name, "built-in", module_name)
 
-    def load_entry_points(self, disabled: set[str], eps: Iterable[EntryPoint] | None = None) -> None:
+    def load_entry_points(self, disabled: set[str],
+                          eps: Iterable[EntryPoint] | None = None) -> None:
         eps = entry_points(group=ENTRY_POINT_GROUP) if eps is None else eps
         for ep in eps:
             if ep.name in disabled:
@@ -191,7 +196,8 @@ class PluginHost:
                 raise PluginError(
                     f"plugin {ep.name!r} from distribution {label} failed to import "
                     f"({ep.value}): {_describe(exc)}",
-                    fix=f"fix or upgrade that distribution, or set PRIMEBOT_DISABLE_PLUGINS={ep.name}",
+                    fix="fix or upgrade that distribution, or set "
+                        f"PRIMEBOT_DISABLE_PLUGINS={ep.name}",
                 ) from exc
             self.add(plugin, ep.name, label, ep.value)
 

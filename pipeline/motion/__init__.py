@@ -1,1 +1,4 @@
-"""The motion file: its format, validation, authoring, conversion and replay (docs/architecture.md §2)."""
+"""The motion file: format, validation, authoring, conversion and replay.
+
+See docs/architecture.md §2.
+"""

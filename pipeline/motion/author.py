@@ -66,9 +66,11 @@ class Keyframe:
     """[3] rad roll-pitch-yaw; None keeps the previous keyframe's."""
     floor: bool = True
     plant_feet: tuple[str, ...] = ()
-    """Feet bodies held in place from this keyframe to the next (``True`` in the source: all feet)."""
+    """Feet bodies held in place from this keyframe to the next (``True`` in the source: all
+    feet)."""
     ik: tuple[IKTarget, ...] = ()
-    """Bodies (or the centre of mass) pinned to places; the keyframe's pose is solved for them (``keyframe_ik``)."""
+    """Bodies (or the centre of mass) pinned to places; the keyframe's pose is solved for them
+    (``keyframe_ik``)."""
 
 
 @dataclass
@@ -85,7 +87,8 @@ class MotionSource:
 
 
 def minimum_jerk(u: np.ndarray) -> np.ndarray:
-    """The minimum-jerk blend s(u) = 10u³ − 15u⁴ + 6u⁵: s(0)=0, s(1)=1, zero slope and curvature at both ends."""
+    """The minimum-jerk blend s(u) = 10u³ − 15u⁴ + 6u⁵: s(0)=0, s(1)=1, zero slope and curvature at
+    both ends."""
     u = np.clip(u, 0.0, 1.0)
     return u**3 * (10.0 + u * (-15.0 + 6.0 * u))
 
@@ -130,13 +133,15 @@ def _planted_feet(path: Path, key: str, value, spec: RobotSpec) -> tuple[str, ..
         return tuple(spec.feet) if value else ()
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        raise MotionError(f"{_where(path, key)} must be true, false, a foot body name or a list of them, "
+        raise MotionError(f"{_where(path, key)} must be true, false, a foot body name or a list of "
+                          "them, "
                           f"got {value!r}", fix=f"feet of {spec.name!r}: {', '.join(spec.feet)}")
     for name in names:
         if name not in spec.feet:
             close = difflib.get_close_matches(name, spec.feet, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise MotionError(f"{_where(path, key)}: {name!r} is not one of robot {spec.name!r}'s feet{hint}",
+            raise MotionError(f"{_where(path, key)}: {name!r} is not one of robot {spec.name!r}'s "
+                              f"feet{hint}",
                               fix=f"feet of {spec.name!r}: {', '.join(spec.feet)}")
     return tuple(names)
 
@@ -196,7 +201,8 @@ def load_source(path: str | Path, spec: RobotSpec) -> MotionSource:
                 if "rpy" in root
                 else None,
                 floor=bool(entry.get("floor", True)),
-                plant_feet=_planted_feet(path, f"{key}.plant_feet", entry.get("plant_feet", False), spec),
+                plant_feet=_planted_feet(path, f"{key}.plant_feet", entry.get("plant_feet", False),
+                                         spec),
                 ik=parse_ik(_where(path, f"{key}.ik"), entry.get("ik")),
             )
         )
@@ -219,14 +225,16 @@ def _training_list(path: Path, value) -> tuple[str, ...]:
     items = value if isinstance(value, list) else [value]
     malformed = malformed_overrides(items)
     if malformed:
-        raise MotionError(f"{_where(path, 'training')} must list KEY=VALUE strings, as for --set; got "
+        raise MotionError(f"{_where(path, 'training')} must list KEY=VALUE strings, as for --set; "
+                          "got "
                           f"{', '.join(map(repr, malformed))}",
                           fix='e.g. training: ["task.terminations.end_effector_height=null"]')
     return tuple(items)
 
 
 def _keyframe_arrays(source: MotionSource, spec: RobotSpec, indices: RobotIndices):
-    """Per keyframe: joint vector [K, J], root position [K, 3] and quaternion [K, 4] (holding omitted roots)."""
+    """Per keyframe: joint vector [K, J], root position [K, 3] and quaternion [K, 4] (holding
+    omitted roots)."""
     lo, hi = indices.joint_range.T
     joints, positions, quats = [], [], []
     pos, rpy = np.zeros(3), np.zeros(3)
@@ -256,15 +264,18 @@ def _segments(times: np.ndarray, key_times: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def _interpolate(seg: np.ndarray, s: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Keyframe ``values`` [K, ...] blended at each time's segment ``seg`` by ``s`` (from ``_segments``)."""
+    """Keyframe ``values`` [K, ...] blended at each time's segment ``seg`` by ``s`` (from
+    ``_segments``)."""
     s = s.reshape(-1, *([1] * (values.ndim - 1)))
     return values[seg] + s * (values[seg + 1] - values[seg])
 
 
 def _level_planted_feet(model, indices: RobotIndices, spec: RobotSpec, source: MotionSource,
-                        key_joints: np.ndarray, key_quat: np.ndarray, seg: np.ndarray, s: np.ndarray):
-    """Interpolated joints and root orientation, each planted foot's sole level at the keyframes around
-    its plant (``level_feet``); between them the minimum-jerk blend keeps the joints smooth."""
+                        key_joints: np.ndarray, key_quat: np.ndarray, seg: np.ndarray,
+                        s: np.ndarray):
+    """Interpolated joints and root orientation, each planted foot's sole level at the keyframes
+    around its plant (``level_feet``); between them the minimum-jerk blend keeps the joints
+    smooth."""
     leveller = FootLeveller(model, indices, spec.default_joint_pos)
     feet = list(spec.feet)
     planted = [[feet.index(name) for name in k.plant_feet] for k in source.keyframes]
@@ -286,14 +297,16 @@ def author_motion(
     for k, frame in enumerate(source.keyframes):
         if frame.ik:
             key_pos[k], key_quat[k], key_joints[k] = solve_keyframe(
-                model, indices, spec, _where(source.path, f"keyframes[{k}].ik"), frame.ik, key_pos[k], key_quat[k],
+                model, indices, spec, _where(source.path, f"keyframes[{k}].ik"), frame.ik,
+                key_pos[k], key_quat[k],
                 key_joints[k], frame.floor)
     key_times = np.array([k.time for k in source.keyframes])
     frames = int(round(key_times[-1] * source.fps)) + 1
     times = np.arange(frames) / source.fps
     seg, s = _segments(times, key_times)
 
-    key_joints, joint_pos, root_quat = _level_planted_feet(model, indices, spec, source, key_joints, key_quat, seg, s)
+    key_joints, joint_pos, root_quat = _level_planted_feet(model, indices, spec, source, key_joints,
+                                                           key_quat, seg, s)
     root_pos = _interpolate(seg, s, key_pos)
 
     lowest, feet_xy = _floor_and_feet(model, indices, root_pos, root_quat, joint_pos)
@@ -324,12 +337,14 @@ def author_motion(
         else:
             anchor, holding = None, None
         root_pos[t, :2] += shift
-    motion = motion_from_trajectory(model, indices, spec.joint_names, source.fps, root_pos, root_quat, joint_pos)
+    motion = motion_from_trajectory(model, indices, spec.joint_names, source.fps, root_pos,
+                                    root_quat, joint_pos)
     return replace(motion, training_overrides=source.training)
 
 
 def _floor_and_feet(model, indices: RobotIndices, root_pos, root_quat, joint_pos):
-    """Per frame: the robot's lowest z, and the xy of each feet body [T, F, 2] (the spec's ``feet`` order)."""
+    """Per frame: the robot's lowest z, and the xy of each feet body [T, F, 2] (the spec's ``feet``
+    order)."""
     mask = robot_geoms(model)
     lowest = np.empty(len(joint_pos))
     feet = np.empty((len(joint_pos), len(indices.feet_body_ids), 2))

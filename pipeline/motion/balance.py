@@ -32,7 +32,8 @@ OTHER_SUPPORT_TOL = 0.025
 """m: a frame where any other collision geom comes this close to the floor (sitting, kneeling,
 lying, a hand reaching down) is not judged: that body may be carrying weight too."""
 SMOOTHING_FRAMES = 5
-"""Centre-of-mass accelerations are averaged over this many frames (finite differences amplify noise)."""
+"""Centre-of-mass accelerations are averaged over this many frames (finite differences amplify
+noise)."""
 
 
 def zmp_and_support(
@@ -45,7 +46,8 @@ def zmp_and_support(
     fps: float,
 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray | None]]:
     """Per frame: the centre of mass [T, 3], the zero-moment point [T, 2] and the support polygon of
-    the planted feet (counter-clockwise xy points; None where the feet alone do not carry the robot)."""
+    the planted feet (counter-clockwise xy points; None where the feet alone do not carry the
+    robot)."""
     frames = len(joint_pos)
     colliding = robot_geoms(model)
     on_foot = colliding & np.isin(model.geom_bodyid, foot_body_ids)
@@ -83,8 +85,8 @@ def balance_margins(
     joint_pos: np.ndarray,
     fps: float,
 ) -> np.ndarray:
-    """[T] signed distance (m) of each frame's ZMP to the edge of the planted feet's support polygon:
-    positive inside, negative outside, NaN where the feet alone do not carry the robot."""
+    """[T] signed distance (m) of each frame's ZMP to the edge of the planted feet's support
+    polygon: positive inside, negative outside, NaN where the feet alone do not carry the robot."""
     _, zmp, hulls = zmp_and_support(model, indices, foot_body_ids, root_pos, root_quat, joint_pos,
                                     fps)
     return support_margins(zmp, hulls)

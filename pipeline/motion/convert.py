@@ -26,7 +26,8 @@ ROOT_COLUMNS = 7  # x y z, qx qy qz qw
 
 
 def read_csv(path: str | Path, num_joints: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Root positions [T, 3], root quaternions [T, 4] (converted to w x y z) and joints [T, J] from a CSV."""
+    """Root positions [T, 3], root quaternions [T, 4] (converted to w x y z) and joints [T, J] from
+    a CSV."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -42,7 +43,8 @@ def read_csv(path: str | Path, num_joints: int) -> tuple[np.ndarray, np.ndarray,
             fix="convert reads the mjlab/BeyondMimic CSV layout (docs/motions.md) or a motion .npz",
         ) from None
     if text.count("\n") > MAX_MOTION_FRAMES + 1000:
-        raise MotionError(over_budget(f"{path}: the CSV", text.count("\n"), MAX_MOTION_FRAMES, "rows"),
+        raise MotionError(over_budget(f"{path}: the CSV", text.count("\n"), MAX_MOTION_FRAMES,
+                                      "rows"),
                           fix="split the motion into shorter clips")
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -61,9 +63,11 @@ def read_csv(path: str | Path, num_joints: int) -> tuple[np.ndarray, np.ndarray,
             ) from None
         if len(values) != ROOT_COLUMNS + num_joints:
             raise MotionError(
-                f"{path}: line {number} has {len(values)} columns, expected {ROOT_COLUMNS + num_joints} "
+                f"{path}: line {number} has {len(values)} columns, expected "
+                f"{ROOT_COLUMNS + num_joints} "
                 f"(root x y z, quaternion x y z w, {num_joints} joint angles)",
-                fix="retarget to the robot's joints in its order (`primebot robots show`), or pass --robot",
+                fix="retarget to the robot's joints in its order (`primebot robots show`), or pass "
+                    "--robot",
             )
         if not np.all(np.isfinite(values)):
             column = int(np.flatnonzero(~np.isfinite(values))[0])
@@ -96,12 +100,14 @@ def resample(
         if not (np.isfinite(rate) and rate > 0):
             raise MotionError(
                 f"the {name} frame rate must be a positive number, got {rate}",
-                fix="pass a frame rate such as --fps 50" if name == "output" else "pass --input-fps (e.g. 30)",
+                fix="pass a frame rate such as --fps 50" if name == "output"
+                else "pass --input-fps (e.g. 30)",
             )
     frames = len(joint_pos)
     duration = (frames - 1) / input_fps
     wanted = np.floor(duration * output_fps + 1e-6) + 1
-    problem = over_budget(f"resampling {frames} frames from {input_fps:g} to {output_fps:g} fps", wanted,
+    problem = over_budget(f"resampling {frames} frames from {input_fps:g} to {output_fps:g} fps",
+                          wanted,
                           MAX_MOTION_FRAMES, "frames")
     if problem:
         raise MotionError(problem, fix="check the frame rates; the pipeline trains at 50 fps")
@@ -143,7 +149,8 @@ def resample_motion(
     model = load_robot_model(spec) if model is None else model
     if motion.joint_pos.shape[1] != spec.num_joints:
         raise MotionError(
-            f"{motion.source}: {motion.joint_pos.shape[1]} joints, robot {spec.name!r} has {spec.num_joints}",
+            f"{motion.source}: {motion.joint_pos.shape[1]} joints, robot {spec.name!r} has "
+            f"{spec.num_joints}",
             fix="pass the robot the motion was made for (--robot)",
         )
     indices = robot_indices(model, spec)

@@ -1,4 +1,5 @@
-"""Reference motions: the mjlab/BeyondMimic ``.npz`` format (docs/architecture.md §2), loaded safely."""
+"""Reference motions: the mjlab/BeyondMimic ``.npz`` format (docs/architecture.md §2), loaded
+safely."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ ARRAY_KEYS = (
 REQUIRED_KEYS = ("fps", *ARRAY_KEYS)
 NAME_KEYS = ("joint_names", "body_names")
 TRAINING_KEY = "training_overrides"
-"""Optional: the ``--set KEY=VALUE`` training overrides a motion needs (docs/architecture.md §2); mjlab's
-loader, which reads only the keys above, ignores it."""
+"""Optional: the ``--set KEY=VALUE`` training overrides a motion needs (docs/architecture.md §2);
+mjlab's loader, which reads only the keys above, ignores it."""
 
 
 @dataclass
@@ -44,8 +45,8 @@ class Motion:
     joint_names: tuple[str, ...] | None = None
     body_names: tuple[str, ...] | None = None
     training_overrides: tuple[str, ...] = ()
-    """``KEY=VALUE`` training settings this motion needs; training applies them first, so any ``--set``
-    (a preset's or the user's) overrides them."""
+    """``KEY=VALUE`` training settings this motion needs; training applies them first, so any
+    ``--set`` (a preset's or the user's) overrides them."""
     source: Path | None = None
     sha256: str = ""
 
@@ -99,7 +100,8 @@ def file_sha256(path: str | Path) -> str:
 
 
 def _motion_error(message: str, key: str | None = None, fix: str | None = None) -> MotionError:
-    """A ``MotionError`` that also records which key it is about (``.key``, for validation reports)."""
+    """A ``MotionError`` that also records which key it is about (``.key``, for validation
+    reports)."""
     error = MotionError(message, fix=fix)
     error.key = key
     return error
@@ -134,7 +136,8 @@ def load_motion(path: str | Path) -> Motion:
                 except ValueError as exc:
                     if "allow_pickle" in str(exc):  # object arrays need pickle, which we refuse
                         raise _motion_error(
-                            f"{path}: key {key!r} holds Python objects (a pickled array); refusing to unpickle",
+                            f"{path}: key {key!r} holds Python objects (a pickled array); refusing "
+                            "to unpickle",
                             key=key,
                             fix="save names as a unicode array, e.g. np.array(names, dtype=str)",
                         ) from exc
@@ -182,20 +185,24 @@ def malformed_overrides(items) -> list:
 
 
 def _training_overrides(path: Path, stored: np.ndarray | None) -> tuple[str, ...]:
-    """The stored training overrides, each ``KEY=VALUE`` (what training then checks is the key's business)."""
+    """The stored training overrides, each ``KEY=VALUE`` (what training then checks is the key's
+    business)."""
     if stored is None:
         return ()
     if stored.ndim != 1 or stored.dtype.kind != "U":
         raise _motion_error(
-            f"{path}: key {TRAINING_KEY!r} must be a 1-D array of strings, got {stored.dtype} {stored.shape}",
+            f"{path}: key {TRAINING_KEY!r} must be a 1-D array of strings, got {stored.dtype} "
+            f"{stored.shape}",
             key=TRAINING_KEY, fix='save it as np.array(["task.some.key=value", ...], dtype=str)',
         )
     overrides = tuple(str(item) for item in stored)
     malformed = malformed_overrides(overrides)
     if malformed:
         raise _motion_error(
-            f"{path}: {TRAINING_KEY} entries must read KEY=VALUE, as --set does: {', '.join(map(repr, malformed))}",
-            key=TRAINING_KEY, fix="fix the motion source's `training:` list and regenerate the file",
+            f"{path}: {TRAINING_KEY} entries must read KEY=VALUE, as --set does: "
+            f"{', '.join(map(repr, malformed))}",
+            key=TRAINING_KEY,
+            fix="fix the motion source's `training:` list and regenerate the file",
         )
     return overrides
 
@@ -205,7 +212,8 @@ _ZIP_MAGIC = b"PK\x03\x04"
 
 
 def _check_archive(path: Path) -> None:
-    """Refuse, before decoding anything, a file that is no .npz or would decode past the budget (``limits``).
+    """Refuse, before decoding anything, a file that is no .npz or would decode past the budget
+    (``limits``).
 
     Reads only the zip directory and each member's .npy header: a zip bomb
     declares its sizes there, and no array is allocated before they fit.
@@ -214,7 +222,9 @@ def _check_archive(path: Path) -> None:
         with open(path, "rb") as fh:
             head = fh.read(len(_NPY_MAGIC))
     except OSError as exc:
-        raise _motion_error(f"{path}: cannot be read ({exc})", fix="check the file's permissions") from None
+        raise _motion_error(
+            f"{path}: cannot be read ({exc})", fix="check the file's permissions"
+        ) from None
     if head.startswith(_NPY_MAGIC):
         raise _motion_error(
             f"{path}: holds a single array (an .npy file), not an .npz archive of keys",
@@ -222,7 +232,8 @@ def _check_archive(path: Path) -> None:
         )
     if not head.startswith(_ZIP_MAGIC):
         raise _motion_error(
-            f"{path}: not an .npz file (no zip header)", fix="the file is truncated or not an npz; regenerate it"
+            f"{path}: not an .npz file (no zip header)",
+            fix="the file is truncated or not an npz; regenerate it"
         )
     total = 0
     frames = 0
@@ -243,15 +254,24 @@ def _check_archive(path: Path) -> None:
                 declared = int(np.prod(shape, dtype=np.float64) * max(dtype.itemsize, 1))
                 if declared > info.file_size:
                     raise _motion_error(
-                        f"{path}: key {info.filename.removesuffix('.npy')!r} declares shape {shape} "
+                        f"{path}: key {info.filename.removesuffix('.npy')!r} declares shape "
+                        f"{shape} "
                         f"({declared:,} bytes) in a {info.file_size:,}-byte entry",
-                        key=info.filename.removesuffix(".npy"), fix="the file is corrupt; regenerate it",
+                        key=info.filename.removesuffix(".npy"),
+                        fix="the file is corrupt; regenerate it",
                     )
                 if shape and info.filename.removesuffix(".npy") in ARRAY_KEYS:
                     frames = max(frames, int(shape[0]))
     except MotionError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, NotImplementedError) as exc:
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        EOFError,
+        OSError,
+        ValueError,
+        NotImplementedError,
+    ) as exc:
         raise _motion_error(
             f"{path}: not a readable .npz file ({type(exc).__name__}: {exc})",
             fix="the file is truncated or not an npz; regenerate it",
@@ -259,11 +279,14 @@ def _check_archive(path: Path) -> None:
     problem = over_budget(f"{path}: its arrays", total, MAX_DECODED_BYTES) or over_budget(
         f"{path}: the motion", frames, MAX_MOTION_FRAMES, "frames")
     if problem:
-        raise _motion_error(problem, fix="split the motion into shorter clips; a file this size is refused unread")
+        raise _motion_error(problem,
+                            fix="split the motion into shorter clips; a file this size is refused "
+                                "unread")
 
 
 def save_motion(motion: Motion, path: str | Path) -> None:
-    """Write ``motion`` atomically in the docs/architecture.md §2 layout (float32 arrays, like mjlab's tools).
+    """Write ``motion`` atomically in the docs/architecture.md §2 layout (float32 arrays, like
+    mjlab's tools).
 
     The archive is byte-for-byte reproducible: entries are stored uncompressed,
     in a fixed order, with a fixed timestamp (``np.savez`` stamps the current
@@ -287,7 +310,8 @@ _ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
 def write_npz(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
-    """An ``.npz`` that ``np.load`` reads like ``np.savez``'s, but deterministic (no timestamps, no pickle)."""
+    """An ``.npz`` that ``np.load`` reads like ``np.savez``'s, but deterministic (no timestamps, no
+    pickle)."""
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
         for key, value in arrays.items():
             info = zipfile.ZipInfo(f"{key}.npy", date_time=_ZIP_EPOCH)

@@ -6,7 +6,8 @@ stance foot" is one line, ``ik: {com: {over: left_ankle_roll_link}}``. The keyfr
 solved by the retargeter's whole-body IK (``retarget.ik``): the named targets pull hard, every foot
 not named stays where it is, flat, and the other joints stay near the keyframe's angles; the root
 moves as the solution needs. The result replaces the keyframe's joints and root before authoring
-goes on (floor contact, planted feet, levelling: docs/motions.md, "Authoring motions from keyframes").
+goes on (floor contact, planted feet, levelling: docs/motions.md, "Authoring motions from
+keyframes").
 """
 
 from __future__ import annotations
@@ -41,27 +42,32 @@ class IKTarget:
 
 
 def parse_ik(where: str, value) -> tuple[IKTarget, ...]:
-    """``ik:`` of one keyframe: body (or ``com``) → ``[x, y, z]`` or ``{over: BODY}`` (names are checked
-    against the model when the keyframe is solved, ``check_names``)."""
+    """``ik:`` of one keyframe: body (or ``com``) → ``[x, y, z]`` or ``{over: BODY}`` (names are
+    checked against the model when the keyframe is solved, ``check_names``)."""
     if value is None:
         return ()
     if not isinstance(value, dict):
-        raise MotionError(f"{where} must map body names (or com) to [x, y, z] or {{over: BODY}}, got {value!r}",
+        raise MotionError(f"{where} must map body names (or com) to [x, y, z] or {{over: BODY}}, "
+                          f"got {value!r}",
                           fix="e.g. ik: {com: {over: left_ankle_roll_link}}")
     targets = []
     for body, target in value.items():
         if isinstance(target, dict) and set(target) == {"over"}:
             targets.append(IKTarget(str(body), over=str(target["over"])))
         elif (isinstance(target, (list, tuple)) and len(target) == 3
-              and all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in target)):
+              and all(isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                      for v in target)):
             targets.append(IKTarget(str(body), position=np.array(target, dtype=float)))
         else:
-            raise MotionError(f"{where}.{body} must be [x, y, z] (m) or {{over: BODY}}, got {target!r}",
-                              fix="e.g. ik: {pelvis: [0.0, 0.04, 0.5]} or ik: {com: {over: left_ankle_roll_link}}")
+            raise MotionError(f"{where}.{body} must be [x, y, z] (m) or {{over: BODY}}, got "
+                              f"{target!r}",
+                              fix="e.g. ik: {pelvis: [0.0, 0.04, 0.5]} or ik: {com: {over: "
+                                  "left_ankle_roll_link}}")
     return tuple(targets)
 
 
-def check_names(where: str, targets: tuple[IKTarget, ...], spec: RobotSpec, body_names: tuple[str, ...]) -> None:
+def check_names(where: str, targets: tuple[IKTarget, ...], spec: RobotSpec,
+                body_names: tuple[str, ...]) -> None:
     """Every body a target names (or stands over) is one of the model's, or ``com``."""
     import difflib
 
@@ -72,7 +78,8 @@ def check_names(where: str, targets: tuple[IKTarget, ...], spec: RobotSpec, body
                 close = difflib.get_close_matches(name, known, n=1)
                 raise MotionError(f"{where}.{target.body}: robot {spec.name!r} has no body {name!r}"
                                   + (f" (did you mean {close[0]!r}?)" if close else ""),
-                                  fix=f"use a body name from `primebot robots show {spec.name}`, or com")
+                                  fix=f"use a body name from `primebot robots show {spec.name}`, "
+                                      "or com")
 
 
 def _on_floor(model, indices, root_pos, root_quat, joints) -> np.ndarray:
@@ -87,14 +94,19 @@ def _on_floor(model, indices, root_pos, root_quat, joints) -> np.ndarray:
 def solve_keyframe(model: mujoco.MjModel, indices: RobotIndices, spec: RobotSpec, where: str,
                    targets: tuple[IKTarget, ...], root_pos: np.ndarray, root_quat: np.ndarray,
                    joints: np.ndarray, floor: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The keyframe's (root position, root quaternion, joints) with ``targets`` reached and every foot
-    not named held in place; a target out of reach is a ``MotionError`` naming the keyframe."""
+    """The keyframe's (root position, root quaternion, joints) with ``targets`` reached and every
+    foot not named held in place; a target out of reach is a ``MotionError`` naming the keyframe."""
     check_names(where, targets, spec, indices.body_names)
-    root_pos = _on_floor(model, indices, root_pos, root_quat, joints) if floor else np.array(root_pos, float)
+    root_pos = (
+        _on_floor(model, indices, root_pos, root_quat, joints)
+        if floor
+        else np.array(root_pos, float)
+    )
     named = {t.body for t in targets}
     feet = [f for f in spec.feet if f not in named]
     bodies = [t.body for t in targets if t.body != COM] + feet
-    ik = BodyIK(model, indices, bodies, [TARGET_COST] * (len(bodies) - len(feet)) + [FOOT_COST] * len(feet),
+    ik = BodyIK(model, indices, bodies,
+                [TARGET_COST] * (len(bodies) - len(feet)) + [FOOT_COST] * len(feet),
                 [0.0] * (len(bodies) - len(feet)) + [FOOT_COST] * len(feet), joints,
                 com_cost=TARGET_COST if COM in named else 0.0)
     q = ik.qpos(root_pos, root_quat, joints)
@@ -117,15 +129,24 @@ def solve_keyframe(model: mujoco.MjModel, indices: RobotIndices, spec: RobotSpec
     for foot in feet:
         positions.append(now[foot][0])
         quats.append(now[foot][1])
-    solved = ik.solve(q, np.array(positions).reshape(-1, 3), np.array(quats).reshape(-1, 4), com=com,
+    solved = ik.solve(q, np.array(positions).reshape(-1, 3), np.array(quats).reshape(-1, 4),
+                      com=com,
                       iterations=ITERATIONS)
     missed = [f"{b} by {np.linalg.norm(ik.body_pose(b)[0] - p) * 100:.1f} cm"
-              for b, p in zip(bodies, positions, strict=True) if np.linalg.norm(ik.body_pose(b)[0] - p) > REACHED_TOL]
+              for b, p in zip(bodies, positions, strict=True)
+              if np.linalg.norm(ik.body_pose(b)[0] - p) > REACHED_TOL]
     if com is not None and np.linalg.norm(ik.centre_of_mass() - com) > REACHED_TOL:
-        missed.append(f"the centre of mass by {np.linalg.norm(ik.centre_of_mass() - com) * 100:.1f} cm")
+        missed.append("the centre of mass by "
+                      f"{np.linalg.norm(ik.centre_of_mass() - com) * 100:.1f} cm")
     if missed:
-        raise MotionError(f"{where}: the IK targets cannot be reached with the feet held: misses {', '.join(missed)}",
-                          fix="move the target closer (within the legs' reach, inside the joint ranges), or plant "
+        raise MotionError(f"{where}: the IK targets cannot be reached with the feet held: misses "
+                          f"{', '.join(missed)}",
+                          fix="move the target closer (within the legs' reach, inside the joint "
+                              "ranges), or plant "
                           "fewer feet on this keyframe")
     adr = indices.root_qpos_adr
-    return solved[adr:adr + 3].copy(), solved[adr + 3:adr + 7].copy(), solved[indices.qpos_adr].copy()
+    return (
+        solved[adr : adr + 3].copy(),
+        solved[adr + 3 : adr + 7].copy(),
+        solved[indices.qpos_adr].copy(),
+    )

@@ -28,18 +28,22 @@ STEP = 1e-5
 class FootLeveller:
     """Levels planted feet of one robot model, one pose at a time."""
 
-    def __init__(self, model: mujoco.MjModel, indices: RobotIndices, default_joint_pos: np.ndarray) -> None:
+    def __init__(self, model: mujoco.MjModel, indices: RobotIndices,
+                 default_joint_pos: np.ndarray) -> None:
         self.model, self.indices = model, indices
         self.data = mujoco.MjData(model)
         self.lo, self.hi = indices.joint_range.T
         column = {int(j): k for k, j in enumerate(indices.joint_ids)}
         self.ankles = [self._nearest_hinges(int(foot), column) for foot in indices.feet_body_ids]
-        # The world's up axis in each foot's frame in the default pose on a level root: "level" for that sole.
+        # The world's up axis in each foot's frame in the default pose on a level root: "level" for
+        # that sole.
         self._pose(np.array([1.0, 0.0, 0.0, 0.0]), default_joint_pos)
-        self.sole_up = [self.data.xmat[int(foot)].reshape(3, 3).T[:, 2].copy() for foot in indices.feet_body_ids]
+        self.sole_up = [self.data.xmat[int(foot)].reshape(3, 3).T[:, 2].copy()
+                        for foot in indices.feet_body_ids]
 
     def _nearest_hinges(self, body: int, column: dict[int, int]) -> list[int]:
-        """Columns (in the spec's joint order) of the ``ANKLE_JOINTS`` hinges nearest ``body`` up its chain."""
+        """Columns (in the spec's joint order) of the ``ANKLE_JOINTS`` hinges nearest ``body`` up
+        its chain."""
         found: list[int] = []
         while body > 0 and len(found) < ANKLE_JOINTS:
             first, count = self.model.body_jntadr[body], self.model.body_jntnum[body]
@@ -60,12 +64,14 @@ class FootLeveller:
         return (self.data.xmat[body].reshape(3, 3) @ self.sole_up[foot])[:2]
 
     def level(self, root_quat: np.ndarray, joint_pos: np.ndarray, feet: list[int]) -> np.ndarray:
-        """``joint_pos`` [J] with the ankles of ``feet`` (indices into the spec's feet) turned level."""
+        """``joint_pos`` [J] with the ankles of ``feet`` (indices into the spec's feet) turned
+        level."""
         q = np.array(joint_pos, dtype=float)
         for foot in feet:
             columns = self.ankles[foot]
             if len(columns) < ANKLE_JOINTS:
-                continue  # a foot without two hinges of its own cannot be levelled; leave it as authored
+                # a foot without two hinges of its own cannot be levelled; leave it as authored
+                continue
             for _ in range(ITERATIONS):
                 tilt = self._tilt(foot, root_quat, q)
                 if np.abs(tilt).max() < 1e-9:

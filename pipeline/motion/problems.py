@@ -15,7 +15,8 @@ MAX_FRAMES_LISTED = 10
 
 @dataclass
 class Problem:
-    """One located finding. ``frame`` is the first affected frame; ``frames`` lists some, ``count`` all."""
+    """One located finding. ``frame`` is the first affected frame; ``frames`` lists some, ``count``
+    all."""
 
     severity: str
     """``error`` or ``warning``."""
@@ -35,7 +36,8 @@ class Problem:
             if value is not None
         )
         more = (
-            f" ({self.count} frames: {', '.join(map(str, self.frames))}{', …' if self.count > len(self.frames) else ''})"
+            f" ({self.count} frames: "
+            f"{', '.join(map(str, self.frames))}{', …' if self.count > len(self.frames) else ''})"
             if self.count > 1
             else ""
         )
@@ -82,7 +84,10 @@ class ValidationReport:
 
     def summary(self) -> str:
         state = "valid" if self.ok else "INVALID"
-        return f"{self.path}: {state} for robot {self.robot} ({len(self.errors)} error(s), {len(self.warnings)} warning(s))"
+        return (
+            f"{self.path}: {state} for robot {self.robot} ({len(self.errors)} error(s), "
+            f"{len(self.warnings)} warning(s))"
+        )
 
 
 class ProblemCollector:

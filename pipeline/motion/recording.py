@@ -113,7 +113,8 @@ def record(source_path: str | Path, robot: RobotSpec, registry: Registry,
                           fix=f"see {AUTHORING}")
     settings = record_settings(raw, str(source_path))
     with tempfile.TemporaryDirectory() as tmp:  # the targets as a motion file holds them (float32)
-        save_motion(author_motion(load_source(source_path, robot), robot), Path(tmp) / "targets.npz")
+        save_motion(author_motion(load_source(source_path, robot), robot),
+                    Path(tmp) / "targets.npz")
         targets = load_motion(Path(tmp) / "targets.npz")
     task = registry.get("tasks", DEFAULT_TASK)
     if task.play.open_loop is None:
@@ -158,7 +159,9 @@ def record(source_path: str | Path, robot: RobotSpec, registry: Registry,
                 previous_com = com
                 if step * env.step_dt >= float(balance["from_s"]):
                     over = com[0] - data.xpos[indices.feet_body_ids, 0].mean()
-                    target[lean] += float(balance["gain"]) * over + float(balance["damping"]) * velocity
+                    target[lean] += (
+                        float(balance["gain"]) * over + float(balance["damping"]) * velocity
+                    )
             # the servo target exactly as the env applies it (float32, as the motion file stores it)
             target = np.clip(target, lower, upper).astype(np.float32).astype(np.float64)
             # a zero action's servo target (actions.offset: reference)
@@ -176,7 +179,8 @@ def record(source_path: str | Path, robot: RobotSpec, registry: Registry,
         joint_pos = np.array([*applied, applied[-1]])
     else:
         joint_pos = _within_limits(states[:, indices.qpos_adr], lower, upper, max_step)
-    model = load_robot_model(robot)  # forward kinematics on the robot's own model, as authoring does
+    # forward kinematics on the robot's own model, as authoring does
+    model = load_robot_model(robot)
     indices = robot_indices(model, robot)
     root_pos = _above_the_floor(model, indices, roots[:, :3].copy(), roots[:, 3:7], joint_pos)
     motion = motion_from_trajectory(model, indices, tuple(joint_names), targets.fps, root_pos,

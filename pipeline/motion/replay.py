@@ -84,7 +84,8 @@ class MotionRenderer:
         self.camera = mujoco.MjvCamera()
         try:
             self.context = mujoco.MjrContext(model, mujoco.mjtFontScale.mjFONTSCALE_150)
-        except Exception as exc:  # noqa: BLE001 - e.g. glfw "succeeds" without a display, then this fails
+        # e.g. glfw "succeeds" without a display, then this fails
+        except Exception as exc:  # noqa: BLE001
             self._gl.free()
             self._gl = self.context = None
             raise RenderError(
@@ -95,8 +96,8 @@ class MotionRenderer:
         self.pixels = np.empty((height, width, 3), dtype=np.uint8)
 
     def frames(self, motion: Motion, camera: CameraConfig | None = None, only=None):
-        """Yield one [H, W, 3] uint8 frame per motion frame (per frame index in ``only``, if given: the
-        camera still follows every frame, so a still looks as it does in the video)."""
+        """Yield one [H, W, 3] uint8 frame per motion frame (per frame index in ``only``, if given:
+        the camera still follows every frame, so a still looks as it does in the video)."""
         camera = (camera or CameraConfig()).framed(self.model)
         root = self.indices.root_body_id - 1
         self.camera.type = mujoco.mjtCamera.mjCAMERA_FREE
@@ -156,7 +157,8 @@ class MotionRenderer:
 
 
 def write_video(frames, path: str | Path, fps: float, size: tuple[int, int]) -> int:
-    """Encode RGB frames as H.264 (yuv420p, playable everywhere) with imageio-ffmpeg; returns the frame count."""
+    """Encode RGB frames as H.264 (yuv420p, playable everywhere) with imageio-ffmpeg; returns the
+    frame count."""
     import imageio_ffmpeg
 
     count = 0
@@ -198,7 +200,8 @@ def replay_video(
         from ..errors import MotionError
 
         raise MotionError(
-            f"{motion.source}: {motion.joint_pos.shape[1]} joints, robot {spec.name!r} has {spec.num_joints}",
+            f"{motion.source}: {motion.joint_pos.shape[1]} joints, robot {spec.name!r} has "
+            f"{spec.num_joints}",
             fix="replay with the robot the motion was made for (--robot)",
         )
     bad = motion.first_non_finite()
@@ -206,7 +209,8 @@ def replay_video(
         from ..errors import MotionError
 
         raise MotionError(
-            f"{motion.source}: {bad[0]} is NaN or infinite at frame {bad[1]}; the robot cannot be posed there",
+            f"{motion.source}: {bad[0]} is NaN or infinite at frame {bad[1]}; the robot cannot be "
+            "posed there",
             fix=f"run `primebot motion validate {motion.source}` and regenerate the file",
         )
     renderer = MotionRenderer(model, indices, width, height)
@@ -219,7 +223,8 @@ def replay_video(
 
 
 def replay_or_skip(motion: Motion, spec: RobotSpec, output: str | Path, **kwargs) -> Path | None:
-    """``replay_video``, but a missing OpenGL is a logged warning and ``None`` (the pipeline goes on)."""
+    """``replay_video``, but a missing OpenGL is a logged warning and ``None`` (the pipeline goes
+    on)."""
     try:
         return replay_video(motion, spec, output, **kwargs)
     except RenderError as exc:

@@ -1,4 +1,5 @@
-"""A motion from a robot trajectory: root pose and joint angles in, every key of docs/architecture.md §2 out."""
+"""A motion from a robot trajectory: root pose and joint angles in, every key of
+docs/architecture.md §2 out."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def motion_from_trajectory(
     root_quat: np.ndarray,
     joint_pos: np.ndarray,
 ) -> Motion:
-    """A complete docs/architecture.md §2 motion from root pose [T, 3]/[T, 4] and joint angles [T, J].
+    """A complete docs/architecture.md §2 motion from root pose [T, 3]/[T, 4] and joint angles [T,
+    J].
 
     Joint velocities and body poses/velocities come from MuJoCo, so every
     tool that writes a motion produces mutually consistent keys.

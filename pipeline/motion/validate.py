@@ -1,4 +1,5 @@
-"""Motion validation (``primebot motion validate``): every rule of docs/architecture.md §2, each problem located.
+"""Motion validation (``primebot motion validate``): every rule of docs/architecture.md §2, each
+problem located.
 
 ``validate_motion_file`` is built from small checks in the order a user would
 fix things: the file's structure, then shapes and names, then values, then
@@ -171,7 +172,8 @@ def _names_in_order(
     fix: str,
     out: ProblemCollector,
 ) -> bool:
-    """Stored names (same count as ``expected``) are in the robot's order; one error per misplaced column.
+    """Stored names (same count as ``expected``) are in the robot's order; one error per misplaced
+    column.
 
     Files without stored names are taken to be in the robot's order.
     """
@@ -192,7 +194,8 @@ def _names_in_order(
 def _check_names(
     motion: Motion, spec: RobotSpec, indices: RobotIndices, out: ProblemCollector
 ) -> bool:
-    """Joint and body counts and names match the robot; returns False when robot checks cannot run."""
+    """Joint and body counts and names match the robot; returns False when robot checks cannot
+    run."""
     fine = True
     joints = motion.joint_pos.shape[1]
     if joints != spec.num_joints:
@@ -200,7 +203,8 @@ def _check_names(
             "joint_count",
             f"{joints} joint columns, robot {spec.name!r} has {spec.num_joints}",
             key="joint_pos",
-            fix=f"retarget to {spec.name}'s joints (`primebot robots show {spec.name}`), or pass --robot",
+            fix=f"retarget to {spec.name}'s joints (`primebot robots show {spec.name}`), or pass "
+                "--robot",
         )
         fine = False
     elif not _names_in_order(
@@ -215,7 +219,8 @@ def _check_names(
     if bodies != len(indices.body_names):
         out.error(
             "body_count",
-            f"{bodies} bodies, robot {spec.name!r} has {len(indices.body_names)} (all bodies but the world)",
+            f"{bodies} bodies, robot {spec.name!r} has {len(indices.body_names)} (all bodies but "
+            "the world)",
             key="body_pos_w",
             fix="store every robot body in MuJoCo order",
         )
@@ -289,7 +294,8 @@ def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: Proble
             out.frames(
                 "error",
                 "jump",
-                f"{what} up to {step[:, col].max():.3f} {unit} between frames (discontinuous frames listed)",
+                f"{what} up to {step[:, col].max():.3f} {unit} between frames (discontinuous "
+                "frames listed)",
                 np.flatnonzero(step[:, col] > limit) + 1,
                 key=key,
                 column=_column(columns, key, col),
@@ -315,7 +321,8 @@ def _check_continuity(motion: Motion, columns: dict[str, list[str]], out: Proble
                 bad[:, col],
                 key=key,
                 column=_column(columns, key, col),
-                fix=f"recompute {key} from {source} (e.g. np.gradient at the file's fps), or fix the jump frames",
+                fix=f"recompute {key} from {source} (e.g. np.gradient at the file's fps), or fix "
+                    "the jump frames",
             )
 
 
@@ -343,11 +350,13 @@ def _check_kinematics(
         out.frames(
             "error",
             "forward_kinematics",
-            f"stored position is up to {pos_err[:, col].max():.3f} m from forward kinematics of the root and joint_pos",
+            f"stored position is up to {pos_err[:, col].max():.3f} m from forward kinematics of "
+            "the root and joint_pos",
             pos_err[:, col] > FK_POS_TOL,
             key="body_pos_w",
             column=indices.body_names[col],
-            fix="regenerate body_pos_w/body_quat_w from joint_pos with this robot (primebot motion convert), or check the robot model",
+            fix="regenerate body_pos_w/body_quat_w from joint_pos with this robot (primebot motion "
+                "convert), or check the robot model",
         )
     for col in np.flatnonzero((rot_err > FK_ROT_TOL).any(axis=0)):
         out.frames(
@@ -371,7 +380,8 @@ def _check_kinematics(
             out.frames(
                 severity,
                 "floor",
-                f"robot reaches {lowest[bad].min():.3f} m below the floor ({body} at frame {first})",
+                f"robot reaches {lowest[bad].min():.3f} m below the floor ({body} at frame "
+                f"{first})",
                 bad,
                 key="body_pos_w",
                 column=body,
@@ -379,25 +389,32 @@ def _check_kinematics(
             )
 
 
-def _check_balance(motion: Motion, model: mujoco.MjModel, indices: RobotIndices, out: ProblemCollector) -> None:
-    """The zero-moment point stays over the planted feet (motion/balance.py); a warning, not an error,
-    because the estimate ignores angular momentum and a policy may still step or lean its way through."""
+def _check_balance(motion: Motion, model: mujoco.MjModel, indices: RobotIndices,
+                   out: ProblemCollector) -> None:
+    """The zero-moment point stays over the planted feet (motion/balance.py); a warning, not an
+    error, because the estimate ignores angular momentum and a policy may still step or lean its way
+    through."""
     if motion.fps <= 0 or not len(indices.feet_body_ids):
         return
     root = indices.root_body_id - 1
     margin = balance_margins(model, indices, indices.feet_body_ids, motion.body_pos_w[:, root],
-                             quat_normalize(motion.body_quat_w[:, root]), motion.joint_pos, motion.fps)
+                             quat_normalize(motion.body_quat_w[:, root]), motion.joint_pos,
+                             motion.fps)
     bad = np.nan_to_num(margin, nan=0.0) < -BALANCE_TOL
     if bad.any():
         out.frames(
             "warning",
             "balance",
-            f"the zero-moment point leaves the support of the planted feet by up to {-np.nanmin(margin):.3f} m: "
-            "a robot with flat feet tips over their edge here, so no policy can follow these frames",
+            "the zero-moment point leaves the support of the planted feet by up to "
+            f"{-np.nanmin(margin):.3f} m: "
+            "a robot with flat feet tips over their edge here, so no policy can follow these "
+            "frames",
             bad,
             key="body_pos_w",
-            fix="move the centre of mass over the support foot before lifting the other (hip and ankle roll), "
-                "and give weight shifts more time (accelerating the body pushes the zero-moment point out); "
+            fix="move the centre of mass over the support foot before lifting the other (hip and "
+                "ankle roll), "
+                "and give weight shifts more time (accelerating the body pushes the zero-moment "
+                "point out); "
                 "see docs/motions.md, \"Balance\"",
         )
 
@@ -474,7 +491,8 @@ def _load_and_validate(
 def validate_motion_file(
     path: str | Path, spec: RobotSpec, model: mujoco.MjModel | None = None
 ) -> ValidationReport:
-    """Load and check ``path``; a file that cannot be loaded is a report with one error, not an exception."""
+    """Load and check ``path``; a file that cannot be loaded is a report with one error, not an
+    exception."""
     return _load_and_validate(path, spec, model)[1]
 
 

@@ -1,4 +1,5 @@
-"""Reading the YAML files a user writes (keyframe sources, joint maps), each problem a typed error naming the file."""
+"""Reading the YAML files a user writes (keyframe sources, joint maps), each problem a typed error
+naming the file."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import yaml
 from ..errors import MotionError
 
 
-def read_yaml(path: Path, what: str, error: type[MotionError] = MotionError, missing_fix: str = "check the path"):
-    """The parsed content of ``path`` (safe_load); a missing file or bad YAML raises ``error`` naming ``what``."""
+def read_yaml(path: Path, what: str, error: type[MotionError] = MotionError,
+              missing_fix: str = "check the path"):
+    """The parsed content of ``path`` (safe_load); a missing file or bad YAML raises ``error``
+    naming ``what``."""
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

@@ -60,7 +60,8 @@ class PPO:
         self.optimizer = torch.optim.Adam(self.actor_critic.parameters(), lr=cfg.learning_rate)
         self.learning_rate = cfg.learning_rate
         self.num_actions = actor_critic.num_actions
-        self.storage = RolloutStorage(cfg.num_steps_per_env, num_envs, num_obs, num_critic_obs, self.num_actions, device)
+        self.storage = RolloutStorage(cfg.num_steps_per_env, num_envs, num_obs, num_critic_obs,
+                                      self.num_actions, device)
         # Rewards and done flags are produced on the host; they stay there for the
         # whole rollout and cross to the device in one copy in compute_returns.
         self.host_step_data = np.zeros((cfg.num_steps_per_env, 3, num_envs), dtype=np.float32)
@@ -72,7 +73,9 @@ class PPO:
         """The update's autocast dtype (None: float32)."""
         self.rollout_autocast_dtype = rollout_autocast_dtype
         """The collection forward's autocast dtype (None: float32)."""
-        self._compiled_forward = CompiledOrEager(self._forward, "the update's forward") if compile_update else None
+        self._compiled_forward = (
+            CompiledOrEager(self._forward, "the update's forward") if compile_update else None
+        )
         self.scaler = _grad_scaler(device) if autocast_dtype == torch.float16 else None
         self.reduce = reduce
         self.world_size = world_size
@@ -81,15 +84,18 @@ class PPO:
 
     @property
     def compile_failure(self) -> str | None:
-        """Why the update's compile failed and it runs eagerly; None when compiled as asked, or not asked."""
+        """Why the update's compile failed and it runs eagerly; None when compiled as asked, or not
+        asked."""
         return self._compiled_forward.failure if self._compiled_forward is not None else None
 
     # -- acting ----------------------------------------------------------------
     def sample_noise(self, out: np.ndarray) -> None:
-        """Fill ``out`` [N, A] with standard-normal noise from the host RNG (float32, no allocation)."""
+        """Fill ``out`` [N, A] with standard-normal noise from the host RNG (float32, no
+        allocation)."""
         self.host_rng.standard_normal(out=out, dtype=np.float32)
 
-    def normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor, update: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    def normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor,
+                  update: bool) -> tuple[torch.Tensor, torch.Tensor]:
         """Apply (and optionally update) the observation normalisers."""
         if update:
             for norm, x in ((self.obs_normalizer, obs), (self.critic_normalizer, critic_obs)):
@@ -97,7 +103,8 @@ class PPO:
                     norm.update(x, self.reduce)
         return self.obs_normalizer(obs), self.critic_normalizer(critic_obs)
 
-    def act(self, obs: torch.Tensor, critic_obs: torch.Tensor, noise: torch.Tensor | None = None) -> torch.Tensor:
+    def act(self, obs: torch.Tensor, critic_obs: torch.Tensor,
+            noise: torch.Tensor | None = None) -> torch.Tensor:
         """Sample actions for normalised ``obs`` [N, O] and record the transition's device half.
 
         ``noise`` [N, A] is standard-normal noise that came from the host with the
@@ -106,13 +113,15 @@ class PPO:
         mean, values = self._forward(obs, critic_obs, self.rollout_autocast_dtype)
         log_std = self.actor_critic.action_log_std().expand_as(mean)
         if noise is None:
-            noise = torch.randn(mean.shape, generator=self.device_rng, device=mean.device, dtype=mean.dtype)
+            noise = torch.randn(mean.shape, generator=self.device_rng, device=mean.device,
+                                dtype=mean.dtype)
         actions = mean + torch.exp(log_std) * noise
         log_probs = gaussian.log_prob(actions, mean, log_std)
         self.storage.add(obs, critic_obs, actions, mean, log_std, log_probs, values)
         return actions
 
-    def process_env_step(self, rewards: np.ndarray, terminated: np.ndarray, truncated: np.ndarray) -> None:
+    def process_env_step(self, rewards: np.ndarray, terminated: np.ndarray,
+                         truncated: np.ndarray) -> None:
         """Record the host half of the transition last passed to ``act``."""
         row = self.host_step_data[self.storage.step - 1]
         row[0] = rewards
@@ -144,8 +153,9 @@ class PPO:
 
     def _forward(self, obs: torch.Tensor, critic_obs: torch.Tensor,
                  dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """Action means and values, float32, the networks run under autocast to ``dtype`` (None: float32);
-        the rollout's (``act``) and the update's (``losses``, compiled when ``compile_update``)."""
+        """Action means and values, float32, the networks run under autocast to ``dtype`` (None:
+        float32); the rollout's (``act``) and the update's (``losses``, compiled when
+        ``compile_update``)."""
         with _autocast(self.device, dtype):
             mean = self.actor_critic.action_mean(obs)
             values = self.actor_critic.value(critic_obs)
@@ -154,16 +164,19 @@ class PPO:
     def losses(self, batch) -> dict[str, torch.Tensor]:
         """The PPO losses of one mini-batch (float32 even under autocast)."""
         cfg = self.cfg
-        mean, values = (self._compiled_forward or self._forward)(batch.obs, batch.critic_obs, self.autocast_dtype)
+        mean, values = (self._compiled_forward or self._forward)(batch.obs, batch.critic_obs,
+                                                                 self.autocast_dtype)
         log_std = self.actor_critic.action_log_std().expand_as(mean)
         new_log_probs = gaussian.log_prob(batch.actions, mean, log_std)
         log_ratio = new_log_probs - batch.log_probs
         ratio = torch.exp(log_ratio)
         pg_loss1 = -batch.advantages * ratio
-        pg_loss2 = -batch.advantages * torch.clamp(ratio, 1.0 - cfg.clip_param, 1.0 + cfg.clip_param)
+        pg_loss2 = -batch.advantages * torch.clamp(ratio, 1.0 - cfg.clip_param,
+                                                   1.0 + cfg.clip_param)
         pg_loss = torch.max(pg_loss1, pg_loss2).mean()
         if cfg.use_clipped_value_loss:
-            v_clipped = batch.values + torch.clamp(values - batch.values, -cfg.clip_param, cfg.clip_param)
+            v_clipped = batch.values + torch.clamp(values - batch.values, -cfg.clip_param,
+                                                   cfg.clip_param)
             v_loss_unclipped = (values - batch.returns) ** 2
             v_loss_clipped = (v_clipped - batch.returns) ** 2
             v_loss = torch.max(v_loss_unclipped, v_loss_clipped).mean()
@@ -212,7 +225,8 @@ class PPO:
         cfg = self.cfg
         s = self.storage
         total = s.num_steps * s.num_envs
-        perms = [self._permutation(total) for _ in range(cfg.learning_epochs(torch.device(self.device).type))]
+        perms = [self._permutation(total)
+                 for _ in range(cfg.learning_epochs(torch.device(self.device).type))]
         sums: dict[str, torch.Tensor] = {}
         flags = torch.zeros(len(NONFINITE_NAMES), dtype=torch.bool, device=self.device)
         params = list(self.actor_critic.parameters())
@@ -249,7 +263,8 @@ class PPO:
         with torch.no_grad():
             metrics["action_std"] = float(torch.exp(self.actor_critic.action_log_std()).mean())
         bad = [name for name, flag in zip(NONFINITE_NAMES, flags.tolist(), strict=True) if flag]
-        bad += [f"parameter {name}" for name, p in self.actor_critic.named_parameters() if not bool(torch.isfinite(p).all())]
+        bad += [f"parameter {name}" for name, p in self.actor_critic.named_parameters()
+                if not bool(torch.isfinite(p).all())]
         self.nonfinite = bad
         return metrics
 
@@ -281,8 +296,11 @@ class PPO:
         self.host_rng.bit_generator.state = state["host"]
         try:
             self.device_rng.set_state(state["device"])
-        except (RuntimeError, TypeError):  # saved on another device type: its stream cannot continue here
-            log.warning("warning: the device RNG state comes from another device type; reseeding it")
+        # saved on another device type: its stream cannot continue here
+        except (RuntimeError, TypeError):
+            log.warning(
+                "warning: the device RNG state comes from another device type; reseeding it"
+            )
 
 
 def _autocast(device: str, dtype: torch.dtype | None) -> contextlib.AbstractContextManager:
@@ -297,5 +315,6 @@ def _grad_scaler(device: str) -> torch.amp.GradScaler | None:
     try:
         return torch.amp.GradScaler(torch.device(device).type)
     except (RuntimeError, ValueError, AttributeError) as exc:
-        log.warning("warning: no gradient scaler for %s (%s); float16 updates run unscaled", device, exc)
+        log.warning("warning: no gradient scaler for %s (%s); float16 updates run unscaled", device,
+                    exc)
         return None

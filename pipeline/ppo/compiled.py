@@ -26,20 +26,23 @@ class CompiledOrEager:
         self.failure: str | None = None
         try:
             self.compiled: Callable[..., Any] | None = torch.compile(fn)
-        except Exception as error:  # noqa: BLE001 - torch.compile unsupported here (platform, Python version)
+        # torch.compile unsupported here (platform, Python version)
+        except Exception as error:  # noqa: BLE001
             self._fail(error)
 
     def _fail(self, error: Exception) -> None:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         self.failure = f"{type(error).__name__}: {first_line}".rstrip(": ")
         self.compiled = None
-        log.warning("warning: torch.compile of %s failed (%s); running it eagerly (--set ppo.compile_update=off "
+        log.warning("warning: torch.compile of %s failed (%s); running it eagerly (--set "
+                    "ppo.compile_update=off "
                     "skips the attempt)", self.what, self.failure)
 
     def __call__(self, *args: Any) -> Any:
         if self.compiled is not None:
             try:
                 return self.compiled(*args)
-            except Exception as error:  # noqa: BLE001 - Dynamo/Inductor raise many types; eager decides below
+            # Dynamo/Inductor raise many types; eager decides below
+            except Exception as error:  # noqa: BLE001
                 self._fail(error)
         return self.eager(*args)

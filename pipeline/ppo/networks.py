@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh, "silu": nn.SiLU}
+ACTIVATIONS: dict[str, type[nn.Module]] = {"elu": nn.ELU, "relu": nn.ReLU, "tanh": nn.Tanh,
+                                           "silu": nn.SiLU}
 
 
 def mlp(num_in: int, hidden: Sequence[int], num_out: int, activation: str = "elu") -> nn.Sequential:
@@ -15,7 +16,8 @@ def mlp(num_in: int, hidden: Sequence[int], num_out: int, activation: str = "elu
     try:
         act = ACTIVATIONS[activation]
     except KeyError:
-        raise ValueError(f"unknown activation {activation!r}; choose one of {', '.join(ACTIVATIONS)}") from None
+        raise ValueError(f"unknown activation {activation!r}; choose one of "
+                         f"{', '.join(ACTIVATIONS)}") from None
     layers: list[nn.Module] = []
     width = num_in
     for size in hidden:
@@ -55,7 +57,8 @@ class ActorCritic(nn.Module):
                 last.bias.zero_()
         self.critic = mlp(num_critic_obs, critic_hidden, 1, activation)
         size = 1 if shared_log_std else num_actions
-        self.log_std = nn.Parameter(torch.full((size,), float(torch.log(torch.tensor(init_noise_std)))))
+        self.log_std = nn.Parameter(torch.full((size,),
+                                               float(torch.log(torch.tensor(init_noise_std)))))
 
     def action_log_std(self) -> torch.Tensor:
         """The log-std per action, [A]."""

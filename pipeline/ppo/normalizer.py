@@ -43,7 +43,11 @@ class EmpiricalNormalizer(nn.Module):
         total = self.count + n
         delta = batch_mean - self.mean.to(torch.float64)
         new_mean = self.mean + (delta * n / total).to(self.mean.dtype)
-        m2 = self.var.to(torch.float64) * self.count + batch_var * n + delta * delta * self.count * n / total
+        m2 = (
+            self.var.to(torch.float64) * self.count
+            + batch_var * n
+            + delta * delta * self.count * n / total
+        )
         self.mean.copy_(new_mean)
         self.var.copy_((m2 / total).to(self.var.dtype))
         self.count.copy_(total)

@@ -32,7 +32,8 @@ class RolloutStorage:
     """The buffers one PPO iteration fills and the update consumes."""
 
     def __init__(
-        self, num_steps: int, num_envs: int, num_obs: int, num_critic_obs: int, num_actions: int, device: str
+        self, num_steps: int, num_envs: int, num_obs: int, num_critic_obs: int, num_actions: int,
+        device: str
     ) -> None:
         self.num_steps, self.num_envs = num_steps, num_envs
         self.device = device
@@ -99,7 +100,8 @@ class RolloutStorage:
             next_values = self.values[t]
         self.returns.copy_(self.advantages + self.values)
 
-    def mini_batches(self, num_mini_batches: int, permutations: list[torch.Tensor]) -> Iterator[MiniBatch]:
+    def mini_batches(self, num_mini_batches: int,
+                     permutations: list[torch.Tensor]) -> Iterator[MiniBatch]:
         """Yield mini-batches; one permutation of T·N indices per epoch, made by the caller.
 
         The permutations come from outside so that the caller chooses the RNG
@@ -109,7 +111,8 @@ class RolloutStorage:
         size = total // num_mini_batches
         flat = {
             name: getattr(self, name).flatten(0, 1)
-            for name in ("obs", "critic_obs", "actions", "values", "advantages", "returns", "log_probs", "mean", "log_std")
+            for name in ("obs", "critic_obs", "actions", "values", "advantages", "returns",
+                         "log_probs", "mean", "log_std")
         }
         for perm in permutations:
             for k in range(num_mini_batches):

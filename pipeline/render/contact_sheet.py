@@ -1,4 +1,5 @@
-"""Contact sheets: a few stills per motion or policy in one PNG, to see at a glance what each one does.
+"""Contact sheets: a few stills per motion or policy in one PNG, to see at a glance what each one
+does.
 
 A row per item (a motion's replay, a policy's sim2sim video), a few frames
 evenly spread over it, the row's label above it (the motion, and for a
@@ -25,7 +26,8 @@ def _spread(count: int, total: int) -> list[int]:
 
 
 def video_stills(path: str | Path, count: int = 5) -> list[np.ndarray]:
-    """``count`` RGB frames evenly spread over the video at ``path`` (empty if it cannot be read)."""
+    """``count`` RGB frames evenly spread over the video at ``path`` (empty if it cannot be
+    read)."""
     import imageio_ffmpeg
 
     try:
@@ -38,7 +40,8 @@ def video_stills(path: str | Path, count: int = 5) -> list[np.ndarray]:
     return [frames[i] for i in _spread(count, len(frames))]
 
 
-def motion_stills(motion, spec, count: int = 5, *, width: int = 320, height: int = 240) -> list[np.ndarray]:
+def motion_stills(motion, spec, count: int = 5, *, width: int = 320,
+                  height: int = 240) -> list[np.ndarray]:
     """``count`` replay frames of ``motion`` on ``spec``'s robot, evenly spread (needs OpenGL)."""
     from ..motion.replay import MotionRenderer
     from ..robot.spec import load_robot_model, robot_indices
@@ -54,14 +57,16 @@ def motion_stills(motion, spec, count: int = 5, *, width: int = 320, height: int
 
 def write_contact_sheet(rows: Sequence[tuple[str, Sequence[np.ndarray]]], output: str | Path,
                         *, title: str = "") -> Path:
-    """One PNG: a row of stills per ``(label, stills)``, the label above the row; written atomically."""
+    """One PNG: a row of stills per ``(label, stills)``, the label above the row; written
+    atomically."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     columns = max((len(stills) for _, stills in rows), default=1) or 1
-    fig, axes = plt.subplots(len(rows), columns, figsize=(3.2 * columns, 2.75 * len(rows) + (0.8 if title else 0.1)),
+    fig, axes = plt.subplots(len(rows), columns,
+                             figsize=(3.2 * columns, 2.75 * len(rows) + (0.8 if title else 0.1)),
                              squeeze=False)
     for r, (label, stills) in enumerate(rows):
         for c in range(columns):
@@ -74,7 +79,8 @@ def write_contact_sheet(rows: Sequence[tuple[str, Sequence[np.ndarray]]], output
         axes[r][0].set_title(label, loc="left", fontsize=10, fontweight="bold")
     if title:
         fig.suptitle(title, fontsize=11, y=1 - 0.12 / fig.get_figheight())
-    fig.subplots_adjust(left=0.005, right=0.995, bottom=0.005, top=1 - (0.75 if title else 0.35) / fig.get_figheight(),
+    fig.subplots_adjust(left=0.005, right=0.995, bottom=0.005,
+                        top=1 - (0.75 if title else 0.35) / fig.get_figheight(),
                         wspace=0.02, hspace=0.18)
     with atomic_path(output, suffix=".png") as tmp:
         fig.savefig(tmp, format="png", dpi=72)

@@ -32,8 +32,10 @@ GHOST_RGBA = (0.2, 0.75, 1.0, 0.35)
 def _fixed_camera(model: mujoco.MjModel, name: str) -> int:
     camera_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, name)
     if camera_id < 0:
-        cameras = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, c) for c in range(model.ncam)]
-        raise RenderError(f"the model has no camera {name!r} (it has: {', '.join(map(str, cameras)) or 'none'})",
+        cameras = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_CAMERA, c)
+                   for c in range(model.ncam)]
+        raise RenderError(f"the model has no camera {name!r} (it has: "
+                          f"{', '.join(map(str, cameras)) or 'none'})",
                           fix="name a <camera> of the MJCF in the robot's extra['video_camera']")
     return camera_id
 
@@ -63,13 +65,15 @@ def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
             lookat = np.array([root[0], root[1], camera.height])
         lookat[:2] += camera.smoothing * (root[:2] - lookat[:2])
         cam.lookat[:] = lookat
-        mujoco.mjv_updateScene(model, renderer.data, renderer.option, None, cam, mujoco.mjtCatBit.mjCAT_ALL,
+        mujoco.mjv_updateScene(model, renderer.data, renderer.option, None, cam,
+                               mujoco.mjtCatBit.mjCAT_ALL,
                                renderer.scene)
         if ref_qpos is not None:
             ghost.qpos[:] = ref_qpos
             mujoco.mj_kinematics(model, ghost)
             first = renderer.scene.ngeom
-            mujoco.mjv_addGeoms(model, ghost, renderer.option, perturb, mujoco.mjtCatBit.mjCAT_DYNAMIC,
+            mujoco.mjv_addGeoms(model, ghost, renderer.option, perturb,
+                                mujoco.mjtCatBit.mjCAT_DYNAMIC,
                                 renderer.scene)
             for g in range(first, renderer.scene.ngeom):
                 renderer.scene.geoms[g].rgba[:] = GHOST_RGBA
@@ -77,18 +81,20 @@ def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
         # without a reference, the distance covered is what a gait video is watched for
         note = "(ghost: reference)" if ref_qpos is not None else f"x = {root[0]:6.2f} m"
         label = f"{title}   t = {k / fps:5.2f} s   {note}"
-        mujoco.mjr_overlay(mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_BOTTOMLEFT, renderer.viewport,
+        mujoco.mjr_overlay(mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_BOTTOMLEFT,
+                           renderer.viewport,
                            label, "", renderer.context)
         mujoco.mjr_readPixels(renderer.pixels, None, renderer.viewport, renderer.context)
         yield np.flipud(renderer.pixels)
 
 
-def reference_ghosts(frames: Sequence[np.ndarray], steps: Sequence[int], indices, root_pos_w: np.ndarray,
+def reference_ghosts(frames: Sequence[np.ndarray], steps: Sequence[int], indices,
+                     root_pos_w: np.ndarray,
                      root_quat_w: np.ndarray, joint_pos: np.ndarray) -> list[np.ndarray]:
     """The ghost of each robot frame: its qpos with the reference pose at that frame's step put in.
 
-    ``indices``: anything ``set_qpos`` takes (``RobotIndices``, a deploy robot); the reference arrays are
-    per step (root position [T, 3], root quaternion [T, 4], joint angles [T, J]).
+    ``indices``: anything ``set_qpos`` takes (``RobotIndices``, a deploy robot); the reference
+    arrays are per step (root position [T, 3], root quaternion [T, 4], joint angles [T, J]).
     """
     ghosts = []
     for qpos, t in zip(frames, steps, strict=True):
@@ -112,18 +118,21 @@ def render_ghost_video(
     camera: CameraConfig | None = None,
     camera_name: str | None = None,
 ) -> Path | None:
-    """Write an H.264 video of ``robot_qpos`` with ``ghost_qpos`` overlaid; ``None`` (logged) without OpenGL.
+    """Write an H.264 video of ``robot_qpos`` with ``ghost_qpos`` overlaid; ``None`` (logged)
+    without OpenGL.
 
     ``ghost_qpos=None`` draws the robot alone; ``camera_name`` views it through that MJCF camera
     instead of the trailing free ``camera``.
     """
     try:
-        renderer = MotionRenderer(model, None, width, height)  # type: ignore[arg-type] - indices only serve frames()
+        # indices only serve frames()
+        renderer = MotionRenderer(model, None, width, height)  # type: ignore[arg-type]
     except RenderError as exc:
         log.warning("skipping the %s video: %s", title, exc)
         return None
     try:
-        frames = _ghost_frames(renderer, robot_qpos, ghost_qpos, root_body, fps, title, (camera or CameraConfig()).framed(model),
+        frames = _ghost_frames(renderer, robot_qpos, ghost_qpos, root_body, fps, title,
+                               (camera or CameraConfig()).framed(model),
                                camera_name)
         write_video(frames, output, fps, (width, height))
     finally:

@@ -32,7 +32,8 @@ def render_curves(run_dir: Path) -> list[tuple[str, str]]:
     out = []
     for spec in curve_specs(header):
         tall = spec.legend_below and len(spec.left) > 3
-        fig, ax = plt.subplots(figsize=(6.4, 4.0 if tall else 3.4), dpi=100, constrained_layout=True)
+        fig, ax = plt.subplots(figsize=(6.4, 4.0 if tall else 3.4), dpi=100,
+                               constrained_layout=True)
         if not draw_curve(fig, ax, rows, spec, figure_legend=True):
             plt.close(fig)
             continue

@@ -89,18 +89,22 @@ def headline_metrics(doc: dict[str, Any] | None) -> dict[str, Any]:
     from ..evaluate.metrics import summarise
 
     policy_hz = (doc.get("loop") or {}).get("policy_hz")
-    control_dt = 1.0 / policy_hz if policy_hz else (doc.get("settings") or {}).get("control_dt", 0.02)
+    control_dt = (
+        1.0 / policy_hz if policy_hz else (doc.get("settings") or {}).get("control_dt", 0.02)
+    )
     return summarise(records, control_dt)
 
 
 def _scalars(metrics: dict[str, Any]) -> dict[str, float]:
-    """Numeric top-level entries of a metrics dict (failure counts flattened as ``failures/<kind>``)."""
+    """Numeric top-level entries of a metrics dict (failure counts flattened as
+    ``failures/<kind>``)."""
     out = {}
     for key, value in metrics.items():
         if key == "episode_records":
             continue
         if isinstance(value, dict):
-            out.update({f"{key}/{k}": float(v) for k, v in value.items() if isinstance(v, (int, float))})
+            out.update({f"{key}/{k}": float(v) for k, v in value.items()
+                        if isinstance(v, (int, float))})
         elif isinstance(value, (int, float)) and not isinstance(value, bool):
             out[key] = float(value)
     return out
@@ -128,7 +132,8 @@ def _read_args_config(run_dir: Path) -> dict[str, Any]:
     """The ``config`` section of the run's args.yaml (written by the train stage), or {}."""
     try:
         config = read_args(run_dir).get("config")
-    except (OSError, ConfigError):  # no train stage yet, or an unreadable file: the report still renders
+    # no train stage yet, or an unreadable file: the report still renders
+    except (OSError, ConfigError):
         return {}
     return config if isinstance(config, dict) else {}
 
@@ -158,34 +163,45 @@ def _verdict_of(sim_doc: dict[str, Any], eval_doc: dict[str, Any]) -> tuple[dict
 
 
 def _verdict(verdict: dict[str, Any], source: str) -> str:
-    """The banner: TRACKED (green) only when the policy really does the motion (evaluate.metrics.tracking_verdict)."""
+    """The banner: TRACKED (green) only when the policy really does the motion
+    (evaluate.metrics.tracking_verdict)."""
     if not verdict:
         return ('<div class="verdict unknown"><span class="big">No verdict yet</span>'
-                "it appears once evaluate or sim2sim has scored the policy against its motion's statue baseline</div>")
+                "it appears once evaluate or sim2sim has scored the policy against its motion's "
+                "statue baseline</div>")
     css, label = ("tracked", "TRACKED") if verdict["tracked"] else ("untracked", "NOT TRACKED")
     advice = "" if verdict["tracked"] else (
         " · what to try: docs/tasks.md, “When a motion does not track”")
-    return (f'<div class="verdict {css}"><span class="big">{label}</span><span class="src">{_e(source)}</span> · '
+    return (f'<div class="verdict {css}"><span class="big">{label}</span><span '
+            f'class="src">{_e(source)}</span> · '
             f"{_e(verdict.get('reason', ''))}{_e(advice)}</div>")
 
 
 def _training_fact(pipeline: dict[str, Any], settings: dict[str, Any]) -> str:
-    """envs × iterations × steps; the iterations actually trained when the stop rule ended training early."""
+    """envs × iterations × steps; the iterations actually trained when the stop rule ended training
+    early."""
     planned = settings.get("iterations", "?")
     trained = next((r.get("summary", {}).get("iterations") for r in pipeline.get("stages", [])
                     if r.get("name") == "train" and r.get("status") == "done"), None)
-    iterations = f"{trained} of at most {planned}" if trained is not None and trained != planned else planned
-    return f"{settings.get('num_envs', '?')} envs × {iterations} it × {settings.get('steps_per_env', '?')} steps"
+    iterations = (
+        f"{trained} of at most {planned}" if trained is not None and trained != planned else planned
+    )
+    return (
+        f"{settings.get('num_envs', '?')} envs × {iterations} it × "
+        f"{settings.get('steps_per_env', '?')} steps"
+    )
 
 
-def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float], verdict: dict[str, Any]) -> str:
+def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float],
+           verdict: dict[str, Any]) -> str:
     """One card per metric: the sim2sim value (what the robot would do) large, evaluate's beside it.
 
     Only the two verdict criteria are coloured, against the verdict's own bounds.
     """
     rule = verdict.get("rule", {})
     targets = {"success_rate": (">=", rule.get("min_success_rate", TRACKING_RULE.min_success_rate)),
-               "mpkpe_m": ("<=", verdict.get("mpkpe_limit_m"))}  # no bound without a statue baseline
+               # no bound without a statue baseline
+               "mpkpe_m": ("<=", verdict.get("mpkpe_limit_m"))}
     cards = []
     for key, label, fmt, note in CARD_METRICS:
         sim, ev = sim_metrics.get(key), eval_metrics.get(key)
@@ -201,11 +217,16 @@ def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float], verdic
             css = " pass" if (value >= bound if op == ">=" else value <= bound) else " fail"
             notes.append(f"target {'≥' if op == '>=' else '≤'} {fmt.format(bound)}")
         cards.append(
-            f'<div class="card{css}"><div class="label">{_e(label)} <span class="src">{source}</span></div>'
-            f'<div class="value">{_e(fmt.format(value))}</div><div class="note">{_e(" · ".join(notes))}</div></div>'
+            f'<div class="card{css}"><div class="label">{_e(label)} <span '
+            f'class="src">{source}</span></div>'
+            f'<div class="value">{_e(fmt.format(value))}</div><div '
+            f'class="note">{_e(" · ".join(notes))}</div></div>'
         )
     if not cards:
-        return '<p class="empty">No evaluation yet: eval.json and sim2sim.json appear after the evaluate and sim2sim stages.</p>'
+        return (
+            '<p class="empty">No evaluation yet: eval.json and sim2sim.json appear after the '
+            'evaluate and sim2sim stages.</p>'
+        )
     return '<div class="cards">' + "".join(cards) + "</div>"
 
 
@@ -214,11 +235,13 @@ def _stage_rows(pipeline: dict[str, Any]) -> str:
     for i, r in enumerate(pipeline.get("stages", []), start=1):
         status = r.get("status", "pending")
         outputs = " ".join(
-            f'<a href="{_href(path)}"><code>{_e(label)}</code></a>' for label, path in (r.get("outputs") or {}).items()
+            f'<a href="{_href(path)}"><code>{_e(label)}</code></a>'
+            for label, path in (r.get("outputs") or {}).items()
         )
         detail = [f"<div>{_e(r['message'])}</div>"] if r.get("message") else []
         if r.get("summary"):
-            facts = ", ".join(f"{k} {v}" for k, v in r["summary"].items() if not isinstance(v, (dict, list)))
+            facts = ", ".join(f"{k} {v}" for k, v in r["summary"].items()
+                              if not isinstance(v, (dict, list)))
             if facts:
                 detail.append(f'<div class="detail">{_e(facts)}</div>')
         if r.get("reason") and status != "done":
@@ -228,16 +251,22 @@ def _stage_rows(pipeline: dict[str, Any]) -> str:
                 detail.append(f'<div class="detail">⚠ {_e(warning)}</div>')
         error = r.get("error")
         if error:
-            detail.append(f'<div class="error"><b>{_e(error.get("type", "error"))}</b>: <pre>{_e(error.get("message", ""))}</pre></div>')
+            detail.append(f'<div class="error"><b>{_e(error.get("type", "error"))}</b>: '
+                          f'<pre>{_e(error.get("message", ""))}</pre></div>')
             if error.get("fix"):
                 detail.append(f'<div class="fix">fix: {_e(error["fix"])}</div>')
         attempts = r.get("attempts") or 0
         time_cell = format_duration(r.get("duration_s"))
         if attempts > 1:
-            time_cell += f"<br><span class='detail'>{attempts} attempts, {format_duration(r.get('total_s'))}</span>"
+            time_cell += (
+                f"<br><span class='detail'>{attempts} attempts, "
+                f"{format_duration(r.get('total_s'))}</span>"
+            )
         rows.append(
-            f"      <tr><td>{i}</td><td><b>{_e(r.get('name'))}</b><br><span class='detail'>{_e(r.get('description', ''))}</span></td>"
-            f'<td><span class="pill {_e(status)}">{_e(status)}</span></td><td class="num">{time_cell}</td>'
+            f"      <tr><td>{i}</td><td><b>{_e(r.get('name'))}</b><br><span "
+            f"class='detail'>{_e(r.get('description', ''))}</span></td>"
+            f'<td><span class="pill {_e(status)}">{_e(status)}</span></td><td '
+            f'class="num">{time_cell}</td>'
             f"<td>{outputs}</td><td>{''.join(detail)}</td></tr>"
         )
     return "\n".join(rows)
@@ -252,30 +281,41 @@ def _train_facts(run_dir: Path) -> str:
         return ""
     last = rows[-1]
     parts = [f"{len(rows)} iterations logged"]
-    for key, label in (("episode_return", "last episode return"), ("episode_length", "episode length"),
+    for key, label in (("episode_return", "last episode return"),
+                       ("episode_length", "episode length"),
                        ("sps", "env steps/s"), ("elapsed_s", "training time")):
         value = last.get(key)
         if value not in (None, ""):
             number = float(value)
-            parts.append(f"{label} {format_duration(number) if key == 'elapsed_s' else f'{number:,.1f}'}")
+            parts.append(f"{label} "
+                         f"{format_duration(number) if key == 'elapsed_s' else f'{number:,.1f}'}")
     return f'<p class="detail">{_e(" · ".join(parts))}</p>'
 
 
 def _plots(curves: list[tuple[str, str]]) -> str:
     if not curves:
-        return '    <p class="empty">No training curves yet: train.csv appears when the train stage runs.</p>'
+        return (
+            '    <p class="empty">No training curves yet: train.csv appears when the train stage '
+            'runs.</p>'
+        )
     return "\n".join(
-        f'    <figure><img src="{_href(path)}" alt="{_e(title)}"></figure>' for path, title in curves
+        f'    <figure><img src="{_href(path)}" alt="{_e(title)}"></figure>'
+        for path, title in curves
     )
 
 
 def find_videos(run_dir: Path, pipeline: dict[str, Any]) -> list[tuple[str, str]]:
-    """(relative path, caption) of every video: those stages recorded first, then others in videos/."""
+    """(relative path, caption) of every video: those stages recorded first, then others in
+    videos/."""
     found: list[tuple[str, str]] = []
     seen: set[str] = set()
     for r in pipeline.get("stages", []):
         for label, path in (r.get("outputs") or {}).items():
-            if Path(path).suffix.lower() in VIDEO_SUFFIXES and (run_dir / path).is_file() and path not in seen:
+            if (
+                Path(path).suffix.lower() in VIDEO_SUFFIXES
+                and (run_dir / path).is_file()
+                and path not in seen
+            ):
                 seen.add(path)
                 found.append((path, f"{r.get('name')}: {label}"))
     videos_dir = run_dir / VIDEO_DIR
@@ -290,10 +330,14 @@ def find_videos(run_dir: Path, pipeline: dict[str, Any]) -> list[tuple[str, str]
 
 def _videos(videos: list[tuple[str, str]]) -> str:
     if not videos:
-        return '    <p class="empty">No videos: they are rendered when the preset enables video and OpenGL (EGL/OSMesa) is available.</p>'
+        return (
+            '    <p class="empty">No videos: they are rendered when the preset enables video and '
+            'OpenGL (EGL/OSMesa) is available.</p>'
+        )
     return "\n".join(
         f'    <figure><video controls muted loop preload="metadata" src="{_href(path)}"></video>'
-        f'<figcaption>{_e(caption)} · <a href="{_href(path)}"><code>{_e(path)}</code></a></figcaption></figure>'
+        f'<figcaption>{_e(caption)} · <a '
+        f'href="{_href(path)}"><code>{_e(path)}</code></a></figcaption></figure>'
         for path, caption in videos
     )
 
@@ -307,16 +351,20 @@ def _metric_tables(eval_metrics: dict[str, float], sim_metrics: dict[str, float]
         a, b = eval_metrics.get(key), sim_metrics.get(key)
         gap = _format_value(b - a) if a is not None and b is not None else ""
         rows.append(
-            f"    <tr><td><code>{_e(key)}</code></td><td class='num'>{'' if a is None else _format_value(a)}</td>"
-            f"<td class='num'>{'' if b is None else _format_value(b)}</td><td class='num'>{gap}</td></tr>"
+            f"    <tr><td><code>{_e(key)}</code></td><td "
+            f"class='num'>{'' if a is None else _format_value(a)}</td>"
+            f"<td class='num'>{'' if b is None else _format_value(b)}</td><td "
+            f"class='num'>{gap}</td></tr>"
         )
     return ("  <table><thead><tr><th>metric</th><th class='num'>evaluate (eval.json)</th>"
-            "<th class='num'>sim2sim (sim2sim.json)</th><th class='num'>sim2sim − evaluate</th></tr></thead>"
+            "<th class='num'>sim2sim (sim2sim.json)</th><th class='num'>sim2sim − "
+            "evaluate</th></tr></thead>"
             "<tbody>\n" + "\n".join(rows) + "\n  </tbody></table>")
 
 
 def _files(run_dir: Path) -> str:
-    names = [PIPELINE_FILE, LOG_FILE, ARGS_FILE, CSV_FILE, BEST_CHECKPOINT, EVAL_FILE, SIM2SIM_FILE, STRESS_FILE,
+    names = [PIPELINE_FILE, LOG_FILE, ARGS_FILE, CSV_FILE, BEST_CHECKPOINT, EVAL_FILE, SIM2SIM_FILE,
+             STRESS_FILE,
              "export/policy.onnx", "export/deploy.yaml"]
     checkpoints = sorted(run_dir.glob("model_*.pt"), key=lambda p: p.stat().st_mtime)
     if checkpoints and checkpoints[-1].name != BEST_CHECKPOINT:
@@ -328,23 +376,32 @@ def _files(run_dir: Path) -> str:
 
 
 def _template() -> Template:
-    text = resources.files("primebot.pipeline.report").joinpath("templates/report.html").read_text(encoding="utf-8")
+    text = (
+        resources.files("primebot.pipeline.report")
+        .joinpath("templates/report.html")
+        .read_text(encoding="utf-8")
+    )
     return Template(text)
 
 
 def write_report(run_dir: str | Path) -> Path:
-    """Render ``report.html`` (and its curve PNGs) for ``run_dir`` from the files there; returns its path."""
+    """Render ``report.html`` (and its curve PNGs) for ``run_dir`` from the files there; returns its
+    path."""
     run_dir = Path(run_dir)
     recorded = _read_json(run_dir / PIPELINE_FILE)
     pipeline = recorded or {"stages": [], "settings": {}}
-    current = run_currency(run_dir, recorded)  # results of the policy on disk only (report/currency.py)
+    # results of the policy on disk only (report/currency.py)
+    current = run_currency(run_dir, recorded)
     eval_head = headline_metrics(current.read(EVAL_FILE))
     sim_head = headline_metrics(current.read(SIM2SIM_FILE))
     eval_metrics, sim_metrics = _scalars(eval_head), _scalars(sim_head)
     verdict, verdict_source = _verdict_of(sim_head, eval_head) if current.final else ({}, "")
     curves = render_curves(run_dir)
     status = pipeline.get("status", "pending")
-    failed = next((r for r in pipeline.get("stages", []) if r.get("status") in ("failed", "interrupted")), None)
+    failed = next(
+        (r for r in pipeline.get("stages", []) if r.get("status") in ("failed", "interrupted")),
+        None,
+    )
     note = ""
     if failed is not None:
         note = f'<span class="detail">stopped at <b>{_e(failed.get("name"))}</b>: resume with ' \

@@ -17,12 +17,14 @@ from ..train.training_curves import pyplot
 from .curves import PLOT_DIR
 
 PLOT = f"{PLOT_DIR}/stress.png"
-STYLE = {"policy": ("#2d5fa8", "-", "o"), "replay": ("#d1495b", "--", "s"), "statue": ("#8a94a3", ":", "^")}
+STYLE = {"policy": ("#2d5fa8", "-", "o"), "replay": ("#d1495b", "--", "s"),
+         "statue": ("#8a94a3", ":", "^")}
 """Colour, line and marker of each controller."""
 
 
 def render_stress_plot(run_dir: Path, report: dict[str, Any]) -> str | None:
-    """Draw ``report/stress.png`` from a stress report; returns its relative path (None without cells)."""
+    """Draw ``report/stress.png`` from a stress report; returns its relative path (None without
+    cells)."""
     rows = report.get("cells") or []
     nominal = next((r for r in rows if r["family"] == "nominal"), None)
     families = list(dict.fromkeys(r["family"] for r in rows if r["family"] != "nominal"))
@@ -37,7 +39,8 @@ def render_stress_plot(run_dir: Path, report: dict[str, Any]) -> str | None:
         cells = ([nominal] if nominal else []) + [r for r in rows if r["family"] == family]
         x = range(len(cells))
         for controller, (color, line, marker) in STYLE.items():
-            ax.plot(x, [c[controller]["success_rate"] for c in cells], color=color, linestyle=line, marker=marker,
+            ax.plot(x, [c[controller]["success_rate"] for c in cells], color=color, linestyle=line,
+                    marker=marker,
                     markersize=4, label=controller)
         for i, cell in enumerate(cells):
             if cell["standard"]:
@@ -60,21 +63,26 @@ def render_stress_plot(run_dir: Path, report: dict[str, Any]) -> str | None:
 
 
 def robustness_section(run_dir: Path, report: dict[str, Any] | None) -> str:
-    """The section's HTML: the verdict banner and sentence, the plot, the table of standard levels."""
+    """The section's HTML: the verdict banner and sentence, the plot, the table of standard
+    levels."""
     if not report or not report.get("cells"):
         return ('<p class="empty">No stress test yet: stress.json appears after the stress stage '
                 "(<code>primebot stress RUN_DIR</code>).</p>")
     verdict = report.get("verdict") or {}
     robust = bool(verdict.get("robust"))
     css, label = ("tracked", "ROBUST") if robust else ("untracked", "NOT ROBUST")
-    parts = [f'<div class="verdict {css}"><span class="big">{label}</span><span class="src">stress</span> · '
+    parts = [f'<div class="verdict {css}"><span class="big">{label}</span><span '
+             'class="src">stress</span> · '
              f"{_e(verdict.get('reason', ''))}</div>",
              f"<p>{_e(verdict.get('sentence', ''))}</p>"]
     plot = render_stress_plot(run_dir, report)
     if plot:
-        parts.append(f'<div class="plots"><figure><img src="{plot}" alt="success rate against perturbation level">'
-                     "<figcaption>success rate per perturbation family and level: the policy, replaying the "
-                     "reference with no policy, the statue; shaded: the standard levels ROBUST needs</figcaption>"
+        parts.append(f'<div class="plots"><figure><img src="{plot}" alt="success rate against '
+                     'perturbation level">'
+                     "<figcaption>success rate per perturbation family and level: the policy, "
+                     "replaying the "
+                     "reference with no policy, the statue; shaded: the standard levels ROBUST "
+                     "needs</figcaption>"
                      "</figure></div>")
     head = "".join(f"<th class='num'>{c} success</th><th class='num'>{c} MPKPE</th>" for c in STYLE)
     body = []
@@ -87,12 +95,14 @@ def robustness_section(run_dir: Path, report: dict[str, Any] | None) -> str:
         body.append(f"<tr><td>{_e(row['family'])}</td><td>{_e(row['label'])}</td>{figures}"
                     f"<td>{_e(causes)}</td></tr>")
     loop = report.get("loop", {})
-    parts.append(f"<p class='detail'>{loop.get('episodes', '?')} episodes of {loop.get('window_steps', '?')} steps "
+    parts.append(f"<p class='detail'>{loop.get('episodes', '?')} episodes of "
+                 f"{loop.get('window_steps', '?')} steps "
                  f"from {len(report.get('start_steps', []))} start frames per cell, physics "
                  f"{loop.get('physics_hz', 0):.0f} Hz; every level of every family is in "
                  "<a href='stress.json'><code>stress.json</code></a>.</p>")
     parts.append("<table><thead><tr><th>family</th><th>standard level</th>" + head +
-                 "<th>policy failures</th></tr></thead><tbody>" + "".join(body) + "</tbody></table>")
+                 "<th>policy failures</th></tr></thead><tbody>" + "".join(body)
+                 + "</tbody></table>")
     return "\n".join(parts)
 
 

@@ -1,12 +1,14 @@
-"""Metrics as console tables: what ``primebot eval`` and ``primebot sim2sim`` print (eval.json, sim2sim.json),
-and the summary and line their stages (and the commands on a pipeline run) record in pipeline.json."""
+"""Metrics as console tables: what ``primebot eval`` and ``primebot sim2sim`` print (eval.json,
+sim2sim.json), and the summary and line their stages (and the commands on a pipeline run) record in
+pipeline.json."""
 
 from __future__ import annotations
 
 from typing import Any
 
 SHOWN = ("success_rate", "fall_rate", "mean_episode_length_s", "mpkpe_m", "mpkpe_root_relative_m",
-         "joint_pos_error_rad", "joint_vel_error_rad_s", "ee_pos_error_m", "anchor_pos_error_m", "anchor_ori_error_rad")
+         "joint_pos_error_rad", "joint_vel_error_rad_s", "ee_pos_error_m", "anchor_pos_error_m",
+         "anchor_ori_error_rad")
 
 
 def metrics_table(groups: dict[str, dict]) -> str:
@@ -33,14 +35,16 @@ def scalar_table(metrics: dict) -> str:
     return "\n".join(lines)
 
 
-SUMMARY_KEYS = ("success_rate", "fall_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed", "joint_pos_error_rad",
+SUMMARY_KEYS = ("success_rate", "fall_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed",
+                "joint_pos_error_rad",
                 "episodes")
 """The headline metrics a stage's pipeline.json summary keeps."""
 
 
 def metrics_summary(metrics: dict[str, Any]) -> dict[str, Any]:
-    """pipeline.json's summary of a metrics report's headline (``report.page.headline_metrics``): the figures
-    of ``SUMMARY_KEYS`` and, where the report judged it, ``tracked`` and the ``verdict``'s reason."""
+    """pipeline.json's summary of a metrics report's headline (``report.page.headline_metrics``):
+    the figures of ``SUMMARY_KEYS`` and, where the report judged it, ``tracked`` and the
+    ``verdict``'s reason."""
     out = {key: metrics[key] if isinstance(metrics[key], int) else round(float(metrics[key]), 4)
            for key in SUMMARY_KEYS if metrics.get(key) is not None}
     verdict = metrics.get("verdict") or {}
@@ -50,7 +54,8 @@ def metrics_summary(metrics: dict[str, Any]) -> dict[str, Any]:
 
 
 def metrics_headline(metrics: dict[str, Any]) -> str:
-    """One line for a metrics report's headline: the verdict's label, success, MPKPE, statue, episodes."""
+    """One line for a metrics report's headline: the verdict's label, success, MPKPE, statue,
+    episodes."""
     parts = []
     if "success_rate" in metrics:
         parts.append(f"success {metrics['success_rate']:.2f}")

@@ -29,7 +29,9 @@ def actuator_kind(model: mujoco.MjModel, act: int) -> str:
 def servo_gains(model: mujoco.MjModel, act: int) -> tuple[float, float]:
     """A position actuator's (kp, kd) at the joint: gain and −biasprm[2], times the gear."""
     gear = float(model.actuator_gear[act, 0])
-    return float(model.actuator_gainprm[act, 0]) * gear, float(-model.actuator_biasprm[act, 2]) * gear
+    return float(model.actuator_gainprm[act, 0]) * gear, float(
+        -model.actuator_biasprm[act, 2]
+    ) * gear
 
 
 def gain_problems(
@@ -51,5 +53,6 @@ def gain_problems(
         compared += 1
         mkp, mkd = servo_gains(model, int(act))
         if not (np.isclose(mkp, kp[j], rtol=GAIN_RTOL) and np.isclose(mkd, kd[j], rtol=GAIN_RTOL)):
-            bad.append(f"{name}: {source} kp={kp[j]:.6g} kd={kd[j]:.6g}, MJCF kp={mkp:.6g} kv={mkd:.6g}")
+            bad.append(f"{name}: {source} kp={kp[j]:.6g} kd={kd[j]:.6g}, MJCF kp={mkp:.6g} "
+                       f"kv={mkd:.6g}")
     return bad, compared

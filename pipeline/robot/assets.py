@@ -1,4 +1,5 @@
-"""The files a robot's MJCF includes or loads (included XML, meshes, textures): what a bundle carries with it."""
+"""The files a robot's MJCF includes or loads (included XML, meshes, textures): what a bundle
+carries with it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ _ASSET_DIRS = {"mesh": "meshdir", "texture": "texturedir"}
 
 
 def model_files(mjcf: Path) -> list[Path]:
-    """Every file ``mjcf`` includes or loads, as paths relative to its folder (MuJoCo's resolution rules)."""
+    """Every file ``mjcf`` includes or loads, as paths relative to its folder (MuJoCo's resolution
+    rules)."""
     root_dir = mjcf.parent
     compiler: dict[str, str] = {}
     found: list[tuple[str, str]] = []  # (tag, file)
@@ -35,7 +37,8 @@ def model_files(mjcf: Path) -> list[Path]:
             raise ExportError(f"robot model {path} is not readable XML: {exc}") from exc
         for element in tree.iter():
             if element.tag == "compiler":
-                compiler.update({k: v for k, v in element.attrib.items() if k in ("meshdir", "texturedir", "assetdir")})
+                compiler.update({k: v for k, v in element.attrib.items()
+                                 if k in ("meshdir", "texturedir", "assetdir")})
             elif element.tag == "include" and element.get("file"):
                 found.append(("include", element.get("file")))
                 pending.append(root_dir / element.get("file"))
@@ -44,11 +47,16 @@ def model_files(mjcf: Path) -> list[Path]:
                     found.append((element.tag, element.get(attribute)))
     out = []
     for tag, name in found:
-        folder = compiler.get(_ASSET_DIRS.get(tag, ""), compiler.get("assetdir", "")) if tag != "include" else ""
+        folder = (
+            compiler.get(_ASSET_DIRS.get(tag, ""), compiler.get("assetdir", ""))
+            if tag != "include"
+            else ""
+        )
         relative = Path(folder) / name
         if relative.is_absolute() or ".." in relative.parts:
             raise ExportError(
-                f"robot model {mjcf} loads {relative}, outside its folder: the bundle cannot carry it",
+                f"robot model {mjcf} loads {relative}, outside its folder: the bundle cannot carry "
+                "it",
                 fix="keep included files and assets under the MJCF's folder, with relative paths",
             )
         out.append(relative)

@@ -1,4 +1,5 @@
-"""The camera that frames a robot in videos: a fixed distance and angle, scaled to its standing height."""
+"""The camera that frames a robot in videos: a fixed distance and angle, scaled to its standing
+height."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ class CameraConfig:
     """Shadows and reflections triple the cost of a frame on software (Mesa) OpenGL."""
 
     def framed(self, model: mujoco.MjModel) -> CameraConfig:
-        """This camera with ``distance``/``height`` set from ``model``'s standing height where None."""
+        """This camera with ``distance``/``height`` set from ``model``'s standing height where
+        None."""
         if self.distance is not None and self.height is not None:
             return self
         robot_height = standing_height(model)

@@ -1,4 +1,5 @@
-"""``primebot robots check``: every model requirement of a robot, checked up front, each with its fix.
+"""``primebot robots check``: every model requirement of a robot, checked up front, each with its
+fix.
 
 The requirements are ``robot.robot_problems`` (names, actuators and the gains
 contract, armature, keyframe, floor and the feet touching it), plus the
@@ -32,7 +33,8 @@ from .stance import balancing_lean, standing_balance, standing_torques
 from .statics import stiffness_ratios
 
 TRAINING_FPS = 50.0
-"""Frames per second of a motion the pipeline trains on: the policy's control rate (``motion validate`` refuses another)."""
+"""Frames per second of a motion the pipeline trains on: the policy's control rate (``motion
+validate`` refuses another)."""
 FLOOR_TOL = 0.005
 """m: how far above or below the floor the standing pose's lowest collision point may be."""
 PHYSICS_TIMESTEP = 1.0 / TRAINING_FPS / 4
@@ -45,7 +47,8 @@ MODEL_CHECKS = ("names", "actuators", "armature", "keyframe", "floor")
 """The ``robot_problems`` requirements, in the order ``robots check`` lists them."""
 OK_DETAIL = {
     "names": "joints, bodies and the floating base match the spec",
-    "actuators": "one actuator per joint; position servos carry the spec's kp/kv (motors carry none)",
+    "actuators": "one actuator per joint; position servos carry the spec's kp/kv (motors carry "
+                 "none)",
     "armature": "the MJCF's joint armature is extra['armature']",
     "keyframe": "the keyframe extra['keyframe'] names is in the model",
     "floor": "a colliding plane on the world body, and the feet can touch it",
@@ -63,7 +66,8 @@ class Finding:
 
 
 def stand_key(model: mujoco.MjModel, spec: RobotSpec) -> int:
-    """The keyframe of the standing pose: ``extra['keyframe']`` (name or index), else the first; -1 if none."""
+    """The keyframe of the standing pose: ``extra['keyframe']`` (name or index), else the first; -1
+    if none."""
     key = spec.extra.get("keyframe", 0)
     if isinstance(key, str):
         key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, key)
@@ -93,9 +97,12 @@ def _floor_and_height(model, spec, ix, key) -> list[Finding]:
     else:
         fix = f"move the standing keyframe's root by {-lowest:+.4f} m vertically"
         if not spec.extra.get("root_joints"):  # a free joint: qpos holds the root's world z
-            fix += f" (qpos[{ix.root_qpos_adr + 2}] = {data.qpos[ix.root_qpos_adr + 2] - lowest:.4f})"
+            fix += (
+                f" (qpos[{ix.root_qpos_adr + 2}] = {data.qpos[ix.root_qpos_adr + 2] - lowest:.4f})"
+            )
         findings.append(Finding(
-            "stand_on_floor", "error", f"in {pose} the lowest collision point is {lowest:+.3f} m from the floor", fix
+            "stand_on_floor", "error",
+            f"in {pose} the lowest collision point is {lowest:+.3f} m from the floor", fix
         ))
     findings.append(_balance(model, spec, ix, data))
     findings.append(_self_collision(model, spec, data))
@@ -103,21 +110,27 @@ def _floor_and_height(model, spec, ix, key) -> list[Finding]:
         joints = model.key_qpos[key][ix.qpos_adr]
         off = np.flatnonzero(~np.isclose(joints, spec.default_joint_pos, atol=1e-4))
         if len(off):
-            names = ", ".join(f"{spec.joint_names[j]} {joints[j]:.3f} vs {spec.default_joint_pos[j]:.3f}"
+            names = ", ".join(f"{spec.joint_names[j]} {joints[j]:.3f} vs "
+                              f"{spec.default_joint_pos[j]:.3f}"
                               for j in off[:4])
             findings.append(Finding(
                 "default_pose", "error",
-                f"the standing keyframe's joints differ from default_joint_pos at {len(off)} joint(s): {names}",
-                "make the keyframe's joint qpos (and ctrl for position servos) the spec's default_joint_pos",
+                f"the standing keyframe's joints differ from default_joint_pos at {len(off)} "
+                f"joint(s): {names}",
+                "make the keyframe's joint qpos (and ctrl for position servos) the spec's "
+                "default_joint_pos",
             ))
         else:
-            findings.append(Finding("default_pose", "ok", "the standing keyframe's joints are default_joint_pos"))
+            findings.append(Finding("default_pose", "ok",
+                                    "the standing keyframe's joints are default_joint_pos"))
     return findings
 
 
 def _self_collision(model, spec, data) -> Finding:
-    """Robot-robot contacts in the standing pose: the self-collision penalty would fire every step."""
-    name = lambda g: mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g) or f"geom {g}"  # noqa: E731
+    """Robot-robot contacts in the standing pose: the self-collision penalty would fire every
+    step."""
+    name = lambda g: (mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_GEOM, g)  # noqa: E731
+                      or f"geom {g}")
     counted = {frozenset(pair) for pair in spec.self_collision_geoms}
     touching = []
     for contact in data.contact[: data.ncon]:
@@ -130,35 +143,48 @@ def _self_collision(model, spec, data) -> Finding:
         return Finding("self_collision", "ok", "no robot geoms touch in the standing pose")
     return Finding(
         "self_collision", "error",
-        f"{len(touching)} self-collision contact(s) in the standing pose: {', '.join(touching[:6])}",
-        "move or shrink those collision geoms, exclude the pair (<contact><exclude body1=… body2=…/>), or "
+        f"{len(touching)} self-collision contact(s) in the standing pose: "
+        f"{', '.join(touching[:6])}",
+        "move or shrink those collision geoms, exclude the pair (<contact><exclude body1=… "
+        "body2=…/>), or "
         "list only the pairs that matter in self_collision_geoms",
     )
 
 
 def _balance(model, spec, ix, data) -> Finding:
-    """The standing pose's centre of mass over the middle of the feet (robot/stance.py), else the lean that puts it there."""
+    """The standing pose's centre of mass over the middle of the feet (robot/stance.py), else the
+    lean that puts it there."""
     feet = ix.feet_body_ids.tolist()
     balance = standing_balance(model, data, ix.root_body_id, feet)
     if balance is None:
-        return Finding("balance", "error", f"no foot ({', '.join(spec.feet)}) touches the floor in the standing pose",
-                       "name in feet the bodies the robot stands on, and put them on the floor in the standing keyframe")
-    where = (f"the centre of mass is {balance.margin * 1000:+.0f} mm from the edge of the middle half of the feet's "
+        return Finding("balance", "error",
+                       f"no foot ({', '.join(spec.feet)}) touches the floor in the standing pose",
+                       "name in feet the bodies the robot stands on, and put them on the floor in "
+                       "the standing keyframe")
+    where = (f"the centre of mass is {balance.margin * 1000:+.0f} mm from the edge of the middle "
+             "half of the feet's "
              f"support polygon ({balance.edge_margin * 1000:+.0f} mm from its edge)")
     if balance.stands:
         return Finding("balance", "ok", where)
     lean = None if spec.extra.get("root_joints") else balancing_lean(
-        model, data.qpos.copy(), int(model.body_jntadr[ix.root_body_id]), list(ix.joint_ids), ix.root_body_id, feet)
+        model, data.qpos.copy(), int(model.body_jntadr[ix.root_body_id]), list(ix.joint_ids),
+        ix.root_body_id, feet)
     if lean is not None and lean.balance.stands:
         names = {int(j): n for j, n in zip(ix.joint_ids, spec.joint_names, strict=True)}
-        moves = ", ".join(f"{names[j]} {before:.3f} → {after:.3f}" for j, (before, after) in lean.changes.items())
-        fix = (f"lean the standing pose {lean.angle:+.3f} rad over the feet, hip pitch against ankle pitch so the feet "
-               f"stay flat: {moves}, in the keyframe (qpos and ctrl, root height {lean.qpos[ix.root_qpos_adr + 2]:.4f}) "
-               "and in default_joint_pos (`primebot robots new` does this for a standing pose it guesses)")
+        moves = ", ".join(f"{names[j]} {before:.3f} → {after:.3f}"
+                          for j, (before, after) in lean.changes.items())
+        fix = (f"lean the standing pose {lean.angle:+.3f} rad over the feet, hip pitch against "
+               "ankle pitch so the feet "
+               f"stay flat: {moves}, in the keyframe (qpos and ctrl, root height "
+               f"{lean.qpos[ix.root_qpos_adr + 2]:.4f}) "
+               "and in default_joint_pos (`primebot robots new` does this for a standing pose it "
+               "guesses)")
     else:
-        fix = ("move the standing pose's centre of mass over the middle of the feet (lean at the ankles, or bend the "
+        fix = ("move the standing pose's centre of mass over the middle of the feet (lean at the "
+               "ankles, or bend the "
                "hips and knees) in the keyframe and default_joint_pos")
-    return Finding("balance", "error", where + ": under its servos alone the robot tips over its feet's edge", fix)
+    return Finding("balance", "error",
+                   where + ": under its servos alone the robot tips over its feet's edge", fix)
 
 
 def _standing_under_pd(model, spec, ix, key) -> Finding:
@@ -178,17 +204,22 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     fell = end < 0.6 * start or up < 0.5
     verdict = "fell" if fell else "stayed up"
     weakest, sagging = int(np.argmin(ratios)), int(np.argmax(sag))
-    softest = (f"; the softest servo, {spec.joint_names[weakest]}, is {ratios[weakest]:.2f} × its gravity stiffness "
-               f"(the torque per radian gravity puts on what it carries standing); {spec.joint_names[sagging]} gives "
+    softest = (f"; the softest servo, {spec.joint_names[weakest]}, is {ratios[weakest]:.2f} × its "
+               "gravity stiffness "
+               "(the torque per radian gravity puts on what it carries standing); "
+               f"{spec.joint_names[sagging]} gives "
                f"{sag[sagging]:.3f} rad under the torque of standing")
     why = ""
     if fell:
-        why = ('; a robot that falls under its servos has to learn balance before the motion, which the laptop '
-               'presets do not do: stiffer servos (≥ 1.5 × everywhere, sagging < 0.05 rad) train in minutes '
+        why = ('; a robot that falls under its servos has to learn balance before the motion, '
+               'which the laptop '
+               'presets do not do: stiffer servos (≥ 1.5 × everywhere, sagging < 0.05 rad) train '
+               'in minutes '
                '(docs/robots.md, "Gains")')
     return Finding(
         "stands_under_pd", "info",
-        f"with ctrl = default pose and the spec's gains, no policy, it {verdict} over {STAND_SECONDS:.0f} s "
+        f"with ctrl = default pose and the spec's gains, no policy, it {verdict} over "
+        f"{STAND_SECONDS:.0f} s "
         f"(anchor {start:.2f} → {end:.2f} m)" + softest + why,
     )
 
@@ -196,13 +227,15 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
 def _timestep(model) -> Finding:
     step = float(model.opt.timestep)
     if abs(step - PHYSICS_TIMESTEP) < 1e-9:
-        return Finding("timestep", "ok", f"{step:g} s: 4 physics steps per {TRAINING_FPS:g} Hz control step")
+        return Finding("timestep", "ok",
+                       f"{step:g} s: 4 physics steps per {TRAINING_FPS:g} Hz control step")
     substeps = 1.0 / TRAINING_FPS / step
     alternative = (f", or keep it and train with --set task.decimation={round(substeps)}"
                    if abs(substeps - round(substeps)) < 1e-6 else "")
     return Finding(
         "timestep", "error",
-        f"timestep {step:g} s: with the tasks' 4 substeps the policy would run at {1 / (4 * step):g} Hz, "
+        f"timestep {step:g} s: with the tasks' 4 substeps the policy would run at "
+        f"{1 / (4 * step):g} Hz, "
         f"but motions are {TRAINING_FPS:g} fps (the export refuses the mismatch)",
         f'set <option timestep="{PHYSICS_TIMESTEP:g}"/> in the MJCF (robots new does){alternative}',
     )
@@ -212,12 +245,15 @@ def _joint_limits(model, spec) -> Finding:
     """Every policy joint has a range: motion authoring and validation and the tracking task's soft
     joint limits read it, and an unlimited hinge's range is [0, 0]."""
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in spec.joint_names]
-    free = [n for n, j in zip(spec.joint_names, ids, strict=True) if j >= 0 and not model.jnt_limited[j]]
+    free = [n for n, j in zip(spec.joint_names, ids, strict=True)
+            if j >= 0 and not model.jnt_limited[j]]
     if not free:
         return Finding("limits", "ok", "every policy joint has a range")
-    return Finding("limits", "error", f"{len(free)} policy joint(s) without a range: {', '.join(free[:6])}"
+    return Finding("limits", "error",
+                   f"{len(free)} policy joint(s) without a range: {', '.join(free[:6])}"
                    + (" …" if len(free) > 6 else ""),
-                   'give each a range (<joint range="-3.14 3.14" limited="true"/>; `primebot robots new` gives ±π)')
+                   'give each a range (<joint range="-3.14 3.14" limited="true"/>; `primebot '
+                   'robots new` gives ±π)')
 
 
 def _camera(model) -> Finding:

@@ -23,18 +23,23 @@ def pair_geoms(model: mujoco.MjModel) -> np.ndarray:
 
 
 def collision_geoms(model: mujoco.MjModel) -> np.ndarray:
-    """Geoms that take part in contacts (contype or conaffinity set, or named by a pair), as a boolean mask."""
+    """Geoms that take part in contacts (contype or conaffinity set, or named by a pair), as a
+    boolean mask."""
     return (model.geom_contype != 0) | (model.geom_conaffinity != 0) | pair_geoms(model)
 
 
 def can_touch(model: mujoco.MjModel, a: int, b: int) -> bool:
     """Whether geoms ``a`` and ``b`` can make a contact: an explicit pair, or their contact bits."""
-    pairs = {frozenset(p) for p in zip(model.pair_geom1.tolist(), model.pair_geom2.tolist(), strict=True)}
+    pairs = {frozenset(p)
+             for p in zip(model.pair_geom1.tolist(), model.pair_geom2.tolist(), strict=True)}
     if frozenset((a, b)) in pairs:
         return True
-    return bool((model.geom_contype[a] & model.geom_conaffinity[b]) or (model.geom_contype[b] & model.geom_conaffinity[a]))
+    return bool((model.geom_contype[a] & model.geom_conaffinity[b])
+                or (model.geom_contype[b] & model.geom_conaffinity[a]))
 
 
 def floor_geoms(model: mujoco.MjModel) -> np.ndarray:
     """Indices of the planes on the world body (the floor)."""
-    return np.flatnonzero((model.geom_bodyid == 0) & (model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE))
+    return np.flatnonzero(
+        (model.geom_bodyid == 0) & (model.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)
+    )

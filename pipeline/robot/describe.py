@@ -9,7 +9,8 @@ from .spec import RobotSpec, load_robot_model, robot_indices
 
 
 def describe_robot(spec: RobotSpec, model: mujoco.MjModel | None = None) -> dict:
-    """Joints (limits, gains, effort, default), bodies (mass), total mass and standing height, as plain data."""
+    """Joints (limits, gains, effort, default), bodies (mass), total mass and standing height, as
+    plain data."""
     model = load_robot_model(spec) if model is None else model
     ix = robot_indices(model, spec)
     keyframe = spec.extra.get("keyframe", 0)

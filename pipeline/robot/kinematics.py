@@ -1,4 +1,5 @@
-"""Forward kinematics of a robot through MuJoCo: body poses and velocities from root + joint trajectories.
+"""Forward kinematics of a robot through MuJoCo: body poses and velocities from root + joint
+trajectories.
 
 The motion tools (authoring, conversion, validation, replay) all derive body
 quantities here, so a stored ``body_pos_w`` and a recomputed one come from the
@@ -19,7 +20,8 @@ _PLANE = mujoco.mjtGeom.mjGEOM_PLANE
 
 
 def _mesh_vertical_half_ranges(model: mujoco.MjModel, data: mujoco.MjData, geoms: np.ndarray):
-    """Lowest and highest z offset from its centre of each mesh geom in ``geoms``, from its vertices."""
+    """Lowest and highest z offset from its centre of each mesh geom in ``geoms``, from its
+    vertices."""
     rot = data.geom_xmat.reshape(-1, 3, 3)
     low, high = np.empty(len(geoms)), np.empty(len(geoms))
     for k, g in enumerate(geoms):
@@ -64,7 +66,9 @@ def geom_vertical_extent(
             half[sel] = model.geom_rbound[sel]
     z = data.geom_xpos[:, 2]
     low, high = z - half, z + half
-    meshes = np.flatnonzero((model.geom_type == mujoco.mjtGeom.mjGEOM_MESH) & (model.geom_dataid >= 0))
+    meshes = np.flatnonzero(
+        (model.geom_type == mujoco.mjtGeom.mjGEOM_MESH) & (model.geom_dataid >= 0)
+    )
     if len(meshes):
         mesh_low, mesh_high = _mesh_vertical_half_ranges(model, data, meshes)
         low[meshes], high[meshes] = z[meshes] + mesh_low, z[meshes] + mesh_high
@@ -77,8 +81,8 @@ def robot_geoms(model: mujoco.MjModel) -> np.ndarray:
     """The robot's collision geoms (on bodies other than the world), as a boolean mask.
 
     Visual-only geoms (contype = conaffinity = 0 and in no explicit pair, e.g.
-    detailed meshes) never touch the floor, so they do not count for floor contact or height; a model
-    without any collision geom falls back to every robot geom.
+    detailed meshes) never touch the floor, so they do not count for floor contact or height; a
+    model without any collision geom falls back to every robot geom.
     """
     on_robot = model.geom_bodyid > 0
     colliding = on_robot & collision_geoms(model)

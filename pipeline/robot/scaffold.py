@@ -57,10 +57,11 @@ from .statics import GRAVITY, gravity_stiffness, is_ancestor
 NATURAL_FREQUENCY_HZ = 10.0
 """mjlab's natural frequency of the joint servos: the scaffold's lowest."""
 STANCE_STIFFNESS_SAFETY = 1.5
-"""Every joint's stiffness at least this × its gravity stiffness standing (``gravity_stiffness``)."""
+"""Every joint's stiffness at least this × its gravity stiffness standing
+(``gravity_stiffness``)."""
 MAX_SAG = 0.05
-"""rad: the most a servo may give under the torque of standing still (``standing_torques``): stiffness ≥
-that torque / MAX_SAG (bent knees need more than their gravity stiffness asks)."""
+"""rad: the most a servo may give under the torque of standing still (``standing_torques``):
+stiffness ≥ that torque / MAX_SAG (bent knees need more than their gravity stiffness asks)."""
 FREQUENCY_STEP_HZ = 0.5
 DAMPING_RATIO = 2.0
 ACTION_SCALE_EFFORT_FRACTION = 0.25
@@ -68,20 +69,26 @@ ACTION_SCALE_EFFORT_FRACTION = 0.25
 MIN_ARMATURE = 0.003
 """kg·m²: the smallest estimated armature (a small servo; kp ≈ 12 N·m/rad at 10 Hz)."""
 ARMATURE_PER_CARRIED_INERTIA = 0.03
-"""Estimated armature = this × carried mass × (0.1·height)² (≈ 0.018 kg·m² for a 35 kg, 1.3 m robot's legs)."""
+"""Estimated armature = this × carried mass × (0.1·height)² (≈ 0.018 kg·m² for a 35 kg, 1.3 m
+robot's legs)."""
 EFFORT_PER_CARRIED_TORQUE = 2.0
-"""Estimated effort = this × carried mass · g · 0.1·height (≈ 90 N·m for a 35 kg, 1.3 m robot's legs)."""
+"""Estimated effort = this × carried mass · g · 0.1·height (≈ 90 N·m for a 35 kg, 1.3 m robot's
+legs)."""
 MIN_EFFORT_PER_KG = 0.3
 """N·m per kg of robot: the smallest estimated effort (≈ 10 N·m for a 35 kg robot's wrists)."""
 
 COLLISION_GROUP = 3
-"""The geom group the Menagerie's models keep their collision geoms in (visual meshes are in 1 or 2)."""
+"""The geom group the Menagerie's models keep their collision geoms in (visual meshes are in 1 or
+2)."""
 FLOOR = {
-    "type": mujoco.mjtGeom.mjGEOM_PLANE, "size": [0.0, 0.0, 0.05], "condim": 3, "friction": [1.0, 0.005, 0.0001],
-    "solref": [0.02, 1.0], "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "solmix": 1.0, "margin": 0.0, "gap": 0.0,
+    "type": mujoco.mjtGeom.mjGEOM_PLANE, "size": [0.0, 0.0, 0.05], "condim": 3,
+    "friction": [1.0, 0.005, 0.0001],
+    "solref": [0.02, 1.0], "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "solmix": 1.0, "margin": 0.0,
+    "gap": 0.0,
     "priority": 0, "group": 0, "rgba": [0.5, 0.5, 0.5, 1.0],
 }
-"""The added floor's attributes besides its contact bits: MuJoCo's built-in defaults, set explicitly."""
+"""The added floor's attributes besides its contact bits: MuJoCo's built-in defaults, set
+explicitly."""
 FLOOR_PAIR = {"condim": 3, "friction": [1.0, 1.0, 0.005, 0.0001, 0.0001], "solref": [0.02, 1.0],
               "solimp": [0.9, 0.95, 0.001, 0.5, 2.0], "margin": 0.0, "gap": 0.0}
 """An added floor contact pair's attributes (MuJoCo's defaults for a pair)."""
@@ -93,11 +100,15 @@ _NAMED = {
     "geom": ("ngeom", mujoco.mjtObj.mjOBJ_GEOM), "site": ("nsite", mujoco.mjtObj.mjOBJ_SITE),
     "camera": ("ncam", mujoco.mjtObj.mjOBJ_CAMERA), "light": ("nlight", mujoco.mjtObj.mjOBJ_LIGHT),
     "mesh": ("nmesh", mujoco.mjtObj.mjOBJ_MESH), "skin": ("nskin", mujoco.mjtObj.mjOBJ_SKIN),
-    "hfield": ("nhfield", mujoco.mjtObj.mjOBJ_HFIELD), "texture": ("ntex", mujoco.mjtObj.mjOBJ_TEXTURE),
+    "hfield": ("nhfield", mujoco.mjtObj.mjOBJ_HFIELD),
+    "texture": ("ntex", mujoco.mjtObj.mjOBJ_TEXTURE),
     "material": ("nmat", mujoco.mjtObj.mjOBJ_MATERIAL), "pair": ("npair", mujoco.mjtObj.mjOBJ_PAIR),
-    "exclude": ("nexclude", mujoco.mjtObj.mjOBJ_EXCLUDE), "equality": ("neq", mujoco.mjtObj.mjOBJ_EQUALITY),
-    "tendon": ("ntendon", mujoco.mjtObj.mjOBJ_TENDON), "actuator": ("nu", mujoco.mjtObj.mjOBJ_ACTUATOR),
-    "sensor": ("nsensor", mujoco.mjtObj.mjOBJ_SENSOR), "numeric": ("nnumeric", mujoco.mjtObj.mjOBJ_NUMERIC),
+    "exclude": ("nexclude", mujoco.mjtObj.mjOBJ_EXCLUDE),
+    "equality": ("neq", mujoco.mjtObj.mjOBJ_EQUALITY),
+    "tendon": ("ntendon", mujoco.mjtObj.mjOBJ_TENDON),
+    "actuator": ("nu", mujoco.mjtObj.mjOBJ_ACTUATOR),
+    "sensor": ("nsensor", mujoco.mjtObj.mjOBJ_SENSOR),
+    "numeric": ("nnumeric", mujoco.mjtObj.mjOBJ_NUMERIC),
     "text": ("ntext", mujoco.mjtObj.mjOBJ_TEXT), "tuple": ("ntuple", mujoco.mjtObj.mjOBJ_TUPLE),
     "keyframe": ("nkey", mujoco.mjtObj.mjOBJ_KEY), "flex": ("nflex", mujoco.mjtObj.mjOBJ_FLEX),
 }
@@ -106,7 +117,8 @@ _NAMED = {
 
 @dataclass
 class Guess:
-    """What ``robots new`` derived from the model, with notes on how (the spec's REVIEW comments)."""
+    """What ``robots new`` derived from the model, with notes on how (the spec's REVIEW
+    comments)."""
 
     name: str
     joint_names: tuple[str, ...]
@@ -114,7 +126,8 @@ class Guess:
     armature: dict[str, float]
     effort: dict[str, float]
     frequency_hz: dict[str, float]
-    """Each servo's natural frequency: mjlab's 10 Hz, or higher where that would not hold the robot standing."""
+    """Each servo's natural frequency: mjlab's 10 Hz, or higher where that would not hold the robot
+    standing."""
     root_body: str
     anchor_body: str
     feet: tuple[str, ...]
@@ -142,23 +155,27 @@ def _check_name(name: str) -> None:
 
 
 def printable(text: str) -> str:
-    """``text`` with every character that is not printable written as its escape (``\\n``, ``\\u202e``):
-    what a comment, a docstring or the README may quote from a model, on one line."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    """``text`` with every character that is not printable written as its escape (``\\n``,
+    ``\\u202e``): what a comment, a docstring or the README may quote from a model, on one line."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
-_CONTROL_NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "TAB", "\x00": "NUL", "\x0b": "LINE TABULATION",
+_CONTROL_NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "TAB", "\x00": "NUL",
+                  "\x0b": "LINE TABULATION",
                   "\x0c": "FORM FEED", "\x1b": "ESCAPE", "\x85": "NEXT LINE"}
 
 
 def _describe(char: str) -> str:
-    kind = _CONTROL_NAMES.get(char) or unicodedata.name(char, f"category {unicodedata.category(char)}")
+    kind = _CONTROL_NAMES.get(char) or unicodedata.name(char,
+                                                        f"category {unicodedata.category(char)}")
     return f"U+{ord(char):04X} ({kind})"
 
 
 def refuse_unsafe_names(model: mujoco.MjModel, path: Path) -> None:
     """A ``RobotError`` naming the first element whose name (or the model's) holds a character that
-    is not printable: a line break in a name could end a comment of the generated spec.py and start code."""
+    is not printable: a line break in a name could end a comment of the generated spec.py and start
+    code."""
     found = []
     for kind, (count, obj) in _NAMED.items():
         for index in range(int(getattr(model, count, 0))):
@@ -172,10 +189,16 @@ def refuse_unsafe_names(model: mujoco.MjModel, path: Path) -> None:
         return
     element, name = found[0]
     bad = next(c for c in name if not c.isprintable())
-    more = f" (and {len(found) - 1} more: {', '.join(e for e, _ in found[1:4])})" if len(found) > 1 else ""
+    more = (
+        f" (and {len(found) - 1} more: {', '.join(e for e, _ in found[1:4])})"
+        if len(found) > 1
+        else ""
+    )
     raise RobotError(
-        f"{printable(str(path))}: the {element} is named {name!r}, which holds {_describe(bad)}{more}; "
-        "names are written into the generated plugin, so `robots new` refuses names that are not printable",
+        f"{printable(str(path))}: the {element} is named {name!r}, which holds "
+        f"{_describe(bad)}{more}; "
+        "names are written into the generated plugin, so `robots new` refuses names that are not "
+        "printable",
         fix=f"rename the {element.split(' #')[0]} in the MJCF with printable characters only "
         "(letters, digits, _ - . and spaces: no line breaks, tabs or other control characters)",
     )
@@ -187,7 +210,8 @@ def _model_structure(model: mujoco.MjModel, path: Path) -> tuple[int, list[int]]
     if len(free) != 1:
         raise RobotError(
             f"{path}: expected exactly one free joint (the floating base), found {len(free)}",
-            fix="give the root body a <freejoint/>; a fixed-base or planar model needs a hand-written spec",
+            fix="give the root body a <freejoint/>; a fixed-base or planar model needs a "
+                "hand-written spec",
         )
     others = [j for j in range(model.njnt) if j != free[0]]
     not_hinge = [repr(_name(model, mujoco.mjtObj.mjOBJ_JOINT, j)) or f"#{j}" for j in others
@@ -206,7 +230,8 @@ def _model_structure(model: mujoco.MjModel, path: Path) -> tuple[int, list[int]]
 
 
 def _carried_mass(model: mujoco.MjModel, joint: int, feet: set[int]) -> float:
-    """The mass a joint holds up: the whole robot for a joint on the way to a foot, else its subtree."""
+    """The mass a joint holds up: the whole robot for a joint on the way to a foot, else its
+    subtree."""
     body = int(model.jnt_bodyid[joint])
     below = {b for b in range(model.nbody) if is_ancestor(model, body, b)}
     if below & feet:
@@ -232,11 +257,12 @@ def _stand_qpos(model: mujoco.MjModel, free: int, joints: list[int], pose: np.nd
 
 
 def add_floor(spec: mujoco.MjSpec, model: mujoco.MjModel) -> list[str]:
-    """Give ``spec`` a floor its robot stands on, if ``model`` (its compiled state) has none: a plane whose
-    contact bits meet every colliding robot geom's, every other attribute set explicitly. When no robot
-    geom can touch the floor (contacts come from explicit pairs, as in the Menagerie's Apollo, whose
-    default class turns every geom's contact bits off), explicit pairs join the floor and the robot's
-    collision geoms (group ``COLLISION_GROUP``, else its primitives)."""
+    """Give ``spec`` a floor its robot stands on, if ``model`` (its compiled state) has none: a
+    plane whose contact bits meet every colliding robot geom's, every other attribute set
+    explicitly. When no robot geom can touch the floor (contacts come from explicit pairs, as in the
+    Menagerie's Apollo, whose default class turns every geom's contact bits off), explicit pairs
+    join the floor and the robot's collision geoms (group ``COLLISION_GROUP``, else its
+    primitives)."""
     changes = []
     geoms = list(spec.geoms)  # in the compiled model's order (before the floor joins them)
     robot = np.flatnonzero(model.geom_bodyid > 0)
@@ -251,7 +277,8 @@ def add_floor(spec: mujoco.MjSpec, model: mujoco.MjModel) -> list[str]:
         floor_name = free_name(taken, "floor")
         spec.worldbody.add_geom(name=floor_name, contype=contype, conaffinity=conaffinity, **FLOOR)
         changes.append("a floor")
-        touches = bool(np.any((model.geom_contype[robot] & conaffinity) | (model.geom_conaffinity[robot] & contype)))
+        touches = bool(np.any((model.geom_contype[robot] & conaffinity)
+                              | (model.geom_conaffinity[robot] & contype)))
     if touches:
         return changes
     if not floor_name:
@@ -264,22 +291,26 @@ def add_floor(spec: mujoco.MjSpec, model: mujoco.MjModel) -> list[str]:
         if not geom.name:
             geom.name = free_name(taken, f"collision_{int(g)}")
         spec.add_pair(geomname1=floor_name, geomname2=geom.name, **FLOOR_PAIR)
-    where = f"group {COLLISION_GROUP}" if len(grouped) else "primitive" if len(primitives) else "all"
-    changes.append(f"contact pairs between the floor and the {len(partners)} {where} collision geoms "
+    where = (
+        f"group {COLLISION_GROUP}" if len(grouped) else "primitive" if len(primitives) else "all"
+    )
+    changes.append(f"contact pairs between the floor and the {len(partners)} {where} collision "
+                   "geoms "
                    "(no geom of the model can touch it by its contact bits)")
     return changes
 
 
 def _anchor(model: mujoco.MjModel, root: int) -> int:
     """The heaviest body named like a torso (not a camera mount on it), else the root."""
-    torso = [b for b in range(1, model.nbody) if "torso" in _name(model, mujoco.mjtObj.mjOBJ_BODY, b).lower()
+    torso = [b for b in range(1, model.nbody)
+             if "torso" in _name(model, mujoco.mjtObj.mjOBJ_BODY, b).lower()
              and is_ancestor(model, root, b)]
     return max(torso, key=lambda b: model.body_mass[b]) if torso else root
 
 
 def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
-    """Joints, bodies, feet, hands, anchor, pose, armature, effort and servo frequencies read or guessed
-    from ``model`` (with its floor and contacts: ``add_floor``)."""
+    """Joints, bodies, feet, hands, anchor, pose, armature, effort and servo frequencies read or
+    guessed from ``model`` (with its floor and contacts: ``add_floor``)."""
     free, joints = _model_structure(model, path)
     root = int(model.jnt_bodyid[free])
     notes: dict[str, str] = {}
@@ -289,7 +320,11 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
     if model.nkey:
         pose = model.key_qpos[0][model.jnt_qposadr[joints]].copy()
         key_name = _name(model, mujoco.mjtObj.mjOBJ_KEY, 0)
-        notes["default_pose"] = f"the model's first keyframe ({key_name!r})" if key_name else "the model's first keyframe"
+        notes["default_pose"] = (
+            f"the model's first keyframe ({key_name!r})"
+            if key_name
+            else "the model's first keyframe"
+        )
     else:
         pose = np.where(limited, np.clip(0.0, lo, hi), 0.0)
         key_name = ""
@@ -311,22 +346,29 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
     feet_set = set(feet)
     balance = standing_balance(model, data, root, feet)
     if not model.nkey or balance is None or not balance.stands:
-        # a guessed pose, or a keyframe whose centre of mass is not over the middle of the feet: lean it there
+        # a guessed pose, or a keyframe whose centre of mass is not over the middle of the feet:
+        # lean it there
         lean = balancing_lean(model, qpos, free, joints, root, feet)
         if lean is not None and lean.angle and (model.nkey == 0 or lean.balance.stands):
             qpos = lean.qpos
             pose = qpos[model.jnt_qposadr[joints]].copy()
-            moved = ", ".join(f"{_name(model, mujoco.mjtObj.mjOBJ_JOINT, j)!r} {before:+.3f} → {after:+.3f}"
+            moved = ", ".join(f"{_name(model, mujoco.mjtObj.mjOBJ_JOINT, j)!r} {before:+.3f} → "
+                              f"{after:+.3f}"
                               for j, (before, after) in lean.changes.items())
-            notes["default_pose"] += (f", leaned {lean.angle:+.3f} rad over the feet ({moved}) to put the centre of "
+            notes["default_pose"] += (f", leaned {lean.angle:+.3f} rad over the feet ({moved}) to "
+                                      "put the centre of "
                                       "mass over the middle of the support polygon")
         elif lean is None:
-            notes["default_pose"] += "; the legs have no two pitch joints to lean it over the feet: check its balance"
+            notes["default_pose"] += (
+                "; the legs have no two pitch joints to lean it over the feet: check its balance"
+            )
         data.qpos[:] = qpos
         mujoco.mj_kinematics(model, data)
     anchor = _anchor(model, root)
-    hands = [b for b in leaves if not any(is_ancestor(model, b, f) or is_ancestor(model, f, b) for f in feet)]
-    hands = sorted(hands, key=lambda b: -len(_chain(model, root, b)))[:2]  # the longest limbs: not a head
+    hands = [b for b in leaves
+             if not any(is_ancestor(model, b, f) or is_ancestor(model, f, b) for f in feet)]
+    # the longest limbs: not a head
+    hands = sorted(hands, key=lambda b: -len(_chain(model, root, b)))[:2]
 
     def by_side(bodies):  # left (+y) first
         return sorted(bodies, key=lambda b: -data.xpos[b, 1])
@@ -336,7 +378,11 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
     for end in [*feet, *hands]:
         chain = _chain(model, root, end)
         # a third and two thirds down the limb (hip roll and knee of a 6-joint leg), and its end
-        tracked += [chain[round(len(chain) / 3) - 1], chain[round(2 * len(chain) / 3) - 1], end] if len(chain) >= 3 else chain
+        tracked += (
+            [chain[round(len(chain) / 3) - 1], chain[round(2 * len(chain) / 3) - 1], end]
+            if len(chain) >= 3
+            else chain
+        )
     tracked = list(dict.fromkeys(tracked))
 
     height = standing_height(model) if model.nkey else _height_at(model, qpos)
@@ -356,7 +402,11 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
             eff = float(model.actuator_forcerange[act, 1])
         elif model.jnt_actfrclimited[j]:
             eff = float(model.jnt_actfrcrange[j, 1])
-        elif act is not None and actuator_kind(model, act) == "motor" and model.actuator_ctrllimited[act]:
+        elif (
+            act is not None
+            and actuator_kind(model, act) == "motor"
+            and model.actuator_ctrllimited[act]
+        ):
             eff = float(model.actuator_ctrlrange[act, 1] * model.actuator_gear[act, 0])
         else:
             eff = max(MIN_EFFORT_PER_KG * float(model.body_subtreemass[root]),
@@ -365,43 +415,58 @@ def guess_robot(name: str, model: mujoco.MjModel, path: Path) -> Guess:
         effort[joint_name] = float(f"{eff:.4g}")
     frequency, notes["gains"] = _frequencies(model, data, joints, names, root, feet_set, armature)
     if estimated_armature:
-        notes["armature"] = (f"estimated for {len(estimated_armature)} joint(s) without armature in the MJCF "
-                             "(0.03 × carried mass × (0.1·height)², at least 0.003): replace with your motors' "
+        notes["armature"] = (f"estimated for {len(estimated_armature)} joint(s) without armature "
+                             "in the MJCF "
+                             "(0.03 × carried mass × (0.1·height)², at least 0.003): replace with "
+                             "your motors' "
                              "reflected inertia")
     else:
         notes["armature"] = "read from the MJCF's joints"
     if estimated_effort:
-        notes["effort"] = (f"estimated for {len(estimated_effort)} joint(s) without force limits in the MJCF "
-                           "(2 × carried mass · g · 0.1·height, at least 0.3 N·m per kg of robot): replace with your motors' peak torque")
+        notes["effort"] = (f"estimated for {len(estimated_effort)} joint(s) without force limits "
+                           "in the MJCF "
+                           "(2 × carried mass · g · 0.1·height, at least 0.3 N·m per kg of robot): "
+                           "replace with your motors' peak torque")
     else:
         notes["effort"] = "read from the MJCF's actuator force ranges / joint actuatorfrcrange"
     body = lambda b: _name(model, mujoco.mjtObj.mjOBJ_BODY, b)  # noqa: E731
     return Guess(
         name=name, joint_names=names, default_pose=dict(zip(names, map(float, pose), strict=True)),
-        armature=armature, effort=effort, frequency_hz=frequency, root_body=body(root), anchor_body=body(anchor),
-        feet=tuple(map(body, feet)), hands=tuple(map(body, hands)), tracked_bodies=tuple(map(body, tracked)),
-        keyframe=key_name or "stand", height=float(height), mass=float(model.body_subtreemass[root]), notes=notes,
+        armature=armature, effort=effort, frequency_hz=frequency, root_body=body(root),
+        anchor_body=body(anchor),
+        feet=tuple(map(body, feet)), hands=tuple(map(body, hands)),
+        tracked_bodies=tuple(map(body, tracked)),
+        keyframe=key_name or "stand", height=float(height),
+        mass=float(model.body_subtreemass[root]), notes=notes,
     )
 
 
 def _frequencies(model, data, joints, names, root, feet, armature) -> tuple[dict[str, float], str]:
-    """Each joint's servo frequency: mjlab's 10 Hz, or the lowest (in ``FREQUENCY_STEP_HZ``) at which it is
-    ``STANCE_STIFFNESS_SAFETY`` × as stiff as gravity's pull on what it carries and gives at most ``MAX_SAG``
-    under gravity's torque standing (stiffness grows as f²); and the note saying which joints were raised."""
+    """Each joint's servo frequency: mjlab's 10 Hz, or the lowest (in ``FREQUENCY_STEP_HZ``) at
+    which it is ``STANCE_STIFFNESS_SAFETY`` × as stiff as gravity's pull on what it carries and
+    gives at most ``MAX_SAG`` under gravity's torque standing (stiffness grows as f²); and the note
+    saying which joints were raised."""
     kp_10 = np.array([armature[n] for n in names]) * (2 * math.pi * NATURAL_FREQUENCY_HZ) ** 2
-    needed = np.maximum(STANCE_STIFFNESS_SAFETY * gravity_stiffness(model, data, joints, root, feet),
+    needed = np.maximum(STANCE_STIFFNESS_SAFETY * gravity_stiffness(model, data, joints, root,
+                                                                    feet),
                         standing_torques(model, data, joints, root, feet) / MAX_SAG) / kp_10
     hz = NATURAL_FREQUENCY_HZ * np.sqrt(np.maximum(1.0, needed))
     hz = np.ceil(hz / FREQUENCY_STEP_HZ - 1e-9) * FREQUENCY_STEP_HZ
     raised = [k for k in np.argsort(-hz, kind="stable") if hz[k] > NATURAL_FREQUENCY_HZ]
     if raised:
-        listed = ", ".join(f"{names[k]!r} {hz[k]:g} Hz" for k in raised[:4]) + (" …" if len(raised) > 4 else "")
-        note = (f"mjlab's 10 Hz, raised on {len(raised)} joint(s) that 10 Hz would leave softer than "
-                f"{STANCE_STIFFNESS_SAFETY:g} × the gravity torque per radian they carry standing, or sagging more "
-                f"than {MAX_SAG:g} rad under it ({listed}): below that the robot folds over under its servos; "
+        listed = ", ".join(f"{names[k]!r} {hz[k]:g} Hz" for k in raised[:4]) + (
+            " …" if len(raised) > 4 else ""
+        )
+        note = (f"mjlab's 10 Hz, raised on {len(raised)} joint(s) that 10 Hz would leave softer "
+                "than "
+                f"{STANCE_STIFFNESS_SAFETY:g} × the gravity torque per radian they carry standing, "
+                "or sagging more "
+                f"than {MAX_SAG:g} rad under it ({listed}): below that the robot folds over under "
+                "its servos; "
                 "lower them only if your motors cannot hold these gains")
     else:
-        note = (f"mjlab's 10 Hz: every servo is ≥ {STANCE_STIFFNESS_SAFETY:g} × its gravity stiffness and sags "
+        note = (f"mjlab's 10 Hz: every servo is ≥ {STANCE_STIFFNESS_SAFETY:g} × its gravity "
+                "stiffness and sags "
                 f"< {MAX_SAG:g} rad standing")
     return {n: float(f) for n, f in zip(names, hz, strict=True)}, note
 
@@ -416,7 +481,8 @@ def _height_at(model: mujoco.MjModel, qpos: np.ndarray) -> float:
 
 
 def gains(guess: Guess) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(armature, stiffness, damping, effort) in joint order, by mjlab's rule at each joint's frequency."""
+    """(armature, stiffness, damping, effort) in joint order, by mjlab's rule at each joint's
+    frequency."""
     armature = np.array([guess.armature[j] for j in guess.joint_names])
     effort = np.array([guess.effort[j] for j in guess.joint_names])
     frequency = np.array([guess.frequency_hz[j] for j in guess.joint_names])
@@ -425,7 +491,8 @@ def gains(guess: Guess) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def _set_servo(act, kp: float, kd: float, effort: float) -> None:
-    """Make ``act`` the spec's position servo, every attribute set (none left to a default class)."""
+    """Make ``act`` the spec's position servo, every attribute set (none left to a default
+    class)."""
     act.set_to_position(kp=kp, kv=kd)
     act.gear = [1, 0, 0, 0, 0, 0]
     act.ctrllimited = 0
@@ -443,9 +510,9 @@ def _set_servo(act, kp: float, kd: float, effort: float) -> None:
 
 
 def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> list[str]:
-    """Add to ``spec`` (compiled: ``model``) what the requirements need and the model lacks: armature,
-    servos, the timestep and integrator, the standing keyframe, and the light, sky and floor texture
-    of a video."""
+    """Add to ``spec`` (compiled: ``model``) what the requirements need and the model lacks:
+    armature, servos, the timestep and integrator, the standing keyframe, and the light, sky and
+    floor texture of a video."""
     armature, kp, kd, effort = gains(guess)
     changes = []
     unlimited = 0
@@ -454,7 +521,8 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
         if not math.isclose(joint.armature, armature[j], rel_tol=1e-3):
             joint.armature = float(armature[j])
             changes.append("armature")
-        if not model.jnt_limited[model.joint(name).id]:  # motion authoring and the task's soft limits need a range
+        # motion authoring and the task's soft limits need a range
+        if not model.jnt_limited[model.joint(name).id]:
             joint.limited, joint.range = mujoco.mjtLimited.mjLIMITED_TRUE, [-math.pi, math.pi]
             unlimited += 1
     if unlimited:
@@ -464,7 +532,8 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
     for j, name in enumerate(guess.joint_names):
         act = by_joint.get(name)
         if act is None:
-            act = spec.add_actuator(name=free_name(taken, name), target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+            act = spec.add_actuator(name=free_name(taken, name), target=name,
+                                    trntype=mujoco.mjtTrn.mjTRN_JOINT)
             changes.append("actuators added")
         elif act.biastype == mujoco.mjtBias.mjBIAS_NONE:
             continue  # a motor: torque control, the gains live in the spec
@@ -477,7 +546,8 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
     if spec.option.integrator != mujoco.mjtIntegrator.mjINT_IMPLICITFAST:
         changes.append("the implicitfast integrator")
         spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
-    for flag, what in ((mujoco.mjtDisableBit.mjDSBL_CONTACT, "contacts"), (mujoco.mjtDisableBit.mjDSBL_GRAVITY, "gravity"),
+    for flag, what in ((mujoco.mjtDisableBit.mjDSBL_CONTACT, "contacts"),
+                       (mujoco.mjtDisableBit.mjDSBL_GRAVITY, "gravity"),
                        (mujoco.mjtDisableBit.mjDSBL_CONSTRAINT, "constraints")):
         if spec.option.disableflags & int(flag):  # the floor and the servos need them
             spec.option.disableflags &= ~int(flag)
@@ -489,7 +559,10 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
     qpos = _stand_qpos(model, free, joints, pose, start)
     ctrl = np.zeros(model.nu)
     for a in range(model.nu):
-        if actuator_kind(model, a) == "position" and model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT:
+        if (
+            actuator_kind(model, a) == "position"
+            and model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT
+        ):
             ctrl[a] = qpos[model.jnt_qposadr[model.actuator_trnid[a, 0]]]
     if spec.keys:
         key = spec.keys[0]
@@ -503,9 +576,10 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
     return list(dict.fromkeys(changes))
 
 
-def build_model_copy(source: Path, name: str, model: mujoco.MjModel | None = None) -> tuple[str, Guess, list[str]]:
-    """The package's MJCF (XML text) for the model at ``source`` (``model``: it compiled, if at hand), the
-    guess it was built from, and what it adds to the original."""
+def build_model_copy(source: Path, name: str,
+                     model: mujoco.MjModel | None = None) -> tuple[str, Guess, list[str]]:
+    """The package's MJCF (XML text) for the model at ``source`` (``model``: it compiled, if at
+    hand), the guess it was built from, and what it adds to the original."""
     spec = mujoco.MjSpec.from_file(str(source))
     changes = add_floor(spec, spec.compile() if model is None else model)
     model = spec.compile()
@@ -525,11 +599,15 @@ def spec_source(guess: Guess, model_file: str) -> str:
     Model names appear only as Python literals (``repr``) and in comments through ``printable``."""
     _check_name(guess.name)
     n = {topic: printable(note) for topic, note in guess.notes.items()}
-    return f'''"""The {guess.name} robot for primebot, scaffolded by `primebot robots new` from its MJCF.
+    about = (f"{guess.height:.2f} m, {guess.mass:.1f} kg, {len(guess.joint_names)} joints "
+             "(scaffolded)")
+    return f'''\
+"""The {guess.name} robot for primebot, scaffolded by `primebot robots new` from its MJCF.
 
 Review every line marked REVIEW, then run `primebot robots check {guess.name}`.
 Gains follow mjlab's rule: stiffness = armature·ω², damping = 2·ζ·armature·ω
-(ω = 2π·f with each joint's f below, ζ = {DAMPING_RATIO:g}); action scale = {ACTION_SCALE_EFFORT_FRACTION}·effort/stiffness.
+(ω = 2π·f with each joint's f below, ζ = {DAMPING_RATIO:g}); action scale = \
+{ACTION_SCALE_EFFORT_FRACTION}·effort/stiffness.
 The model copy in model/ carries the same armature and gains (the gains contract,
 docs/robots.md): change both together, or re-run `primebot robots new`.
 """
@@ -597,7 +675,7 @@ def {guess.name}_spec(mjcf: str | Path | None = None) -> RobotSpec:
         feet=FEET,
         self_collision_geoms=(),  # REVIEW: empty counts a contact between any two robot geoms
         root_body=ROOT_BODY,
-        description={f"{guess.height:.2f} m, {guess.mass:.1f} kg, {len(guess.joint_names)} joints (scaffolded)"!r},
+        description={about!r},
         extra={{
             "armature": armature,
             "keyframe": {guess.keyframe!r},
@@ -641,7 +719,8 @@ packages = ["{package}"]
 
 def test_source(name: str, package: str) -> str:
     _check_name(name)
-    return f'''"""The {name} plugin registers and its model passes every `primebot robots check` check."""
+    return f'''\
+"""The {name} plugin registers and its model passes every `primebot robots check` check."""
 
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.robot.checks import check_robot
@@ -655,12 +734,16 @@ def test_{name}_registers_and_passes_robots_check():
 
 
 def readme_source(name: str, package: str, source_name: str, changes: list[str]) -> str:
-    """The package's README: ``source_name`` (the MJCF's file name) and ``changes`` escaped with ``printable``."""
+    """The package's README: ``source_name`` (the MJCF's file name) and ``changes`` escaped with
+    ``printable``."""
     _check_name(name)
     added = printable(", ".join(changes) or "nothing")
-    return (f"# primebot-{name.replace('_', '-')}\n\nThe {name} robot for primebot, scaffolded from "
-            f"`{printable(source_name).replace('`', chr(39))}` by `primebot robots new`.\n\n```\npip install -e .\n"
-            f"primebot robots check {name}\n```\n\nReview the lines marked REVIEW in spec.py. The model copy in "
+    return (f"# primebot-{name.replace('_', '-')}\n\nThe {name} robot for primebot, scaffolded "
+            "from "
+            f"`{printable(source_name).replace('`', chr(39))}` by `primebot robots "
+            "new`.\n\n```\npip install -e .\n"
+            f"primebot robots check {name}\n```\n\nReview the lines marked REVIEW in spec.py. The "
+            "model copy in "
             f"{package}/model/ adds: {added}.\n")
 
 
@@ -674,12 +757,14 @@ class Scaffold:
 
 
 def scaffold_robot(name: str, mjcf: str | Path, out_dir: str | Path | None = None) -> Scaffold:
-    """Write the plugin package for ``mjcf`` as robot ``name`` into ``out_dir`` (``./primebot-NAME``)."""
+    """Write the plugin package for ``mjcf`` as robot ``name`` into ``out_dir``
+    (``./primebot-NAME``)."""
     _check_name(name)
     mjcf = Path(mjcf).resolve()
     folder = Path(out_dir) if out_dir else Path(f"primebot-{name.replace('_', '-')}")
     if folder.exists() and any(folder.iterdir()):
-        raise ConfigError(f"{folder} exists and is not empty", fix="choose another folder with -o, or remove it")
+        raise ConfigError(f"{folder} exists and is not empty",
+                          fix="choose another folder with -o, or remove it")
     model = compile_mjcf(mjcf, name)
     refuse_unsafe_names(model, mjcf)
     xml, guess, changes = build_model_copy(mjcf, name, model)

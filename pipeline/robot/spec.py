@@ -51,14 +51,16 @@ class RobotSpec:
     """Bodies checked by the end-effector height termination (hands, feet)."""
     feet: tuple[str, ...] = None
     self_collision_geoms: tuple[tuple[str, str], ...] = ()
-    """Geom pairs (by name) whose contact counts as self-collision; empty means any two robot geoms."""
+    """Geom pairs (by name) whose contact counts as self-collision; empty means any two robot
+    geoms."""
     root_body: str = ""
     """The floating-base body (first body with a free joint) when different from the anchor."""
     description: str = ""
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Refuse a spec with a missing field or a per-joint array of the wrong length, naming each."""
+        """Refuse a spec with a missing field or a per-joint array of the wrong length, naming
+        each."""
         missing = [f.name for f in fields(self) if getattr(self, f.name) is None]
         if missing:
             raise RobotError(
@@ -90,12 +92,14 @@ class RobotSpec:
 
 
 def pd_gains(
-    armature: np.ndarray, natural_frequency_hz: float | np.ndarray = 10.0, damping_ratio: float = 2.0
+    armature: np.ndarray, natural_frequency_hz: float | np.ndarray = 10.0,
+    damping_ratio: float = 2.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """PD gains from reflected inertia, as mjlab derives them.
 
     Treating each joint as a second-order system of inertia ``armature``:
-    stiffness = armature·ω², damping = 2·ζ·armature·ω, ω = 2π·f (one f for all joints, or one per joint).
+    stiffness = armature·ω², damping = 2·ζ·armature·ω, ω = 2π·f (one f for all joints, or one per
+    joint).
     """
     armature = np.asarray(armature, dtype=np.float64)
     omega = 2.0 * np.pi * np.asarray(natural_frequency_hz, dtype=np.float64)
@@ -153,7 +157,8 @@ def _joint_actuators(model: mujoco.MjModel) -> dict[int, list[int]]:
 
 class ModelProblem(str):
     """One line of ``robot_problems``: what is wrong, with ``fix`` saying what to change and
-    ``check`` the requirement it breaks (``names``, ``actuators``, ``armature``, ``keyframe``, ``floor``)."""
+    ``check`` the requirement it breaks (``names``, ``actuators``, ``armature``, ``keyframe``,
+    ``floor``)."""
 
     fix: str
     check: str
@@ -175,12 +180,14 @@ def _did_you_mean(missing: list[str], candidates) -> str:
 
 
 def has_floor(model: mujoco.MjModel) -> bool:
-    """Whether the world body holds a colliding plane (the floor: contact bits set, or named by a pair)."""
+    """Whether the world body holds a colliding plane (the floor: contact bits set, or named by a
+    pair)."""
     return bool(collision_geoms(model)[floor_geoms(model)].any())
 
 
 def _feet_off_the_floor(model: mujoco.MjModel, spec: RobotSpec) -> list[str]:
-    """The spec's feet none of whose geoms (the foot body's and its children's) can touch a floor."""
+    """The spec's feet none of whose geoms (the foot body's and its children's) can touch a
+    floor."""
     floors = [f for f in floor_geoms(model) if collision_geoms(model)[f]]
     out = []
     for foot in spec.feet:
@@ -246,7 +253,8 @@ def _joint_name_problems(spec: RobotSpec, joints: dict[str, int]) -> list[ModelP
     if missing:
         problems.append(ModelProblem(
             f"missing joint(s): {', '.join(missing)}",
-            f"{_did_you_mean(missing, unexpected or joints)}joint_names must use the MJCF's joint names",
+            f"{_did_you_mean(missing, unexpected or joints)}joint_names must use the MJCF's joint "
+            "names",
         ))
     if unexpected:
         problems.append(ModelProblem(
@@ -280,7 +288,8 @@ def _actuator_count_problems(
     if no_actuator:
         problems.append(ModelProblem(
             f"joint(s) without an actuator: {', '.join(no_actuator)}",
-            "add one <motor joint=...> or <position joint=... kp=... kv=...> with the spec's gains per joint",
+            "add one <motor joint=...> or <position joint=... kp=... kv=...> with the spec's gains "
+            "per joint",
             check="actuators",
         ))
     if doubled:
@@ -317,7 +326,8 @@ def _force_limit_problems(
 ) -> list[ModelProblem]:
     """Force-limited position servos whose forcerange is not the spec's ``effort_limit``."""
     limited = [
-        f"{name} forcerange ±{model.actuator_forcerange[act, 1]:.6g}, spec effort {spec.effort_limit[k]:.6g}"
+        f"{name} forcerange ±{model.actuator_forcerange[act, 1]:.6g}, spec effort "
+        f"{spec.effort_limit[k]:.6g}"
         for name, act, k in driven
         if model.actuator_forcelimited[act] and actuator_kind(model, act) == "position"
         and not np.isclose(model.actuator_forcerange[act, 1], spec.effort_limit[k], rtol=GAIN_RTOL)
@@ -342,7 +352,8 @@ def _armature_problems(
     off = [
         f"{j} spec {armature[k]:.6g}, MJCF {model.dof_armature[model.jnt_dofadr[joints[j]]]:.6g}"
         for k, j in present
-        if not np.isclose(model.dof_armature[model.jnt_dofadr[joints[j]]], armature[k], rtol=GAIN_RTOL)
+        if not np.isclose(model.dof_armature[model.jnt_dofadr[joints[j]]], armature[k],
+                          rtol=GAIN_RTOL)
     ]
     if not off:
         return []
@@ -357,13 +368,17 @@ def _armature_problems(
 def _keyframe_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem]:
     """A keyframe named by ``extra['keyframe']`` that the model lacks."""
     keyframe = spec.extra.get("keyframe")
-    if not isinstance(keyframe, str) or mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe) >= 0:
+    if (
+        not isinstance(keyframe, str)
+        or mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe) >= 0
+    ):
         return []
     keys = [_name(model, mujoco.mjtObj.mjOBJ_KEY, k) for k in range(model.nkey)]
     return [ModelProblem(
         f"keyframe {keyframe!r} (extra['keyframe']) is not in the model "
         f"(keyframes: {', '.join(repr(k) for k in keys) or 'none'})",
-        f"{_did_you_mean([keyframe], keys)}add <keyframe><key name={keyframe!r} qpos=\"...\"/></keyframe> "
+        f"{_did_you_mean([keyframe], keys)}add <keyframe><key name={keyframe!r} "
+        "qpos=\"...\"/></keyframe> "
         "with the standing pose on the floor (`primebot robots new` writes one)",
         check="keyframe",
     )]
@@ -374,7 +389,8 @@ def _floor_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem
     if not has_floor(model):
         return [ModelProblem(
             "no floor: the model has no colliding plane on the world body",
-            'add <geom name="floor" type="plane" size="0 0 0.05" contype="1" conaffinity="1"/> to <worldbody> '
+            'add <geom name="floor" type="plane" size="0 0 0.05" contype="1" conaffinity="1"/> to '
+            '<worldbody> '
             "(contact bits set on the floor itself: a default class may turn them off)",
             check="floor",
         )]
@@ -382,10 +398,13 @@ def _floor_problems(model: mujoco.MjModel, spec: RobotSpec) -> list[ModelProblem
     if not off:
         return []
     return [ModelProblem(
-        f"the feet cannot touch the floor: no geom of {', '.join(off)} shares a contact bit with it "
+        f"the feet cannot touch the floor: no geom of {', '.join(off)} shares a contact bit with "
+        "it "
         "(contype/conaffinity) or an explicit <pair>",
-        "give the feet's collision geoms contype/conaffinity bits the floor's conaffinity/contype has, or add "
-        '<contact><pair geom1="FOOT_GEOM" geom2="floor"/></contact> for each sole (`primebot robots new` adds the pairs)',
+        "give the feet's collision geoms contype/conaffinity bits the floor's conaffinity/contype "
+        "has, or add "
+        '<contact><pair geom1="FOOT_GEOM" geom2="floor"/></contact> for each sole (`primebot '
+        'robots new` adds the pairs)',
         check="floor",
     )]
 
@@ -430,7 +449,8 @@ def _floating_base_problems(
     base = tuple(spec.extra.get("root_joints", ()))
     free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
     base_fix = "the floating base is one <freejoint/> on the root body"
-    if base:  # a base of named joints (e.g. a planar slide x, slide z, pitch) instead of a free joint
+    # a base of named joints (e.g. a planar slide x, slide z, pitch) instead of a free joint
+    if base:
         problems = []
         missing = [j for j in base if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, j) < 0]
         if missing:
@@ -440,7 +460,8 @@ def _floating_base_problems(
             ))
         if free:
             problems.append(ModelProblem(
-                f"extra['root_joints'] declares the base, but the model also has {len(free)} free joint(s)",
+                f"extra['root_joints'] declares the base, but the model also has {len(free)} free "
+                "joint(s)",
                 "remove the free joint, or extra['root_joints']",
             ))
         return problems
@@ -450,12 +471,14 @@ def _floating_base_problems(
         )]
     root = _name(model, mujoco.mjtObj.mjOBJ_BODY, int(model.jnt_bodyid[free[0]]))
     if spec.root_body and root != spec.root_body:
-        return [ModelProblem(f"the free joint is not on the root body {spec.root_body!r}", base_fix)]
+        return [ModelProblem(f"the free joint is not on the root body {spec.root_body!r}",
+                             base_fix)]
     return []
 
 
 def check_robot_model(model: mujoco.MjModel, spec: RobotSpec) -> None:
-    """Raise ``RobotError`` listing every mismatch between the model and the spec, each with its fix."""
+    """Raise ``RobotError`` listing every mismatch between the model and the spec, each with its
+    fix."""
     problems = robot_problems(model, spec)
     if problems:
         lines = [f"{p}\n        fix: {p.fix}" if p.fix else str(p) for p in problems]
@@ -468,13 +491,15 @@ def check_robot_model(model: mujoco.MjModel, spec: RobotSpec) -> None:
 
 
 def compile_mjcf(path: str | Path, robot: str | None = None) -> mujoco.MjModel:
-    """Compile an MJCF file; a missing or broken file is a ``RobotError`` naming it (and ``robot``)."""
+    """Compile an MJCF file; a missing or broken file is a ``RobotError`` naming it (and
+    ``robot``)."""
     path = Path(path)
     whose = f"robot {robot!r}: " if robot else ""
     if not path.is_file():
         raise RobotError(
             f"{whose}robot model file {path} does not exist",
-            fix="the spec's mjcf names it: check the path; a plugin package must ship the MJCF and its "
+            fix="the spec's mjcf names it: check the path; a plugin package must ship the MJCF and "
+                "its "
             "meshes as package data (`primebot robots new` writes that pyproject.toml); "
             "--robot-xml FILE overrides it",
         )
@@ -522,8 +547,9 @@ def load_robot_model(spec: RobotSpec, *, apply_gains: bool = True) -> mujoco.MjM
 
 
 def robot_indices(model: mujoco.MjModel, spec: RobotSpec, *, check: bool = True) -> RobotIndices:
-    """Index arrays for ``spec`` in ``model`` (which must pass ``check_robot_model``; ``check=False``
-    when the caller knows its only problems are not about names, e.g. ``robots check``)."""
+    """Index arrays for ``spec`` in ``model`` (which must pass ``check_robot_model``;
+    ``check=False`` when the caller knows its only problems are not about names, e.g. ``robots
+    check``)."""
     if check:
         check_robot_model(model, spec)
 
@@ -570,5 +596,6 @@ def model_body_names(model: mujoco.MjModel) -> tuple[str, ...]:
 
 
 def get_robot(registry, name: str, robot_xml: str | Path | None = None) -> RobotSpec:
-    """The registered spec ``name``, with its MJCF swapped for ``robot_xml`` when given (``--robot-xml``)."""
+    """The registered spec ``name``, with its MJCF swapped for ``robot_xml`` when given
+    (``--robot-xml``)."""
     return with_mjcf(registry.get("robots", name), robot_xml)

@@ -29,11 +29,13 @@ CENTRE_SHARE = 0.5
 """A robot stands under its servos when its centre of mass is over this share of the support polygon
 (the polygon shrunk about its centroid by this factor)."""
 LATERAL_AXIS_COS = math.cos(math.radians(25))
-"""A leg joint whose axis is within 25° of the robot's sideways axis pitches the leg (hip, knee, ankle pitch)."""
+"""A leg joint whose axis is within 25° of the robot's sideways axis pitches the leg (hip, knee,
+ankle pitch)."""
 MAX_LEAN = 0.35
 """rad: the largest lean ``balancing_lean`` tries."""
 LEAN_STEPS = 15
-"""Leans ``balancing_lean`` tries across ±``MAX_LEAN`` before it narrows down on the one that centres the robot."""
+"""Leans ``balancing_lean`` tries across ±``MAX_LEAN`` before it narrows down on the one that
+centres the robot."""
 
 _BOX_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
 
@@ -66,29 +68,39 @@ def _distance_to_segment(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> flo
 
 
 def signed_margin(point: np.ndarray, hull: np.ndarray) -> float:
-    """How far ``point`` lies inside the convex polygon ``hull`` (counter-clockwise): the distance to
-    its nearest edge, positive inside, negative outside. A hull of one or two points has no inside."""
+    """How far ``point`` lies inside the convex polygon ``hull`` (counter-clockwise): the distance
+    to its nearest edge, positive inside, negative outside. A hull of one or two points has no
+    inside."""
     point = np.asarray(point, dtype=float)
-    edges = list(zip(hull, np.roll(hull, -1, axis=0), strict=True)) if len(hull) > 1 else [(hull[0], hull[0])]
+    edges = (
+        list(zip(hull, np.roll(hull, -1, axis=0), strict=True))
+        if len(hull) > 1
+        else [(hull[0], hull[0])]
+    )
     outside = min(_distance_to_segment(point, a, b) for a, b in edges)
     if len(hull) < 3:
         return -outside
-    inside = all((b[0] - a[0]) * (point[1] - a[1]) - (b[1] - a[1]) * (point[0] - a[0]) >= 0 for a, b in edges)
+    inside = all((b[0] - a[0]) * (point[1] - a[1]) - (b[1] - a[1]) * (point[0] - a[0]) >= 0
+                 for a, b in edges)
     return outside if inside else -outside
 
 
 def polygon_centroid(hull: np.ndarray) -> np.ndarray:
-    """The area centroid of a counter-clockwise polygon (the mean of its points when it has no area)."""
+    """The area centroid of a counter-clockwise polygon (the mean of its points when it has no
+    area)."""
     x, y = hull[:, 0], hull[:, 1]
     cross = x * np.roll(y, -1) - np.roll(x, -1) * y
     area = cross.sum() / 2
     if len(hull) < 3 or abs(area) < 1e-12:
         return hull.mean(axis=0)
-    return np.array([((x + np.roll(x, -1)) * cross).sum(), ((y + np.roll(y, -1)) * cross).sum()]) / (6 * area)
+    return np.array(
+        [((x + np.roll(x, -1)) * cross).sum(), ((y + np.roll(y, -1)) * cross).sum()]
+    ) / (6 * area)
 
 
 def sole_points(model: mujoco.MjModel, data: mujoco.MjData, geom: int, low: float) -> np.ndarray:
-    """The xy of the corners of ``geom``'s bounding box that lie on the floor with its lowest point."""
+    """The xy of the corners of ``geom``'s bounding box that lie on the floor with its lowest
+    point."""
     centre, half = model.geom_aabb[geom, :3], model.geom_aabb[geom, 3:]
     rot = data.geom_xmat[geom].reshape(3, 3)
     corners = data.geom_xpos[geom] + (centre + _BOX_CORNERS * half) @ rot.T
@@ -97,8 +109,8 @@ def sole_points(model: mujoco.MjModel, data: mujoco.MjData, geom: int, low: floa
 
 
 def support_polygon(model: mujoco.MjModel, data: mujoco.MjData, feet) -> np.ndarray | None:
-    """The convex hull (xy) of the collision geoms of the ``feet`` bodies resting on the floor (z = 0)
-    in the pose of ``data`` (``mj_kinematics`` done); None when no foot touches it."""
+    """The convex hull (xy) of the collision geoms of the ``feet`` bodies resting on the floor (z =
+    0) in the pose of ``data`` (``mj_kinematics`` done); None when no foot touches it."""
     on_foot = robot_geoms(model) & np.isin(model.geom_bodyid, list(feet))
     low = geom_vertical_extent(model, data)[0]
     touching = np.flatnonzero(on_foot & (low <= CONTACT_TOL))
@@ -126,7 +138,8 @@ class Balance:
     edge_margin: float
     """m from the centre of mass to the polygon's nearest edge, positive inside."""
     margin: float
-    """m from the centre of mass to the edge of the polygon's middle share (``CENTRE_SHARE``), positive inside."""
+    """m from the centre of mass to the edge of the polygon's middle share (``CENTRE_SHARE``),
+    positive inside."""
 
     @property
     def stands(self) -> bool:
@@ -134,26 +147,29 @@ class Balance:
 
 
 def standing_balance(model: mujoco.MjModel, data: mujoco.MjData, root: int, feet) -> Balance | None:
-    """Where the centre of mass stands over the feet in the pose of ``data``; None when no foot touches the floor."""
+    """Where the centre of mass stands over the feet in the pose of ``data``; None when no foot
+    touches the floor."""
     hull = support_polygon(model, data, feet)
     if hull is None:
         return None
     com = centre_of_mass(model, data, root)[:2]
     centroid = polygon_centroid(hull)
     # the middle share of the polygon is the polygon shrunk about its centroid: a point is that far
-    # inside it when the point pushed out from the centroid by 1 / share is share × as far inside the whole
+    # inside it when the point pushed out from the centroid by 1 / share is share × as far inside
+    # the whole
     pushed = centroid + (com - centroid) / CENTRE_SHARE
-    return Balance(hull, com, centroid, signed_margin(com, hull), CENTRE_SHARE * signed_margin(pushed, hull))
+    return Balance(hull, com, centroid, signed_margin(com, hull),
+                   CENTRE_SHARE * signed_margin(pushed, hull))
 
 
 def standing_torques(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,
                      feet) -> np.ndarray:
-    """N·m per joint: the torque about its axis that holds the pose of ``data`` (``mj_kinematics`` done)
-    standing still on the floor. The floor carries the robot's weight under its feet, shared between two
-    feet by where the centre of mass lies between them (each foot's share acts at its sole's centre,
-    moved by the centre of mass's offset from the line between the soles); a joint on the way to a foot
-    holds what lies below it against that reaction, any other joint holds its limb against gravity. A
-    servo of stiffness kp sags by about this / kp: bent knees carry the most."""
+    """N·m per joint: the torque about its axis that holds the pose of ``data`` (``mj_kinematics``
+    done) standing still on the floor. The floor carries the robot's weight under its feet, shared
+    between two feet by where the centre of mass lies between them (each foot's share acts at its
+    sole's centre, moved by the centre of mass's offset from the line between the soles); a joint on
+    the way to a foot holds what lies below it against that reaction, any other joint holds its limb
+    against gravity. A servo of stiffness kp sags by about this / kp: bent knees carry the most."""
     feet = list(feet)
     robot = [b for b in range(1, model.nbody) if is_ancestor(model, root, b)]
     weight = float(model.body_mass[robot].sum()) * GRAVITY
@@ -174,17 +190,20 @@ def standing_torques(model: mujoco.MjModel, data: mujoco.MjData, joints: list[in
     for k, j in enumerate(joints):
         below = [b for b in robot if is_ancestor(model, int(model.jnt_bodyid[j]), b)]
         anchor = data.xanchor[j]
-        torque = sum((np.cross(data.xipos[b] - anchor, [0.0, 0.0, -model.body_mass[b] * GRAVITY]) for b in below),
+        torque = sum((np.cross(data.xipos[b] - anchor, [0.0, 0.0, -model.body_mass[b] * GRAVITY])
+                      for b in below),
                      np.zeros(3))
         for f, (point, force) in reactions.items():
             if feet[f] in below:
-                torque = torque + np.cross(np.array([point[0], point[1], 0.0]) - anchor, [0.0, 0.0, force])
+                torque = torque + np.cross(np.array([point[0], point[1], 0.0]) - anchor,
+                                           [0.0, 0.0, force])
         out[k] = abs(float(data.xaxis[j] @ torque) / np.linalg.norm(data.xaxis[j]))
     return out
 
 
 def on_floor(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int) -> np.ndarray:
-    """``qpos`` with the free joint's height moved so that the robot's lowest collision point is at z = 0."""
+    """``qpos`` with the free joint's height moved so that the robot's lowest collision point is at
+    z = 0."""
     data = mujoco.MjData(model)
     data.qpos[:] = qpos
     mujoco.mj_kinematics(model, data)
@@ -195,7 +214,8 @@ def on_floor(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int) -> np.nda
 
 @dataclass
 class Lean:
-    """Joint changes that tilt the robot over its flat feet: hip pitch −δ and ankle pitch +δ per leg."""
+    """Joint changes that tilt the robot over its flat feet: hip pitch −δ and ankle pitch +δ per
+    leg."""
 
     angle: float
     """δ, rad, about the robot's sideways axis."""
@@ -210,8 +230,8 @@ def leg_pitch_joints(model: mujoco.MjModel, data: mujoco.MjData, joints: list[in
                      feet) -> list[list[tuple[int, float]]] | None:
     """Per foot, the joints between the root and the foot that pitch the leg (axis within 25° of the
     robot's sideways axis: hip pitch, knee, ankle pitch), root first, each with the sign of its axis
-    along the robot's left (a joint angle times it is the leg's pitch about the left axis); None when a
-    leg has fewer than two. ``joints`` are in MJCF order, which runs down each limb."""
+    along the robot's left (a joint angle times it is the leg's pitch about the left axis); None
+    when a leg has fewer than two. ``joints`` are in MJCF order, which runs down each limb."""
     forward = _forward(model, data, root)
     left = np.cross([0.0, 0.0, 1.0], forward)
     legs = []
@@ -233,13 +253,14 @@ def _forward(model: mujoco.MjModel, data: mujoco.MjData, root: int) -> np.ndarra
     return forward / np.linalg.norm(forward)
 
 
-def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joints: list[int], root: int,
+def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joints: list[int],
+                   root: int,
                    feet, bend: dict[int, float] | None = None) -> Lean | None:
-    """The lean δ (hip pitch −δ and ankle pitch +δ about the robot's sideways axis, so the feet stay flat
-    and the trunk upright) that puts the centre of mass over the middle of the support polygon front to
-    back, found by bisection within ±``MAX_LEAN``; None when a leg has no two pitch joints or no foot
-    touches the floor. ``bend`` (joint id → change, e.g. the knees of a squat) is applied too, the ankles
-    turning so that the feet stay flat."""
+    """The lean δ (hip pitch −δ and ankle pitch +δ about the robot's sideways axis, so the feet stay
+    flat and the trunk upright) that puts the centre of mass over the middle of the support polygon
+    front to back, found by bisection within ±``MAX_LEAN``; None when a leg has no two pitch joints
+    or no foot touches the floor. ``bend`` (joint id → change, e.g. the knees of a squat) is applied
+    too, the ankles turning so that the feet stay flat."""
     data = mujoco.MjData(model)
     data.qpos[:] = qpos
     mujoco.mj_kinematics(model, data)
@@ -253,7 +274,8 @@ def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joi
         out, changes = qpos.copy(), {}
         for leg in legs:
             (hip, hip_sign), (ankle, ankle_sign) = leg[0], leg[-1]
-            bent = sum(bend.get(j, 0.0) * sign for j, sign in leg)  # the leg's pitch from the bent joints
+            # the leg's pitch from the bent joints
+            bent = sum(bend.get(j, 0.0) * sign for j, sign in leg)
             moves = {j: bend[j] for j, _ in leg if j in bend}
             moves[hip] = moves.get(hip, 0.0) - delta * hip_sign
             moves[ankle] = moves.get(ankle, 0.0) + (delta - bent) * ankle_sign
@@ -270,9 +292,14 @@ def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joi
         data.qpos[:] = leaned(delta)[0]
         mujoco.mj_kinematics(model, data)
         balance = standing_balance(model, data, root, feet)
-        return (np.nan, None) if balance is None else (float((balance.com - balance.centroid) @ forward[:2]), balance)
+        return (
+            (np.nan, None)
+            if balance is None
+            else (float((balance.com - balance.centroid) @ forward[:2]), balance)
+        )
 
-    # leans where the feet carry the robot (a deep lean can lift a sole, or bring a shin down to the floor)
+    # leans where the feet carry the robot (a deep lean can lift a sole, or bring a shin down to the
+    # floor)
     grid = np.linspace(-MAX_LEAN, MAX_LEAN, LEAN_STEPS)
     found = [(float(d), f) for d in grid if np.isfinite(f := offset(float(d))[0])]
     if not found:

@@ -14,15 +14,16 @@ GRAVITY = 9.81
 
 def gravity_stiffness(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,
                       feet: set[int]) -> np.ndarray:
-    """N·m/rad per joint: how fast gravity's torque about the joint's axis on what it carries grows as
-    it bends, in the pose of ``data`` (``mj_kinematics`` done). A servo softer than this cannot hold its
-    load up without a policy's help.
+    """N·m/rad per joint: how fast gravity's torque about the joint's axis on what it carries grows
+    as it bends, in the pose of ``data`` (``mj_kinematics`` done). A servo softer than this cannot
+    hold its load up without a policy's help.
 
     A joint on the way to a foot carries the rest of the robot, standing on it: tilting that mass m
     (centre r from the joint, axis a) by a small angle lowers it by m·g·(r_z − (a·r)·a_z) per radian
-    squared, so that is the stiffness it needs (a hip pitch: m·g times the height of the mass above it;
-    a hip yaw: nothing, gravity does not twist a vertical axis). Any other joint carries its subtree,
-    at the worst lever the subtree can take as the limb moves: its distance from the axis, |r − (a·r)·a|.
+    squared, so that is the stiffness it needs (a hip pitch: m·g times the height of the mass above
+    it; a hip yaw: nothing, gravity does not twist a vertical axis). Any other joint carries its
+    subtree, at the worst lever the subtree can take as the limb moves: its distance from the axis,
+    |r − (a·r)·a|.
     """
     robot = [b for b in range(1, model.nbody) if is_ancestor(model, root, b)]
     out = np.empty(len(joints))
@@ -47,7 +48,8 @@ def gravity_stiffness(model: mujoco.MjModel, data: mujoco.MjData, joints: list[i
 
 
 def is_ancestor(model: mujoco.MjModel, ancestor: int, body: int) -> bool:
-    """Whether ``ancestor`` is ``body`` or above it in the kinematic tree (the world is above all)."""
+    """Whether ``ancestor`` is ``body`` or above it in the kinematic tree (the world is above
+    all)."""
     while body > 0:
         if body == ancestor:
             return True
@@ -55,8 +57,10 @@ def is_ancestor(model: mujoco.MjModel, ancestor: int, body: int) -> bool:
     return ancestor == 0
 
 
-def stiffness_ratios(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], stiffness: np.ndarray,
+def stiffness_ratios(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int],
+                     stiffness: np.ndarray,
                      root: int, feet: set[int]) -> np.ndarray:
-    """Each servo's stiffness over its gravity stiffness (``inf`` where gravity pulls on nothing)."""
+    """Each servo's stiffness over its gravity stiffness (``inf`` where gravity pulls on
+    nothing)."""
     pull = gravity_stiffness(model, data, joints, root, feet)
     return np.divide(stiffness, pull, out=np.full(len(joints), np.inf), where=pull > 0)

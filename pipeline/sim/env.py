@@ -24,7 +24,8 @@ class StepResult:
     truncated: np.ndarray
     """[N] bool: episode ended by its time limit; the learner bootstraps the value."""
     info: dict[str, Any] = field(default_factory=dict)
-    """Scalars for logging, e.g. ``episode/<term>`` sums of finished episodes, ``physics_faults``."""
+    """Scalars for logging, e.g. ``episode/<term>`` sums of finished episodes,
+    ``physics_faults``."""
 
 
 class VecEnv(ABC):
@@ -62,13 +63,14 @@ class VecEnv(ABC):
 
     @property
     def curriculum_progress(self) -> float:
-        """How far a curriculum has come, in [0, 1] (1: the full conditions). Among verdict checks that
-        tracked, the runner keeps as ``model_best.pt`` the policy trained furthest along; the default
-        follows ``curriculum_complete``."""
+        """How far a curriculum has come, in [0, 1] (1: the full conditions). Among verdict checks
+        that tracked, the runner keeps as ``model_best.pt`` the policy trained furthest along; the
+        default follows ``curriculum_complete``."""
         return 1.0 if self.curriculum_complete else 0.0
 
     def observe_verdict(self, summary: dict[str, Any]) -> None:
-        """The runner's verdict check just ran (``runner.check_interval``): a curriculum may follow it.
+        """The runner's verdict check just ran (``runner.check_interval``): a curriculum may follow
+        it.
 
         ``summary`` is the probe's evaluation summary (``success_rate``,
         ``mpkpe_m``, ``verdict``, ...: episodes under the task's evaluation

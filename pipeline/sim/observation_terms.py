@@ -31,7 +31,8 @@ from ..registry import Registry
 
 @dataclass(frozen=True)
 class ObservationTerm:
-    """A named observation term: ``func(state, **params)`` → ``[N, size]``; ``size(state)`` its width."""
+    """A named observation term: ``func(state, **params)`` → ``[N, size]``; ``size(state)`` its
+    width."""
 
     name: str
     func: Callable[..., Any]
@@ -46,7 +47,8 @@ class ObservationTerm:
 
 @dataclass(frozen=True)
 class ObservationSlot:
-    """One entry of an observation group: the slot's ``name`` and the registered ``term`` that fills it."""
+    """One entry of an observation group: the slot's ``name`` and the registered ``term`` that fills
+    it."""
 
     name: str
     term: str = ""
@@ -84,14 +86,17 @@ class ObservationLayout:
 class ObservationGroup:
     """One observation vector [N, size] float32, filled slot by slot from the task's state."""
 
-    def __init__(self, slots: Sequence[ObservationSlot], registry: Registry, state: Any, num_envs: int,
-                 noise: Mapping[str, float] | None = None, rng: np.random.Generator | None = None) -> None:
+    def __init__(self, slots: Sequence[ObservationSlot], registry: Registry, state: Any,
+                 num_envs: int,
+                 noise: Mapping[str, float] | None = None,
+                 rng: np.random.Generator | None = None) -> None:
         self.slots = []
         for slot in slots:
             term: ObservationTerm = registry.get("observation_terms", slot.term_name)
             params = {**term.default_params, **slot.params}
             self.slots.append((slot.name, term, params))
-        self.layout = ObservationLayout(tuple((name, term.width(state)) for name, term, _ in self.slots))
+        self.layout = ObservationLayout(tuple((name, term.width(state))
+                                              for name, term, _ in self.slots))
         self.buffer = np.zeros((num_envs, self.layout.size), np.float32)
         self._slices = [self.layout.slice(name) for name, _, _ in self.slots]
         self._noise = _NoiseSpan(self.layout, noise or {}, num_envs, rng) if noise else None
@@ -102,7 +107,8 @@ class ObservationGroup:
         for (name, term, params), cols in zip(self.slots, self._slices, strict=True):
             value = term.func(state, **params)
             if value.shape != (out.shape[0], cols.stop - cols.start):
-                raise ValueError(f"observation term {term.name!r} (slot {name!r}) returned shape {value.shape}, "
+                raise ValueError(f"observation term {term.name!r} (slot {name!r}) returned shape "
+                                 f"{value.shape}, "
                                  f"expected ({out.shape[0]}, {cols.stop - cols.start})")
             out[:, cols] = value
         if self._noise is not None:
@@ -111,13 +117,15 @@ class ObservationGroup:
 
 
 class _NoiseSpan:
-    """Uniform noise ±scale on the columns from the first to the last slot with a scale, one draw a step."""
+    """Uniform noise ±scale on the columns from the first to the last slot with a scale, one draw a
+    step."""
 
     def __init__(self, layout: ObservationLayout, scales: Mapping[str, float], num_envs: int,
                  rng: np.random.Generator | None) -> None:
         unknown = sorted(set(scales) - set(layout.names))
         if unknown:
-            raise ConfigError(f"observation noise names no slot of the policy: {', '.join(unknown)}",
+            raise ConfigError("observation noise names no slot of the policy: "
+                              f"{', '.join(unknown)}",
                               fix=f"the policy's slots: {', '.join(layout.names)}")
         named = [layout.slice(name) for name in layout.names if name in scales]
         first, last = named[0].start, named[-1].stop
@@ -142,21 +150,24 @@ class _NoiseSpan:
 
 def appended_slots(config: Mapping[str, Any], groups: Sequence[str], settings: Sequence[str]
                    ) -> dict[str, list[ObservationSlot]]:
-    """The slots a task config adds to its groups: every key of ``config`` (the task's ``observations``
-    section) that is not one of the task's own ``settings`` names a registered observation term, as
-    ``<term>: {group: policy|critic|both, params: {...}}`` (group defaults to both)."""
+    """The slots a task config adds to its groups: every key of ``config`` (the task's
+    ``observations`` section) that is not one of the task's own ``settings`` names a registered
+    observation term, as ``<term>: {group: policy|critic|both, params: {...}}`` (group defaults to
+    both)."""
     added: dict[str, list[ObservationSlot]] = {group: [] for group in groups}
     for name, raw in config.items():
         if name in settings:
             continue
         raw = raw or {}
         if not isinstance(raw, Mapping) or set(raw) - {"group", "params"}:
-            raise ConfigError(f"observations.{name}: expected {{group: ..., params: {{...}}}}, got {raw!r}",
+            raise ConfigError(f"observations.{name}: expected {{group: ..., params: {{...}}}}, got "
+                              f"{raw!r}",
                               fix=f"--set task.observations.{name}={{group: critic}}")
         group = raw.get("group", "both")
         targets = list(groups) if group == "both" else [group]
         if any(g not in groups for g in targets):
-            raise ConfigError(f"observations.{name}.group must be one of {', '.join([*groups, 'both'])}, "
+            raise ConfigError(f"observations.{name}.group must be one of "
+                              f"{', '.join([*groups, 'both'])}, "
                               f"got {group!r}")
         for target in targets:
             added[target].append(ObservationSlot(name, params=dict(raw.get("params") or {})))

@@ -129,7 +129,8 @@ class BatchSim:
         return self.batch.bind(name)
 
     def expand(self, name: str) -> np.ndarray:
-        """Give model field ``name`` per-env values (e.g. ``geom_friction``, ``body_mass``); writable [N, ...].
+        """Give model field ``name`` per-env values (e.g. ``geom_friction``, ``body_mass``);
+        writable [N, ...].
 
         Call ``set_const()`` after writing a field that ``mj_setConst`` reads (masses, inertias).
         """
@@ -141,8 +142,8 @@ class BatchSim:
 
     # -- calls --------------------------------------------------------------------
     def step(self, ids: np.ndarray | None = None) -> np.ndarray:
-        """Advance every env (or only envs ``ids``, sorted unique ints) by ``decimation`` substeps with the
-        current ``ctrl``.
+        """Advance every env (or only envs ``ids``, sorted unique ints) by ``decimation`` substeps
+        with the current ``ctrl``.
 
         Returns:
             bool [N]: envs with a physics fault in this step (never one not stepped). Their state is

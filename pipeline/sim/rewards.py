@@ -54,7 +54,8 @@ def _term_config(name: str, raw: Any) -> tuple[float, dict[str, Any]]:
         return float(raw), {}
     if not isinstance(raw, Mapping):
         raise ConfigError(
-            f"reward term {name!r}: expected a mapping {{weight: ..., params: {{...}}}}, got {raw!r}",
+            f"reward term {name!r}: expected a mapping {{weight: ..., params: {{...}}}}, got "
+            f"{raw!r}",
             fix=f"write `{name}: {{weight: 1.0}}` under `rewards:`",
         )
     unknown = set(raw) - {"weight", "params"}
@@ -94,7 +95,8 @@ def _check_params(term: RewardTerm, params: Mapping[str, Any]) -> None:
 
 
 def resolve_reward_terms(config: Mapping[str, Any], registry: Registry) -> list[ActiveTerm]:
-    """The terms a task config names, looked up in ``registry`` (unknown names list the registered ones)."""
+    """The terms a task config names, looked up in ``registry`` (unknown names list the registered
+    ones)."""
     active = []
     for name, raw in (config or {}).items():
         weight, params = _term_config(name, raw)
@@ -141,7 +143,8 @@ class RewardManager:
             value = np.asarray(t.term.func(state, **t.params), dtype=np.float64)
             if value.shape != (self.num_envs,):
                 raise ValueError(
-                    f"reward term {t.name!r} (plugin {t.plugin or '?'}) returned shape {value.shape}, "
+                    f"reward term {t.name!r} (plugin {t.plugin or '?'}) returned shape "
+                    f"{value.shape}, "
                     f"expected ({self.num_envs},): one value per environment"
                 )
             if valid is not None:

@@ -13,7 +13,8 @@ from ..errors import ConfigError
 from .env import VecEnv
 
 EXPORT_MOTION_TRACKING = "motion_tracking"
-"""ONNX with the reference motion inside (docs/architecture.md §7): inputs obs, time_step; outputs actions + reference."""
+"""ONNX with the reference motion inside (docs/architecture.md §7): inputs obs, time_step; outputs
+actions + reference."""
 ACTION_OFFSET_DEFAULT = "default_joint_pos"
 ACTION_OFFSET_REFERENCE = "reference_joint_pos"
 ACTION_TARGET_FORMULA = {
@@ -21,8 +22,8 @@ ACTION_TARGET_FORMULA = {
     ACTION_OFFSET_REFERENCE: "joint_pos_target = joint_pos + action_scale * actions "
                              "(joint_pos: the ONNX's reference output for the same time_step)",
 }
-"""What an action means (ONNX metadata ``action_offset``; docs/deploy.md): the joint targets a policy's
-actions stand for. A file without the key was trained with ``default_joint_pos``."""
+"""What an action means (ONNX metadata ``action_offset``; docs/deploy.md): the joint targets a
+policy's actions stand for. A file without the key was trained with ``default_joint_pos``."""
 EXPORT_POLICY = "policy"
 """ONNX of the policy alone: input obs, output actions (tasks that track no motion, e.g. walk)."""
 EXPORT_KINDS = (EXPORT_MOTION_TRACKING, EXPORT_POLICY)
@@ -36,15 +37,17 @@ class TaskExport:
     """What a task's ``export_metadata`` hook gives ``primebot export`` (docs/plugin_hooks.md)."""
 
     observation_terms: Sequence[tuple[str, int]]
-    """The policy observation as consecutive ``(name, size)`` terms (``observation_names``/``_sizes``)."""
+    """The policy observation as consecutive ``(name, size)`` terms
+    (``observation_names``/``_sizes``)."""
     metadata: dict[str, Any]
-    """The task's ONNX metadata keys, in order; they follow the robot keys and may replace one of them
-    (e.g. ``action_scale``). The run keys (task, checkpoint, …) follow them."""
+    """The task's ONNX metadata keys, in order; they follow the robot keys and may replace one of
+    them (e.g. ``action_scale``). The run keys (task, checkpoint, …) follow them."""
     motion: dict[str, np.ndarray] | None = None
-    """The reference motion put inside the graph (``motion_tracking``: arrays per control step), else None."""
+    """The reference motion put inside the graph (``motion_tracking``: arrays per control step),
+    else None."""
     reference_steps: Callable[[], np.ndarray] | None = None
-    """Each env's reference step now, [N] (the graph's ``time_step`` input when export checks parity on
-    recorded observations); None for a graph without one."""
+    """Each env's reference step now, [N] (the graph's ``time_step`` input when export checks parity
+    on recorded observations); None for a graph without one."""
 
 
 @dataclass
@@ -85,33 +88,39 @@ class TaskSpec:
     """Config sections whose keys are not fixed by ``default_config`` (e.g. ``rewards``:
     any registered reward term may be added as ``task.rewards.<term>={weight: ..}``)."""
     motion_settings: tuple[str, ...] = ()
-    """The sections (or dotted keys) of ``default_config`` that a motion file's own ``training_overrides`` may
-    set (docs/architecture.md §2): what a motion legitimately needs, such as its rewards, terminations and
-    randomisation. Anything else (the run's size, device, task or robot) only the user sets."""
+    """The sections (or dotted keys) of ``default_config`` that a motion file's own
+    ``training_overrides`` may set (docs/architecture.md §2): what a motion legitimately needs, such
+    as its rewards, terminations and randomisation. Anything else (the run's size, device, task or
+    robot) only the user sets."""
     episode_metrics: Callable[[VecEnv, Sequence[EpisodeRecord]], dict[str, Any]] | None = None
     """How ``primebot eval`` scores this task: a summary of episodes the deterministic policy played
-    (``evaluate.episodes``), written to eval.json. ``None``: the motion-tracking metrics, read through
-    ``evaluation_view``."""
+    (``evaluate.episodes``), written to eval.json. ``None``: the motion-tracking metrics, read
+    through ``evaluation_view``."""
     verdict_probe: Callable[..., Any] | None = None
-    """Training's stop rule for this task (``runner.check_interval``): ``verdict_probe(registry, cfg, motion,
-    seed=…)`` returns a probe (``probe(policy)`` → the summary with the verdict, ``probe.close()``) or None.
-    ``None``: training never checks the task's verdict (docs/architecture.md §3, §9)."""
+    """Training's stop rule for this task (``runner.check_interval``): ``verdict_probe(registry,
+    cfg, motion, seed=…)`` returns a probe (``probe(policy)`` → the summary with the verdict,
+    ``probe.close()``) or None. ``None``: training never checks the task's verdict
+    (docs/architecture.md §3, §9)."""
     export_kind: str = EXPORT_MOTION_TRACKING
-    """What ``primebot export`` writes: ``motion_tracking`` (inputs obs and time_step, outputs actions and
-    the reference motion; docs/architecture.md §7, replayed by sim2sim) or ``policy`` (obs → actions only)."""
+    """What ``primebot export`` writes: ``motion_tracking`` (inputs obs and time_step, outputs
+    actions and the reference motion; docs/architecture.md §7, replayed by sim2sim) or ``policy``
+    (obs → actions only)."""
     evaluation_view: Callable[[VecEnv], Any] | None = None
-    """How motion-tracking evaluation (``primebot eval``, training's verdict probe) reads this task's env:
-    ``evaluation_view(env)`` returns an ``evaluate.view.TrackingView`` (robot and reference snapshots, the
-    reference's tracked bodies, the ghost video). ``None`` and no ``episode_metrics``: eval refuses the task."""
+    """How motion-tracking evaluation (``primebot eval``, training's verdict probe) reads this
+    task's env: ``evaluation_view(env)`` returns an ``evaluate.view.TrackingView`` (robot and
+    reference snapshots, the reference's tracked bodies, the ghost video). ``None`` and no
+    ``episode_metrics``: eval refuses the task."""
     export_metadata: Callable[..., TaskExport] | None = None
-    """``export_metadata(env, motion, *, tracked_bodies_only)`` → ``TaskExport``: the task's observation
-    layout, ONNX metadata keys and (``motion_tracking``) the motion inside the graph. ``None``: a ``policy``
-    export gets the generic keys (``export.metadata.policy_metadata``); a ``motion_tracking`` one is refused."""
+    """``export_metadata(env, motion, *, tracked_bodies_only)`` → ``TaskExport``: the task's
+    observation layout, ONNX metadata keys and (``motion_tracking``) the motion inside the graph.
+    ``None``: a ``policy`` export gets the generic keys (``export.metadata.policy_metadata``); a
+    ``motion_tracking`` one is refused."""
     play: PlaySettings = field(default_factory=lambda: PlaySettings())
     """How the task is played to judge a trained policy rather than train it (``PlaySettings``)."""
     trainer_defaults: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """The task's own trainer defaults by section (``train``: num_envs, iterations; ``ppo``, ``policy``,
-    ``runner``): they replace the trainer's defaults for this task (docs/training.md, "Settings")."""
+    """The task's own trainer defaults by section (``train``: num_envs, iterations; ``ppo``,
+    ``policy``, ``runner``): they replace the trainer's defaults for this task (docs/training.md,
+    "Settings")."""
     setting_choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Task settings that take one of a few words (``"actions.offset": ("reference", "default")``),
     checked with the trainer's where every setting is checked (``train.train_config``)."""
@@ -122,8 +131,10 @@ class TaskSpec:
                               fix=f"use one of: {', '.join(EXPORT_KINDS)}")
 
     def settings(self, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """The task's settings: ``default_config`` with ``overrides`` merged in (``merge_settings``)."""
-        return merge_settings(self.default_config, overrides, self.open_config_sections, f"task {self.name}")
+        """The task's settings: ``default_config`` with ``overrides`` merged in
+        (``merge_settings``)."""
+        return merge_settings(self.default_config, overrides, self.open_config_sections,
+                              f"task {self.name}")
 
     def check(self) -> None:
         """Refuse play settings that name a setting the task does not have (run at registration)."""
@@ -131,7 +142,9 @@ class TaskSpec:
             try:
                 self.settings(overrides)
             except ConfigError as exc:
-                raise ValueError(f"its play settings ({what}) do not fit its config: {exc}") from None
+                raise ValueError(
+                    f"its play settings ({what}) do not fit its config: {exc}"
+                ) from None
         unknown = sorted(set(self.trainer_defaults) - set(TRAINER_SECTIONS))
         if unknown:
             raise ValueError(f"trainer_defaults has unknown section(s) {', '.join(unknown)}; "
@@ -139,24 +152,27 @@ class TaskSpec:
 
 
 TRAINER_SECTIONS = ("train", "ppo", "policy", "runner")
-"""Sections of ``TaskSpec.trainer_defaults``: ``train`` sets top-level fields (num_envs, iterations)."""
+"""Sections of ``TaskSpec.trainer_defaults``: ``train`` sets top-level fields (num_envs,
+iterations)."""
 
 
 @dataclass(frozen=True)
 class PlaySettings:
-    """Task settings a trained policy is judged under, declared by the task and checked at registration.
+    """Task settings a trained policy is judged under, declared by the task and checked at
+    registration.
 
     Every one is a partial task config merged over the run's (``merge_settings``).
     """
 
     evaluation: Mapping[str, Any] = field(default_factory=dict)
-    """Every env that judges a policy (``primebot eval``, training's verdict checks, the env export records
-    its parity observations in): tracking's switch off randomisation and observation noise."""
+    """Every env that judges a policy (``primebot eval``, training's verdict checks, the env export
+    records its parity observations in): tracking's switch off randomisation and observation
+    noise."""
     from_start: Mapping[str, Any] = field(default_factory=dict)
     """Then, eval's ``from_start`` group: episodes start where the task's first episode does."""
     spread: Mapping[str, Any] = field(default_factory=dict)
-    """Or, eval's ``sampled`` group, training's verdict checks and export's recording: episodes start spread
-    out (tracking: uniform start frames)."""
+    """Or, eval's ``sampled`` group, training's verdict checks and export's recording: episodes
+    start spread out (tracking: uniform start frames)."""
     robustness: Mapping[str, Any] | None = None
     """Training's robustness check, over ``spread`` (tracking: the stress test's standard push);
     ``None``: the verdict checks judge tracking only."""
@@ -167,12 +183,17 @@ class PlaySettings:
 
     def named(self) -> list[tuple[str, Mapping[str, Any]]]:
         """Each set of overrides with its name, as ``check`` reports them."""
-        sets = [("evaluation", self.evaluation), ("from_start", self.from_start), ("spread", self.spread)]
+        sets = [
+            ("evaluation", self.evaluation),
+            ("from_start", self.from_start),
+            ("spread", self.spread),
+        ]
         optional = (("robustness", self.robustness), ("open_loop", self.open_loop))
         return sets + [(name, overrides) for name, overrides in optional if overrides is not None]
 
     def config(self, base: Mapping[str, Any], *extra: Mapping[str, Any] | None) -> dict[str, Any]:
-        """``base`` (a run's task config) with ``evaluation`` and then each of ``extra`` merged in."""
+        """``base`` (a run's task config) with ``evaluation`` and then each of ``extra`` merged
+        in."""
         out = dict(base)
         for overrides in (self.evaluation, *extra):
             out = merge_settings(out, overrides)
@@ -181,16 +202,19 @@ class PlaySettings:
 
 def merge_settings(defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None,
                    open_sections: Sequence[str] | None = None, owner: str = "") -> dict[str, Any]:
-    """``defaults`` updated by ``overrides``, recursively (neither changed): the one merge of settings.
+    """``defaults`` updated by ``overrides``, recursively (neither changed): the one merge of
+    settings.
 
-    With ``open_sections`` (a task's ``open_config_sections``) a key the defaults lack is a ``ConfigError``
-    naming it (``owner`` says whose settings), except directly under an open section, where any key may
-    be added; without it, keys are added freely (``overrides`` already checked).
+    With ``open_sections`` (a task's ``open_config_sections``) a key the defaults lack is a
+    ``ConfigError`` naming it (``owner`` says whose settings), except directly under an open
+    section, where any key may be added; without it, keys are added freely (``overrides`` already
+    checked).
     """
     return _merge(defaults, overrides or {}, open_sections, owner, "")
 
 
-def _merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any], open_sections: Sequence[str] | None,
+def _merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
+           open_sections: Sequence[str] | None,
            owner: str, path: str) -> dict[str, Any]:
     merged = copy.deepcopy(dict(defaults))
     for key, value in overrides.items():
@@ -211,9 +235,11 @@ def _merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any], open_secti
 
 
 def not_a_tracking_task(task: str) -> ConfigError:
-    """The error for evaluating or exporting, as motion tracking, a task without the hooks for it."""
+    """The error for evaluating or exporting, as motion tracking, a task without the hooks for
+    it."""
     return ConfigError(
-        f"task {task!r} is not a motion-tracking task (its TaskSpec has no evaluation_view / export_metadata); "
+        f"task {task!r} is not a motion-tracking task (its TaskSpec has no evaluation_view / "
+        "export_metadata); "
         "eval, export and sim2sim measure and ship reference tracking",
         fix="train with --task tracking (the default) to get a deployable tracking policy",
     )

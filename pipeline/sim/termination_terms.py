@@ -40,7 +40,8 @@ def _params(name: str, raw: Any) -> dict[str, Any] | None:
         return {"threshold": float(raw)}
     if isinstance(raw, Mapping):
         return dict(raw)
-    raise ConfigError(f"terminations.{name}: expected a threshold, null or a mapping of parameters, got {raw!r}",
+    raise ConfigError(f"terminations.{name}: expected a threshold, null or a mapping of "
+                      f"parameters, got {raw!r}",
                       fix=f"--set task.terminations.{name}=0.25 (or null to switch it off)")
 
 

@@ -41,9 +41,9 @@ class Stage:
     description: str = ""
     """One line shown by ``primebot pipeline stages`` and in the report."""
     settings: tuple[str, ...] = ()
-    """``PipelineSettings`` fields this stage's result depends on beyond its inputs: a ``--resume`` that
-    changes one runs the stage again (the train stage names ``iterations``, so ``--resume RUN --iterations
-    600`` trains on to 600)."""
+    """``PipelineSettings`` fields this stage's result depends on beyond its inputs: a ``--resume``
+    that changes one runs the stage again (the train stage names ``iterations``, so ``--resume RUN
+    --iterations 600`` trains on to 600)."""
 
 
 @dataclass
@@ -83,11 +83,13 @@ class StageContext:
     stage: str
     """The name of the stage being run."""
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
-    """Outputs of the stages that finished, by stage name (including ones reused on ``--resume``)."""
+    """Outputs of the stages that finished, by stage name (including ones reused on
+    ``--resume``)."""
     summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Summaries of the stages that finished, by stage name."""
     previous_status: str | None = None
-    """This stage's status in the run being resumed (``running``/``interrupted``/``failed``…), else None."""
+    """This stage's status in the run being resumed (``running``/``interrupted``/``failed``…), else
+    None."""
     echo: Callable[[str], None] = print
     """Prints a progress line for the user (stages should prefer it to ``print``)."""
     _device: ResolvedDevice | None = field(default=None, repr=False)
@@ -122,7 +124,8 @@ class StageContext:
         return str(copy) if copy is not None else self.settings.motion
 
     def resolve_device(self) -> ResolvedDevice:
-        """The device of this run per docs/architecture.md §4; raises ``DeviceUnavailableError`` with the fix."""
+        """The device of this run per docs/architecture.md §4; raises ``DeviceUnavailableError``
+        with the fix."""
         if self._device is None:
             from ..devices.backend import resolve_device
 
@@ -166,9 +169,11 @@ def order_stages(stages: Iterable[Stage], owners: Mapping[str, str] | None = Non
                 if other not in index:
                     known = ", ".join(index) or "none"
                     raise PluginError(
-                        f"{who(stage.name)} wants to run {word} {other!r}, which no plugin registered; "
+                        f"{who(stage.name)} wants to run {word} {other!r}, which no plugin "
+                        "registered; "
                         f"registered stages: {known}",
-                        fix="fix the stage name in after=/before=, or install the plugin that provides it",
+                        fix="fix the stage name in after=/before=, or install the plugin that "
+                            "provides it",
                     )
                 if other == stage.name:
                     raise PluginError(f"{who(stage.name)} names itself in {word}=")
@@ -220,5 +225,6 @@ def _find_cycle(successors: Mapping[str, set[str]]) -> list[str]:
         node = min(predecessors[node])
     cycle = seen[seen.index(node):]
     cycle.reverse()
-    first = cycle.index(min(cycle))  # start at the smallest name: the same cycle always reads the same
+    # start at the smallest name: the same cycle always reads the same
+    first = cycle.index(min(cycle))
     return cycle[first:] + cycle[:first]

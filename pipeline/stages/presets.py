@@ -29,7 +29,8 @@ class Preset:
     eval_episodes: int
     """Episodes per evaluation (evaluate and sim2sim)."""
     video: bool
-    """Render replay / evaluation / sim2sim videos (needs OpenGL; skipped with a warning without it)."""
+    """Render replay / evaluation / sim2sim videos (needs OpenGL; skipped with a warning without
+    it)."""
     steps_per_env: int = 24
     """``ppo.num_steps_per_env``: steps per environment per iteration."""
     smoke_num_envs: int = 4
@@ -39,17 +40,19 @@ class Preset:
     train_sets: tuple[str, ...] = ()
     """Extra ``--set key=value`` training overrides this preset implies."""
     stress_starts: int = 16
-    """Start frames per perturbation cell of the stress test (docs/deploy.md, "Before you deploy")."""
+    """Start frames per perturbation cell of the stress test (docs/deploy.md, "Before you
+    deploy")."""
     stress_standard_only: bool = False
-    """Run only each perturbation family's standard levels (enough for the verdict, not for the plot)."""
+    """Run only each perturbation family's standard levels (enough for the verdict, not for the
+    plot)."""
 
 
 LAPTOP_TRAINING = (
     # A 256-128-64 MLP costs a third of the 512-256-128 default per update and tracks wave as well.
     "policy.actor_hidden=[256,128,64]",
     "policy.critic_hidden=[256,128,64]",
-    # 4 passes over each rollout instead of mjlab's 5: a fifth less update time, and wave, squat, dance and
-    # bow tracked as well in the same session (docs/pipeline.md, "Presets").
+    # 4 passes over each rollout instead of mjlab's 5: a fifth less update time, and wave, squat,
+    # dance and bow tracked as well in the same session (docs/pipeline.md, "Presets").
     "ppo.num_learning_epochs=4",
 )
 """Training overrides of the CPU presets (see docs/pipeline.md, "Presets")."""
@@ -62,7 +65,8 @@ PRESETS: dict[str, Preset] = {
     for preset in (
         Preset(
             name="quick",
-            description="a few minutes on a laptop: checks every stage end to end; the policy will not track yet",
+            description="a few minutes on a laptop: checks every stage end to end; the policy will "
+                        "not track yet",
             num_envs=64,
             iterations=20,
             eval_episodes=4,
@@ -74,7 +78,8 @@ PRESETS: dict[str, Preset] = {
         Preset(
             name="default",
             description="sized for a 2-core laptop CPU: trains until the policy tracks its motion "
-                        "and survives its stress test (checked every 25 iterations), at most 2500 iterations or 25 "
+                        "and survives its stress test (checked every 25 iterations), at most 2500 "
+                        "iterations or 25 "
                         "minutes; every stage in about 30 min",
             num_envs=256,
             iterations=2500,
@@ -84,8 +89,10 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="long",
-            description="the default's training for up to an hour on a 2-core laptop CPU: motions on the floor "
-                        "(getup) and others that are still improving when the default's 25 minutes end",
+            description="the default's training for up to an hour on a 2-core laptop CPU: motions "
+                        "on the floor "
+                        "(getup) and others that are still improving when the default's 25 minutes "
+                        "end",
             num_envs=256,
             iterations=6000,
             eval_episodes=32,
@@ -94,7 +101,8 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             name="full",
-            description="the seed's run: 1024 envs x 3000 iterations x 24 steps (hours on a CPU, ~45 min with an NPU/GPU)",
+            description="the seed's run: 1024 envs x 3000 iterations x 24 steps (hours on a CPU, "
+                        "~45 min with an NPU/GPU)",
             num_envs=1024,
             iterations=3000,
             eval_episodes=64,
@@ -141,7 +149,8 @@ class PipelineSettings:
     train_sets: list[str] = field(default_factory=list)
     """``--set key=value`` overrides passed to training (preset's first, then the user's)."""
     resume_sets: list[str] = field(default_factory=list)
-    """``--set`` of optimisation settings given on ``--resume`` (training applies and records them in args.yaml)."""
+    """``--set`` of optimisation settings given on ``--resume`` (training applies and records them
+    in args.yaml)."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -169,7 +178,8 @@ def resolve_settings(
 ) -> PipelineSettings:
     """Settings from a preset, with explicit values taking precedence."""
     chosen = get_preset(preset)
-    for name, value in (("num_envs", num_envs), ("iterations", iterations), ("eval_episodes", eval_episodes)):
+    for name, value in (("num_envs", num_envs), ("iterations", iterations),
+                        ("eval_episodes", eval_episodes)):
         if value is not None and value < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be ≥ 1, got {value}")
     return PipelineSettings(

@@ -58,10 +58,11 @@ class StageRecord:
     error: dict[str, Any] | None = None
     """``{"type", "message", "fix", "exit_code"}`` of a failed stage."""
     sequence: int = 0
-    """When the stage last finished done, counted over the run (1, 2, …): a done stage whose upstream stage
-    has a higher number is out of date and runs again."""
+    """When the stage last finished done, counted over the run (1, 2, …): a done stage whose
+    upstream stage has a higher number is out of date and runs again."""
     settings: dict[str, Any] = field(default_factory=dict)
-    """The values of the settings the stage depends on (``Stage.settings``) when it last finished done."""
+    """The values of the settings the stage depends on (``Stage.settings``) when it last finished
+    done."""
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StageRecord:
@@ -72,7 +73,8 @@ class StageRecord:
 class PipelineRecord:
     """pipeline.json of one run directory: settings, overall status and the stage records."""
 
-    def __init__(self, run_dir: Path, settings: PipelineSettings, stages: list[StageRecord]) -> None:
+    def __init__(self, run_dir: Path, settings: PipelineSettings,
+                 stages: list[StageRecord]) -> None:
         self.run_dir = run_dir
         self.path = run_dir / PIPELINE_FILE
         self.settings = settings
@@ -100,7 +102,8 @@ class PipelineRecord:
 
     def save(self) -> None:
         """Rewrite pipeline.json atomically (a reader never sees half a file)."""
-        atomic_write_text(self.path, json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(self.path,
+                          json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n")
 
     @classmethod
     def load(cls, run_dir: Path) -> PipelineRecord:
@@ -109,7 +112,8 @@ class PipelineRecord:
         if not path.is_file():
             raise ConfigError(
                 f"{run_dir} has no {PIPELINE_FILE}: not a pipeline run directory",
-                fix="pass the directory printed by 'primebot pipeline run' (logs/<run-name>/<timestamp>)",
+                fix="pass the directory printed by 'primebot pipeline run' "
+                    "(logs/<run-name>/<timestamp>)",
             )
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -133,7 +137,8 @@ def format_duration(value: float | None) -> str:
     return f"{minutes}m{seconds:02d}s" if minutes < 60 else f"{minutes // 60}h{minutes % 60:02d}m"
 
 
-def new_record(run_dir: Path, settings: PipelineSettings, stages: list[tuple[Stage, str]]) -> PipelineRecord:
+def new_record(run_dir: Path, settings: PipelineSettings,
+               stages: list[tuple[Stage, str]]) -> PipelineRecord:
     """A fresh pipeline.json for ``run_dir`` with every stage pending."""
     return PipelineRecord(run_dir, settings, [
         StageRecord(stage.name, plugin, stage.description) for stage, plugin in stages
@@ -150,7 +155,8 @@ def resumed_record(run_dir: Path, stages: list[tuple[Stage, str]]) -> PipelineRe
     old = {r.name: r for r in record.stages}
     merged = []
     for stage, plugin in stages:
-        merged.append(old.pop(stage.name, None) or StageRecord(stage.name, plugin, stage.description))
+        kept = old.pop(stage.name, None)
+        merged.append(kept or StageRecord(stage.name, plugin, stage.description))
         if merged[-1].status == "done" and stage.settings and not merged[-1].settings:
             raise ConfigError(
                 f"{run_dir / PIPELINE_FILE} records stage {stage.name!r} done without the settings "
@@ -158,6 +164,7 @@ def resumed_record(run_dir: Path, stages: list[tuple[Stage, str]]) -> PipelineRe
                 fix="start a new run with this primebot, or use the primebot that started it",
             )
     for name in old:
-        log.warning("stage %r of %s is no longer registered; dropped from pipeline.json", name, run_dir)
+        log.warning("stage %r of %s is no longer registered; dropped from pipeline.json", name,
+                    run_dir)
     record.stages = merged
     return record

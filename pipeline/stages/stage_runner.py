@@ -49,7 +49,8 @@ from .record import PipelineRecord, StageRecord, format_duration, now_iso
 log = logging.getLogger(__name__)
 
 INTERRUPTED_EXIT_CODE = 130
-"""Exit code after Ctrl-C (128 + SIGINT); SIGTERM gives 143 (128 + SIGTERM), as ``primebot train`` does."""
+"""Exit code after Ctrl-C (128 + SIGINT); SIGTERM gives 143 (128 + SIGTERM), as ``primebot train``
+does."""
 
 
 def _interrupt_exit_code(reason: str) -> int:
@@ -72,7 +73,8 @@ class Selection:
                                ("--only", self.only), ("--skip", self.skip)):
             for value in values:
                 if value not in names:
-                    raise UnknownNameError(f"{option} {value!r}: no such stage; stages: {', '.join(names)}")
+                    raise UnknownNameError(f"{option} {value!r}: no such stage; stages: "
+                                           f"{', '.join(names)}")
 
     def why_not(self, name: str, names: list[str]) -> str:
         """Empty when ``name`` is selected, else the reason it is not."""
@@ -104,7 +106,8 @@ class PipelineOutcome:
 
 
 def upstream_stages(stages: list[Stage]) -> dict[str, set[str]]:
-    """For each stage, every stage that must come before it (its ``after``/``before`` constraints, transitively)."""
+    """For each stage, every stage that must come before it (its ``after``/``before`` constraints,
+    transitively)."""
     direct: dict[str, set[str]] = {stage.name: set(stage.after) for stage in stages}
     for stage in stages:
         for later in stage.before:
@@ -124,7 +127,8 @@ def upstream_stages(stages: list[Stage]) -> dict[str, set[str]]:
 def ordered_stages(registry: Registry) -> list[tuple[Stage, str]]:
     """The registered stages in run order, each with the plugin that registered it."""
     owners = {reg.name: reg.plugin for reg in registry.registrations("stages")}
-    return [(stage, owners[stage.name]) for stage in order_stages(registry.items("stages").values(), owners)]
+    return [(stage, owners[stage.name])
+            for stage in order_stages(registry.items("stages").values(), owners)]
 
 
 class PipelineRunner:
@@ -155,8 +159,8 @@ class PipelineRunner:
 
     # -- output ----------------------------------------------------------------------
     def echo(self, line: str) -> None:
-        """Print a progress line and keep it in pipeline.log (a log file that cannot be written, a full
-        disk, only ends the copy in pipeline.log, with a warning)."""
+        """Print a progress line and keep it in pipeline.log (a log file that cannot be written, a
+        full disk, only ends the copy in pipeline.log, with a warning)."""
         self._echo(line)
         if self._log_fh is not None:
             try:
@@ -175,9 +179,11 @@ class PipelineRunner:
             record.status = "running"
             attempt = {"started": now_iso(), "argv": sys.argv[1:], "resume": self.resume}
             record.history.append(attempt)
-            clean_interrupted_writes(record.run_dir)  # what a killed attempt left half-written (this one holds the lock)
+            # what a killed attempt left half-written (this one holds the lock)
+            clean_interrupted_writes(record.run_dir)
             record.save()
-            self._report()  # the report of a run in progress shows no result, even if this process is killed
+            # the report of a run in progress shows no result, even if this process is killed
+            self._report()
             self.echo(f"primebot pipeline: {record.run_dir}")
             self.echo(self._plan_line())
             status, exit_code, failed = "running", 0, None
@@ -198,11 +204,13 @@ class PipelineRunner:
                     exit_code = verdict_exit_code(self.verdict())
             except KeyboardInterrupt as exc:  # between stages: nothing is half-done
                 status, exit_code = "interrupted", _interrupt_exit_code(str(exc))
-            except DiskFullError as exc:  # pipeline.json itself could not be written: it keeps its last state
+            # pipeline.json itself could not be written: it keeps its last state
+            except DiskFullError as exc:
                 status, exit_code = "failed", exc.exit_code
                 self.echo(f"      FAILED: {str(exc).splitlines()[0]}")
             finally:
-                # "running" here means an unexpected error escaped: never leave the run looking alive.
+                # "running" here means an unexpected error escaped: never leave the run looking
+                # alive.
                 record.status = "failed" if status == "running" else status
                 attempt["finished"] = now_iso()
                 attempt["status"] = record.status
@@ -210,16 +218,17 @@ class PipelineRunner:
                 try:
                     record.save()
                 except DiskFullError as exc:
-                    self.echo(f"warning: {PIPELINE_FILE} could not be updated ({str(exc).splitlines()[0]}); "
+                    self.echo(f"warning: {PIPELINE_FILE} could not be updated "
+                              f"({str(exc).splitlines()[0]}); "
                               "it keeps its last state, and --resume continues from there")
             report = self._report()
             self._summary(status, failed, report)
         return PipelineOutcome(record.run_dir, status, exit_code, failed, report)
 
     def verdict(self) -> dict[str, Any]:
-        """The run's verdict: ``{"stage", "tracked", "reason"}`` of the last stage (in run order) that gave
-        one, and ``{"robust_stage", "robust", "robust_reason", "sentence"}`` of the last that judged
-        robustness.
+        """The run's verdict: ``{"stage", "tracked", "reason"}`` of the last stage (in run order)
+        that gave one, and ``{"robust_stage", "robust", "robust_reason", "sentence"}`` of the last
+        that judged robustness.
 
         Stages that score tracking put ``tracked`` (bool) and ``verdict``
         (the reason) in their summary; the deploy-side check runs last, so
@@ -233,7 +242,8 @@ class PipelineRunner:
             if r.status != "done":
                 continue
             if "tracked" not in out and isinstance(r.summary.get("tracked"), bool):
-                out.update(stage=r.name, tracked=r.summary["tracked"], reason=r.summary.get("verdict", ""))
+                out.update(stage=r.name, tracked=r.summary["tracked"],
+                           reason=r.summary.get("verdict", ""))
             if "robust" not in out and isinstance(r.summary.get("robust"), bool):
                 out.update(robust_stage=r.name, robust=r.summary["robust"],
                            robust_reason=r.summary.get("robust_reason", ""),
@@ -243,8 +253,10 @@ class PipelineRunner:
     def _plan_line(self) -> str:
         s = self.record.settings
         device = s.device or "auto"
-        return (f"  motion {s.motion} | robot {s.robot or 'task default'} | task {s.task} | device {device} | "
-                f"preset {s.preset}: {s.num_envs} envs x {s.iterations} iterations, {s.eval_episodes} eval episodes, "
+        return (f"  motion {s.motion} | robot {s.robot or 'task default'} | task {s.task} | device "
+                f"{device} | "
+                f"preset {s.preset}: {s.num_envs} envs x {s.iterations} iterations, "
+                f"{s.eval_episodes} eval episodes, "
                 f"video {'on' if s.video else 'off'}")
 
     def _context(self, stage: Stage, previous_status: str | None) -> StageContext:
@@ -268,22 +280,36 @@ class PipelineRunner:
         outdated_by = self.outdated_by(stage.name)
         stale = "" if outdated_by else self.stale_reason(stage)
         if why_not:
-            if outdated_by:  # its result no longer matches what it was made from: never keep it as done
-                record.status, record.reason = "skipped", f"{why_not}; its earlier result predates {outdated_by}'s rerun"
+            # its result no longer matches what it was made from: never keep it as done
+            if outdated_by:
+                record.status, record.reason = (
+                    "skipped",
+                    f"{why_not}; its earlier result predates {outdated_by}'s rerun",
+                )
             elif stale:
-                record.status, record.reason = "skipped", f"{why_not}; its earlier result no longer holds: {stale}"
+                record.status, record.reason = (
+                    "skipped",
+                    f"{why_not}; its earlier result no longer holds: {stale}",
+                )
             elif record.status != "done":
                 record.status, record.reason = "skipped", why_not
             self.record.save()
-            self.echo(f"{head}: {'kept from the earlier run' if record.status == 'done' else 'skipped'} ({record.reason or why_not})")
+            self.echo(f"{head}: "
+                      f"{'kept from the earlier run' if record.status == 'done' else 'skipped'} "
+                      f"({record.reason or why_not})")
             return record.status
         if outdated_by:
             self.echo(f"{head}: done earlier, but {outdated_by} ran again since: running it again")
         elif stale:
             self.echo(f"{head}: done earlier, but {stale}: running it again")
-        elif self.resume and record.status == "done" and not self.selection.named(stage.name, self.names):
+        elif (
+            self.resume
+            and record.status == "done"
+            and not self.selection.named(stage.name, self.names)
+        ):
             self.echo(f"{head}: done earlier ({format_duration(record.duration_s)}), kept"
-                      + (f": {record.message}" if record.message else ""))  # e.g. why training stopped early
+                      # e.g. why training stopped early
+                      + (f": {record.message}" if record.message else ""))
             return "done"
 
         previous = record.status if record.attempts else None
@@ -315,7 +341,8 @@ class PipelineRunner:
             self._finish(record, start, "failed")
             record.error = _error_dict(exc)
             self.record.save()
-            self.echo(f"      FAILED after {format_duration(record.duration_s)}: {record.error['type']}: {record.error['message']}")
+            self.echo(f"      FAILED after {format_duration(record.duration_s)}: "
+                      f"{record.error['type']}: {record.error['message']}")
             if record.error.get("fix"):
                 self.echo(f"      fix: {record.error['fix']}")
             log.debug("stage %s failed", stage.name, exc_info=True)
@@ -328,7 +355,8 @@ class PipelineRunner:
         self.record.save()
         for warning in result.warnings:
             self.echo(f"      warning: {warning}")
-        self.echo(f"      done in {format_duration(record.duration_s)}" + (f": {result.message}" if result.message else ""))
+        self.echo(f"      done in {format_duration(record.duration_s)}"
+                  + (f": {result.message}" if result.message else ""))
         return "done"
 
     def outdated_by(self, name: str) -> str:
@@ -342,14 +370,16 @@ class PipelineRunner:
         record = self.record.stage(name)
         if record.status != "done":
             return ""
-        newer = [r for r in self.record.stages if r.name in self.upstream[name] and r.sequence > record.sequence]
+        newer = [r for r in self.record.stages
+                 if r.name in self.upstream[name] and r.sequence > record.sequence]
         return max(newer, key=lambda r: r.sequence).name if newer else ""
 
     def stale_reason(self, stage: Stage) -> str:
-        """Why ``stage``'s done result no longer holds although no stage it comes after ran since, or '':
-        a pipeline setting it depends on changed (``Stage.settings``, e.g. train's ``--iterations`` on
-        --resume), or a file it wrote was made from another policy than the one the run holds now
-        (train/provenance.py: after ``primebot train --resume`` outside the pipeline, or an interrupted rerun)."""
+        """Why ``stage``'s done result no longer holds although no stage it comes after ran since,
+        or '': a pipeline setting it depends on changed (``Stage.settings``, e.g. train's
+        ``--iterations`` on --resume), or a file it wrote was made from another policy than the one
+        the run holds now (train/provenance.py: after ``primebot train --resume`` outside the
+        pipeline, or an interrupted rerun)."""
         record = self.record.stage(stage.name)
         if record.status != "done":
             return ""
@@ -370,8 +400,8 @@ class PipelineRunner:
 
     def settle_outdated(self) -> None:
         """Mark as pending every done stage whose result no longer holds (``outdated_by``,
-        ``stale_reason``), saying why: pipeline.json never shows an out-of-date result as done, also when
-        the run stopped before reaching the stage."""
+        ``stale_reason``), saying why: pipeline.json never shows an out-of-date result as done, also
+        when the run stopped before reaching the stage."""
         for stage, _ in self.stages:
             record = self.record.stage(stage.name)
             if record.status != "done":
@@ -380,7 +410,9 @@ class PipelineRunner:
             why = f"it predates {upstream}'s rerun" if upstream else self.stale_reason(stage)
             if why:
                 record.status = "pending"
-                record.reason = f"its earlier result no longer holds ({why}); it runs again on --resume"
+                record.reason = (
+                    f"its earlier result no longer holds ({why}); it runs again on --resume"
+                )
 
     @staticmethod
     def _finish(record: StageRecord, start: float, status: str) -> None:
@@ -409,29 +441,35 @@ class PipelineRunner:
         self.echo(f"{'stage':<12} {'status':<12} {'time':>9}  detail")
         for r in self.record.stages:
             detail = r.message or r.reason or (r.error or {}).get("message", "")
-            self.echo(f"{r.name:<12} {r.status:<12} {format_duration(r.duration_s):>9}  {detail.splitlines()[0] if detail else ''}")
+            self.echo(f"{r.name:<12} {r.status:<12} {format_duration(r.duration_s):>9}  "
+                      f"{detail.splitlines()[0] if detail else ''}")
         self.echo(f"run directory: {self.record.run_dir}")
         if report is not None:
             self.echo(f"report:        {report}")
         verdict = self.verdict() if status == "done" else {}
         if verdict.get("tracked") is True and verdict.get("robust") is True:
-            self.echo(f"[DONE] pipeline: TRACKED and ROBUST ({verdict['stage']}: {verdict['reason']}; "
+            self.echo(f"[DONE] pipeline: TRACKED and ROBUST ({verdict['stage']}: "
+                      f"{verdict['reason']}; "
                       f"{verdict['robust_stage']}: {verdict['robust_reason']})")
             self.echo(f"      {verdict['sentence']}")
         elif verdict.get("tracked") is True:
             robustness = (f"NOT ROBUST ({verdict['robust_stage']}: {verdict['robust_reason']})"
-                          if verdict.get("robust") is False else "robustness not measured (the stress stage did not run)")
+                          if verdict.get("robust") is False
+                          else "robustness not measured (the stress stage did not run)")
             self.echo(f"[DONE] pipeline: TRACKED, {robustness}; exit {NOT_ROBUST_EXIT_CODE}. "
-                      f"({verdict['stage']}: {verdict['reason']}). What to try: docs/tasks.md, \"Training for robustness\"")
+                      f"({verdict['stage']}: {verdict['reason']}). What to try: docs/tasks.md, "
+                      "\"Training for robustness\"")
             if verdict.get("sentence"):
                 self.echo(f"      {verdict['sentence']}")
         elif verdict.get("tracked") is False:
             self.echo(f"[DONE] pipeline: NOT TRACKED ({verdict['stage']}: {verdict['reason']}); "
-                      f"exit {NOT_TRACKED_EXIT_CODE}. What to try: docs/tasks.md, \"When a motion does not track\"")
+                      f"exit {NOT_TRACKED_EXIT_CODE}. What to try: docs/tasks.md, \"When a motion "
+                      "does not track\"")
         elif status == "done":
             self.echo("[DONE] pipeline")
         elif status == "interrupted":
-            self.echo(f"[STOPPED] at {failed}; resume with: primebot pipeline run --resume {self.record.run_dir}")
+            self.echo(f"[STOPPED] at {failed}; resume with: primebot pipeline run --resume "
+                      f"{self.record.run_dir}")
         else:
             self.echo(f"[FAILED] at {failed}; after fixing, rerun with: "
                       f"primebot pipeline run --resume {self.record.run_dir}")
@@ -453,16 +491,16 @@ class PipelineRunner:
 
 
 class _RunLogHandler(logging.FileHandler):
-    """pipeline.log's handler: a write that fails (a full disk) ends the copy in the file quietly, instead of
-    logging's traceback on stderr at every later record."""
+    """pipeline.log's handler: a write that fails (a full disk) ends the copy in the file quietly,
+    instead of logging's traceback on stderr at every later record."""
 
     def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
         self.setLevel(logging.CRITICAL + 1)
 
 
 def verdict_exit_code(verdict: dict[str, Any]) -> int:
-    """0 tracked and robust (or a task with no verdict), ``NOT_ROBUST_EXIT_CODE`` tracked but not shown robust,
-    ``NOT_TRACKED_EXIT_CODE`` not tracked."""
+    """0 tracked and robust (or a task with no verdict), ``NOT_ROBUST_EXIT_CODE`` tracked but not
+    shown robust, ``NOT_TRACKED_EXIT_CODE`` not tracked."""
     if verdict.get("tracked") is False:
         return NOT_TRACKED_EXIT_CODE
     if verdict.get("tracked") is True and verdict.get("robust") is not True:
@@ -471,15 +509,16 @@ def verdict_exit_code(verdict: dict[str, Any]) -> int:
 
 
 def _run_stage(stage: Stage, ctx: StageContext, plugin: str) -> Any:
-    """``stage.run(ctx)``; a ``sys.exit`` or ``os._exit`` inside it is the stage failing, not the pipeline ending
-    with its code (exit_guard.py)."""
+    """``stage.run(ctx)``; a ``sys.exit`` or ``os._exit`` inside it is the stage failing, not the
+    pipeline ending with its code (exit_guard.py)."""
     try:
         with no_hard_exit():
             return stage.run(ctx)
     except SystemExit as exc:
         raise PluginError(
             f"stage {stage.name!r} (plugin {plugin!r}) called {exit_call(exc)}",
-            fix="a stage fails by raising an exception; fix the plugin or disable it (PRIMEBOT_DISABLE_PLUGINS)",
+            fix="a stage fails by raising an exception; fix the plugin or disable it "
+                "(PRIMEBOT_DISABLE_PLUGINS)",
         ) from None
 
 
@@ -516,16 +555,20 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 
 def record_command(registry: Registry, run_dir: str | Path, stage: str, *, status: str = "done",
-                   outputs: dict[str, str] | None = None, summary: dict[str, Any] | None = None, message: str = "",
+                   outputs: dict[str, str] | None = None, summary: dict[str, Any] | None = None,
+                   message: str = "",
                    warnings: Sequence[str] = (), error: BaseException | None = None,
-                   settings: dict[str, Any] | None = None, command: str = "", reason: str = "") -> bool:
-    """Record in a pipeline run's pipeline.json what a single-stage command did to it, as its stage would have.
+                   settings: dict[str, Any] | None = None, command: str = "",
+                   reason: str = "") -> bool:
+    """Record in a pipeline run's pipeline.json what a single-stage command did to it, as its stage
+    would have.
 
-    ``primebot train --resume``, ``eval``, ``export``, ``sim2sim`` and ``stress`` on a pipeline run call
-    this (holding the run's lock; ``command`` names it): the stage gets the command's outcome and a new
-    ``sequence``, ``settings`` (e.g. train's ``iterations``) are updated, and every stage the change outdates is marked pending
-    (``settle_outdated``), so a following ``pipeline run --resume`` reruns exactly what is out of date.
-    Returns False (and records nothing) when ``run_dir`` is not a pipeline run or has no such stage.
+    ``primebot train --resume``, ``eval``, ``export``, ``sim2sim`` and ``stress`` on a pipeline run
+    call this (holding the run's lock; ``command`` names it): the stage gets the command's outcome
+    and a new ``sequence``, ``settings`` (e.g. train's ``iterations``) are updated, and every stage
+    the change outdates is marked pending (``settle_outdated``), so a following ``pipeline run
+    --resume`` reruns exactly what is out of date. Returns False (and records nothing) when
+    ``run_dir`` is not a pipeline run or has no such stage.
     """
     run_dir = Path(run_dir)
     if not (run_dir / PIPELINE_FILE).is_file():
@@ -550,8 +593,12 @@ def record_command(registry: Registry, run_dir: str | Path, stage: str, *, statu
         entry.settings = {key: getattr(record.settings, key, None)
                           for key in next(s for s, _ in stages if s.name == stage).settings}
         entry.outputs, entry.summary = dict(outputs or {}), dict(summary or {})
-        entry.message, entry.warnings = f"{message} (by {command}, outside the pipeline)", list(warnings)
-    record.history.append({"started": now, "finished": now, "argv": sys.argv[1:], "stage": stage, "status": status})
+        entry.message, entry.warnings = (
+            f"{message} (by {command}, outside the pipeline)",
+            list(warnings),
+        )
+    record.history.append({"started": now, "finished": now, "argv": sys.argv[1:], "stage": stage,
+                           "status": status})
     PipelineRunner(registry, record, stages, echo=lambda line: None).settle_outdated()
     if all(r.status in ("done", "skipped") for r in record.stages):
         record.status = "done"

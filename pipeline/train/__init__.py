@@ -1,1 +1,2 @@
-"""Training: the session behind ``primebot train``, the runner, configuration, checkpoints and log (docs/architecture.md §3)."""
+"""Training: the session behind ``primebot train``, the runner, configuration, checkpoints and log
+(docs/architecture.md §3)."""

@@ -38,7 +38,9 @@ VERSION = 1
 CHECKPOINT_PATTERN = re.compile(r"^model_(\d+)\.pt$")
 """Numbered checkpoints, ``model_<iteration>.pt``; ``model_best.pt`` is not resumed from."""
 # The way out of a truncated or corrupt checkpoint (both load errors suggest it).
-_EARLIER_CHECKPOINT_FIX = "resume from an earlier model_<it>.pt (primebot does this automatically with --resume)"
+_EARLIER_CHECKPOINT_FIX = (
+    "resume from an earlier model_<it>.pt (primebot does this automatically with --resume)"
+)
 ZIP_MAGIC = b"PK\x03\x04"
 """torch.save's format is a zip archive; anything else is not a checkpoint primebot wrote."""
 REQUIRED_KEYS = ("iteration", "learner")
@@ -159,10 +161,12 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         raise CheckpointError(
             f"checkpoint {path} carries a pickled Python object that weights_only loading refuses "
             f"(it could run code); it was not loaded: {str(exc).splitlines()[0]}",
-            fix="only load checkpoints written by primebot; never lower the safety of torch.load; move the file "
+            fix="only load checkpoints written by primebot; never lower the safety of torch.load; "
+                "move the file "
                 "out of the run directory",
         ) from None
-    except Exception as exc:  # noqa: BLE001 - torch raises anything (IndexError, KeyError…) on foreign bytes
+    # torch raises anything (IndexError, KeyError…) on foreign bytes
+    except Exception as exc:  # noqa: BLE001
         if isinstance(exc, MemoryError) or _out_of_memory(exc):
             raise _memory_error(path, exc) from None
         first = str(exc).splitlines()[0] if str(exc) else ""
@@ -173,16 +177,20 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     del raw
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CheckpointError(f"{path} is not a primebot checkpoint (no '{FORMAT}' marker)",
-                              fix="move the file out of the run directory; only primebot's own checkpoints load")
+                              fix="move the file out of the run directory; only primebot's own "
+                                  "checkpoints load")
     version = data.get("version")
     if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
         raise CheckpointError(
-            f"checkpoint {path} was written by a newer primebot (checkpoint format {version}; this primebot "
-            f"reads format {VERSION}); it was not loaded, and nothing falls back to an older checkpoint",
+            f"checkpoint {path} was written by a newer primebot (checkpoint format {version}; this "
+            "primebot "
+            f"reads format {VERSION}); it was not loaded, and nothing falls back to an older "
+            "checkpoint",
             fix="upgrade primebot (pip install -U primebot) to continue or evaluate this run",
         )
     if version != VERSION:
-        raise CheckpointError(f"checkpoint {path} has version {version!r}; this primebot reads {VERSION}")
+        raise CheckpointError(f"checkpoint {path} has version {version!r}; this primebot reads "
+                              f"{VERSION}")
     if data.get("digest") != content_digest(data):
         raise CorruptCheckpointError(
             f"checkpoint {path} is corrupt: its content does not match its digest",
@@ -190,13 +198,15 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         )
     missing = [key for key in REQUIRED_KEYS if key not in data]
     if missing:
-        raise CorruptCheckpointError(f"checkpoint {path} lacks {', '.join(missing)}", fix=_EARLIER_CHECKPOINT_FIX)
+        raise CorruptCheckpointError(f"checkpoint {path} lacks {', '.join(missing)}",
+                                     fix=_EARLIER_CHECKPOINT_FIX)
     return data
 
 
 _OUT_OF_MEMORY = ("can't allocate memory", "out of memory", "defaultcpuallocator", "bad_alloc",
                   "cannot allocate memory")
-"""How torch and the C++ allocator word a failed allocation (a ``RuntimeError``, not a ``MemoryError``)."""
+"""How torch and the C++ allocator word a failed allocation (a ``RuntimeError``, not a
+``MemoryError``)."""
 
 
 def _out_of_memory(exc: BaseException) -> bool:
@@ -208,14 +218,16 @@ def _out_of_memory(exc: BaseException) -> bool:
 def _memory_error(path: Path, exc: BaseException) -> CheckpointError:
     first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return CheckpointError(
-        f"checkpoint {path} could not be loaded: out of memory ({first}); the file was not judged, and "
+        f"checkpoint {path} could not be loaded: out of memory ({first}); the file was not judged, "
+        "and "
         "nothing falls back to an older checkpoint",
         fix="free memory (close other programs, fewer parallel jobs) and run the command again",
     )
 
 
 def _read(path: Path) -> bytes:
-    """The whole file, after checking its size; an I/O error or a lack of memory is named as such."""
+    """The whole file, after checking its size; an I/O error or a lack of memory is named as
+    such."""
     try:
         size = path.stat().st_size
         problem = over_budget(f"checkpoint {path}", size, MAX_CHECKPOINT_BYTES)
@@ -229,32 +241,39 @@ def _read(path: Path) -> bytes:
         if _out_of_memory(exc):
             raise _memory_error(path, exc) from None
         raise CheckpointError(
-            f"checkpoint {path} cannot be read: {exc.strerror or exc} (errno {exc.errno}); the file was not "
+            f"checkpoint {path} cannot be read: {exc.strerror or exc} (errno {exc.errno}); the "
+            "file was not "
             "judged, and nothing falls back to an older checkpoint",
-            fix="check the disk and the file's permissions (dmesg, ls -l), then run the command again",
+            fix="check the disk and the file's permissions (dmesg, ls -l), then run the command "
+                "again",
         ) from None
 
 
 def _check_size(path: Path, raw: bytes) -> None:
-    """Refuse, from the zip directory alone, a checkpoint that would decode past ``MAX_CHECKPOINT_BYTES``
-    or holds compressed entries (``torch.save`` never compresses; a deflated entry is a zip bomb's tool)."""
+    """Refuse, from the zip directory alone, a checkpoint that would decode past
+    ``MAX_CHECKPOINT_BYTES`` or holds compressed entries (``torch.save`` never compresses; a
+    deflated entry is a zip bomb's tool)."""
     try:
         with zipfile.ZipFile(io.BytesIO(raw)) as archive:
             entries = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise CorruptCheckpointError(f"checkpoint {path} is truncated or corrupt: {type(exc).__name__}: {exc}",
+        raise CorruptCheckpointError(f"checkpoint {path} is truncated or corrupt: "
+                                     f"{type(exc).__name__}: {exc}",
                                      fix=_EARLIER_CHECKPOINT_FIX) from None
     if any(info.compress_type != zipfile.ZIP_STORED for info in entries):
-        raise CheckpointError(f"checkpoint {path} holds compressed entries: torch.save did not write it",
+        raise CheckpointError(f"checkpoint {path} holds compressed entries: torch.save did not "
+                              "write it",
                               fix="only load checkpoints written by primebot")
-    problem = over_budget(f"checkpoint {path}", sum(info.file_size for info in entries), MAX_CHECKPOINT_BYTES)
+    problem = over_budget(f"checkpoint {path}", sum(info.file_size for info in entries),
+                          MAX_CHECKPOINT_BYTES)
     if problem:
         raise CheckpointError(problem, fix="only load checkpoints written by primebot")
 
 
 def link_checkpoint(source: str | Path, target: str | Path) -> Path:
-    """Make ``target`` the same file as ``source`` atomically: a hard link (no second copy on disk), or a
-    copy where the file system has no links. A reader sees the old ``target`` or the new one."""
+    """Make ``target`` the same file as ``source`` atomically: a hard link (no second copy on disk),
+    or a copy where the file system has no links. A reader sees the old ``target`` or the new
+    one."""
     source, target = Path(source), Path(target)
     with atomic_path(target) as tmp:
         tmp.unlink()
@@ -283,8 +302,10 @@ def require_same_run(payload: dict[str, Any], run_id: str | None, source: str | 
         )
     if theirs != run_id:
         raise CheckpointError(
-            f"{source} belongs to another run (run id {str(theirs)[:12]}…; this run is {run_id[:12]}…): it was "
-            "copied in from elsewhere, and is neither resumed, evaluated nor exported as this run's policy",
+            f"{source} belongs to another run (run id {str(theirs)[:12]}…; this run is "
+            f"{run_id[:12]}…): it was "
+            "copied in from elsewhere, and is neither resumed, evaluated nor exported as this "
+            "run's policy",
             fix="move it out of the run directory; evaluate or export the run it came from instead",
         )
 
@@ -299,33 +320,41 @@ def numbered_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
     return sorted(found, reverse=True)
 
 
-def load_latest_good(run_dir: str | Path, map_location: str | torch.device = "cpu") -> tuple[Path, dict[str, Any]]:
-    """The newest checkpoint in ``run_dir`` that loads: damaged ones (``CorruptCheckpointError``) are skipped
-    with a warning; any other failure (an I/O error, out of memory, a newer format, a foreign file) is raised,
-    so a good checkpoint is never passed over for an older one and later overwritten."""
+def load_latest_good(run_dir: str | Path,
+                     map_location: str | torch.device = "cpu") -> tuple[Path, dict[str, Any]]:
+    """The newest checkpoint in ``run_dir`` that loads: damaged ones (``CorruptCheckpointError``)
+    are skipped with a warning; any other failure (an I/O error, out of memory, a newer format, a
+    foreign file) is raised, so a good checkpoint is never passed over for an older one and later
+    overwritten."""
     candidates = numbered_checkpoints(run_dir)
     if not candidates:
         partial = interrupted_writes(run_dir)
         if partial:
             raise CheckpointError(
-                f"no checkpoint was completed in {run_dir}: the run stopped while writing its first one "
+                f"no checkpoint was completed in {run_dir}: the run stopped while writing its "
+                "first one "
                 f"({partial[0].name} is the unfinished write); there is nothing to resume",
                 fix="start the run again (without --resume)",
             )
-        raise CheckpointError(f"no model_<it>.pt checkpoint in {run_dir}", fix="check the run directory path")
+        raise CheckpointError(f"no model_<it>.pt checkpoint in {run_dir}",
+                              fix="check the run directory path")
     errors = []
     for _, path in candidates:
         try:
             return path, load_checkpoint(path, map_location)
-        except CorruptCheckpointError as exc:  # any other reason stops here (docs/architecture.md §3)
-            log.warning("warning: %s; falling back to the previous checkpoint", str(exc).splitlines()[0])
+        # any other reason stops here (docs/architecture.md §3)
+        except CorruptCheckpointError as exc:
+            log.warning("warning: %s; falling back to the previous checkpoint",
+                        str(exc).splitlines()[0])
             errors.append(str(exc).splitlines()[0])
     raise CheckpointError(
         f"no loadable checkpoint in {run_dir}: " + "; ".join(errors),
-        fix="start the run again (without --resume); the files above are not checkpoints primebot can read",
+        fix="start the run again (without --resume); the files above are not checkpoints primebot "
+            "can read",
     )
 
 
 def interrupted_writes(run_dir: str | Path) -> list[Path]:
-    """Temporary files of atomic checkpoint writes that never finished (the process was killed mid-write)."""
+    """Temporary files of atomic checkpoint writes that never finished (the process was killed
+    mid-write)."""
     return sorted(Path(run_dir).glob(".model_*.pt.*.pt.tmp"))

@@ -50,7 +50,8 @@ class DistContext:
                 dist.broadcast(tensor.data, src=0)
 
     def gather_objects(self, obj: Any) -> list[Any]:
-        """Every rank's ``obj`` (tensors, numbers, strings, containers), in rank order, on every rank."""
+        """Every rank's ``obj`` (tensors, numbers, strings, containers), in rank order, on every
+        rank."""
         if not self.enabled:
             return [obj]
         # Serialised with torch.save and read back with weights_only: tensors inside

@@ -45,9 +45,9 @@ def read_csv_rows(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def complete_rows(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
-    """(header, rows) of a train.csv without a torn row: a process killed while appending leaves a last
-    line without its line end (or a row with too few or too many fields), and such a row would otherwise
-    survive a resume with a value cut short."""
+    """(header, rows) of a train.csv without a torn row: a process killed while appending leaves a
+    last line without its line end (or a row with too few or too many fields), and such a row would
+    otherwise survive a resume with a value cut short."""
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     if text and not text.endswith("\n"):
         text = text[: text.rfind("\n") + 1]  # the unfinished last line
@@ -77,7 +77,8 @@ class TrainingLog:
         self.rows: list[dict[str, Any]] = []
         if keep_until is not None and self.csv_path.is_file():
             header, rows = complete_rows(self.csv_path)
-            self.rows = [r for r in rows if r.get("iteration") and int(r["iteration"]) <= keep_until]
+            self.rows = [r for r in rows
+                         if r.get("iteration") and int(r["iteration"]) <= keep_until]
             self.header = header
         self._rewrite()
         self._tb = self._open_tensorboard() if tensorboard else None
@@ -85,7 +86,8 @@ class TrainingLog:
         self._error: BaseException | None = None
         self._fatal: DiskFullError | None = None
         self._last_plot = 0.0
-        self._thread = threading.Thread(target=self._work, name="primebot-training-log", daemon=True)
+        self._thread = threading.Thread(target=self._work, name="primebot-training-log",
+                                        daemon=True)
         self._thread.start()
 
     def _open_tensorboard(self):
@@ -93,20 +95,23 @@ class TrainingLog:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError as exc:
             raise ConfigError(
-                f"--tensorboard needs the tensorboard package ({exc})", fix="pip install 'primebot[tensorboard]'"
+                f"--tensorboard needs the tensorboard package ({exc})",
+                fix="pip install 'primebot[tensorboard]'"
             ) from None
         return SummaryWriter(log_dir=str(self.run_dir / "tensorboard"))
 
     # -- called from the training loop ---------------------------------------------
     def log(self, row: dict[str, Any]) -> None:
-        """Queue one iteration's row; returns at once. Raises ``DiskFullError`` once the disk filled up."""
+        """Queue one iteration's row; returns at once. Raises ``DiskFullError`` once the disk filled
+        up."""
         if self._fatal is not None:
             raise self._fatal
         self._queue.put(dict(row))
 
     def sync(self) -> None:
-        """Wait until every queued row is in train.csv and on disk (before a checkpoint is written, so a
-        checkpoint never gets ahead of its log). Raises ``DiskFullError`` once the disk filled up."""
+        """Wait until every queued row is in train.csv and on disk (before a checkpoint is written,
+        so a checkpoint never gets ahead of its log). Raises ``DiskFullError`` once the disk filled
+        up."""
         self._queue.join()
         if self._fatal is not None:
             raise self._fatal
@@ -153,7 +158,8 @@ class TrainingLog:
                 self._write(row)
                 if time.monotonic() - self._last_plot >= self.plot_interval_s:
                     self._plot()
-            except Exception as exc:  # noqa: BLE001 - logging must never kill training, a full disk does
+            # logging must never kill training, a full disk does
+            except Exception as exc:  # noqa: BLE001
                 full = disk_full_error(exc, self.csv_path)
                 if full is not None:
                     self._fatal = full

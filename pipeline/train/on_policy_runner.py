@@ -72,11 +72,13 @@ class RunResult:
     checkpoint: Path | None = None
     signal_name: str = ""
     reason: str = ""
-    """Why training finished before ``cfg.iterations`` (the stop rule, the time limit); empty otherwise."""
+    """Why training finished before ``cfg.iterations`` (the stop rule, the time limit); empty
+    otherwise."""
 
 
 class _MeanAction:
-    """The learner's deterministic policy (normalised observation → mean action) as an ``act(obs)``."""
+    """The learner's deterministic policy (normalised observation → mean action) as an
+    ``act(obs)``."""
 
     def __init__(self, ppo: PPO, device: str) -> None:
         self.ppo, self.device = ppo, device
@@ -103,9 +105,9 @@ class OnPolicyRunner:
     ) -> None:
         self.env = env
         self.checks = VerdictChecks(probe)
-        """The verdict checks (``runner.check_interval``): ``probe`` scores the deterministic policy (an object
-        with ``act(obs)``) in a task-made evaluation env and returns its metrics with the ``verdict``; None:
-        no checks."""
+        """The verdict checks (``runner.check_interval``): ``probe`` scores the deterministic policy
+        (an object with ``act(obs)``) in a task-made evaluation env and returns its metrics with the
+        ``verdict``; None: no checks."""
         self.cfg = cfg
         self.dist = dist or DistContext()
         self.device = cfg.device
@@ -131,7 +133,8 @@ class OnPolicyRunner:
         self._stop: str = ""
         self.timing: dict[str, float] = {}
         self.run_id: str | None = None
-        """The run's identity (args.yaml ``run.id``), carried by every checkpoint; ``restore`` refuses another run's."""
+        """The run's identity (args.yaml ``run.id``), carried by every checkpoint; ``restore``
+        refuses another run's."""
         self._train_log: TrainingLog | None = None
         self._saved_iteration = -1
 
@@ -150,16 +153,21 @@ class OnPolicyRunner:
             pol.activation, pol.init_noise_std, pol.shared_log_std, pol.init_action_gain,
         )
         obs_norm = EmpiricalNormalizer(env.num_obs) if pol.empirical_normalization else None
-        critic_norm = EmpiricalNormalizer(env.num_critic_obs) if pol.empirical_normalization else None
+        critic_norm = (
+            EmpiricalNormalizer(env.num_critic_obs) if pol.empirical_normalization else None
+        )
         # session.resolve_auto_settings settles auto before the runner is built
         use_amp = cfg.ppo.mixed_precision == "on"
         return PPO(
             actor_critic, cfg.ppo, env.num_envs, env.num_obs, env.num_critic_obs, self.device,
             obs_normalizer=obs_norm, critic_normalizer=critic_norm, noise=cfg.runner.noise,
-            seed=cfg.seed + 100_003 * self.dist.rank, autocast_dtype=autocast_dtype if use_amp else None,
-            rollout_autocast_dtype=autocast_dtype if cfg.ppo.rollout_mixed_precision == "on" else None,
+            seed=cfg.seed + 100_003 * self.dist.rank,
+            autocast_dtype=autocast_dtype if use_amp else None,
+            rollout_autocast_dtype=autocast_dtype if cfg.ppo.rollout_mixed_precision == "on"
+            else None,
             compile_update=cfg.ppo.compile_update == "on",
-            reduce=self.dist.all_reduce_sum if self.dist.enabled else None, world_size=self.dist.world_size,
+            reduce=self.dist.all_reduce_sum if self.dist.enabled else None,
+            world_size=self.dist.world_size,
         )
 
     # -- collection -----------------------------------------------------------------
@@ -169,13 +177,16 @@ class OnPolicyRunner:
         bad = np.argwhere(~np.isfinite(array))[0]
         where = f"env {bad[0]}" + (f", column {bad[1]}" if len(bad) > 1 else "")
         raise NonFiniteError(
-            f"non-finite {what} at iteration {self.iteration + 1}, step {step} ({where}); training stopped, "
+            f"non-finite {what} at iteration {self.iteration + 1}, step {step} ({where}); training "
+            "stopped, "
             "no checkpoint written for this iteration",
-            fix="check the task's observation/reward terms and the motion for bad frames; resume from the last checkpoint",
+            fix="check the task's observation/reward terms and the motion for bad frames; resume "
+                "from the last checkpoint",
         )
 
     def collect(self) -> dict[str, float]:
-        """One rollout of ``num_steps_per_env`` steps into the learner's storage; returns info means."""
+        """One rollout of ``num_steps_per_env`` steps into the learner's storage; returns info
+        means."""
         ppo, env, transfer = self.ppo, self.env, self.transfer
         info_sums: dict[str, float] = {}
         info_counts: dict[str, int] = {}
@@ -203,7 +214,8 @@ class OnPolicyRunner:
                 reward_sum += float(result.reward.mean())
                 self._track_episodes(result.reward, result.terminated | result.truncated)
                 for key, value in result.info.items():
-                    if isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray) and value.size == 1):
+                    if isinstance(value, (int, float, np.number)) or (isinstance(value, np.ndarray)
+                                                                      and value.size == 1):
                         info_sums[key] = info_sums.get(key, 0.0) + float(value)
                         info_counts[key] = info_counts.get(key, 0) + 1
                 t4 = time.perf_counter()
@@ -236,7 +248,8 @@ class OnPolicyRunner:
         train_log = None
         if writes:
             train_log = TrainingLog(
-                self.run_dir, keep_until=self.iteration, plot_interval_s=self.cfg.runner.plot_interval_s,
+                self.run_dir, keep_until=self.iteration,
+                plot_interval_s=self.cfg.runner.plot_interval_s,
                 tensorboard=self.tensorboard,
             )
         self._train_log = train_log
@@ -254,11 +267,13 @@ class OnPolicyRunner:
                     train_log.log(row)
                 if bar is not None:
                     ret = row.get("episode_return")
-                    bar.set_postfix(sps=f"{row['sps']:.0f}", ret="-" if ret is None else f"{ret:.3f}", refresh=False)
+                    bar.set_postfix(sps=f"{row['sps']:.0f}",
+                                    ret="-" if ret is None else f"{ret:.3f}", refresh=False)
                     bar.update(1)
                 self._maybe_save(row)
                 if done:
-                    log.warning("%s: training stopped after iteration %d of %d", done, self.iteration,
+                    log.warning("%s: training stopped after iteration %d of %d", done,
+                                self.iteration,
                                 self.cfg.iterations)
                     break
 
@@ -268,7 +283,8 @@ class OnPolicyRunner:
                     self.dist.barrier()
                     log.warning(
                         "%s received: stopped after iteration %d%s", stop, self.iteration,
-                        f"; resume with: primebot train --resume {self.run_dir}" if self.run_dir else "",
+                        f"; resume with: primebot train --resume {self.run_dir}" if self.run_dir
+                        else "",
                     )
                     return RunResult(self.iteration, "interrupted", path, stop)
             path = self.save_numbered()
@@ -284,24 +300,30 @@ class OnPolicyRunner:
                 bar.close()
             if train_log is not None:
                 self._train_log = None
-                # a full disk under the log is raised here, unless another error is already on its way
+                # a full disk under the log is raised here, unless another error is already on its
+                # way
                 train_log.close(raise_errors=not failing)
 
     def _one_iteration(self, default_threads: int, start: float) -> dict[str, Any]:
         runner_cfg = self.cfg.runner
         t0 = time.perf_counter()
-        torch.set_num_threads(runner_cfg.collect_threads if runner_cfg.collect_threads > 0 else available_cores())
+        torch.set_num_threads(runner_cfg.collect_threads if runner_cfg.collect_threads > 0
+                              else available_cores())
         infos = self.collect()
         t1 = time.perf_counter()
-        torch.set_num_threads(runner_cfg.update_threads if runner_cfg.update_threads > 0 else auto_update_threads())
+        torch.set_num_threads(runner_cfg.update_threads if runner_cfg.update_threads > 0
+                              else auto_update_threads())
         metrics = self.ppo.update()
         t2 = time.perf_counter()
         if self.ppo.nonfinite:
             raise NonFiniteError(
-                f"non-finite {', '.join(self.ppo.nonfinite)} in the PPO update of iteration {self.iteration + 1}; "
+                f"non-finite {', '.join(self.ppo.nonfinite)} in the PPO update of iteration "
+                f"{self.iteration + 1}; "
                 "training stopped, no checkpoint written for this iteration",
-                fix="check rewards for huge values, then resume with a lower learning rate or gradient clip: "
-                    f"primebot train --resume {self.run_dir or 'RUN_DIR'} --set ppo.learning_rate=1e-4",
+                fix="check rewards for huge values, then resume with a lower learning rate or "
+                    "gradient clip: "
+                    f"primebot train --resume {self.run_dir or 'RUN_DIR'} --set "
+                    "ppo.learning_rate=1e-4",
             )
         self.iteration += 1
         steps = self.cfg.ppo.num_steps_per_env * self.env.num_envs * self.dist.world_size
@@ -327,13 +349,16 @@ class OnPolicyRunner:
         return row
 
     def _stop_rule(self, row: dict[str, Any], elapsed_s: float) -> str:
-        """Check the verdict when due (its figures go into ``row``); why training should finish now, or ''."""
+        """Check the verdict when due (its figures go into ``row``); why training should finish now,
+        or ''."""
         runner_cfg = self.cfg.runner
         if self.checks_verdict and self.iteration % runner_cfg.check_interval == 0:
             with torch.no_grad():
-                row.update(self.checks.check(_MeanAction(self.ppo, self.device), self.env, self.iteration))
+                row.update(self.checks.check(_MeanAction(self.ppo, self.device), self.env,
+                                             self.iteration))
             if runner_cfg.stop_when_tracked and self.checks.done:
-                return (f"the policy tracked its motion{self.checks.robustness_note} at {TRACKED_CHECKS_TO_STOP} "
+                return (f"the policy tracked its motion{self.checks.robustness_note} at "
+                        f"{TRACKED_CHECKS_TO_STOP} "
                         f"checks in a row ({self.checks.last_reason})")
         if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:
             return f"time limit of {runner_cfg.time_limit_min:g} min reached"
@@ -348,7 +373,8 @@ class OnPolicyRunner:
                 "episode_return": float(np.mean(returns)) if returns else None,
                 "episode_length": float(np.mean(lengths)) if lengths else None,
             }
-        stats = torch.tensor([reward_mean, float(np.sum(returns)), float(np.sum(lengths)), float(len(returns))],
+        stats = torch.tensor([reward_mean, float(np.sum(returns)), float(np.sum(lengths)),
+                              float(len(returns))],
                              dtype=torch.float64, device=self.device)
         reward, ret, length, count = self.dist.all_reduce_sum(stats).tolist()
         return {
@@ -361,13 +387,17 @@ class OnPolicyRunner:
     def _maybe_save(self, row: dict[str, Any]) -> None:
         """Numbered and best checkpoints; every rank takes part (their state is gathered).
 
-        The best verdict check's policy is first written as ``model_<it>.pt``, then ``model_best.pt`` is made
-        a hard link to it (a copy where links are not supported): ``model_best.pt`` is always one of the
-        numbered checkpoints, so a stop between the two writes is repaired on resume (``reconcile_best``).
+        The best verdict check's policy is first written as ``model_<it>.pt``, then
+        ``model_best.pt`` is made a hard link to it (a copy where links are not supported):
+        ``model_best.pt`` is always one of the numbered checkpoints, so a stop between the two
+        writes is repaired on resume (``reconcile_best``).
         """
         if self.run_dir is None and not self.dist.enabled:
             return
-        numbered = self.iteration % self.cfg.runner.save_interval == 0 and self.iteration < self.cfg.iterations
+        numbered = (
+            self.iteration % self.cfg.runner.save_interval == 0
+            and self.iteration < self.cfg.iterations
+        )
         if self.checks_verdict:
             # the policy of the best verdict check (what evaluate, export and sim2sim use:
             # train/trained_policy.py)
@@ -391,11 +421,13 @@ class OnPolicyRunner:
         return self.checks.probe is not None and self.cfg.runner.check_interval > 0
 
     def save_numbered(self) -> Path | None:
-        """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather), once per iteration."""
+        """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather), once
+        per iteration."""
         if self.run_dir is None and not self.dist.enabled:
             return None
         name = f"model_{self.iteration}.pt"
-        if self._saved_iteration == self.iteration:  # already written at this iteration (a best check)
+        # already written at this iteration (a best check)
+        if self._saved_iteration == self.iteration:
             return self.run_dir / name if self.run_dir is not None and self.dist.is_main else None
         path = self._save_as(name)
         self._saved_iteration = self.iteration
@@ -404,8 +436,8 @@ class OnPolicyRunner:
     def _save_as(self, name: str) -> Path | None:
         """Gather every rank's state (all ranks call this); rank 0 writes it as ``run_dir/name``.
 
-        The rows of train.csv up to this iteration are written (and synced) first, so a checkpoint never
-        gets ahead of the log it is resumed with.
+        The rows of train.csv up to this iteration are written (and synced) first, so a checkpoint
+        never gets ahead of the log it is resumed with.
         """
         payload = self.checkpoint_payload()
         if self.run_dir is None or not self.dist.is_main:
@@ -415,13 +447,14 @@ class OnPolicyRunner:
         return save_checkpoint(self.run_dir / name, payload)
 
     def reconcile_best(self) -> str:
-        """After ``restore``: make ``model_best.pt`` the policy of the restored best check, or say why not.
+        """After ``restore``: make ``model_best.pt`` the policy of the restored best check, or say
+        why not.
 
-        A stop between writing ``model_<it>.pt`` and linking ``model_best.pt``, or a resume from an older
-        checkpoint than the newest (a damaged one skipped), leaves ``model_best.pt`` naming another check
-        than the one the restored state records. It is linked again from ``model_<best>.pt``; a
-        ``model_best.pt`` from checks the restored state never made is kept aside as
-        ``model_best.pt.abandoned``. Returns what was done (empty when nothing was needed).
+        A stop between writing ``model_<it>.pt`` and linking ``model_best.pt``, or a resume from an
+        older checkpoint than the newest (a damaged one skipped), leaves ``model_best.pt`` naming
+        another check than the one the restored state records. It is linked again from
+        ``model_<best>.pt``; a ``model_best.pt`` from checks the restored state never made is kept
+        aside as ``model_best.pt.abandoned``. Returns what was done (empty when nothing was needed).
         """
         if self.run_dir is None or not self.dist.is_main or not self.checks_verdict:
             return ""
@@ -433,13 +466,13 @@ class OnPolicyRunner:
         source = self.run_dir / f"model_{want}.pt" if want is not None else None
         if source is not None and source.is_file():
             link_checkpoint(source, best_file)
-            message = f"{BEST_CHECKPOINT} did not hold the best check the checkpoint records (iteration {want}); " \
-                      f"linked again from {source.name}"
+            message = (f"{BEST_CHECKPOINT} did not hold the best check the checkpoint records "
+                       f"(iteration {want}); linked again from {source.name}")
         elif best_file.is_file() and have is not None and have > self.iteration:
             aside = best_file.with_name(BEST_CHECKPOINT + ".abandoned")
             best_file.replace(aside)
-            message = f"{BEST_CHECKPOINT} came from iteration {have}, after the checkpoint resumed from " \
-                      f"(iteration {self.iteration}); kept aside as {aside.name}"
+            message = (f"{BEST_CHECKPOINT} came from iteration {have}, after the checkpoint "
+                       f"resumed from (iteration {self.iteration}); kept aside as {aside.name}")
         else:
             return ""
         log.warning("warning: %s", message)
@@ -465,14 +498,16 @@ class OnPolicyRunner:
         }
 
     def checkpoint_payload(self) -> dict[str, Any]:
-        """Everything docs/architecture.md §3 lists: weights, optimiser, normaliser, iteration, every RNG, env state, config hash."""
+        """Everything docs/architecture.md §3 lists: weights, optimiser, normaliser, iteration,
+        every RNG, env state, config hash."""
         env = self.env
         return {
             "iteration": self.iteration,
             "run_id": self.run_id,
             "config": self.cfg.to_dict(),
             "config_hash": self.config_hash,
-            "dims": {"num_obs": env.num_obs, "num_critic_obs": env.num_critic_obs, "num_actions": env.num_actions},
+            "dims": {"num_obs": env.num_obs, "num_critic_obs": env.num_critic_obs,
+                     "num_actions": env.num_actions},
             "learner": self.ppo.state_dict(),
             "best_return": self.best_return if np.isfinite(self.best_return) else None,
             "best_check": self.checks.state(),
@@ -485,14 +520,17 @@ class OnPolicyRunner:
         if payload.get("config_hash") != self.config_hash and not self._same_run(payload):
             raise CheckpointError(
                 f"{source} was written with a different configuration (config hash differs)",
-                fix="resume with the run's own args.yaml; only --iterations, --device and the optimisation "
+                fix="resume with the run's own args.yaml; only --iterations, --device and the "
+                    "optimisation "
                     "settings of docs/training.md (--set ppo.learning_rate=…) may change on resume",
             )
         ranks = payload["ranks"]
         if len(ranks) != self.dist.world_size:
             raise CheckpointError(
-                f"{source} was written by {len(ranks)} rank(s); this job has {self.dist.world_size}",
-                fix=f"resume with torchrun --nproc_per_node={len(ranks)} (or the same number of ranks in total)",
+                f"{source} was written by {len(ranks)} rank(s); this job has "
+                f"{self.dist.world_size}",
+                fix=f"resume with torchrun --nproc_per_node={len(ranks)} (or the same number of "
+                    "ranks in total)",
             )
         self.ppo.load_state_dict(payload["learner"])
         state = ranks[self.dist.rank]
@@ -518,7 +556,8 @@ class OnPolicyRunner:
         self.iteration = int(payload["iteration"])
 
     def _same_run(self, payload: dict[str, Any]) -> bool:
-        """The checkpoint's settings equal this run's but for ``RESUMABLE_SETTINGS`` (a resume with --set)."""
+        """The checkpoint's settings equal this run's but for ``RESUMABLE_SETTINGS`` (a resume with
+        --set)."""
         try:
             theirs = TrainConfig.from_dict(payload["config"])
         except (KeyError, TypeError):
@@ -527,9 +566,11 @@ class OnPolicyRunner:
 
     # -- signals and progress -------------------------------------------------------
     def request_stop(self, reason: str = "stop") -> None:
-        """Ask the loop to checkpoint and return after the current iteration (signal handlers call this)."""
+        """Ask the loop to checkpoint and return after the current iteration (signal handlers call
+        this)."""
         self._stop = reason
-        log.warning("%s: finishing iteration %d, then checkpoint and exit (again to abort)", reason, self.iteration + 1)
+        log.warning("%s: finishing iteration %d, then checkpoint and exit (again to abort)", reason,
+                    self.iteration + 1)
 
     def _agreed_stop(self) -> str:
         if not self.dist.enabled:
@@ -546,7 +587,8 @@ class OnPolicyRunner:
 
 
 def _best_check_iteration(path: Path) -> int | None:
-    """The iteration of the verdict check whose policy ``path`` holds (None: no such file, or no check)."""
+    """The iteration of the verdict check whose policy ``path`` holds (None: no such file, or no
+    check)."""
     if not path.is_file():
         return None
     try:

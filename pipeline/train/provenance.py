@@ -1,4 +1,5 @@
-"""Which policy a result was made from, and whether it is still the run's policy (docs/architecture.md §6).
+"""Which policy a result was made from, and whether it is still the run's policy
+(docs/architecture.md §6).
 
 Evaluation, export and sim2sim record the identity of the checkpoint they used
 (``PolicyIdentity``: file name, iteration, content digest, run id) in the file
@@ -65,7 +66,9 @@ class PolicyIdentity:
 
 def identity_of(policy: Any) -> PolicyIdentity:
     """The identity of a ``trained_policy.TrainedPolicy`` (what eval.json and export record)."""
-    return PolicyIdentity(policy.checkpoint.name, int(policy.iteration), policy.digest, policy.run_id)
+    return PolicyIdentity(
+        policy.checkpoint.name, int(policy.iteration), policy.digest, policy.run_id
+    )
 
 
 def recorded_identity(document: dict[str, Any], source: str | Path) -> PolicyIdentity:
@@ -91,7 +94,8 @@ def recorded_identity(document: dict[str, Any], source: str | Path) -> PolicyIde
 
 
 _SELECTED: dict[tuple, PolicyIdentity | None] = {}
-"""``selected_policy`` per run directory and state of its checkpoint files (loading one costs a torch load)."""
+"""``selected_policy`` per run directory and state of its checkpoint files (loading one costs a
+torch load)."""
 
 
 def _signature(run_dir: Path) -> tuple:
@@ -106,7 +110,8 @@ def _signature(run_dir: Path) -> tuple:
 
 
 def selected_policy(run_dir: str | Path) -> PolicyIdentity | None:
-    """The identity of the policy evaluate and export would use now, or None when the run has no checkpoint.
+    """The identity of the policy evaluate and export would use now, or None when the run has no
+    checkpoint.
 
     A checkpoint that cannot be read raises its ``CheckpointError``.
     """
@@ -156,8 +161,8 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def covered(record: str, document: dict[str, Any]) -> list[str]:
-    """The paths a result record stands for: itself, all of ``export/`` for the bundle's record, and the
-    videos it names."""
+    """The paths a result record stands for: itself, all of ``export/`` for the bundle's record, and
+    the videos it names."""
     paths = [record, *([f"{EXPORT_DIR}/"] if record.startswith(f"{EXPORT_DIR}/") else [])]
     videos = [document.get("video"), *(document.get("videos") or {}).values()]
     return paths + [f"{VIDEO_DIR}/{Path(str(video)).name}" for video in videos if video]
@@ -170,7 +175,8 @@ def results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
 
 
 def stale_results(run_dir: str | Path) -> Staleness:
-    """Every result in ``run_dir`` that was made from another policy than the one the run selects now."""
+    """Every result in ``run_dir`` that was made from another policy than the one the run selects
+    now."""
     run_dir = Path(run_dir)
     try:
         selected = selected_policy(run_dir)
@@ -187,9 +193,15 @@ def stale_results(run_dir: str | Path) -> Staleness:
                 out.stale.update(dict.fromkeys(covered(record, document), why))
             continue
         if run_id is not None and made_from.run_id != run_id:
-            why = f"{record} was made from another run's policy ({made_from.describe()}, run id {made_from.run_id[:12]}…)"
+            why = (
+                f"{record} was made from another run's policy ({made_from.describe()}, "
+                f"run id {made_from.run_id[:12]}…)"
+            )
         elif selected is not None and not made_from.same_policy(selected):
-            why = f"{record} was made from {made_from.describe()}; the run's policy is now {selected.describe()}"
+            why = (
+                f"{record} was made from {made_from.describe()}; the run's policy is now "
+                f"{selected.describe()}"
+            )
         else:
             continue
         out.stale.update(dict.fromkeys(covered(record, document), why))

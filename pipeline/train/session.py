@@ -56,9 +56,9 @@ log = logging.getLogger(__name__)
 
 
 def resolve_auto_settings(cfg: TrainConfig, backend: Backend) -> None:
-    """Settle a new run's device-dependent ``auto`` settings (the mixed precision of the update and of the
-    rollout, the learning epochs, the compiled update) in ``cfg``, which args.yaml then records, so that a
-    resume reproduces them on any device."""
+    """Settle a new run's device-dependent ``auto`` settings (the mixed precision of the update and
+    of the rollout, the learning epochs, the compiled update) in ``cfg``, which args.yaml then
+    records, so that a resume reproduces them on any device."""
     resolve_mixed_precision(cfg, backend)
     device_type = torch.device(cfg.device).type
     epochs = cfg.ppo.num_learning_epochs
@@ -71,8 +71,8 @@ def resolve_auto_settings(cfg: TrainConfig, backend: Backend) -> None:
 
 def resolve_mixed_precision(cfg: TrainConfig, backend: Backend) -> str:
     """Settle ``ppo.mixed_precision=auto`` for a new run: ``on`` where the backend runs its autocast
-    dtype natively (an accelerator, a CPU with bf16 instructions), else ``off``. The settled value is
-    what args.yaml records, so a resume reproduces it. Returns why, for the log."""
+    dtype natively (an accelerator, a CPU with bf16 instructions), else ``off``. The settled value
+    is what args.yaml records, so a resume reproduces it. Returns why, for the log."""
     mode = cfg.ppo.mixed_precision
     if mode != "auto":
         return f"{mode} (set)"
@@ -97,19 +97,24 @@ def _device_for_rank(resolved: ResolvedDevice, ctx: DistContext) -> ResolvedDevi
 
 
 def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
-    """The run's own configuration with the resume's changes applied, and those changes (``key=value``)."""
-    changed = [name for name in ("task", "robot", "num_envs", "seed", "run_name") if getattr(request, name) is not None]
+    """The run's own configuration with the resume's changes applied, and those changes
+    (``key=value``)."""
+    changed = [name for name in ("task", "robot", "num_envs", "seed", "run_name")
+               if getattr(request, name) is not None]
     if changed:
         raise ConfigError(
             f"--resume continues a run with its own settings; cannot change {', '.join(changed)}",
-            fix="drop those options (only --iterations, --device, --tensorboard and --set of the optimisation "
+            fix="drop those options (only --iterations, --device, --tensorboard and --set of the "
+                "optimisation "
                 "settings apply on resume), or start a new run",
         )
     args = read_args(request.resume)
     try:
         cfg = TrainConfig.from_dict(args["config"])
     except (KeyError, TypeError) as exc:
-        raise ConfigError(f"{request.resume}/args.yaml has no usable 'config' section: {exc}") from None
+        raise ConfigError(
+            f"{request.resume}/args.yaml has no usable 'config' section: {exc}"
+        ) from None
     if cfg.ppo.mixed_precision == "auto":  # a new run records the choice (resolve_auto_settings)
         raise ConfigError(
             f"{request.resume}/args.yaml records ppo.mixed_precision: auto, not the choice it "
@@ -123,9 +128,11 @@ def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
     refused = [key for key, _ in pairs if key not in RESUMABLE_SETTINGS]
     if refused:
         raise ConfigError(
-            f"--resume cannot change {', '.join(refused)}: the checkpoint's networks, rollout and environment "
+            f"--resume cannot change {', '.join(refused)}: the checkpoint's networks, rollout and "
+            "environment "
             "depend on it",
-            fix=f"on resume --set may change {', '.join(RESUMABLE_SETTINGS)}; anything else needs a new run",
+            fix=f"on resume --set may change {', '.join(RESUMABLE_SETTINGS)}; anything else needs "
+                "a new run",
         )
     applied = []
     for key, value in pairs:
@@ -159,8 +166,8 @@ class TrainOutcome:
     """The trained runner (its learner holds the final weights)."""
 
     def describe(self) -> tuple[dict[str, str], dict[str, Any], str, list[str]]:
-        """(outputs, summary, message, warnings) of a finished training, as the train stage records them in
-        pipeline.json (and ``primebot train --resume`` on a pipeline run does too)."""
+        """(outputs, summary, message, warnings) of a finished training, as the train stage records
+        them in pipeline.json (and ``primebot train --resume`` on a pipeline run does too)."""
         result, runner, run_dir = self.result, self.runner, self.run_dir
         outputs = {"args": ARGS_FILE, "train.csv": CSV_FILE}
         for label, name in (("curves", CURVE_FILE), ("best", BEST_CHECKPOINT)):
@@ -180,10 +187,14 @@ class TrainOutcome:
         if result.reason:
             summary["stopped"] = result.reason
         warnings = []
-        judged = "training ended"  # the policy the later stages judge: the last one, or the best checked one
+        # the policy the later stages judge: the last one, or the best checked one
+        judged = "training ended"
         incomplete = not runner.env.curriculum_complete
         if runner.checks.best is not None:
-            summary["policy"] = f"{BEST_CHECKPOINT} (iteration {runner.checks.best_iteration}, the best verdict check)"
+            summary["policy"] = (
+                f"{BEST_CHECKPOINT} (iteration {runner.checks.best_iteration}, the best verdict "
+                "check)"
+            )
             judged = f"the policy evaluated and exported ({summary['policy']}) trained"
             incomplete = runner.checks.best_progress < 1.0
             robust_success = runner.checks.best_robust_success
@@ -191,12 +202,16 @@ class TrainOutcome:
                 summary["robust_success_rate"] = round(robust_success, 3)
         if incomplete:
             summary["curriculum"] = "incomplete"
-            warnings.append(f"{judged} before the task's curriculum was complete: it has not felt the full "
-                            "randomisation (train.csv: randomization/strength), so expect it to be less robust to "
-                            "pushes and model errors than configured; --resume RUN_DIR --from train --iterations N "
+            warnings.append(f"{judged} before the task's curriculum was complete: it has not felt "
+                            "the full "
+                            "randomisation (train.csv: randomization/strength), so expect it to be "
+                            "less robust to "
+                            "pushes and model errors than configured; --resume RUN_DIR --from "
+                            "train --iterations N "
                             "trains on")
         message = (f"{result.iteration} iterations on {runner.cfg.device}"
-                   + (f" (of at most {runner.cfg.iterations}: {result.reason})" if result.reason else "")
+                   + (f" (of at most {runner.cfg.iterations}: {result.reason})" if result.reason
+                      else "")
                    + (f", episode return {summary['episode_return']:.2f}" if returns else "")
                    + (f"; the policy: {summary['policy']}" if "policy" in summary else ""))
         return outputs, summary, message, warnings
@@ -204,13 +219,15 @@ class TrainOutcome:
 
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
     """Train as ``request`` says. The process group (under torchrun) is left up for the caller."""
-    with contextlib.ExitStack() as stack:  # holds the run directory's lock (rank 0) until training ends
+    # holds the run directory's lock (rank 0) until training ends
+    with contextlib.ExitStack() as stack:
         if request.resume and context_from_env().is_main:  # rank 0 is the one that writes
             stack.enter_context(run_dir_lock(request.resume))  # before args.yaml is read
         return _run_training(registry, request, stack)
 
 
-def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.ExitStack) -> TrainOutcome:
+def _run_training(registry: Registry, request: TrainRequest,
+                  stack: contextlib.ExitStack) -> TrainOutcome:
     overrides: list[str] = []
     if request.resume:
         cfg, overrides = _resume_config(request)
@@ -223,7 +240,8 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
     resolved = _device_for_rank(resolved, ctx)
     if cfg is None:
         cfg = resolve_config(registry, request, resolved.torch_device)
-        resolve_auto_settings(cfg, resolved.backend)  # a resume keeps the choices args.yaml recorded
+        # a resume keeps the choices args.yaml recorded
+        resolve_auto_settings(cfg, resolved.backend)
     cfg.device = resolved.torch_device
 
     spec = registry.get("tasks", cfg.task)
@@ -231,11 +249,13 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
     motion = None
     if spec.needs_motion:
         if not motion_path:
-            raise ConfigError(f"task {cfg.task!r} tracks a reference motion", fix="primebot train MOTION.npz")
+            raise ConfigError(f"task {cfg.task!r} tracks a reference motion",
+                              fix="primebot train MOTION.npz")
         motion = _load_motion(motion_path, robot)
         if request.resume and cfg.motion_sha256 and motion.sha256 != cfg.motion_sha256:
             raise ConfigError(
-                f"motion {motion_path} differs from the one the run trained on (sha256 {cfg.motion_sha256[:12]}…)",
+                f"motion {motion_path} differs from the one the run trained on (sha256 "
+                f"{cfg.motion_sha256[:12]}…)",
                 fix="pass the original motion file as MOTION",
             )
         cfg.motion, cfg.motion_sha256 = str(motion_path), motion.sha256
@@ -247,12 +267,14 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
     probe = None
     try:
         if cfg.runner.check_interval > 0 and ctx.enabled:
-            log.warning("runner.check_interval: no verdict checks under torchrun (evaluate after training)")
+            log.warning("runner.check_interval: no verdict checks under torchrun (evaluate after "
+                        "training)")
         elif cfg.runner.check_interval > 0 and spec.verdict_probe is not None:
             probe = spec.verdict_probe(registry, cfg, motion, seed=cfg.seed + 1)
         runner = OnPolicyRunner(
             env, cfg, dist=ctx,
-            autocast_dtype=resolved.backend.autocast_dtype(), tensorboard=request.tensorboard and ctx.is_main,
+            autocast_dtype=resolved.backend.autocast_dtype(),
+            tensorboard=request.tensorboard and ctx.is_main,
             progress=request.progress, probe=probe,
         )
         # The run directory appears only once the environment and the learner exist,
@@ -276,9 +298,11 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
             runner.restore(payload, source=str(path))
             if runner.iteration > cfg.iterations:
                 raise ConfigError(
-                    f"{run_dir} is at iteration {runner.iteration} ({path.name}); --iterations {cfg.iterations} "
+                    f"{run_dir} is at iteration {runner.iteration} ({path.name}); --iterations "
+                    f"{cfg.iterations} "
                     "would go back",
-                    fix=f"resume with --iterations above {runner.iteration}, or evaluate the run as it is",
+                    fix=f"resume with --iterations above {runner.iteration}, or evaluate the run "
+                        "as it is",
                 )
             if ctx.is_main:
                 _keep_damaged_aside(run_dir, path)
@@ -288,9 +312,11 @@ def _run_training(registry: Registry, request: TrainRequest, stack: contextlib.E
             history = list(read_args(run_dir).get("resumes") or [])
             history.append({"from": path.name, "iteration": runner.iteration, "set": overrides,
                             "command": " ".join(sys.argv)})
-            log.info("resuming %s from %s (iteration %d of %d)", run_dir, path.name, runner.iteration, cfg.iterations)
+            log.info("resuming %s from %s (iteration %d of %d)", run_dir, path.name,
+                     runner.iteration, cfg.iterations)
         if ctx.is_main and run_dir is not None:
-            for partial in interrupted_writes(run_dir):  # this process holds the run's lock: nobody is writing them
+            # this process holds the run's lock: nobody is writing them
+            for partial in interrupted_writes(run_dir):
                 partial.unlink(missing_ok=True)
             write_args(run_dir, _args_document(cfg, resolved, ctx, history, runner.run_id))
             log.info("run directory: %s", run_dir)
@@ -310,13 +336,14 @@ def _apply_overrides(runner: OnPolicyRunner, overrides: list[str], checkpoint: s
         runner.ppo.learning_rate = cfg.ppo.learning_rate
         for group in runner.ppo.optimizer.param_groups:
             group["lr"] = cfg.ppo.learning_rate
-    log.warning("resuming from %s with changed settings: %s (recorded in args.yaml)", checkpoint, ", ".join(overrides))
+    log.warning("resuming from %s with changed settings: %s (recorded in args.yaml)", checkpoint,
+                ", ".join(overrides))
 
 
 def _keep_damaged_aside(run_dir: Path, resumed_from: Path) -> None:
-    """Rename the numbered checkpoints newer than ``resumed_from`` (``load_latest_good`` passed over them as
-    damaged) to ``model_<it>.pt.corrupt``: training will write those iterations again, and the damaged files
-    are kept for a look instead of being overwritten."""
+    """Rename the numbered checkpoints newer than ``resumed_from`` (``load_latest_good`` passed over
+    them as damaged) to ``model_<it>.pt.corrupt``: training will write those iterations again, and
+    the damaged files are kept for a look instead of being overwritten."""
     found = numbered_checkpoints(run_dir)
     resumed = next((it for it, path in found if path == resumed_from), None)
     for it, path in found:
@@ -324,16 +351,19 @@ def _keep_damaged_aside(run_dir: Path, resumed_from: Path) -> None:
             continue
         aside = path.with_name(path.name + ".corrupt")
         path.replace(aside)
-        log.warning("warning: %s could not be resumed from; kept as %s (training writes that iteration again)",
+        log.warning("warning: %s could not be resumed from; kept as %s (training writes that "
+                    "iteration again)",
                     path.name, aside.name)
 
 
 def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext,
-                   resumes: list[dict[str, Any]] | None = None, run_id: str | None = None) -> dict[str, Any]:
+                   resumes: list[dict[str, Any]] | None = None,
+                   run_id: str | None = None) -> dict[str, Any]:
     document = {
         "config": cfg.to_dict(),
         "run": {
-            "id": run_id,  # every checkpoint of the run carries it (evaluate and export refuse another run's)
+            # every checkpoint of the run carries it (evaluate and export refuse another run's)
+            "id": run_id,
             "primebot_version": __version__,
             "torch_version": str(torch.__version__),
             "python": platform.python_version(),
@@ -345,6 +375,7 @@ def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext,
         },
     }
     if resumes:
-        # each resume: the checkpoint it continued, its iteration, the settings it changed (--set), the command
+        # each resume: the checkpoint it continued, its iteration, the settings it changed (--set),
+        # the command
         document["resumes"] = resumes
     return document

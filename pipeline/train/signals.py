@@ -10,7 +10,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def install_stop_handlers(on_stop: Callable[[str], None]) -> Callable[[], None]:
-    """Call ``on_stop(signal_name)`` on the first SIGINT/SIGTERM; return a function restoring the old handlers.
+    """Call ``on_stop(signal_name)`` on the first SIGINT/SIGTERM; return a function restoring the
+    old handlers.
 
     After the first signal the handler of that signal reverts (SIGINT raises
     KeyboardInterrupt, SIGTERM terminates), so a second one stops at once.
@@ -21,7 +22,8 @@ def install_stop_handlers(on_stop: Callable[[str], None]) -> Callable[[], None]:
     previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
 
     def handler(signum, frame) -> None:
-        signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else previous[signum])
+        signal.signal(signum,
+                      signal.default_int_handler if signum == signal.SIGINT else previous[signum])
         on_stop(signal.Signals(signum).name)
 
     for sig in STOP_SIGNALS:

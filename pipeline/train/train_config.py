@@ -3,7 +3,8 @@
 Sections map onto ``--set`` keys: ``ppo.<field>``, ``policy.<field>``,
 ``runner.<field>``, ``task.<key>``; a task's ``TaskSpec.trainer_defaults``
 replace these defaults for that task (``apply_task_defaults``).
-The learner's own sections (``PPOConfig``, ``PolicyConfig``) live with the learner, in ``ppo/config.py``.
+The learner's own sections (``PPOConfig``, ``PolicyConfig``) live with the learner, in
+``ppo/config.py``.
 """
 
 from __future__ import annotations
@@ -31,21 +32,23 @@ class RunnerConfig:
     save_interval: int = 50
     """Write model_<it>.pt every this many iterations."""
     noise: str = "host"
-    """Where exploration noise is drawn: 'host' (numpy, NPU-safe) or 'device' (torch RNG on the device)."""
+    """Where exploration noise is drawn: 'host' (numpy, NPU-safe) or 'device' (torch RNG on the
+    device)."""
     collect_threads: int = 0
-    """torch threads for the policy forward while collecting; 0 means all cores (MuJoCo's threads wait meanwhile)."""
+    """torch threads for the policy forward while collecting; 0 means all cores (MuJoCo's threads
+    wait meanwhile)."""
     update_threads: int = 0
     """torch threads during the update; 0 means all cores."""
     plot_interval_s: float = 30.0
     """Seconds between redraws of the training-curve PNG."""
     check_interval: int = 0
-    """Every this many iterations, play a few deterministic episodes without randomisation and log the
-    verdict (``verdict/*`` columns); 0 never checks. Tasks that track a motion only."""
+    """Every this many iterations, play a few deterministic episodes without randomisation and log
+    the verdict (``verdict/*`` columns); 0 never checks. Tasks that track a motion only."""
     stop_when_tracked: bool = False
     """Stop training (as finished) at the first check where the policy tracks its motion."""
     time_limit_min: float = 0.0
-    """Stop training (as finished) after this many minutes; 0: no limit. With ``stop_when_tracked``: train
-    until the verdict holds, at most this long."""
+    """Stop training (as finished) after this many minutes; 0: no limit. With ``stop_when_tracked``:
+    train until the verdict holds, at most this long."""
 
 
 @dataclass
@@ -67,7 +70,8 @@ class TrainConfig:
     iterations: int = 3000
     """Total PPO iterations of the run (a resume continues up to this)."""
     seed: int = 1
-    """Seed of torch, numpy, python, the noise RNG and the environments (rank r adds r to the env seed)."""
+    """Seed of torch, numpy, python, the noise RNG and the environments (rank r adds r to the env
+    seed)."""
     ppo: PPOConfig = field(default_factory=PPOConfig)
     """Algorithm settings."""
     policy: PolicyConfig = field(default_factory=PolicyConfig)
@@ -114,8 +118,8 @@ RESUMABLE_SETTINGS = (
     "ppo.clip_param", "ppo.value_loss_coef", "ppo.num_learning_epochs", "ppo.compile_update",
     "runner.save_interval",
 )
-"""Settings ``--resume RUN --set key=value`` may change: the optimisation and how it runs, not what the
-networks, the rollout or the environment are. Each such change is recorded in args.yaml."""
+"""Settings ``--resume RUN --set key=value`` may change: the optimisation and how it runs, not what
+the networks, the rollout or the environment are. Each such change is recorded in args.yaml."""
 
 
 def resumable_identity(cfg: TrainConfig) -> dict[str, Any]:
@@ -150,15 +154,16 @@ def _plain(value: Any) -> Any:
 
 # -- overrides: task sections, then --set key=value ---------------------------------
 MOTION_POLICY_SETTINGS = ("policy.init_action_gain", "policy.init_noise_std")
-"""Settings outside the task a motion file's ``training_overrides`` may carry: how the first policy starts
-(docs/architecture.md §2). The task names the rest (``TaskSpec.motion_settings``)."""
+"""Settings outside the task a motion file's ``training_overrides`` may carry: how the first policy
+starts (docs/architecture.md §2). The task names the rest (``TaskSpec.motion_settings``)."""
 
 
 def motion_may_set(key: str, task_sections: tuple[str, ...]) -> bool:
     """Whether a motion file's ``training_overrides`` may set ``key`` (after ``KEY_ALIASES``)."""
     if key in MOTION_POLICY_SETTINGS:
         return True
-    return any(key == f"task.{section}" or key.startswith(f"task.{section}.") for section in task_sections)
+    return any(key == f"task.{section}" or key.startswith(f"task.{section}.")
+               for section in task_sections)
 
 
 KEY_ALIASES = {"ppo.lr": "ppo.learning_rate", "ppo.epochs": "ppo.num_learning_epochs"}
@@ -193,7 +198,8 @@ AUTO_OR_INTEGER = ("ppo.num_learning_epochs",)
 
 
 def _coerce(key: str, default: Any, value: Any) -> Any:
-    """Check ``value`` against the field's default type; ints become floats where floats are expected."""
+    """Check ``value`` against the field's default type; ints become floats where floats are
+    expected."""
     if key in AUTO_OR_INTEGER:
         if value == "auto" or (isinstance(value, int) and not isinstance(value, bool)):
             return value
@@ -212,7 +218,8 @@ def _coerce(key: str, default: Any, value: Any) -> Any:
         return value
     if isinstance(default, tuple):
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, int) for v in value):
-            raise ValueError(f"{key} expects a list of integers such as [256, 256, 128], got {value!r}")
+            raise ValueError(f"{key} expects a list of integers such as [256, 256, 128], got "
+                             f"{value!r}")
         return tuple(value)
     if isinstance(default, str) and isinstance(value, bool):
         return "on" if value else "off"  # YAML reads a bare on/off as a boolean
@@ -222,7 +229,8 @@ def _coerce(key: str, default: Any, value: Any) -> Any:
 
 
 def section_value(cfg: TrainConfig, key: str) -> Any:
-    """The value of a section setting ``ppo.x`` / ``policy.x`` / ``runner.x`` as the config holds it."""
+    """The value of a section setting ``ppo.x`` / ``policy.x`` / ``runner.x`` as the config holds
+    it."""
     section, _, name = key.partition(".")
     return getattr(getattr(cfg, section), name)
 
@@ -254,10 +262,11 @@ def set_value(cfg: TrainConfig, key: str, value: Any, open_sections: tuple[str, 
         if leaf not in target:
             close = difflib.get_close_matches(leaf, list(target), n=1)
             hint = f" (did you mean task.{'.'.join([*parents, close[0]])}?)" if close else ""
-            raise ValueError(f"the task has no setting {key!r}{hint}; known: {', '.join(sorted(target)) or 'none'}")
+            raise ValueError(f"the task has no setting {key!r}{hint}; known: "
+                             f"{', '.join(sorted(target)) or 'none'}")
         default = target[leaf]
-        # null switches a task setting off where the task allows it (terminations, push, curriculum); the
-        # task checks its own config when the env is built
+        # null switches a task setting off where the task allows it (terminations, push,
+        # curriculum); the task checks its own config when the env is built
         target[leaf] = value if default is None or value is None else _coerce(key, default, value)
         return
     if name and section in TrainConfig.SECTIONS:
@@ -266,20 +275,23 @@ def set_value(cfg: TrainConfig, key: str, value: Any, open_sections: tuple[str, 
     elif not name and section not in TrainConfig.SECTIONS and section != "task_config":
         obj, field_name = cfg, section
     else:
-        raise ValueError(f"unknown setting {key!r}; use ppo.<field>, policy.<field>, runner.<field> or task.<key>")
+        raise ValueError(f"unknown setting {key!r}; use ppo.<field>, policy.<field>, "
+                         "runner.<field> or task.<key>")
     fields = {f.name for f in dataclasses.fields(obj)}
     if field_name not in fields:
         prefix = f"{section}." if name else ""
         close = difflib.get_close_matches(field_name, sorted(fields), n=1)
         hint = f" (did you mean {prefix}{close[0]}?)" if close else ""
-        raise ValueError(f"unknown setting {key!r}{hint}; {section if name else 'top-level'} fields: {', '.join(sorted(fields))}")
+        raise ValueError(f"unknown setting {key!r}{hint}; {section if name else 'top-level'} "
+                         f"fields: {', '.join(sorted(fields))}")
     default = getattr(obj, field_name)
     setattr(obj, field_name, value if default is None else _coerce(key, default, value))
 
 
 def apply_task_defaults(cfg: TrainConfig, spec: Any, sources: dict[str, str] | None = None) -> None:
-    """The task's trainer defaults (``TaskSpec.trainer_defaults``) over the trainer's, and its settings
-    (``default_config``) as ``cfg.task_config``; ``sources`` records each key the task set."""
+    """The task's trainer defaults (``TaskSpec.trainer_defaults``) over the trainer's, and its
+    settings (``default_config``) as ``cfg.task_config``; ``sources`` records each key the task
+    set."""
     import copy
 
     where = f"task {spec.name}"
@@ -301,13 +313,14 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "ppo.rollout_mixed_precision": AUTO_ON_OFF,
     "ppo.compile_update": AUTO_ON_OFF,
 }
-"""The trainer's settings that take one of a few words; a task adds its own (``TaskSpec.setting_choices``)
-and both are checked by ``check_choices``."""
+"""The trainer's settings that take one of a few words; a task adds its own
+(``TaskSpec.setting_choices``) and both are checked by ``check_choices``."""
 
 
 def check_choices(values: Any, choices: dict[str, tuple[str, ...]], prefix: str = "") -> None:
-    """Refuse a word setting outside its choices (``ConfigError`` naming the key, the choices and the fix).
-    ``values``: a ``TrainConfig`` or a task's settings dict; a key it lacks (or holds as null) is not checked."""
+    """Refuse a word setting outside its choices (``ConfigError`` naming the key, the choices and
+    the fix). ``values``: a ``TrainConfig`` or a task's settings dict; a key it lacks (or holds as
+    null) is not checked."""
     for key, allowed in choices.items():
         value: Any = values
         for part in key.split("."):
@@ -315,8 +328,11 @@ def check_choices(values: Any, choices: dict[str, tuple[str, ...]], prefix: str 
             if value is None:
                 break
         if value is not None and value not in allowed:
-            words = ", ".join(allowed[:-1]) + f" or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
-            raise ConfigError(f"{prefix}{key} must be {words}, not {value!r}", fix=f"--set {prefix}{key}={allowed[0]}")
+            words = (
+                ", ".join(allowed[:-1]) + f" or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+            )
+            raise ConfigError(f"{prefix}{key} must be {words}, not {value!r}",
+                              fix=f"--set {prefix}{key}={allowed[0]}")
 
 
 # -- one run's settings, resolved and checked --------------------------------------------
@@ -337,7 +353,8 @@ class TrainRequest:
     tensorboard: bool = False
     log_dir: str = "logs"
     run_dir: str | None = None
-    """Train into this directory (e.g. the pipeline's run directory) instead of a new logs/<name>/<time>."""
+    """Train into this directory (e.g. the pipeline's run directory) instead of a new
+    logs/<name>/<time>."""
     progress: bool = True
 
 
@@ -345,12 +362,13 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
                    sources: dict[str, str] | None = None) -> TrainConfig:
     """The run's settings, each layer over the one before (docs/training.md, "Settings"):
 
-    1. the trainer's defaults (``TrainConfig``) and the task's settings (``TaskSpec.default_config``),
+    1. the trainer's defaults (``TrainConfig``) and the task's settings
+       (``TaskSpec.default_config``),
     2. the task's trainer defaults (``TaskSpec.trainer_defaults``),
     3. the flags (``--robot``, ``--num-envs``, ``--iterations``, ``--seed``),
-    4. the motion's own training overrides (``Motion.training_overrides``), limited to the settings its
-       task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a flag's, so every
-       explicit choice of the user wins,
+    4. the motion's own training overrides (``Motion.training_overrides``), limited to the settings
+       its task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a flag's,
+       so every explicit choice of the user wins,
     5. ``--set`` (a preset's, then the user's).
 
     ``sources`` (when given) receives, for every key a layer above the first set, where it came from
@@ -372,15 +390,21 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
     carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
     try:
         carried_pairs = parse_set(carried)
-        refused = [key for key, _ in carried_pairs if not motion_may_set(key, tuple(spec.motion_settings))]
+        refused = [key for key, _ in carried_pairs
+                   if not motion_may_set(key, tuple(spec.motion_settings))]
         if refused:
-            allowed = [*(f"task.{section}.*" for section in spec.motion_settings), *MOTION_POLICY_SETTINGS]
+            allowed = [*(f"task.{section}.*" for section in spec.motion_settings),
+                       *MOTION_POLICY_SETTINGS]
             raise ConfigError(
-                f"{request.motion}: its training_overrides set {', '.join(refused)}, which a motion file may not "
-                f"set (a motion may carry only {', '.join(allowed) or 'nothing for task ' + repr(spec.name)}); "
+                f"{request.motion}: its training_overrides set {', '.join(refused)}, which a "
+                "motion file may not "
+                "set (a motion may carry only "
+                f"{', '.join(allowed) or 'nothing for task ' + repr(spec.name)}); "
                 "nothing was trained",
-                fix="only use motion files you trust; to apply such a setting, pass it yourself with "
-                    "--set KEY=VALUE, or remove it from the motion source's `training:` list and regenerate "
+                fix="only use motion files you trust; to apply such a setting, pass it yourself "
+                    "with "
+                    "--set KEY=VALUE, or remove it from the motion source's `training:` list and "
+                    "regenerate "
                     "the file (docs/motions.md)",
             )
         for key, value in carried_pairs:
@@ -388,7 +412,8 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
             _record(sources, key, f"motion {Path(request.motion).name}")
     except ValueError as exc:
         raise ConfigError(f"{request.motion}: its training_overrides: {exc}",
-                          fix="correct the `training:` list of the motion's source and regenerate the file "
+                          fix="correct the `training:` list of the motion's source and regenerate "
+                              "the file "
                               "(docs/motions.md)") from None
     try:
         for key, value in parse_set(request.sets):
@@ -402,7 +427,8 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
 
 
 def task_default(spec: Any, name: str) -> Any:
-    """A top-level training setting's default for task ``spec`` (its trainer defaults over the trainer's)."""
+    """A top-level training setting's default for task ``spec`` (its trainer defaults over the
+    trainer's)."""
     cfg = TrainConfig(task=spec.name)
     apply_task_defaults(cfg, spec)
     return getattr(cfg, name)
@@ -434,7 +460,8 @@ RANGES = {
     "policy.init_noise_std": (0.0, None, "> 0"),
     "policy.init_action_gain": (None, None, "≥ 0"),
 }
-"""Key → (exclusive lower bound or None for ≥ 0, inclusive upper bound or None, the range in words)."""
+"""Key → (exclusive lower bound or None for ≥ 0, inclusive upper bound or None, the range in
+words)."""
 
 
 def _check_ranges(cfg: TrainConfig) -> None:
@@ -443,7 +470,8 @@ def _check_ranges(cfg: TrainConfig) -> None:
         fine = math.isfinite(value) and (value > low if low is not None else value >= 0)
         fine = fine and (high is None or value <= high)
         if not fine:
-            raise ConfigError(f"{key}={value!r} is outside its range {words}", fix=f"--set {key}=<a value in {words}>")
+            raise ConfigError(f"{key}={value!r} is outside its range {words}",
+                              fix=f"--set {key}=<a value in {words}>")
 
 
 def check_settings(cfg: TrainConfig, spec: Any = None) -> None:

@@ -1,4 +1,5 @@
-"""A trained run's policy as evaluation and export use it: config, normaliser and deterministic actor.
+"""A trained run's policy as evaluation and export use it: config, normaliser and deterministic
+actor.
 
 ``load_trained_policy(run_dir)`` reads args.yaml and a checkpoint
 (``weights_only`` loading through ``checkpoint.load_checkpoint``) and
@@ -45,7 +46,8 @@ class TrainedPolicy:
     iteration: int
     run_dir: Path
     digest: str
-    """The checkpoint's content digest: every file derived from this policy records it (train/provenance.py)."""
+    """The checkpoint's content digest: every file derived from this policy records it
+    (train/provenance.py)."""
     run_id: str
     """The run the checkpoint belongs to (args.yaml ``run.id``)."""
     _motion: Motion | None = field(default=None, init=False, repr=False, compare=False)
@@ -58,11 +60,13 @@ class TrainedPolicy:
         return self.actor(self.obs_normalizer(x)).numpy()
 
     def motion(self) -> Motion:
-        """The reference motion the run trained on, checked against the recorded SHA-256 (loaded once)."""
+        """The reference motion the run trained on, checked against the recorded SHA-256 (loaded
+        once)."""
         if self._motion is not None:
             return self._motion
         if not self.config.motion:
-            raise ConfigError(f"run {self.run_dir} has no motion in args.yaml (task {self.config.task!r})")
+            raise ConfigError(f"run {self.run_dir} has no motion in args.yaml (task "
+                              f"{self.config.task!r})")
         given = Path(self.config.motion)
         # the path training read, or the copies a run keeps of its motion, always named *.npz
         # (rundir.motion_copy_name): a motion called args.yaml is never taken for the run's own file
@@ -98,13 +102,15 @@ def one_torch_thread() -> Iterator[None]:
 
 def resolve_checkpoint(run_dir: str | Path, checkpoint: str | Path | None = None) -> Path:
     """The checkpoint file to use: ``checkpoint`` (a path, a name in the run, ``best`` or an
-    iteration number), else the newest ``model_<it>.pt`` (the end of training). ``load_trained_policy``
-    without a checkpoint prefers a ``model_best.pt`` chosen by the verdict checks."""
+    iteration number), else the newest ``model_<it>.pt`` (the end of training).
+    ``load_trained_policy`` without a checkpoint prefers a ``model_best.pt`` chosen by the verdict
+    checks."""
     run_dir = Path(run_dir)
     if checkpoint is None:
         found = numbered_checkpoints(run_dir) if run_dir.is_dir() else []
         if not found:
-            raise CheckpointError(f"no model_<it>.pt checkpoint in {run_dir}", fix="train first: primebot train MOTION")
+            raise CheckpointError(f"no model_<it>.pt checkpoint in {run_dir}",
+                                  fix="train first: primebot train MOTION")
         return found[0][1]
     text = str(checkpoint)
     if text == "best":
@@ -123,8 +129,10 @@ def run_policy_checkpoint(run_dir: Path) -> tuple[Path, dict[str, Any]]:
     if best.is_file():
         try:
             payload = load_checkpoint(best, map_location="cpu")
-        except CorruptCheckpointError as exc:  # damage only: any other reason stops (docs/architecture.md §3)
-            log.warning("warning: %s; using the newest numbered checkpoint", str(exc).splitlines()[0])
+        # damage only: any other reason stops (docs/architecture.md §3)
+        except CorruptCheckpointError as exc:
+            log.warning("warning: %s; using the newest numbered checkpoint",
+                        str(exc).splitlines()[0])
         else:
             if payload.get("best_check") is not None:
                 return best, payload
@@ -149,10 +157,13 @@ def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = Non
         dims = payload["dims"]
         learner = payload["learner"]
     except (KeyError, TypeError) as exc:
-        raise CheckpointError(f"checkpoint {path} lacks the config, dims or learner state: {exc}") from None
+        raise CheckpointError(
+            f"checkpoint {path} lacks the config, dims or learner state: {exc}"
+        ) from None
     pol = cfg.policy
     net = ActorCritic(
-        dims["num_obs"], dims["num_critic_obs"], dims["num_actions"], pol.actor_hidden, pol.critic_hidden,
+        dims["num_obs"], dims["num_critic_obs"], dims["num_actions"], pol.actor_hidden,
+        pol.critic_hidden,
         pol.activation, pol.init_noise_std, pol.shared_log_std,
     )
     net.load_state_dict(learner["actor_critic"])
@@ -164,7 +175,8 @@ def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = Non
     normalizer.eval()
     return TrainedPolicy(
         config=cfg, actor=actor, obs_normalizer=normalizer, num_obs=int(dims["num_obs"]),
-        num_actions=int(dims["num_actions"]), checkpoint=path, iteration=int(payload.get("iteration", 0)),
+        num_actions=int(dims["num_actions"]), checkpoint=path,
+        iteration=int(payload.get("iteration", 0)),
         run_dir=run_dir, digest=str(payload["digest"]), run_id=run_id,
     )
 
@@ -181,11 +193,13 @@ def make_run_env(
     """The run's task environment again, as ``make_eval_env`` builds it."""
     cfg = policy.config
     motion = policy.motion() if registry.get("tasks", cfg.task).needs_motion else None
-    env = make_eval_env(registry, cfg, motion, num_envs, seed=seed, overrides=overrides, num_threads=num_threads)
+    env = make_eval_env(registry, cfg, motion, num_envs, seed=seed, overrides=overrides,
+                        num_threads=num_threads)
     if env.num_obs != policy.num_obs or env.num_actions != policy.num_actions:
         env.close()
         raise CheckpointError(
-            f"checkpoint {policy.checkpoint} expects {policy.num_obs} observations and {policy.num_actions} actions; "
+            f"checkpoint {policy.checkpoint} expects {policy.num_obs} observations and "
+            f"{policy.num_actions} actions; "
             f"task {cfg.task!r} now gives {env.num_obs} and {env.num_actions}",
             fix="evaluate with the primebot version (and task settings) the run was trained with",
         )
@@ -202,12 +216,13 @@ def make_eval_env(
     overrides: Mapping[str, Any] | None = None,
     num_threads: int | None = None,
 ) -> VecEnv:
-    """The task environment of training configuration ``cfg`` (with its ``motion``) as the task plays it to
-    judge a policy: its ``play.evaluation`` settings, then ``overrides`` (e.g. ``play.spread``), merged over
-    the run's task settings."""
+    """The task environment of training configuration ``cfg`` (with its ``motion``) as the task
+    plays it to judge a policy: its ``play.evaluation`` settings, then ``overrides`` (e.g.
+    ``play.spread``), merged over the run's task settings."""
     spec = registry.get("tasks", cfg.task)
     robot = registry.get("robots", cfg.robot) if cfg.robot else None
     return spec.make_env(
-        robot=robot, motion=motion, num_envs=num_envs, seed=seed, config=spec.play.config(cfg.task_config, overrides),
+        robot=robot, motion=motion, num_envs=num_envs, seed=seed,
+        config=spec.play.config(cfg.task_config, overrides),
         registry=registry, num_threads=num_threads,
     )

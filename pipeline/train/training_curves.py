@@ -21,7 +21,8 @@ from ..atomic import atomic_path
 NON_TERM_EPISODE_KEYS = {"episode/finished", "episode/length", "episode/return"}
 """``episode/*`` columns that are not reward terms."""
 
-COLORS = ("#2d5fa8", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f", "#30343f", "#e07a5f", "#81b29a")
+COLORS = ("#2d5fa8", "#d1495b", "#edae49", "#00798c", "#66a182", "#8d6a9f", "#30343f", "#e07a5f",
+          "#81b29a")
 
 
 @dataclass(frozen=True)
@@ -43,18 +44,21 @@ def curve_specs(header: list[str]) -> list[Curve]:
     terms = tuple(k for k in header if k.startswith("episode/") and k not in NON_TERM_EPISODE_KEYS)
     terminations = tuple(k for k in header if k.startswith("terminations/"))
     specs = [
-        Curve("reward", "Reward", ("episode_return",), ("reward_mean",), "episode return", "mean reward per step"),
+        Curve("reward", "Reward", ("episode_return",), ("reward_mean",), "episode return",
+              "mean reward per step"),
         Curve("verdict", "Verdict checks (deterministic, no randomisation)",
               ("verdict/mpkpe_m", "verdict/statue_mpkpe_m"), ("verdict/success_rate",), "MPKPE (m)",
               "success rate"),
-        Curve("reward_terms", "Reward terms (per-episode sums)", terms, left_label="sum over episode",
+        Curve("reward_terms", "Reward terms (per-episode sums)", terms,
+              left_label="sum over episode",
               legend_below=True),
         Curve("episode_length", "Episode length and randomisation strength", ("episode_length",),
               ("randomization/strength",), "steps", "strength (curriculum)"),
         Curve("losses", "Losses", ("loss_surrogate",), ("loss_value",), "surrogate", "value"),
         Curve("exploration", "Exploration", ("action_std",), ("entropy",), "action std", "entropy"),
         Curve("optimizer", "Learning rate and KL", ("learning_rate", "approx_kl"), log=True),
-        Curve("terminations", "Terminations per iteration", terminations, left_label="envs", legend_below=True),
+        Curve("terminations", "Terminations per iteration", terminations, left_label="envs",
+              legend_below=True),
         Curve("throughput", "Throughput", ("sps",), left_label="env steps / s"),
     ]
     out = []
@@ -90,7 +94,9 @@ def _lines(ax, rows: list[dict[str, Any]], columns: tuple[str, ...], colors, log
         xs, ys = series(rows, column)
         if not xs:
             continue
-        label = column.removeprefix("episode/").removeprefix("terminations/").removeprefix("verdict/")
+        label = (
+            column.removeprefix("episode/").removeprefix("terminations/").removeprefix("verdict/")
+        )
         (line,) = ax.plot(xs, ys, label=label, color=color, linewidth=1.4,
                           marker="o" if len(xs) < 8 else None, markersize=3)
         lines.append(line)
@@ -101,10 +107,13 @@ def _lines(ax, rows: list[dict[str, Any]], columns: tuple[str, ...], colors, log
     return lines
 
 
-def draw_curve(fig, ax, rows: list[dict[str, Any]], spec: Curve, *, figure_legend: bool = False) -> bool:
-    """Draw ``spec`` into ``ax`` (a right axis is added when it has one); False when no column had data.
+def draw_curve(fig, ax, rows: list[dict[str, Any]], spec: Curve, *,
+               figure_legend: bool = False) -> bool:
+    """Draw ``spec`` into ``ax`` (a right axis is added when it has one); False when no column had
+    data.
 
-    ``figure_legend`` puts a long legend below the figure (a figure of its own), else it stays in the axes."""
+    ``figure_legend`` puts a long legend below the figure (a figure of its own), else it stays in
+    the axes."""
     lines = _lines(ax, rows, spec.left, COLORS, spec.log)
     if spec.right:
         twin = ax.twinx()
@@ -148,8 +157,8 @@ def render_grid(header: list[str], rows: list[dict[str, Any]], path: str | Path)
     plt = pyplot()
     columns = 3
     count = math.ceil(len(specs) / columns)
-    # fixed margins: constrained layout measures every tick label of every axis and doubled the time of a
-    # redraw, which runs beside training every runner.plot_interval_s
+    # fixed margins: constrained layout measures every tick label of every axis and doubled the time
+    # of a redraw, which runs beside training every runner.plot_interval_s
     fig, axes = plt.subplots(count, columns, figsize=(15, 3.6 * count), squeeze=False)
     fig.subplots_adjust(left=0.05, right=0.95, bottom=0.06, top=0.95, wspace=0.42, hspace=0.42)
     for ax, spec in zip(axes.flat, specs, strict=False):

@@ -37,14 +37,17 @@ class StepTransfer:
         host_noise: bool = True,
         share_host_buffer: bool | None = None,
     ) -> None:
-        """``share_host_buffer`` defaults to True on cpu (the device can read host memory directly)."""
+        """``share_host_buffer`` defaults to True on cpu (the device can read host memory
+        directly)."""
         n = num_envs
-        self._shapes = ((n, num_obs), (n, num_critic_obs), (n, num_actions) if host_noise else (n, 0))
+        self._shapes = ((n, num_obs), (n, num_critic_obs),
+                        (n, num_actions) if host_noise else (n, 0))
         total = sum(a * b for a, b in self._shapes)
         on_host = torch.device(device).type == "cpu"
         share = on_host if share_host_buffer is None else share_host_buffer
         self.host = host_buffer(total, pinned=not on_host)
-        self.device_buffer = self.host if share else torch.empty(total, dtype=torch.float32, device=device)
+        self.device_buffer = self.host if share else torch.empty(total, dtype=torch.float32,
+                                                                 device=device)
         host_views = self._split(self.host)
         self.obs: np.ndarray = host_views[0].numpy()
         """[N, O] host view: write the step's observations here."""

@@ -34,18 +34,19 @@ import numpy as np
 from ..sim.env import VecEnv
 
 TRACKED_CHECKS_TO_STOP = 2
-"""``runner.stop_when_tracked`` stops at this many tracked checks in a row (one check's few episodes are noisy)."""
+"""``runner.stop_when_tracked`` stops at this many tracked checks in a row (one check's few episodes
+are noisy)."""
 
 Probe = Callable[[Any], dict[str, Any]]
 """``probe(policy)`` → the evaluation summary with its ``verdict``; ``policy`` has ``act(obs)``."""
 
 
 def check_rank(summary: dict[str, Any], progress: float) -> tuple[float, ...]:
-    """How good a verdict check is, for ``model_best.pt``: (tracked, robust, success under perturbation
-    (``robust`` and ``robust_success_rate`` when the probe measures robustness, else 1 and 1), curriculum
-    progress (``VecEnv.curriculum_progress``, 1 at the full conditions), success rate, −MPKPE). Stored as
-    measured; checks are compared through ``rank_key``, which drops the robustness and progress of a check
-    that did not track."""
+    """How good a verdict check is, for ``model_best.pt``: (tracked, robust, success under
+    perturbation (``robust`` and ``robust_success_rate`` when the probe measures robustness, else 1
+    and 1), curriculum progress (``VecEnv.curriculum_progress``, 1 at the full conditions), success
+    rate, −MPKPE). Stored as measured; checks are compared through ``rank_key``, which drops the
+    robustness and progress of a check that did not track."""
     verdict = summary.get("verdict") or {}
     mpkpe = summary.get("mpkpe_m")
     return (float(bool(verdict.get("tracked"))), float(summary.get("robust", True) is not False),
@@ -55,18 +56,24 @@ def check_rank(summary: dict[str, Any], progress: float) -> tuple[float, ...]:
 
 
 def rank_key(rank: tuple[float, ...]) -> tuple[float, ...]:
-    """What checks are compared by: robustness and curriculum progress count only for a check that tracked."""
+    """What checks are compared by: robustness and curriculum progress count only for a check that
+    tracked."""
     tracked, robust, robust_success, progress, *rest = rank
     return (tracked, *((robust, robust_success, progress) if tracked else (0.0, 0.0, 0.0)), *rest)
 
 
 def passes(summary: dict[str, Any]) -> bool:
-    """Whether a check counts towards stopping: tracked, and robust where the probe measures robustness."""
-    return bool((summary.get("verdict") or {}).get("tracked")) and summary.get("robust", True) is not False
+    """Whether a check counts towards stopping: tracked, and robust where the probe measures
+    robustness."""
+    return (
+        bool((summary.get("verdict") or {}).get("tracked"))
+        and summary.get("robust", True) is not False
+    )
 
 
 class VerdictChecks:
-    """The checks of one training run: the best so far (``model_best.pt``) and the run of tracked checks."""
+    """The checks of one training run: the best so far (``model_best.pt``) and the run of tracked
+    checks."""
 
     def __init__(self, probe: Probe | None) -> None:
         self.probe = probe
@@ -76,26 +83,31 @@ class VerdictChecks:
         self.best_due = False
         """A new best was found and its checkpoint is not written yet."""
         self.tracked_in_a_row = 0
-        """Consecutive checks at which a policy trained under the full conditions tracked its motion."""
+        """Consecutive checks at which a policy trained under the full conditions tracked its
+        motion."""
         self.last_reason = ""
         """The verdict's reason at the last check, in words."""
         self.robustness_note = ""
-        """What the last check measured of robustness, in words ('' when the probe measures none)."""
+        """What the last check measured of robustness, in words ('' when the probe measures
+        none)."""
 
     def beats_best(self, rank: tuple[float, ...]) -> bool:
         return self.best is None or rank_key(rank) > rank_key(self.best)
 
     def check(self, policy: Any, env: VecEnv, iteration: int) -> dict[str, Any]:
-        """Score ``policy`` at ``iteration``, tell ``env`` (its curriculum may follow), update the best and
-        the run of tracked checks; returns the train.csv columns of the check (``verdict/*``)."""
+        """Score ``policy`` at ``iteration``, tell ``env`` (its curriculum may follow), update the
+        best and the run of tracked checks; returns the train.csv columns of the check
+        (``verdict/*``)."""
         summary = self.probe(policy)
-        # whether the checked policy trained under the full conditions: read before the env hears of the
-        # check, which may move its curriculum (a raise on this very check is not yet trained under)
+        # whether the checked policy trained under the full conditions: read before the env hears of
+        # the check, which may move its curriculum (a raise on this very check is not yet trained
+        # under)
         full_conditions, progress = env.curriculum_complete, env.curriculum_progress
         env.observe_verdict(summary)
         verdict = summary.get("verdict") or {}
         row = {f"verdict/{key}": summary.get(key)
-               for key in ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed", "robust_success_rate")}
+               for key in ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed",
+                           "robust_success_rate")}
         tracked = bool(verdict.get("tracked"))
         row["verdict/tracked"] = float(tracked)
         passed = passes(summary)
@@ -130,7 +142,8 @@ class VerdictChecks:
         return self.tracked_in_a_row >= TRACKED_CHECKS_TO_STOP
 
     def state(self) -> list[float] | None:
-        """The checkpoint's ``best_check``: the best rank and its iteration (None before any check)."""
+        """The checkpoint's ``best_check``: the best rank and its iteration (None before any
+        check)."""
         return None if self.best is None else [*self.best, self.best_iteration]
 
     def load_state(self, best_check: list[float] | None) -> None:

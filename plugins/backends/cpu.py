@@ -51,14 +51,16 @@ ARM_BF16_SYSCTL = "hw.optional.arm.FEAT_BF16"
 
 
 def native_bf16_features(cpuinfo: str | None = None) -> list[str]:
-    """The CPU features that make bfloat16 matrix products native here; [] where they would be emulated.
+    """The CPU features that make bfloat16 matrix products native here; [] where they would be
+    emulated.
 
     Linux reads the flags of ``/proc/cpuinfo`` (x86 ``flags``, Arm ``Features: bf16``), macOS asks
     ``sysctl``; elsewhere nothing is claimed. ``cpuinfo`` replaces the file's text (tests).
     """
     if cpuinfo is None and platform.system() == "Darwin":
         try:
-            out = subprocess.run(["sysctl", "-n", ARM_BF16_SYSCTL], capture_output=True, text=True, timeout=5)
+            out = subprocess.run(["sysctl", "-n", ARM_BF16_SYSCTL], capture_output=True, text=True,
+                                 timeout=5)
         except (OSError, subprocess.SubprocessError):
             return []
         return ["FEAT_BF16"] if out.stdout.strip() == "1" else []

@@ -24,7 +24,9 @@ class CudaBackend(Backend):
         if not torch.backends.cuda.is_built():
             return Availability(False, f"this torch ({torch.__version__}) was built without CUDA")
         if not torch.cuda.is_available():
-            return Availability(False, "no CUDA device is visible (driver missing or CUDA_VISIBLE_DEVICES hides them)")
+            return Availability(False,
+                                "no CUDA device is visible (driver missing or CUDA_VISIBLE_DEVICES "
+                                "hides them)")
         return Availability(True)
 
     def device_count(self) -> int:

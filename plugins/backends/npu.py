@@ -37,7 +37,8 @@ class NpuBackend(Backend):
         if self._module is None and self._import_error is None:
             try:
                 self._module = importlib.import_module("torch_npu")
-            except Exception as exc:  # noqa: BLE001 - any failure means "unavailable", with the reason
+            # any failure means "unavailable", with the reason
+            except Exception as exc:  # noqa: BLE001
                 self._import_error = f"importing torch_npu failed: {type(exc).__name__}: {exc}"
         return self._module
 
@@ -49,7 +50,11 @@ class NpuBackend(Backend):
         npu = getattr(torch, "npu", None)
         try:
             if npu is None or not npu.is_available():
-                hint = " (ASCEND_RT_VISIBLE_DEVICES may hide them)" if os.environ.get("ASCEND_RT_VISIBLE_DEVICES") else ""
+                hint = (
+                    " (ASCEND_RT_VISIBLE_DEVICES may hide them)"
+                    if os.environ.get("ASCEND_RT_VISIBLE_DEVICES")
+                    else ""
+                )
                 return Availability(False, "torch_npu is installed but no NPU is visible" + hint)
         except Exception as exc:  # noqa: BLE001 - a broken CANN raises here
             return Availability(False, f"torch.npu.is_available() failed: {exc}")

@@ -1,1 +1,2 @@
-"""Built-in robots, each a package with its MJCF and a spec module registered through ``register_robots``."""
+"""Built-in robots, each a package with its MJCF and a spec module registered through
+``register_robots``."""

@@ -14,7 +14,8 @@ from primebot.pipeline.api import Stage, hookimpl
 from . import device_smoke, motion_stages, policy_stages, training_stage
 
 BUILTIN_STAGES = (
-    Stage("validate", motion_stages.validate, description="check the motion file against the robot"),
+    Stage("validate", motion_stages.validate,
+          description="check the motion file against the robot"),
     Stage("replay", motion_stages.replay, after=("validate",),
           description="kinematic replay video of the reference motion"),
     Stage("smoke", device_smoke.smoke, after=("replay",),
@@ -29,7 +30,8 @@ BUILTIN_STAGES = (
     Stage("sim2sim", policy_stages.sim2sim, after=("export",),
           description="the exported ONNX policy in a deploy-style 1 kHz loop, without torch"),
     Stage("stress", policy_stages.stress, after=("sim2sim",),
-          description="the exported policy under pushes, friction, payload, weak motors, latency, encoder "
+          description="the exported policy under pushes, friction, payload, weak motors, latency, "
+                      "encoder "
                       "errors and model gaps, beside replaying its reference with no policy"),
 )
 

@@ -17,7 +17,8 @@ from typing import Any
 from primebot.pipeline.api import DeviceUnavailableError, StageContext, StageResult
 
 _QUIET_TASK_SETS = {"tracking": ("task.log_reward_terms=false",)}
-"""Task settings that keep the smoke test's output short (the train stage prints the reward table)."""
+"""Task settings that keep the smoke test's output short (the train stage prints the reward
+table)."""
 
 
 def _misplaced(tensors: dict[str, Any], device: Any) -> list[str]:
@@ -25,13 +26,15 @@ def _misplaced(tensors: dict[str, Any], device: Any) -> list[str]:
     bad = []
     for name, tensor in tensors.items():
         where = tensor.device
-        if where.type != device.type or (device.index is not None and where.index not in (None, device.index)):
+        if where.type != device.type or (device.index is not None
+                                         and where.index not in (None, device.index)):
             bad.append(f"{name} on {where}")
     return bad
 
 
 def learner_tensors(ppo: Any) -> dict[str, Any]:
-    """The tensors a PPO iteration works on: parameters, normaliser buffers, optimiser state, rollout storage."""
+    """The tensors a PPO iteration works on: parameters, normaliser buffers, optimiser state,
+    rollout storage."""
     import torch
 
     tensors: dict[str, Any] = {}
@@ -41,7 +44,8 @@ def learner_tensors(ppo: Any) -> dict[str, Any]:
         tensors[f"obs_normalizer.{name}"] = buf
     for i, state in enumerate(ppo.optimizer.state.values()):
         for key, value in state.items():
-            if isinstance(value, torch.Tensor) and value.dim() > 0:  # Adam's step counter may live on the host
+            # Adam's step counter may live on the host
+            if isinstance(value, torch.Tensor) and value.dim() > 0:
                 tensors[f"optimizer.{i}.{key}"] = value
     for name, value in vars(ppo.storage).items():
         if isinstance(value, torch.Tensor):
@@ -57,15 +61,18 @@ def smoke(ctx: StageContext) -> StageResult:
 
     s = ctx.settings
     resolved = ctx.resolve_device()  # DeviceUnavailableError carries what to install
-    ctx.echo(f"      device {resolved.torch_device} ({resolved.backend.device_name(resolved.index)}, from {resolved.source})")
+    ctx.echo(f"      device {resolved.torch_device} "
+             f"({resolved.backend.device_name(resolved.index)}, from {resolved.source})")
     timings = probe_device(resolved, repeats=3)
-    ctx.echo(f"      probe: matmul {timings['matmul_gflops']:.1f} GFLOP/s, h2d {timings['h2d_GBps']:.2f} GB/s, "
+    ctx.echo(f"      probe: matmul {timings['matmul_gflops']:.1f} GFLOP/s, h2d "
+             f"{timings['h2d_GBps']:.2f} GB/s, "
              f"MLP train step {timings['mlp_train_step_ms']:.2f} ms")
     with tempfile.TemporaryDirectory(prefix="primebot-smoke-") as scratch:
         request = TrainRequest(
             motion=ctx.motion_path(), task=s.task, robot=s.robot, device=resolved.torch_device,
             num_envs=s.smoke_num_envs, iterations=s.smoke_iterations, seed=s.seed,
-            sets=[*s.train_sets, f"ppo.num_steps_per_env={s.steps_per_env}", "ppo.num_mini_batches=1",
+            sets=[*s.train_sets, f"ppo.num_steps_per_env={s.steps_per_env}",
+                  "ppo.num_mini_batches=1",
                   *_QUIET_TASK_SETS.get(s.task, ())],
             log_dir=scratch, run_name="smoke", progress=False,
         )
@@ -84,11 +91,14 @@ def smoke(ctx: StageContext) -> StageResult:
     misplaced = _misplaced(tensors, device)
     if misplaced:
         raise DeviceUnavailableError(
-            f"training on {device} left {len(misplaced)} tensor(s) elsewhere: {', '.join(misplaced[:5])}",
-            fix="report this as a bug with 'primebot devices --probe' output; meanwhile use --device cpu",
+            f"training on {device} left {len(misplaced)} tensor(s) elsewhere: "
+            f"{', '.join(misplaced[:5])}",
+            fix="report this as a bug with 'primebot devices --probe' output; meanwhile use "
+                "--device cpu",
         )
     if outcome.result.iteration != s.smoke_iterations:
-        raise RuntimeError(f"smoke training stopped at iteration {outcome.result.iteration} of {s.smoke_iterations}")
+        raise RuntimeError(f"smoke training stopped at iteration {outcome.result.iteration} of "
+                           f"{s.smoke_iterations}")
     ctx.echo(f"[DONE] smoke on {resolved.torch_device}")
     return StageResult(
         summary={
@@ -101,6 +111,7 @@ def smoke(ctx: StageContext) -> StageResult:
             "mlp_train_step_ms": round(timings["mlp_train_step_ms"], 2),
             "probe": {key: round(value, 4) for key, value in timings.items()},
         },
-        message=f"{s.smoke_iterations} PPO iterations x {s.smoke_num_envs} envs on {resolved.torch_device}; "
+        message=f"{s.smoke_iterations} PPO iterations x {s.smoke_num_envs} envs on "
+                f"{resolved.torch_device}; "
                 f"{len(tensors)} policy/optimiser/rollout tensors on the device",
     )

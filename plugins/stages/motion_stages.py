@@ -46,16 +46,19 @@ def validate(ctx: StageContext) -> StageResult:
 
     _needs_motion(ctx)
     path = ctx.settings.motion
-    snapshot = motion_copy_name(path)  # never a run file's name (a motion called pipeline.json, model_9.pt …)
+    # never a run file's name (a motion called pipeline.json, model_9.pt …)
+    snapshot = motion_copy_name(path)
     _refuse_a_changed_motion(ctx, path, snapshot)
     report = validate_motion_file(path, _robot(ctx))
-    atomic_write_text(ctx.path(VALIDATION_FILE), json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+    atomic_write_text(ctx.path(VALIDATION_FILE),
+                      json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
     for problem in report.problems:
         ctx.echo(f"      {problem}")
     if not report.ok:
         raise MotionError(
             report.summary() + "\n    " + "\n    ".join(str(p) for p in report.errors),
-            fix=f"fix the motion (details: primebot motion validate {path}; {VALIDATION_FILE} in the run directory)",
+            fix=f"fix the motion (details: primebot motion validate {path}; {VALIDATION_FILE} in "
+                "the run directory)",
         )
     duration = (report.num_frames - 1) / report.fps if report.fps else 0.0
     with atomic_path(ctx.path(snapshot)) as tmp:
@@ -73,8 +76,8 @@ def validate(ctx: StageContext) -> StageResult:
 
 
 def _refuse_a_changed_motion(ctx: StageContext, path: str, snapshot: str) -> None:
-    """A run trains one motion: once training started on the run's copy, a changed source is refused here,
-    before anything is overwritten, instead of failing later on the motion's hash."""
+    """A run trains one motion: once training started on the run's copy, a changed source is refused
+    here, before anything is overwritten, instead of failing later on the motion's hash."""
     from primebot.pipeline.api import file_sha256, numbered_checkpoints
 
     copy = ctx.path(snapshot)
@@ -83,15 +86,19 @@ def _refuse_a_changed_motion(ctx: StageContext, path: str, snapshot: str) -> Non
     old, new = file_sha256(copy), file_sha256(path)
     if old != new:
         raise MotionError(
-            f"{path} changed since this run trained on it (sha256 {old[:12]}… then, {new[:12]}… now): the run's "
-            f"checkpoints, evaluation and export belong to the motion it validated, kept as {snapshot}",
-            fix=f"start a new run on the changed motion: primebot pipeline run {path} (this run stays as it was; "
+            f"{path} changed since this run trained on it (sha256 {old[:12]}… then, {new[:12]}… "
+            "now): the run's "
+            "checkpoints, evaluation and export belong to the motion it validated, kept as "
+            f"{snapshot}",
+            fix=f"start a new run on the changed motion: primebot pipeline run {path} (this run "
+                "stays as it was; "
                 "to go on with it, resume without --from validate)",
         )
 
 
 def replay(ctx: StageContext) -> StageResult:
-    """Render the reference motion to videos/replay.mp4 (skipped without OpenGL or with video off)."""
+    """Render the reference motion to videos/replay.mp4 (skipped without OpenGL or with video
+    off)."""
     from primebot.pipeline.api import RenderError, load_motion, replay_video
 
     _needs_motion(ctx)

@@ -1,4 +1,5 @@
-"""The ``evaluate``, ``export``, ``sim2sim`` and ``stress`` stages: adapters over the deploy-side modules.
+"""The ``evaluate``, ``export``, ``sim2sim`` and ``stress`` stages: adapters over the deploy-side
+modules.
 
 Each calls the function its single-stage command calls (``primebot eval``,
 ``primebot export``, ``primebot sim2sim``, ``primebot stress``) on the
@@ -21,14 +22,16 @@ from primebot.pipeline.api import (
 
 
 def _require(name: str, stage: str) -> Any:
-    """The core function a stage adapts; one this primebot installation lacks is a clear error, not a traceback."""
+    """The core function a stage adapts; one this primebot installation lacks is a clear error, not
+    a traceback."""
     from primebot.pipeline import api
 
     try:
         return getattr(api, name)
     except AttributeError:
         raise PluginError(
-            f"the {stage} stage needs primebot.pipeline.api.{name}, which this primebot installation lacks",
+            f"the {stage} stage needs primebot.pipeline.api.{name}, which this primebot "
+            "installation lacks",
             fix=f"update primebot, or skip the stage: --skip {stage}",
         ) from None
 
@@ -73,11 +76,13 @@ def _with_video(ctx: StageContext, run, what: str):
 
 def _metrics_result(ctx: StageContext, outputs: dict[str, str], report: dict[str, Any],
                     warnings: list[str]) -> StageResult:
-    """The result of a stage that wrote a metrics report (eval.json, sim2sim.json), with its video if any."""
+    """The result of a stage that wrote a metrics report (eval.json, sim2sim.json), with its video
+    if any."""
     if report.get("video"):
         outputs["video"] = _relative(ctx, report["video"])
     overall = headline_metrics(report)
-    return StageResult(outputs=outputs, summary=metrics_summary(overall), message=metrics_headline(overall),
+    return StageResult(outputs=outputs, summary=metrics_summary(overall),
+                       message=metrics_headline(overall),
                        warnings=warnings)
 
 
@@ -102,25 +107,30 @@ def sim2sim(ctx: StageContext) -> StageResult:
     spec = ctx.registry.get("robots", robot)
     mjcf = str(spec.mjcf)
     report, warnings = _with_video(
-        ctx, lambda video: sim2sim_run_dir(ctx.run_dir, mjcf, video=video, robot_spec=spec), "sim2sim")
+        ctx, lambda video: sim2sim_run_dir(ctx.run_dir, mjcf, video=video, robot_spec=spec),
+        "sim2sim")
     require_checks_passed(report, SIM2SIM_FILE)
     warnings += [f"sim2sim gap: {line}" for line in report.get("gap_flags", [])]
     return _metrics_result(ctx, {"sim2sim.json": SIM2SIM_FILE}, report, warnings)
 
 
 def stress(ctx: StageContext) -> StageResult:
-    """The deploy bundle under perturbations, beside replaying its reference with no policy: stress.json."""
+    """The deploy bundle under perturbations, beside replaying its reference with no policy:
+    stress.json."""
     from primebot.pipeline.api import STRESS_FILE, StageSkipped, StressPlan, read_args
 
     stress_run_dir = _require("stress_run_dir", "stress")
     if not ctx.registry.get("tasks", ctx.settings.task).needs_motion:
-        raise StageSkipped(f"task {ctx.settings.task!r} tracks no reference motion: nothing to replay beside the policy")
+        raise StageSkipped(f"task {ctx.settings.task!r} tracks no reference motion: nothing to "
+                           "replay beside the policy")
     s = ctx.settings
     robot = read_args(ctx.run_dir).get("config", {}).get("robot") or ctx.robot_name()
     mjcf = str(ctx.registry.get("robots", robot).mjcf)
     plan = StressPlan(starts=s.stress_starts, standard_only=s.stress_standard_only, seed=s.seed)
     report, warnings = _with_video(
-        ctx, lambda video: stress_run_dir(ctx.run_dir, mjcf, plan, video=video, progress=True), "stress")
-    outputs = {"stress.json": STRESS_FILE, **{f"video_{k}": _relative(ctx, v) for k, v in report.get("videos", {}).items()}}
+        ctx, lambda video: stress_run_dir(ctx.run_dir, mjcf, plan, video=video, progress=True),
+        "stress")
+    outputs = {"stress.json": STRESS_FILE,
+               **{f"video_{k}": _relative(ctx, v) for k, v in report.get("videos", {}).items()}}
     summary, message = _require("stress_stage_summary", "stress")(report)
     return StageResult(outputs=outputs, summary=summary, warnings=warnings, message=message)

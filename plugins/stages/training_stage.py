@@ -27,18 +27,22 @@ def train_request(ctx: StageContext):
 
     s = ctx.settings
     if _has_checkpoint(ctx.run_dir) and (ctx.run_dir / ARGS_FILE).is_file():
-        # Only the iteration budget and the device may change on a resume (the trainer checks the rest).
-        return TrainRequest(resume=str(ctx.run_dir), iterations=s.iterations, device=s.device, progress=True,
+        # Only the iteration budget and the device may change on a resume (the trainer checks the
+        # rest).
+        return TrainRequest(resume=str(ctx.run_dir), iterations=s.iterations, device=s.device,
+                            progress=True,
                             sets=list(s.resume_sets))
     return TrainRequest(
         motion=ctx.motion_path(), task=s.task, robot=s.robot, device=s.device, num_envs=s.num_envs,
-        iterations=s.iterations, seed=s.seed, sets=[f"ppo.num_steps_per_env={s.steps_per_env}", *s.train_sets],
+        iterations=s.iterations, seed=s.seed,
+        sets=[f"ppo.num_steps_per_env={s.steps_per_env}", *s.train_sets],
         progress=True, run_dir=str(ctx.run_dir),
     )
 
 
 def train(ctx: StageContext) -> StageResult:
-    """Train (or continue training) the policy; raise ``StageInterrupted`` when a signal stopped it."""
+    """Train (or continue training) the policy; raise ``StageInterrupted`` when a signal stopped
+    it."""
     from primebot.pipeline.api import run_training, shutdown_distributed
 
     request = train_request(ctx)
@@ -51,6 +55,7 @@ def train(ctx: StageContext) -> StageResult:
     result = outcome.result
     if result.status == "interrupted":
         checkpoint = result.checkpoint.name if result.checkpoint else "the previous checkpoint"
-        raise StageInterrupted(f"{result.signal_name or 'signal'} at iteration {result.iteration}; saved {checkpoint}")
+        raise StageInterrupted(f"{result.signal_name or 'signal'} at iteration {result.iteration}; "
+                               f"saved {checkpoint}")
     outputs, summary, message, warnings = outcome.describe()
     return StageResult(outputs=outputs, summary=summary, warnings=warnings, message=message)

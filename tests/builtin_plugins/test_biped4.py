@@ -37,9 +37,11 @@ def test_biped4_is_registered_through_the_robots_hook():
 
 
 def test_base_is_planar_slide_x_slide_z_hinge_pitch_and_no_free_joint(model):
-    kinds = {model.joint(n).name: (int(model.joint(n).type[0]), tuple(model.joint(n).axis)) for n in ROOT_JOINTS}
+    kinds = {model.joint(n).name: (int(model.joint(n).type[0]), tuple(model.joint(n).axis))
+             for n in ROOT_JOINTS}
     slide, hinge = int(mujoco.mjtJoint.mjJNT_SLIDE), int(mujoco.mjtJoint.mjJNT_HINGE)
-    assert kinds == {"rootx": (slide, (1, 0, 0)), "rootz": (slide, (0, 0, 1)), "rooty": (hinge, (0, 1, 0))}
+    assert kinds == {"rootx": (slide, (1, 0, 0)), "rootz": (slide, (0, 0, 1)),
+                     "rooty": (hinge, (0, 1, 0))}
     assert mujoco.mjtJoint.mjJNT_FREE not in model.jnt_type
     assert model.nq == model.nv == 7
 
@@ -52,7 +54,8 @@ def test_four_actuated_hinges_in_policy_order_with_the_spec_gains(model):
         kp = model.actuator_gainprm[a, 0]
         assert kp == spec.stiffness[a]
         np.testing.assert_array_equal(model.actuator_biasprm[a, :3], [0.0, -kp, -spec.damping[a]])
-        np.testing.assert_array_equal(model.actuator_forcerange[a], [-spec.effort_limit[a], spec.effort_limit[a]])
+        np.testing.assert_array_equal(model.actuator_forcerange[a],
+                                      [-spec.effort_limit[a], spec.effort_limit[a]])
     np.testing.assert_array_equal(model.key("stand").ctrl, spec.default_joint_pos)
 
 
@@ -63,7 +66,8 @@ def test_every_spec_body_exists_and_legs_never_collide_with_each_other(model):
     robot = [g for g in range(model.ngeom) if model.geom_bodyid[g] != 0]
     for a in robot:
         for b in robot:
-            assert not (model.geom_contype[a] & model.geom_conaffinity[b]), (model.geom(a).name, model.geom(b).name)
+            assert not (model.geom_contype[a] & model.geom_conaffinity[b]), (model.geom(a).name,
+                                                                             model.geom(b).name)
 
 
 def test_positive_hip_swings_the_foot_forward_and_positive_knee_lifts_it(model):
@@ -112,6 +116,7 @@ def test_core_robot_checks_accept_the_planar_base_declared_in_the_spec():
 
 def test_a_model_missing_a_base_joint_is_refused_by_name():
     spec = biped4_spec()
-    model = mujoco.MjModel.from_xml_string(BIPED4_MJCF.read_text().replace('name="rootz"', 'name="lift"'))
+    model = mujoco.MjModel.from_xml_string(BIPED4_MJCF.read_text().replace('name="rootz"',
+                                                                           'name="lift"'))
     problems = robot_problems(model, spec)
     assert any("rootz" in p for p in problems) and any("lift" in p for p in problems)

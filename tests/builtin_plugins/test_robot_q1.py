@@ -1,4 +1,5 @@
-"""The bundled q1 robot: its MJCF agrees with its spec, stands, simulates fast-friendly, and is swappable."""
+"""The bundled q1 robot: its MJCF agrees with its spec, stands, simulates fast-friendly, and is
+swappable."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ def test_simulation_settings_keep_stepping_cheap(model):
     assert model.opt.timestep == pytest.approx(0.005)
     assert model.opt.integrator == mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     assert model.nmesh == 0
-    primitives = {mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_SPHERE, mujoco.mjtGeom.mjGEOM_CAPSULE,
+    primitives = {mujoco.mjtGeom.mjGEOM_PLANE, mujoco.mjtGeom.mjGEOM_SPHERE,
+                  mujoco.mjtGeom.mjGEOM_CAPSULE,
                   mujoco.mjtGeom.mjGEOM_BOX, mujoco.mjtGeom.mjGEOM_CYLINDER}  # fmt: skip
     assert set(model.geom_type.tolist()) <= {int(p) for p in primitives}
 
@@ -96,20 +98,24 @@ def test_stands_for_three_seconds_with_ctrl_at_the_default_pose(model, spec):
 
 def test_every_servo_holds_the_robot_on_one_foot_by_the_scaffolds_rule(model, spec):
     """Each leg servo carries the whole robot standing on it (single support in a march or a kick):
-    at least 1.5 x gravity's torque per radian, the rule ``robots new`` sizes a new robot's servos by."""
+    at least 1.5 x gravity's torque per radian, the rule ``robots new`` sizes a new robot's servos
+    by."""
     ix = robot_indices(model, spec)
     data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "stand"))
+    mujoco.mj_resetDataKeyframe(model, data,
+                                mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "stand"))
     mujoco.mj_kinematics(model, data)
     mujoco.mj_comPos(model, data)
-    ratios = stiffness_ratios(model, data, list(ix.joint_ids), np.asarray(spec.stiffness, dtype=float),
+    ratios = stiffness_ratios(model, data, list(ix.joint_ids),
+                              np.asarray(spec.stiffness, dtype=float),
                               ix.root_body_id, set(ix.feet_body_ids.tolist()))
     softest = int(np.argmin(ratios))
     assert ratios[softest] >= STANCE_STIFFNESS_SAFETY, spec.joint_names[softest]
 
 
 def _can_collide(model: mujoco.MjModel, a: int, b: int) -> bool:
-    """MuJoCo's contype/conaffinity rule plus its parent-child filter (oracle for the spec's pairs)."""
+    """MuJoCo's contype/conaffinity rule plus its parent-child filter (oracle for the spec's
+    pairs)."""
     if not (
         (model.geom_contype[a] & model.geom_conaffinity[b])
         or (model.geom_contype[b] & model.geom_conaffinity[a])

@@ -1,4 +1,5 @@
-"""The tracking task on q1 and motions/wave.npz: layout, resets, terminations, determinism, plugins."""
+"""The tracking task on q1 and motions/wave.npz: layout, resets, terminations, determinism,
+plugins."""
 
 from __future__ import annotations
 
@@ -132,9 +133,14 @@ def test_a_verdict_check_moves_a_verdict_curriculum_and_the_next_resets_feel_it(
               "randomization": {"curriculum": {"start": 1.0, "signal": "verdict", "step": 0.5}}}
     env = make_env(host, motion, num_envs=6, seed=3, config=config)
     env.observe_verdict({"success_rate": 0.1, "verdict": {"tracked": False}})
-    assert env.randomization_strength == 0.5 and env.pusher.strength == 0.5 and not env.curriculum_complete
+    assert (
+        env.randomization_strength == 0.5
+        and env.pusher.strength == 0.5
+        and not env.curriculum_complete
+    )
     assert env.curriculum_progress == 0.5  # ranks the checks for model_best.pt
-    env.observe_verdict({"success_rate": 1.0, "verdict": {"tracked": False}})  # up, but not yet tracking
+    # up, but not yet tracking
+    env.observe_verdict({"success_rate": 1.0, "verdict": {"tracked": False}})
     assert env.randomization_strength == 0.5
     env.observe_verdict({"success_rate": 1.0, "verdict": {"tracked": True}})
     assert env.randomization_strength == 1.0 and env.curriculum_complete
@@ -202,7 +208,8 @@ def test_state_dict_resumes_bit_for_bit(host, motion):
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, (20, 4, 22)).astype(np.float32)
     # 5-step episodes: the curriculum decides every 5 steps, so its strength moves during the run
-    curriculum = {"episode_length_s": 0.1, "randomization": {"curriculum": {"start": 0.5, "signal": "falls", "step": 0.1}}}
+    curriculum = {"episode_length_s": 0.1,
+                  "randomization": {"curriculum": {"start": 0.5, "signal": "falls", "step": 0.1}}}
     env = make_env(host, motion, seed=5, config=curriculum)
     env.reset()
     for k in range(10):
@@ -327,27 +334,34 @@ def test_default_config_is_plain_yaml_with_every_documented_switch(host):
 
 
 def test_the_declared_task_is_the_one_before_the_declaration(host, motion):
-    """What the policy sees, what it is rewarded for and what ends an episode, as before the tracking task
-    was declared in task.py (the layout the exported ONNX files of earlier runs name)."""
+    """What the policy sees, what it is rewarded for and what ends an episode, as before the
+    tracking task was declared in task.py (the layout the exported ONNX files of earlier runs
+    name)."""
     env = make_env(host, motion, config=EXACT)
     j, k = 22, 14
-    assert env.observation_terms == (("command", 2 * j), ("motion_anchor_ori_b", 6), ("base_ang_vel", 3),
+    assert env.observation_terms == (("command", 2 * j), ("motion_anchor_ori_b", 6),
+                                     ("base_ang_vel", 3),
                                      ("joint_pos", j), ("joint_vel", j), ("actions", j))
     assert env.critic_observations.layout.terms == (
-        ("command", 2 * j), ("motion_anchor_pos_b", 3), ("motion_anchor_ori_b", 6), ("body_pos", 3 * k),
-        ("body_ori", 6 * k), ("base_lin_vel", 3), ("base_ang_vel", 3), ("joint_pos", j), ("joint_vel", j),
+        ("command", 2 * j), ("motion_anchor_pos_b", 3), ("motion_anchor_ori_b", 6),
+        ("body_pos", 3 * k),
+        ("body_ori", 6 * k), ("base_lin_vel", 3), ("base_ang_vel", 3), ("joint_pos", j),
+        ("joint_vel", j),
         ("actions", j))
     assert [(t.name, t.weight, dict(t.params)) for t in env.rewards.terms] == [
         ("anchor_pos_error_exp", 0.5, {"std": 0.05}), ("anchor_ori_error_exp", 0.5, {"std": 0.4}),
         ("body_pos_error_exp", 1.0, {"std": 0.3}), ("body_ori_error_exp", 1.0, {"std": 0.4}),
-        ("body_lin_vel_error_exp", 1.0, {"std": 1.0}), ("body_ang_vel_error_exp", 1.0, {"std": 3.14}),
-        ("action_rate_l2", -0.1, {}), ("joint_pos_limits", -10.0, {}), ("self_collision", -10.0, {})]
+        ("body_lin_vel_error_exp", 1.0, {"std": 1.0}),
+        ("body_ang_vel_error_exp", 1.0, {"std": 3.14}),
+        ("action_rate_l2", -0.1, {}), ("joint_pos_limits", -10.0, {}),
+        ("self_collision", -10.0, {})]
     assert [(name, params) for name, _, params in env.terminations.checks] == [
         ("anchor_height", {"threshold": 0.25}), ("anchor_orientation", {"threshold": 0.8}),
         ("end_effector_height", {"threshold": 0.25})]
     noisy = make_env(host, motion)
     span = noisy.policy_observations._noise
-    assert span.cols == slice(2 * j, 2 * j + 9 + 2 * j)  # anchor orientation .. joint velocities, one draw
+    # anchor orientation .. joint velocities, one draw
+    assert span.cols == slice(2 * j, 2 * j + 9 + 2 * j)
     assert span.scale.max() == pytest.approx(1.0) and span.scale[9 + j:].tolist() == [1.0] * j
 
 
@@ -372,7 +386,8 @@ class _SensorPlugin:
     def register_termination_terms(self, register):
         from primebot.pipeline.api import TerminationTerm
 
-        register(TerminationTerm("test_anchor_below", self.anchor_below, "anchor below threshold (m)"))
+        register(TerminationTerm("test_anchor_below", self.anchor_below,
+                                 "anchor below threshold (m)"))
 
 
 def test_a_plugin_observation_and_termination_term_reach_the_tracking_task_through_set(motion):
@@ -382,14 +397,16 @@ def test_a_plugin_observation_and_termination_term_reach_the_tracking_task_throu
     host = load_plugins(extra=[("test_sensors", _SensorPlugin())])
     cfg = resolve_config(host.registry, TrainRequest(sets=[
         "task.observations.test_anchor_height={group: critic}",
-        "task.terminations.test_anchor_below=10.0",  # every anchor is below 10 m: every episode fails
+        # every anchor is below 10 m: every episode fails
+        "task.terminations.test_anchor_below=10.0",
     ]), "cpu")
     env = make_env(host, motion, num_envs=2, config=merge_settings(cfg.task_config, EXACT))
     base = make_env(host, motion, num_envs=2, config=EXACT)
     assert env.num_obs == base.num_obs and env.num_critic_obs == base.num_critic_obs + 1
     env.reset()
     result = env.step(np.zeros((2, 22), np.float32))
-    assert result.critic_obs[:, -1].tolist() == pytest.approx(env.state.anchor_pos_w[:, 2].tolist(), abs=1e-6)
+    assert result.critic_obs[:, -1].tolist() == pytest.approx(env.state.anchor_pos_w[:, 2].tolist(),
+                                                              abs=1e-6)
     assert result.terminated.all() and result.info["terminations/test_anchor_below"] == 2.0
     with pytest.raises(Exception, match="test_anchor_hieght"):
         make_env(host, motion, config={**EXACT, "observations": {"test_anchor_hieght": {}}})
@@ -486,39 +503,55 @@ def test_randomisation_draws_per_env_physics_and_one_switch_turns_it_all_off(hos
     assert np.all((payload >= -0.1 * model.body_mass[anchor]) &
                   (payload <= 0.1 * model.body_mass[anchor] + 0.15 * model.body_mass[1:].sum()))
     acts = env.model_info.indices.actuator_ids
-    strength = env.sim.batch.expanded("actuator_gainprm")[:, acts, 0] / model.actuator_gainprm[acts, 0]
-    assert np.all((strength >= 0.75) & (strength <= 1.25)) and np.allclose(strength, strength[:, :1])
-    damping = env.sim.batch.expanded("actuator_biasprm")[:, acts, 2] / model.actuator_biasprm[acts, 2]
+    strength = (
+        env.sim.batch.expanded("actuator_gainprm")[:, acts, 0] / model.actuator_gainprm[acts, 0]
+    )
+    assert np.all((strength >= 0.75) & (strength <= 1.25)) and np.allclose(strength,
+                                                                           strength[:, :1])
+    damping = (
+        env.sim.batch.expanded("actuator_biasprm")[:, acts, 2] / model.actuator_biasprm[acts, 2]
+    )
     np.testing.assert_allclose(damping, strength)
     assert set(env.actuation.delay.tolist()) <= {0, 1}
     assert np.all(np.abs(env.actuation.bias) <= 0.015) and np.any(env.actuation.bias)
 
     exact = make_env(host, motion, num_envs=4, config=EXACT)
-    assert exact.sim.batch.expanded("geom_friction") is None and exact.pusher is None and exact.actuation is None
+    assert (
+        exact.sim.batch.expanded("geom_friction") is None
+        and exact.pusher is None
+        and exact.actuation is None
+    )
 
 
-def test_a_delayed_env_gets_its_targets_a_step_late_and_the_servo_holds_the_biased_reading(host, motion):
-    env = make_env(host, motion, num_envs=2, config={"observations": {"noise": False}, **FULL_STRENGTH})
+def test_a_delayed_env_gets_its_targets_a_step_late_and_the_servo_holds_the_biased_reading(
+    host, motion
+):
+    env = make_env(host, motion, num_envs=2,
+                   config={"observations": {"noise": False}, **FULL_STRENGTH})
     env.actuation.drawn_delay[:] = [0, 1]
     env.actuation.drawn_bias[:] = [[0.0] * 22, [0.01] * 22]
     env.actuation.apply(1.0)
     env.reset()
     origin = env.reference.joint_pos[env.time_steps].copy()
-    np.testing.assert_allclose(env.sim.ctrl[1, env._ctrl_cols], origin[1] - 0.01)  # a fresh episode's hold
+    # a fresh episode's hold
+    np.testing.assert_allclose(env.sim.ctrl[1, env._ctrl_cols], origin[1] - 0.01)
     obs = env.step(np.ones((2, 22), np.float32)).obs
     chosen = origin + env.action_scale
     np.testing.assert_allclose(env.sim.ctrl[0, env._ctrl_cols], chosen[0])  # on time, no bias
-    np.testing.assert_allclose(env.sim.ctrl[1, env._ctrl_cols], origin[1] - 0.01)  # last step's targets
+    # last step's targets
+    np.testing.assert_allclose(env.sim.ctrl[1, env._ctrl_cols], origin[1] - 0.01)
     joint_pos = env.policy_observations.layout.slice("joint_pos")
     truth = env.state.joint_pos - env._default_joint_pos
-    np.testing.assert_allclose(obs[1, joint_pos], truth[1] + 0.01, atol=1e-6)  # the policy reads q + bias
+    # the policy reads q + bias
+    np.testing.assert_allclose(obs[1, joint_pos], truth[1] + 0.01, atol=1e-6)
     critic = env.critic_observations
     np.testing.assert_allclose(critic.buffer[1, critic.layout.slice("joint_pos")],
                                truth[1], atol=1e-6)  # the critic reads the truth
 
 
 def test_a_push_adds_root_velocity_when_due(host, motion):
-    env = make_env(host, motion, num_envs=3, config={"observations": {"noise": False}, **FULL_STRENGTH})
+    env = make_env(host, motion, num_envs=3,
+                   config={"observations": {"noise": False}, **FULL_STRENGTH})
     env.reset()
     env.pusher.countdown[:] = [1, 5, 5]  # env 0 is pushed at the next step
     before = env.sim.qvel[:, :3].copy()
@@ -531,15 +564,21 @@ def test_a_push_adds_root_velocity_when_due(host, motion):
 
 
 def test_the_curriculum_is_complete_only_at_full_strength(host, motion):
-    assert not make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 0.0}}}).curriculum_complete
+    assert not make_env(
+        host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 0.0}}}
+    ).curriculum_complete
     assert make_env(host, motion, num_envs=2).curriculum_complete  # the default: no curriculum
-    assert make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 1.0}}}).curriculum_complete
+    assert make_env(
+        host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 1.0}}}
+    ).curriculum_complete
     assert make_env(host, motion, num_envs=2, config=FULL_STRENGTH).curriculum_complete
-    assert make_env(host, motion, num_envs=2, config=EXACT).curriculum_complete  # nothing to ramp up
+    # nothing to ramp up
+    assert make_env(host, motion, num_envs=2, config=EXACT).curriculum_complete
 
 
 def test_the_strength_is_logged_only_when_a_curriculum_runs(host, motion):
-    on = make_env(host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 0.2}}})
+    on = make_env(host, motion, num_envs=2,
+                  config={"randomization": {"curriculum": {"start": 0.2}}})
     on.reset()
     assert on.step(np.zeros((2, 22), np.float32)).info["randomization/strength"] == 0.2
     off = make_env(host, motion, num_envs=2, config=FULL_STRENGTH)

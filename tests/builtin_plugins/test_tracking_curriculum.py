@@ -1,5 +1,5 @@
-"""The randomisation curriculum of the tracking task: strength moved by the fall rate of training episodes
-or by the success rate of the runner's verdict checks."""
+"""The randomisation curriculum of the tracking task: strength moved by the fall rate of training
+episodes or by the success rate of the runner's verdict checks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from primebot.pipeline.errors import CheckpointError, ConfigError
 from primebot.plugins.tasks.tracking.curriculum import RandomizationCurriculum
 
-FALLS = {"start": 0.0, "signal": "falls", "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}  # on, from 0
+# on, from 0
+FALLS = {"start": 0.0, "signal": "falls", "step": 0.1, "raise_below": 0.3, "lower_above": 0.6}
 
 
 def test_strength_rises_after_a_window_with_few_falls_and_drops_after_many():
@@ -47,7 +48,8 @@ def test_state_round_trips():
 def test_a_verdict_curriculum_rises_only_on_a_tracked_check_by_default():
     c = RandomizationCurriculum({"start": 0.0}, window=4)
     assert c.signal == "verdict" and c.raise_on == "tracked" and not c.follows_falls
-    assert not c.observe_verdict(1.0, tracked=False)  # stays up but does not yet do the motion: hold
+    # stays up but does not yet do the motion: hold
+    assert not c.observe_verdict(1.0, tracked=False)
     assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.25  # the default step
     assert not c.observe_verdict(0.5, tracked=False)  # half fell: between the thresholds
     assert c.observe_verdict(0.2, tracked=False) and c.strength == 0.0  # most fell: down
@@ -65,7 +67,8 @@ def test_a_strength_not_tracked_for_fall_back_after_checks_falls_back_and_holds_
     c = RandomizationCurriculum({"start": 0.25, "fall_back_after": 3}, window=4)
     assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.5  # tracked: up
     assert not c.observe_verdict(0.9, tracked=False) and not c.observe_verdict(0.5, tracked=False)
-    assert c.observe_verdict(0.8, tracked=False) and c.strength == 0.25  # the third in a row: back a step
+    # the third in a row: back a step
+    assert c.observe_verdict(0.8, tracked=False) and c.strength == 0.25
     assert c.hold == 6
     for _ in range(5):  # tracked again, but held at the strength it fell back to
         assert not c.observe_verdict(1.0, tracked=True) and c.strength == 0.25
@@ -78,9 +81,11 @@ def test_a_strength_not_tracked_for_fall_back_after_checks_falls_back_and_holds_
 def test_a_fall_back_waits_for_checks_in_a_row_and_leaves_many_falls_to_lower_above():
     c = RandomizationCurriculum({"start": 0.5, "fall_back_after": 2}, window=4)
     assert not c.observe_verdict(1.0, tracked=False)
-    assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.75  # a tracked check breaks the run
+    # a tracked check breaks the run
+    assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.75
     assert not c.observe_verdict(1.0, tracked=False)
-    assert c.observe_verdict(0.2, tracked=False) and c.strength == 0.5  # most fell: lower_above's step
+    # most fell: lower_above's step
+    assert c.observe_verdict(0.2, tracked=False) and c.strength == 0.5
     assert c.hold == 0 and c.untracked == 0  # no hold: it may rise at the next tracked check
     c = RandomizationCurriculum({"start": 0.0, "fall_back_after": 1}, window=4)
     assert not c.observe_verdict(1.0, tracked=False) and c.strength == 0.0  # nothing below 0
@@ -103,7 +108,9 @@ def test_the_fall_back_counts_survive_a_resume_and_an_older_checkpoint_is_refuse
     assert "retrain" in info.value.fix
 
 
-@pytest.mark.parametrize("bad", [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1}, {"signal": "reward"},
+@pytest.mark.parametrize("bad",
+                         [{"start": 1.5}, {"step": 0}, {"raise_below": 0.7}, {"speed": 1},
+                          {"signal": "reward"},
                                  {"raise_on": "never"}, {"fall_back_after": 0}])
 def test_bad_settings_are_a_config_error_naming_the_fix(bad):
     with pytest.raises(ConfigError) as err:
@@ -118,15 +125,23 @@ def test_the_default_config_follows_the_verdict_from_full_strength_and_a_set_cha
     cfg = TrainConfig(task="tracking")
     cfg.task_config = TRACKING.settings()
     default = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)
-    assert default.enabled and default.strength == 1.0 and default.signal == "verdict" and not default.follows_falls
+    assert (
+        default.enabled
+        and default.strength == 1.0
+        and default.signal == "verdict"
+        and not default.follows_falls
+    )
     assert default.step == 0.25 and default.fall_back_after == 8
-    for key, value in parse_set(["task.randomization.curriculum.start=0", "task.randomization.curriculum.signal=falls"]):
+    for key, value in parse_set(["task.randomization.curriculum.start=0",
+                                 "task.randomization.curriculum.signal=falls"]):
         set_value(cfg, key, value)
     c = RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4)
     assert c.enabled and c.strength == 0.0 and c.follows_falls
     for key, value in parse_set(["task.randomization.curriculum=null"]):
         set_value(cfg, key, value)
-    assert not RandomizationCurriculum(cfg.task_config["randomization"]["curriculum"], window=4).enabled
+    assert not RandomizationCurriculum(
+        cfg.task_config["randomization"]["curriculum"], window=4
+    ).enabled
 
 
 def test_a_termination_set_to_null_is_switched_off_and_a_word_is_still_refused():

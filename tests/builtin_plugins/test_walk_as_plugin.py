@@ -1,4 +1,5 @@
-"""A third-party distribution adds a robot and a walking task through entry points, as docs/tasks.md walks through."""
+"""A third-party distribution adds a robot and a walking task through entry points, as docs/tasks.md
+walks through."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from primebot.plugins.tasks.walk.task import DEFAULT_CONFIG, TRAINER_DEFAULTS, m
 
 @hookimpl
 def register_robots(register):
-    register(dataclasses.replace(biped4_spec(), name="crouchbot", default_joint_pos=np.array([0.5, 0.5, 1.0, 1.0])))
+    register(dataclasses.replace(biped4_spec(), name="crouchbot",
+                                 default_joint_pos=np.array([0.5, 0.5, 1.0, 1.0])))
 
 
 @hookimpl
@@ -40,7 +42,8 @@ def register_tasks(register):
 
 
 def test_a_plugin_distribution_adds_a_robot_and_a_walking_task(clean_env, make_distribution):
-    make_distribution("primebot-crouchbot", "primebot_crouchbot", PLUGIN, version="0.1.0", entry_name="crouchbot")
+    make_distribution("primebot-crouchbot", "primebot_crouchbot", PLUGIN, version="0.1.0",
+                      entry_name="crouchbot")
     host = load_plugins()
     assert host.plugins["crouchbot"].source == "primebot-crouchbot 0.1.0"
     assert host.registry.registration("robots", "crouchbot").plugin == "crouchbot"
@@ -58,11 +61,13 @@ def test_a_plugin_distribution_adds_a_robot_and_a_walking_task(clean_env, make_d
     assert list(env.sim.ctrl[0]) == [0.5, 0.5, 1.0, 1.0]
 
 
-def test_primebot_trains_the_plugin_task_with_its_robot(clean_env, make_distribution, tmp_path: Path):
+def test_primebot_trains_the_plugin_task_with_its_robot(clean_env, make_distribution,
+                                                        tmp_path: Path):
     make_distribution("primebot-crouchbot", "primebot_crouchbot", PLUGIN, entry_name="crouchbot")
     request = TrainRequest(
         task="walk_fast", log_dir=str(tmp_path), progress=False,
-        sets=["policy.actor_hidden=[32]", "policy.critic_hidden=[32]", "ppo.num_steps_per_env=16", "ppo.num_mini_batches=2"],
+        sets=["policy.actor_hidden=[32]", "policy.critic_hidden=[32]", "ppo.num_steps_per_env=16",
+              "ppo.num_mini_batches=2"],
     )  # fmt: skip
     outcome = run_training(load_plugins().registry, request)
     assert outcome.result.status == "finished" and outcome.result.iteration == 1

@@ -1,4 +1,5 @@
-"""WalkEnv on real MuJoCo: shapes, what the observation reads, rewards, falls, time limit, determinism."""
+"""WalkEnv on real MuJoCo: shapes, what the observation reads, rewards, falls, time limit,
+determinism."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from primebot.plugins.tasks.walk.task import make_walk_env
 
 
 def _env(num_envs=4, seed=0, **config):
-    return make_walk_env(robot=biped4_spec(), num_envs=num_envs, seed=seed, config=config, num_threads=1)
+    return make_walk_env(robot=biped4_spec(), num_envs=num_envs, seed=seed, config=config,
+                         num_threads=1)
 
 
 def test_walk_task_is_registered_and_builds_through_the_registry():
@@ -20,15 +22,23 @@ def test_walk_task_is_registered_and_builds_through_the_registry():
     spec = host.registry.get("tasks", "walk")
     assert isinstance(spec, TaskSpec) and not spec.needs_motion and spec.default_robot == "biped4"
     robot = host.registry.get("robots", spec.default_robot)
-    env = spec.make_env(robot=robot, motion=None, num_envs=2, seed=0, config={}, registry=host.registry, num_threads=1)
-    assert (env.num_obs, env.num_critic_obs, env.num_actions, env.max_episode_length) == (14, 17, 4, 1000)
+    env = spec.make_env(robot=robot, motion=None, num_envs=2, seed=0, config={},
+                        registry=host.registry, num_threads=1)
+    assert (env.num_obs, env.num_critic_obs, env.num_actions, env.max_episode_length) == (
+        14,
+        17,
+        4,
+        1000,
+    )
     assert env.step_dt == pytest.approx(0.02)
 
 
 def test_observation_reads_pitch_joints_and_previous_action_from_the_simulation():
     env = _env(num_envs=3, randomization={"enabled": False})
     obs, critic = env.reset()
-    assert obs.shape == (3, 14) and critic.shape == (3, 17) and obs.dtype == critic.dtype == np.float32
+    assert (
+        obs.shape == (3, 14) and critic.shape == (3, 17) and obs.dtype == critic.dtype == np.float32
+    )
     np.testing.assert_array_equal(obs, 0.0)  # the standing pose, at rest, no previous action
     np.testing.assert_allclose(critic[:, 16], 0.59)  # torso height
     actions = np.array([[0.5, -0.5, 0.2, -0.2]] * 3, dtype=np.float32)
@@ -36,7 +46,8 @@ def test_observation_reads_pitch_joints_and_previous_action_from_the_simulation(
     qpos, qvel = env.sim.qpos, env.sim.qvel
     np.testing.assert_allclose(result.obs[:, 0], qpos[:, 2], atol=1e-6)
     np.testing.assert_allclose(result.obs[:, 1], qvel[:, 2], atol=1e-5)
-    np.testing.assert_allclose(result.obs[:, 2:6], qpos[:, 3:7][:, [0, 2, 1, 3]] - [0.35, 0.35, 0.7, 0.7], atol=1e-6)
+    np.testing.assert_allclose(result.obs[:, 2:6],
+                               qpos[:, 3:7][:, [0, 2, 1, 3]] - [0.35, 0.35, 0.7, 0.7], atol=1e-6)
     np.testing.assert_allclose(result.obs[:, 6:10], qvel[:, 3:7][:, [0, 2, 1, 3]], atol=1e-5)
     np.testing.assert_array_equal(result.obs[:, 10:14], actions)
     np.testing.assert_allclose(env.sim.ctrl[0], [0.35 + 0.35, 0.35 - 0.35, 0.7 + 0.14, 0.7 - 0.14])

@@ -14,7 +14,8 @@ WEIGHTS = {"forward_weight": 2.0, "sideways_weight": 2.0, "alive_bonus": 1.0, "p
 
 def _total(forward, sideways=0.0, pitch=0.0, alive=True, dt=0.02):
     terms = mdp.step_reward(
-        np.array([forward]), np.array([sideways]), np.array([pitch]), np.array([alive]), dt=dt, **WEIGHTS
+        np.array([forward]), np.array([sideways]), np.array([pitch]), np.array([alive]), dt=dt,
+        **WEIGHTS
     )
     return {name: float(v[0]) for name, v in terms.items()}
 
@@ -38,7 +39,8 @@ def test_observation_is_14_values_in_the_documented_order():
 
 def test_critic_observation_appends_forward_and_vertical_velocity_and_height():
     obs = np.zeros((2, 14), dtype=np.float32)
-    critic = mdp.critic_observation(obs, np.array([0.5, 0.1]), np.array([0.0, -0.3]), np.array([0.59, 0.4]))
+    critic = mdp.critic_observation(obs, np.array([0.5, 0.1]), np.array([0.0, -0.3]),
+                                    np.array([0.59, 0.4]))
     assert critic.shape == (2, mdp.NUM_CRITIC_OBS) == (2, 17)
     np.testing.assert_allclose(critic[1, 14:], [0.1, -0.3, 0.4], atol=1e-6)
 
@@ -73,14 +75,16 @@ def test_posture_penalty_is_weighted_squared_pitch_times_dt():
 
 
 def test_fall_is_low_torso_or_large_pitch_either_way():
-    fallen = mdp.has_fallen(np.array([0.59, 0.29, 0.59, 0.59]), np.array([0.0, 0.0, 1.1, -1.1]), 0.3, 1.0)
+    fallen = mdp.has_fallen(np.array([0.59, 0.29, 0.59, 0.59]), np.array([0.0, 0.0, 1.1, -1.1]),
+                            0.3, 1.0)
     np.testing.assert_array_equal(fallen, [False, True, True, True])
 
 
 def test_actions_are_clipped_then_scaled_around_the_standing_pose_within_joint_range():
     default = np.array([0.35, 0.35, 0.7, 0.7])
     joint_range = np.array([[-1.2, 1.6], [-1.2, 1.6], [0.0, 2.2], [0.0, 2.2]])
-    clipped, targets = mdp.actions_to_targets(np.array([[2.0, -0.5, -1.0, 0.5]]), default, np.full(4, 0.7), joint_range)
+    clipped, targets = mdp.actions_to_targets(np.array([[2.0, -0.5, -1.0, 0.5]]), default,
+                                              np.full(4, 0.7), joint_range)
     np.testing.assert_allclose(clipped, [[1.0, -0.5, -1.0, 0.5]])
     np.testing.assert_allclose(targets, [[1.05, 0.0, 0.0, 1.05]])
 
@@ -93,10 +97,14 @@ def test_walking_threshold_is_an_upright_episode_at_half_a_metre_per_second():
 
 def test_threshold_needs_ten_metres_walked_in_the_episode():
     threshold = walking_threshold()
-    standing = mdp.walking_return(0.0, episode_length=1000, dt=0.02, forward_weight=2.0, alive_bonus=1.0)
-    slower = mdp.walking_return(0.45, episode_length=1000, dt=0.02, forward_weight=2.0, alive_bonus=1.0)
-    # Falling after 400 steps (8 s) reaches it only at 2 m/s: return ≥ 40 always means ≥ 10 m walked.
-    sprint_and_fall = mdp.walking_return(1.5, episode_length=400, dt=0.02, forward_weight=2.0, alive_bonus=1.0)
+    standing = mdp.walking_return(0.0, episode_length=1000, dt=0.02, forward_weight=2.0,
+                                  alive_bonus=1.0)
+    slower = mdp.walking_return(0.45, episode_length=1000, dt=0.02, forward_weight=2.0,
+                                alive_bonus=1.0)
+    # Falling after 400 steps (8 s) reaches it only at 2 m/s: return ≥ 40 always means ≥ 10 m
+    # walked.
+    sprint_and_fall = mdp.walking_return(1.5, episode_length=400, dt=0.02, forward_weight=2.0,
+                                         alive_bonus=1.0)
     assert standing < slower < threshold and sprint_and_fall < threshold
 
 

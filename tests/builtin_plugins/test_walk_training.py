@@ -1,4 +1,5 @@
-"""walk through the real trainer: seed 000's preset is what `primebot train --task walk` runs, and it learns."""
+"""walk through the real trainer: seed 000's preset is what `primebot train --task walk` runs, and
+it learns."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ def test_train_walk_resolves_to_seed_000_hyper_parameters():
     cfg = resolve_config(load_plugins(environ={}).registry, TrainRequest(task="walk"), "cpu")
     assert cfg.robot == "biped4"
     assert cfg.num_envs * cfg.ppo.num_steps_per_env == 2048
-    assert (cfg.ppo.num_learning_epochs, cfg.ppo.clip_param, cfg.ppo.gamma, cfg.ppo.lam) == (10, 0.2, 0.99, 0.95)
+    assert (cfg.ppo.num_learning_epochs, cfg.ppo.clip_param, cfg.ppo.gamma, cfg.ppo.lam) == (
+        10,
+        0.2,
+        0.99,
+        0.95,
+    )
     assert (cfg.ppo.learning_rate, cfg.ppo.schedule) == (3e-4, "fixed")
     assert cfg.policy.actor_hidden == (256, 256, 128) and cfg.policy.shared_log_std
     assert "ppo" not in cfg.task_config and cfg.task_config["episode_length"] == 1000

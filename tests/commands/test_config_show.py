@@ -1,4 +1,5 @@
-"""``primebot config show``: every resolved setting and where it came from; ``train --help`` per task."""
+"""``primebot config show``: every resolved setting and where it came from; ``train --help`` per
+task."""
 
 from __future__ import annotations
 
@@ -23,12 +24,17 @@ def show(capsys, *args) -> dict[str, tuple[str, str]]:
 def test_config_show_names_the_source_of_every_setting(capsys, clean_env, tmp_path):
     motion = tmp_path / "carried.npz"
     carried = ("task.terminations.end_effector_height=null",)
-    save_motion(dataclasses.replace(load_motion("motions/wave.npz"), training_overrides=carried), motion)
+    save_motion(dataclasses.replace(load_motion("motions/wave.npz"), training_overrides=carried),
+                motion)
     rows = show(capsys, str(motion), "--num-envs", "8", "--preset", "quick",
                 "--set", "ppo.gamma=0.9", "--set", "ppo.num_learning_epochs=3")
-    assert rows["task"] == ("tracking", "default task") and rows["motion"] == (str(motion), "MOTION")
+    assert rows["task"] == ("tracking", "default task") and rows["motion"] == (str(motion),
+                                                                               "MOTION")
     assert rows["num_envs"] == ("8", "--num-envs") and rows["iterations"] == ("20", "preset quick")
-    assert rows["ppo.gamma"] == ("0.9", "--set") and rows["ppo.num_learning_epochs"] == ("3", "--set")
+    assert rows["ppo.gamma"] == ("0.9", "--set") and rows["ppo.num_learning_epochs"] == (
+        "3",
+        "--set",
+    )
     assert rows["policy.actor_hidden"] == ("[256, 128, 64]", "preset quick")
     assert rows["ppo.clip_param"] == ("0.2", "trainer default")
     assert rows["task.terminations.end_effector_height"] == ("null", "motion carried.npz")
@@ -46,4 +52,9 @@ def test_train_help_gives_each_task_s_defaults(capsys, clean_env):
     reset_host()
     assert main(["train", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "tracking 1024" in text and "walk 16" in text and "tracking 3000" in text and "walk 150" in text
+    assert (
+        "tracking 1024" in text
+        and "walk 16" in text
+        and "tracking 3000" in text
+        and "walk 150" in text
+    )

@@ -37,7 +37,8 @@ def test_robots_show_prints_joints_bodies_mass_and_height(capsys, clean_env):
 def test_robots_show_with_a_broken_xml_exits_with_the_robot_error(capsys, clean_env, tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text(
-        "<mujoco><worldbody><body name='pelvis'><freejoint/><geom size='0.1'/></body></worldbody></mujoco>"
+        "<mujoco><worldbody><body name='pelvis'><freejoint/><geom "
+        "size='0.1'/></body></worldbody></mujoco>"
     )
     code, _, err = run(capsys, "robots", "show", "q1", "--robot-xml", str(bad))
     assert code == 5

@@ -41,14 +41,17 @@ def host(monkeypatch):
 def test_help_lists_every_option(host, capsys):
     assert main(["train", "--help"]) == 0
     text = capsys.readouterr().out
-    for option in ("--robot", "--task", "--device", "--num-envs", "--iterations", "--seed", "--run-name",
+    for option in ("--robot", "--task", "--device", "--num-envs", "--iterations", "--seed",
+                   "--run-name",
                    "--set", "--resume", "--tensorboard"):
         assert option in text
 
 
 def test_train_command_writes_a_run(host, tmp_path, capsys):
-    code = main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "2", "--seed", "4",
-                 "--run-name", "cli", "--log-dir", str(tmp_path), "--no-progress", "--set", "ppo.lr=0.002"])
+    code = main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "2", "--seed",
+                 "4",
+                 "--run-name", "cli", "--log-dir", str(tmp_path), "--no-progress", "--set",
+                 "ppo.lr=0.002"])
     assert code == 0
     assert "[DONE] 2 iterations" in capsys.readouterr().out
     run_dir = next((tmp_path / "cli").iterdir())
@@ -102,8 +105,10 @@ def test_motion_is_required_for_tracking_tasks(host, tmp_path, capsys):
 
 
 def test_sigterm_mid_run_checkpoints_exits_cleanly_and_resumes(tmp_path):
-    cmd = [sys.executable, "-c", CLI_WITH_POINTMASS, "train", "--task", "pointmass", "--num-envs", "8",
-           "--iterations", "100000", "--run-name", "sig", "--log-dir", str(tmp_path), "--no-progress",
+    cmd = [sys.executable, "-c", CLI_WITH_POINTMASS, "train", "--task", "pointmass", "--num-envs",
+           "8",
+           "--iterations", "100000", "--run-name", "sig", "--log-dir", str(tmp_path),
+           "--no-progress",
            "--set", "runner.save_interval=100000"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -111,7 +116,9 @@ def test_sigterm_mid_run_checkpoints_exits_cleanly_and_resumes(tmp_path):
         deadline = time.time() + 120
         csv_path = None
         while time.time() < deadline:
-            runs = list((tmp_path / "sig").glob("*/train.csv")) if (tmp_path / "sig").exists() else []
+            runs = (
+                list((tmp_path / "sig").glob("*/train.csv")) if (tmp_path / "sig").exists() else []
+            )
             if runs and len(read_csv_rows(runs[0])[1]) >= 3:
                 csv_path = runs[0]
                 break
@@ -130,13 +137,15 @@ def test_sigterm_mid_run_checkpoints_exits_cleanly_and_resumes(tmp_path):
     rows = read_csv_rows(csv_path)[1]
     assert int(rows[-1]["iteration"]) == last  # every logged iteration is in the checkpoint
     host = plugins.load_plugins(extra=[("pointmass", pointmass_task)])
-    out = run_training(host.registry, TrainRequest(resume=str(run_dir), iterations=last + 2, progress=False))
+    out = run_training(host.registry,
+                       TrainRequest(resume=str(run_dir), iterations=last + 2, progress=False))
     assert out.result.status == "finished" and out.result.iteration == last + 2
     assert [int(r["iteration"]) for r in read_csv_rows(csv_path)[1]] == list(range(1, last + 3))
 
 
 def test_tensorboard_writes_events_or_says_what_to_install(host, tmp_path, capsys):
-    code = main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "1", "--run-name", "tb",
+    code = main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "1",
+                 "--run-name", "tb",
                  "--log-dir", str(tmp_path), "--no-progress", "--tensorboard"])
     try:
         import tensorboard  # noqa: F401
@@ -154,7 +163,8 @@ def test_resume_with_a_changed_learning_rate_is_applied_and_recorded(host, tmp_p
     from primebot.pipeline.train.checkpoints import load_checkpoint
 
     common = ["--no-progress"]
-    assert main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "1", "--log-dir", str(tmp_path),
+    assert main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "1",
+                 "--log-dir", str(tmp_path),
                  *common]) == 0
     run_dir = next((tmp_path / "pointmass").iterdir())
     assert main(["train", "--resume", str(run_dir), "--iterations", "2", "--set", "ppo.lr=1e-4",
@@ -170,7 +180,8 @@ def test_resume_with_a_changed_learning_rate_is_applied_and_recorded(host, tmp_p
 
 
 def test_resume_refuses_to_go_back_in_iterations(host, tmp_path, capsys):
-    assert main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "2", "--log-dir", str(tmp_path),
+    assert main(["train", "--task", "pointmass", "--num-envs", "8", "--iterations", "2",
+                 "--log-dir", str(tmp_path),
                  "--no-progress"]) == 0
     run_dir = next((tmp_path / "pointmass").iterdir())
     assert main(["train", "--resume", str(run_dir), "--iterations", "1", "--no-progress"]) == 2
@@ -182,7 +193,8 @@ def test_resume_refuses_to_go_back_in_iterations(host, tmp_path, capsys):
     ("fps30", "fps is 30"),
     ("quat", "quaternion norm"),
 ], ids=["inf", "30fps", "quaternion"])
-def test_train_refuses_an_invalid_motion_before_making_a_run(host, tmp_path, capsys, damage, message):
+def test_train_refuses_an_invalid_motion_before_making_a_run(host, tmp_path, capsys, damage,
+                                                             message):
     import dataclasses
 
     from primebot.pipeline.motion.format import load_motion, save_motion
@@ -196,7 +208,8 @@ def test_train_refuses_an_invalid_motion_before_making_a_run(host, tmp_path, cap
         motion.body_quat_w[3:6, 1] *= 1.5
     path = tmp_path / "bad.npz"
     save_motion(motion, path)
-    code = main(["train", str(path), "--num-envs", "8", "--iterations", "1", "--log-dir", str(tmp_path / "logs"),
+    code = main(["train", str(path), "--num-envs", "8", "--iterations", "1", "--log-dir",
+                 str(tmp_path / "logs"),
                  "--no-progress"])
     err = capsys.readouterr().err
     assert code == 5 and message in err and "bad.npz" in err

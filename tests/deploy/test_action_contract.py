@@ -1,6 +1,7 @@
 """What an action means, as docs/deploy.md tells a deployer: the wiring table against the one source
 (sim/task.ACTION_TARGET_FORMULA) and against the targets the bundle runner sends, every metadata key
-documented, and the mjlab-format file driven mjlab's way giving the primebot-format file's targets."""
+documented, and the mjlab-format file driven mjlab's way giving the primebot-format file's
+targets."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ FORMULA = re.compile(r"joint_pos_target = (\w+) \+ action_scale \* actions\b")
 
 
 def markdown_table(text: str, header: str) -> list[list[str]]:
-    """The rows (cells stripped) of the table whose header line starts with ``header``, separator dropped."""
+    """The rows (cells stripped) of the table whose header line starts with ``header``, separator
+    dropped."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(header))
     rows = []
@@ -51,7 +53,8 @@ def markdown_table(text: str, header: str) -> list[list[str]]:
 def documented_formulas() -> dict[str, str]:
     """action_offset → the formula the docs' wiring table gives for the position field."""
     rows = markdown_table(DOCS.read_text(encoding="utf-8"), "| joint command field | value |")
-    return {m.group(1): value.strip("`") for key, value in rows if (m := POSITION_ROW.fullmatch(key))}
+    return {m.group(1): value.strip("`") for key, value in rows
+            if (m := POSITION_ROW.fullmatch(key))}
 
 
 @pytest.fixture(scope="module")
@@ -61,38 +64,45 @@ def bundles(tmp_path_factory):
     out = {}
     for export_format in ("primebot", "mjlab"):
         run_dir = train_tiny_run(tmp_path_factory.mktemp(export_format), host)
-        export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5, export_format=export_format)
+        export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5,
+                   export_format=export_format)
         out[export_format] = run_dir / "export"
     return out
 
 
-def recorded_episode(monkeypatch, onnx_path, start: int, steps: int) -> tuple[list, list, TrackingEpisode]:
-    """Run one runner episode; return per policy step (obs, time_step, actions) and the targets the loop sent."""
+def recorded_episode(monkeypatch, onnx_path, start: int,
+                     steps: int) -> tuple[list, list, TrackingEpisode]:
+    """Run one runner episode; return per policy step (obs, time_step, actions) and the targets the
+    loop sent."""
     setup = prepare(onnx_path, Q1_XML)
     calls, targets = [], []
 
     class Recording:
         def run(self, names, feed):
             out = setup.session.run(names, feed)
-            calls.append((feed["obs"][0].copy(), int(feed["time_step"][0, 0]), out[0][0].astype(np.float64)))
+            calls.append((feed["obs"][0].copy(), int(feed["time_step"][0, 0]),
+                          out[0][0].astype(np.float64)))
             return out
 
     monkeypatch.setattr(loop, "hold_joint_targets",
-                        lambda robot, data, meta, target, substeps: (targets.append(target.copy()),
-                                                                     hold_joint_targets(robot, data, meta, target,
-                                                                                        substeps)))
-    episode = run_episode(replace(setup, session=Recording()), start, steps, EpisodeMetrics(1, setup.control_dt))
+                        lambda robot, data, meta, target, substeps: (
+                            targets.append(target.copy()),
+                            hold_joint_targets(robot, data, meta, target, substeps)))
+    episode = run_episode(replace(setup, session=Recording()), start, steps,
+                          EpisodeMetrics(1, setup.control_dt))
     return calls, targets, episode
 
 
 def test_the_docs_wiring_table_is_the_one_source_word_for_word():
     assert documented_formulas() == ACTION_TARGET_FORMULA
     text = DOCS.read_text(encoding="utf-8")
-    assert "`default_joint_pos[i] + action_scale[i] · actions[i]`" not in text  # the old, wrong wiring row
+    # the old, wrong wiring row
+    assert "`default_joint_pos[i] + action_scale[i] · actions[i]`" not in text
 
 
 def test_the_docs_wiring_table_gives_the_targets_the_bundle_runner_sends(bundles, monkeypatch):
-    """Each documented formula, evaluated on the runner's own actions, is what the runner sent to the joints."""
+    """Each documented formula, evaluated on the runner's own actions, is what the runner sent to
+    the joints."""
     checked = set()
     for bundle in bundles.values():
         meta = load_policy(bundle / "policy.onnx")[1]
@@ -101,10 +111,13 @@ def test_the_docs_wiring_table_gives_the_targets_the_bundle_runner_sends(bundles
         calls, targets, episode = recorded_episode(monkeypatch, bundle / "policy.onnx", 40, 6)
         assert len(calls) == len(targets) == 6
         for (_, t, actions), sent in zip(calls, targets, strict=True):
-            origin = {"joint_pos": episode.reference["joint_pos"][t], "default_joint_pos": meta["default_joint_pos"]}
-            np.testing.assert_allclose(sent, origin[origin_name] + meta["action_scale"] * actions, rtol=0, atol=1e-12)
+            origin = {"joint_pos": episode.reference["joint_pos"][t],
+                      "default_joint_pos": meta["default_joint_pos"]}
+            np.testing.assert_allclose(sent, origin[origin_name] + meta["action_scale"] * actions,
+                                       rtol=0, atol=1e-12)
         checked.add(offset)
-    assert checked == {ACTION_OFFSET_REFERENCE, ACTION_OFFSET_DEFAULT}  # primebot format, mjlab format
+    # primebot format, mjlab format
+    assert checked == {ACTION_OFFSET_REFERENCE, ACTION_OFFSET_DEFAULT}
 
 
 def test_every_metadata_key_the_export_writes_is_documented(bundles):
@@ -113,25 +126,32 @@ def test_every_metadata_key_the_export_writes_is_documented(bundles):
     written = set()
     for bundle in bundles.values():
         written |= set(read_metadata(bundle / "policy.onnx"))
-    assert written - documented == set(), "metadata keys the export writes that docs/deploy.md does not list"
+    assert written - documented == set(), (
+        "metadata keys the export writes that docs/deploy.md does not list"
+    )
     assert documented - written == set(), "keys docs/deploy.md lists that no tracking export writes"
 
 
 def test_training_and_the_runner_leave_joint_targets_unclipped(bundles, spec):
-    """docs/deploy.md: neither clips targets to the joint range (the MJCF's joint limits stop the joint)."""
+    """docs/deploy.md: neither clips targets to the joint range (the MJCF's joint limits stop the
+    joint)."""
     setup = prepare(bundles["primebot"] / "policy.onnx", Q1_XML)
     episode = TrackingEpisode(setup, EpisodeMetrics(1, setup.control_dt))
     big = np.full(len(setup.meta["joint_names"]), 40.0)
     _, sent = episode.targets(10, big)
     assert (sent > setup.meta["joint_pos_upper"]).any()
-    np.testing.assert_array_equal(sent, setup.reference["joint_pos"][10] + setup.meta["action_scale"] * big)
+    np.testing.assert_array_equal(sent,
+                                  setup.reference["joint_pos"][10]
+                                  + setup.meta["action_scale"] * big)
     model = load_robot_model(spec)  # training's servos: ctrl is the target, not limited to a range
     assert not model.actuator_ctrllimited[robot_indices(model, spec).actuator_ids].any()
 
 
-def _mjlab_way(session: ort.InferenceSession, meta: dict, obs_rows: list, steps: list) -> list[np.ndarray]:
-    """Targets from the mjlab-format file as mjlab's deploy code computes them: the previous ``actions``
-    output fed back as the observation's actions term (zero at the start), target = default + scale·actions."""
+def _mjlab_way(session: ort.InferenceSession, meta: dict, obs_rows: list,
+               steps: list) -> list[np.ndarray]:
+    """Targets from the mjlab-format file as mjlab's deploy code computes them: the previous
+    ``actions`` output fed back as the observation's actions term (zero at the start), target =
+    default + scale·actions."""
     names = meta["observation_names"]
     begin = meta["observation_offsets"][names.index("actions")]
     columns = slice(begin, begin + meta["observation_sizes"][names.index("actions")])
@@ -140,16 +160,25 @@ def _mjlab_way(session: ort.InferenceSession, meta: dict, obs_rows: list, steps:
     for obs, t in zip(obs_rows, steps, strict=True):
         obs = obs.copy()
         obs[columns] = previous
-        actions = session.run(["actions"], {"obs": obs[None], "time_step": np.array([[t]], np.float32)})[0][0]
-        targets.append(meta["default_joint_pos"] + meta["action_scale"] * actions.astype(np.float64))
+        actions = session.run(["actions"],
+                              {"obs": obs[None], "time_step": np.array([[t]], np.float32)})[0][0]
+        targets.append(meta["default_joint_pos"]
+                       + meta["action_scale"] * actions.astype(np.float64))
         previous = actions
     return targets
 
 
-def test_the_mjlab_format_driven_mjlabs_way_gives_the_primebot_formats_targets(bundles, monkeypatch):
+def test_the_mjlab_format_driven_mjlabs_way_gives_the_primebot_formats_targets(bundles,
+                                                                               monkeypatch):
     session, meta = load_policy(bundles["mjlab"] / "policy.onnx")
-    assert meta["action_offset"] == ACTION_OFFSET_DEFAULT and meta[ACTION_OFFSET_BAKED] == ACTION_OFFSET_REFERENCE
-    assert load_policy(bundles["primebot"] / "policy.onnx")[1]["action_offset"] == ACTION_OFFSET_REFERENCE
+    assert (
+        meta["action_offset"] == ACTION_OFFSET_DEFAULT
+        and meta[ACTION_OFFSET_BAKED] == ACTION_OFFSET_REFERENCE
+    )
+    assert (
+        load_policy(bundles["primebot"] / "policy.onnx")[1]["action_offset"]
+        == ACTION_OFFSET_REFERENCE
+    )
     calls, targets, _ = recorded_episode(monkeypatch, bundles["primebot"] / "policy.onnx", 0, 30)
     got = _mjlab_way(session, meta, [obs for obs, _, _ in calls], [t for _, t, _ in calls])
     assert len(got) == len(targets) > 10
@@ -158,17 +187,21 @@ def test_the_mjlab_format_driven_mjlabs_way_gives_the_primebot_formats_targets(b
 
 
 def test_the_mjlab_format_in_the_runner_from_a_later_start(bundles, monkeypatch):
-    """The runner feeds a baked graph the action that stands for 'none' at a later start step, and both
-    files then give the same targets; closed loop, both score alike."""
+    """The runner feeds a baked graph the action that stands for 'none' at a later start step, and
+    both files then give the same targets; closed loop, both score alike."""
     first = {}
     for name, bundle in bundles.items():
         _, targets, episode = recorded_episode(monkeypatch, bundle / "policy.onnx", 120, 3)
         first[name] = targets
         if name == "mjlab":
             meta = episode.meta
-            want = (episode.reference["joint_pos"][119] - meta["default_joint_pos"]) / meta["action_scale"]
+            want = (episode.reference["joint_pos"][119] - meta["default_joint_pos"]) / meta[
+                "action_scale"
+            ]
             np.testing.assert_allclose(episode.first_action(120), want)
-            np.testing.assert_array_equal(initial_last_action(meta, episode.reference, np.array([0])), 0.0)
+            np.testing.assert_array_equal(
+                initial_last_action(meta, episode.reference, np.array([0])), 0.0
+            )
     for a, b in zip(first["mjlab"], first["primebot"], strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
     reports = {name: run_bundle(bundle, [0, 120]) for name, bundle in bundles.items()}

@@ -1,4 +1,5 @@
-"""The deploy bundle: completeness, deploy.yaml = metadata, the torch-free runner, fp16, mjlab format, time index."""
+"""The deploy bundle: completeness, deploy.yaml = metadata, the torch-free runner, fp16, mjlab
+format, time index."""
 
 from __future__ import annotations
 
@@ -23,11 +24,14 @@ from primebot.pipeline.export.graph import MOTION_OUTPUTS, PARITY_ATOL, format_v
 from primebot.pipeline.motion.format import file_sha256, load_motion
 
 MJLAB_TRACKING_KEYS = (
-    "run_path", "joint_names", "joint_stiffness", "joint_damping", "default_joint_pos", "command_names",
+    "run_path", "joint_names", "joint_stiffness", "joint_damping", "default_joint_pos",
+    "command_names",
     "observation_names", "observation_terms_scale", "observation_terms_flatten_history_dim",
-    "observation_terms_history_length", "observation_terms_clip", "action_scale", "anchor_body_name", "body_names",
+    "observation_terms_history_length", "observation_terms_clip", "action_scale",
+    "anchor_body_name", "body_names",
 )
-"""The metadata keys mjlab's exporter writes for a tracking policy (its base keys plus anchor and bodies)."""
+"""The metadata keys mjlab's exporter writes for a tracking policy (its base keys plus anchor and
+bodies)."""
 
 
 @pytest.fixture(scope="module")
@@ -42,23 +46,30 @@ def bundle(tmp_path_factory):
 def mjlab_bundle(tmp_path_factory):
     host = tracking_host()
     run_dir = train_tiny_run(tmp_path_factory.mktemp("logs"), host)
-    return run_dir, export_run(host.registry, run_dir, rollout_steps=2, latency_repeats=5, export_format="mjlab")
+    return run_dir, export_run(host.registry, run_dir, rollout_steps=2, latency_repeats=5,
+                               export_format="mjlab")
 
 
 def test_the_bundle_holds_policy_robot_model_motion_deploy_yaml_and_readme(bundle):
     _, run_dir, result = bundle
     out = run_dir / "export"
     files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
-    assert files == ["README.md", "deploy.yaml", "export.json", "policy.onnx", "policy_fp16.onnx", "robot/q1.xml",
+    assert files == ["README.md", "deploy.yaml", "export.json", "policy.onnx", "policy_fp16.onnx",
+                     "robot/q1.xml",
                      "wave.npz"]
-    assert (out / "robot" / "q1.xml").read_bytes() == Q1_XML.read_bytes()  # the trained-on model, byte for byte
+    # the trained-on model, byte for byte
+    assert (out / "robot" / "q1.xml").read_bytes() == Q1_XML.read_bytes()
     meta = read_metadata(result.onnx_path)
     assert meta["robot_mjcf"] == "robot/q1.xml" and meta["robot_mjcf_sha256"] == file_sha256(Q1_XML)
     document = verify_bundle(out)
     assert document["files"]["mjcf"]["sha256"] == file_sha256(Q1_XML)
     assert document["files"]["policy"]["sha256"] == file_sha256(result.onnx_path)
     readme = (out / "README.md").read_text()
-    assert "python -m primebot.pipeline.bundle ." in readme and "robot/q1.xml" in readme and "TensorRT" in readme
+    assert (
+        "python -m primebot.pipeline.bundle ." in readme
+        and "robot/q1.xml" in readme
+        and "TensorRT" in readme
+    )
 
 
 def test_a_changed_or_missing_bundle_file_is_named(bundle, tmp_path):
@@ -67,7 +78,8 @@ def test_a_changed_or_missing_bundle_file_is_named(bundle, tmp_path):
     _, run_dir, _ = bundle
     copy = tmp_path / "export"
     shutil.copytree(run_dir / "export", copy)
-    (copy / "robot" / "q1.xml").write_text((copy / "robot" / "q1.xml").read_text() + "<!-- edited -->")
+    (copy / "robot" / "q1.xml").write_text((copy / "robot" / "q1.xml").read_text()
+                                           + "<!-- edited -->")
     (copy / "wave.npz").unlink()
     with pytest.raises(ExportError) as info:
         verify_bundle(copy)
@@ -86,10 +98,15 @@ def test_deploy_yaml_holds_every_metadata_key_with_the_same_value(bundle):
     assert [j["kp"] for j in document["joints"]] == list(meta["joint_stiffness"])
     assert [j["lower"] for j in document["joints"]] == list(meta["joint_pos_lower"])
     bodies = document["bodies"]
-    assert bodies["motion_outputs"] == meta["body_names"] and bodies["tracked"] == meta["tracked_body_names"]
+    assert (
+        bodies["motion_outputs"] == meta["body_names"]
+        and bodies["tracked"] == meta["tracked_body_names"]
+    )
     assert (bodies["root"], bodies["anchor"]) == (meta["root_body_name"], meta["anchor_body_name"])
     assert document["imu"]["body"] == meta["root_body_name"] == "pelvis"
-    assert document["termination"]["anchor_height"]["threshold"] == float(meta["termination_anchor_height"])
+    assert document["termination"]["anchor_height"]["threshold"] == float(
+        meta["termination_anchor_height"]
+    )
     assert document["control"]["training_physics_dt"] == meta["training_physics_dt"]
     assert document["policy"]["bind_outputs_by"].startswith("name")
     assert document["reference_check"]["start_steps"] == [0]  # no eval.json at export time
@@ -114,21 +131,26 @@ def test_fp16_variant_passes_its_parity_and_closed_loop_gate(bundle):
     fp16 = result.fp16
     for diffs in fp16["parity_max_abs_diff"].values():
         assert 0 < diffs["actions"] <= FP16_ACTIONS_ATOL
-        assert all(diffs[name] <= PARITY_ATOL for name in MOTION_OUTPUTS)  # the reference stays float32
+        # the reference stays float32
+        assert all(diffs[name] <= PARITY_ATOL for name in MOTION_OUTPUTS)
     loop = fp16["closed_loop"]["from_start"]
     assert loop["fp16"]["fall_rate"] <= loop["fp32"]["fall_rate"]
-    types = {i.data_type for i in onnx.load(str(fp16["path"])).graph.initializer if len(i.dims) == 2}
+    types = {i.data_type for i in onnx.load(str(fp16["path"])).graph.initializer
+             if len(i.dims) == 2}
     assert onnx.TensorProto.FLOAT16 in types
     session = ort.InferenceSession(str(fp16["path"]), providers=["CPUExecutionProvider"])
-    assert [i.type for i in session.get_inputs()] == ["tensor(float)"] * 2  # float32 in, as policy.onnx
+    # float32 in, as policy.onnx
+    assert [i.type for i in session.get_inputs()] == ["tensor(float)"] * 2
     assert parse_metadata(read_metadata(fp16["path"]))["precision"] == "fp16"
 
 
 def test_closed_loop_gate_names_a_worse_fp16_policy():
-    fp32 = {"checks_passed": True, "from_start": {"fall_rate": 0.0, "success_rate": 1.0, "mpkpe_m": 0.03}}
+    fp32 = {"checks_passed": True,
+            "from_start": {"fall_rate": 0.0, "success_rate": 1.0, "mpkpe_m": 0.03}}
     same = json.loads(json.dumps(fp32))
     assert closed_loop_gate(fp32, same)[1] == []
-    worse = {"checks_passed": True, "from_start": {"fall_rate": 1.0, "success_rate": 0.0, "mpkpe_m": 0.05}}
+    worse = {"checks_passed": True,
+             "from_start": {"fall_rate": 1.0, "success_rate": 0.0, "mpkpe_m": 0.05}}
     problems = closed_loop_gate(fp32, worse)[1]
     assert problems[0].startswith("from_start: fp16 fall rate 1 > fp32 0")
     assert "mpkpe_m 0.05 vs fp32 0.03" in problems[1]
@@ -136,7 +158,8 @@ def test_closed_loop_gate_names_a_worse_fp16_policy():
 
 def test_a_rejected_fp16_file_leaves_a_consistent_fp32_bundle(bundle, monkeypatch):
     host, run_dir, _ = bundle
-    monkeypatch.setattr(export_module, "closed_loop_gate", lambda a, b: ({}, ["from_start: as if it fell"]))
+    monkeypatch.setattr(export_module, "closed_loop_gate", lambda a,
+                        b: ({}, ["from_start: as if it fell"]))
     with pytest.raises(ExportError, match="as if it fell"):
         export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5, fp16=True)
     out = run_dir / "export"
@@ -152,7 +175,8 @@ def test_mjlab_format_reads_as_mjlab_documents_it(mjlab_bundle):
     meta = session.get_modelmeta().custom_metadata_map
     assert set(MJLAB_TRACKING_KEYS) <= set(meta)
     # read the way mjlab's format is written: comma-separated strings, numbers parsed as floats
-    csv = {key: meta[key].split(",") for key in MJLAB_TRACKING_KEYS if key not in ("run_path", "anchor_body_name")}
+    csv = {key: meta[key].split(",") for key in MJLAB_TRACKING_KEYS
+           if key not in ("run_path", "anchor_body_name")}
     joints, bodies = csv["joint_names"], csv["body_names"]
     for key in ("joint_stiffness", "joint_damping", "default_joint_pos", "action_scale"):
         assert len([float(v) for v in csv[key]]) == len(joints) == 22
@@ -161,16 +185,21 @@ def test_mjlab_format_reads_as_mjlab_documents_it(mjlab_bundle):
     assert [float(v) for v in csv["observation_terms_scale"]] == [1.0] * len(terms)
     assert [float(v) for v in csv["observation_terms_history_length"]] == [0.0] * len(terms)
     assert [float(v) for v in csv["observation_terms_flatten_history_dim"]] == [1.0] * len(terms)
-    assert [tuple(map(float, c.split(";"))) for c in csv["observation_terms_clip"]] == [(-np.inf, np.inf)] * len(terms)
+    assert [tuple(map(float, c.split(";"))) for c in csv["observation_terms_clip"]] == [
+        (-np.inf, np.inf)
+    ] * len(terms)
     assert meta["anchor_body_name"] in bodies and len(bodies) == 14  # the tracked bodies only
     # a static batch of 1, inputs obs/time_step, the body axis that of body_names
     assert [i.shape for i in session.get_inputs()] == [[1, 119], [1, 1]]
     out = dict(zip([o.name for o in session.get_outputs()],
-                   session.run(None, {"obs": np.zeros((1, 119), np.float32), "time_step": np.array([[7.0]], np.float32)}),
+                   session.run(None,
+                               {"obs": np.zeros((1, 119), np.float32),
+                                "time_step": np.array([[7.0]], np.float32)}),
                    strict=True))
     motion = load_motion(run_dir / "export" / "wave.npz")
     ids = [list(motion.body_names).index(b) for b in bodies]
-    np.testing.assert_array_equal(out["body_pos_w"][0], motion.body_pos_w[7][ids].astype(np.float32))
+    np.testing.assert_array_equal(out["body_pos_w"][0],
+                                  motion.body_pos_w[7][ids].astype(np.float32))
     assert out["actions"].shape == (1, 22)
 
 
@@ -186,14 +215,16 @@ def test_time_step_nan_and_inf_are_defined(bundle):
     _, run_dir, result = bundle
     session = ort.InferenceSession(str(result.onnx_path), providers=["CPUExecutionProvider"])
     steps = np.array([[np.nan], [np.inf], [-np.inf], [2.7], [-3.0], [1e9], [5.0]], np.float32)
-    joint_pos = session.run(["joint_pos"], {"obs": np.zeros((len(steps), 119), np.float32), "time_step": steps})[0]
+    joint_pos = session.run(["joint_pos"],
+                            {"obs": np.zeros((len(steps), 119), np.float32), "time_step": steps})[0]
     motion = load_motion(run_dir / "export" / "wave.npz")
     last = result.metadata["motion_num_steps"] - 1
     want = motion.joint_pos[[0, last, 0, 2, 0, last, 5]].astype(np.float32)
     np.testing.assert_array_equal(joint_pos, want)
     ops = {n.op_type for n in onnx.load(str(result.onnx_path)).graph.node}
     clips = [n for n in onnx.load(str(result.onnx_path)).graph.node if n.op_type == "Clip"]
-    assert "IsNaN" in ops and len(clips) == 1  # one Clip, on the float step, before the cast to int64
+    # one Clip, on the float step, before the cast to int64
+    assert "IsNaN" in ops and len(clips) == 1
 
 
 def test_bundle_mjcf_copies_included_files_and_assets(tmp_path):
@@ -203,32 +234,37 @@ def test_bundle_mjcf_copies_included_files_and_assets(tmp_path):
     (src / "meshes" / "box.obj").write_text(
         "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n")
     (src / "parts" / "body.xml").write_text(
-        '<mujoco><worldbody><body name="b"><freejoint/><geom type="mesh" mesh="box"/></body></worldbody></mujoco>')
+        '<mujoco><worldbody><body name="b"><freejoint/><geom type="mesh" '
+        'mesh="box"/></body></worldbody></mujoco>')
     (src / "robot.xml").write_text(
         '<mujoco><compiler meshdir="meshes"/><asset><mesh name="box" file="box.obj"/></asset>'
         '<include file="parts/body.xml"/></mujoco>')
     model = bundle_mjcf(src / "robot.xml", tmp_path / "out")
-    assert model.file == "robot/robot.xml" and model.assets == ["robot/meshes/box.obj", "robot/parts/body.xml"]
+    assert model.file == "robot/robot.xml" and model.assets == ["robot/meshes/box.obj",
+                                                                "robot/parts/body.xml"]
     # every asset with its SHA-256: verify_bundle checks each (issue 31)
     assert model.assets_sha256 == {a: file_sha256(tmp_path / "out" / a) for a in model.assets}
     compiled = mujoco.MjModel.from_xml_path(str(tmp_path / "out" / model.file))
     assert compiled.nmesh == 1 and compiled.nbody == 2
 
-    (src / "outside.xml").write_text('<mujoco><asset><mesh name="m" file="/abs/box.obj"/></asset></mujoco>')
+    (src / "outside.xml").write_text('<mujoco><asset><mesh name="m" '
+                                     'file="/abs/box.obj"/></asset></mujoco>')
     with pytest.raises(ExportError, match="outside its folder"):
         bundle_mjcf(src / "outside.xml", tmp_path / "out2")
 
 
 @pytest.mark.parametrize("entry, words", [
     ({"file": "/etc/passwd", "sha256": "0" * 64}, "/etc/passwd is not a path inside the bundle"),
-    ({"file": "../../../etc/hostname", "sha256": "0" * 64}, "../../../etc/hostname is not a path inside the bundle"),
+    ({"file": "../../../etc/hostname", "sha256": "0" * 64},
+     "../../../etc/hostname is not a path inside the bundle"),
     ({"file": "policy.onnx"}, "policy.onnx has no SHA-256"),
     ({"file": "outside.onnx", "sha256": "0" * 64}, "outside.onnx leads out of the bundle (a link)"),
 ], ids=["absolute", "dotdot", "no-sha256", "symlink"])
 def test_the_bundle_runner_refuses_deploy_yaml_entries_that_leave_the_bundle_or_skip_the_check(
         bundle, tmp_path, entry, words, capsys):
-    """deploy.yaml is as untrusted as the files it lists: before issue 31 an absolute or ../ path made the
-    runner hash and load a file outside the bundle, and an entry without sha256 skipped the check."""
+    """deploy.yaml is as untrusted as the files it lists: before issue 31 an absolute or ../ path
+    made the runner hash and load a file outside the bundle, and an entry without sha256 skipped the
+    check."""
     import shutil
 
     from primebot.pipeline.deploy.deploy_bundle import main as bundle_main

@@ -43,7 +43,11 @@ def test_sim2sim_runs_where_importing_torch_fails(exported, tmp_path):
     out = tmp_path / "report.json"
     run_sim2sim_without_torch([onnx_path, Q1_XML, "--start", "0", "--output", out])
     report = json.loads(out.read_text())
-    assert report["checks_passed"] and report["loop"]["physics_hz"] == 1000.0 and report["loop"]["policy_hz"] == 50.0
+    assert (
+        report["checks_passed"]
+        and report["loop"]["physics_hz"] == 1000.0
+        and report["loop"]["policy_hz"] == 50.0
+    )
     assert report["from_start"]["episodes"] == 1
 
 
@@ -53,10 +57,14 @@ def test_refuses_an_onnx_whose_observation_size_does_not_fit(exported, tmp_path)
     arrays = motion_at_control_rate(policy.motion(), 0.02)
     narrow = DeployPolicy(nn.Linear(100, 22), nn.Identity(), arrays)
     bad = write_onnx(narrow, tmp_path / "narrow.onnx", 100, read_metadata(onnx_path))
-    with pytest.raises(Sim2SimError, match="observation size: the graph takes 100 values, observation_sizes add up to 119"):
+    with pytest.raises(Sim2SimError,
+                       match="observation size: the graph takes 100 values, observation_sizes add "
+                             "up to 119"):
         prepare(bad, Q1_XML)
     sizes = with_metadata(onnx_path, tmp_path / "sizes.onnx", observation_sizes="44,6,3,21,23,22")
-    with pytest.raises(Sim2SimError, match="observation term 'joint_pos' has size 21; with 22 joints it must be 22"):
+    with pytest.raises(Sim2SimError,
+                       match="observation term 'joint_pos' has size 21; with 22 joints it must be "
+                             "22"):
         prepare(sizes, Q1_XML)
 
 
@@ -77,28 +85,37 @@ def test_swapped_joint_order_in_the_metadata_fails_the_checks(exported, tmp_path
     names = read_metadata(onnx_path)["joint_names"]
     # same gains, mirrored defaults (+0.15 / -0.15): only the kinematics check can see it
     mirrored = with_metadata(onnx_path, tmp_path / "mirrored.onnx",
-                              joint_names=_swap(names, "left_shoulder_roll_joint", "right_shoulder_roll_joint"))
+                              joint_names=_swap(names, "left_shoulder_roll_joint",
+                                                "right_shoulder_roll_joint"))
     report = run_sim2sim(mirrored, Q1_XML, [0], max_steps=5)
     checks = {c["name"]: c for c in report["checks"]}
     assert not report["checks_passed"]
     assert not checks["reference_pose_matches_kinematics"]["ok"]
-    assert "joint order does not match the motion" in checks["reference_pose_matches_kinematics"]["detail"]
+    assert (
+        "joint order does not match the motion"
+        in checks["reference_pose_matches_kinematics"]["detail"]
+    )
     assert main([mirrored, str(Q1_XML), "--start", "0"]) == 1
 
     # hip pitch <-> knee: different gains too
     crossed = with_metadata(onnx_path, tmp_path / "crossed.onnx",
                              joint_names=_swap(names, "left_hip_pitch_joint", "left_knee_joint"))
     checks = {c["name"]: c for c in run_sim2sim(crossed, Q1_XML, [0], max_steps=5)["checks"]}
-    assert not checks["pd_gains_match_mjcf"]["ok"] and "left_knee_joint" in checks["pd_gains_match_mjcf"]["detail"]
+    assert (
+        not checks["pd_gains_match_mjcf"]["ok"]
+        and "left_knee_joint" in checks["pd_gains_match_mjcf"]["detail"]
+    )
     assert not checks["reference_pose_matches_kinematics"]["ok"]
 
 
 def test_deploy_observation_equals_the_tracking_task_observation(exported):
-    """Two independent implementations of docs/architecture.md §5's policy observation, on the same states."""
+    """Two independent implementations of docs/architecture.md §5's policy observation, on the same
+    states."""
     host, run_dir, onnx_path = exported
     setup = prepare(onnx_path, Q1_XML)
     policy = load_trained_policy(run_dir)
-    env = make_run_env(host.registry, policy, 4, seed=2, overrides={"sampling": {"mode": "uniform"}})
+    env = make_run_env(host.registry, policy, 4, seed=2,
+                       overrides={"sampling": {"mode": "uniform"}})
     assert env.config["fresh_kinematics"]  # body poses of the state the observation describes
     data = mujoco.MjData(setup.robot.model)
     compared = 0
@@ -110,7 +127,8 @@ def test_deploy_observation_equals_the_tracking_task_observation(exported):
                 data.qpos[:] = env.sim.qpos[i]
                 data.qvel[:] = env.sim.qvel[i]
                 mujoco.mj_forward(setup.robot.model, data)
-                mine = setup.observation.build(data, setup.reference, int(env.time_steps[i]), env.state.action[i])
+                mine = setup.observation.build(data, setup.reference, int(env.time_steps[i]),
+                                               env.state.action[i])
                 np.testing.assert_allclose(mine, obs[i], atol=2e-5, rtol=0)
                 compared += 1
             result = env.step(policy.act(obs))
@@ -126,11 +144,14 @@ def test_sim2sim_of_a_run_starts_where_eval_did_and_reports_the_gap(exported):
     report = sim2sim_run_dir(run_dir, Q1_XML)
     saved = json.loads((run_dir / "sim2sim.json").read_text())
     assert saved["checks_passed"] and saved == json.loads(json.dumps(report))
-    starts = [e["start_step"] for e in saved["from_start"]["episode_records"] + saved["sampled"]["episode_records"]]
+    starts = [e["start_step"]
+              for e in saved["from_start"]["episode_records"] + saved["sampled"]["episode_records"]]
     assert starts == [0] + [e["start_step"] for e in evaluation["sampled"]["episode_records"]]
     for group in ("from_start", "sampled"):
         gap = saved["gap_vs_eval"][group]
-        assert gap["mpkpe_m"] == pytest.approx(saved[group]["mpkpe_m"] - evaluation[group]["mpkpe_m"])
+        assert gap["mpkpe_m"] == pytest.approx(
+            saved[group]["mpkpe_m"] - evaluation[group]["mpkpe_m"]
+        )
     assert isinstance(saved["gap_flags"], list) and saved["gap_flagged"] == bool(saved["gap_flags"])
 
 
@@ -140,7 +161,8 @@ def test_gap_flags_name_the_metrics_beyond_their_threshold():
                      "mpkpe_m: sim2sim − eval = +0.06 (threshold ±0.05)"]
 
 
-def test_cli_eval_then_sim2sim_and_a_bad_export_exits_non_zero(exported, monkeypatch, capsys, tmp_path):
+def test_cli_eval_then_sim2sim_and_a_bad_export_exits_non_zero(exported, monkeypatch, capsys,
+                                                               tmp_path):
     from primebot.pipeline.cli import main as cli
     from primebot.pipeline.hooks import host as plugins
 
@@ -149,12 +171,17 @@ def test_cli_eval_then_sim2sim_and_a_bad_export_exits_non_zero(exported, monkeyp
     assert cli(["eval", str(run_dir), "--episodes", "1"]) == 0
     assert cli(["sim2sim", str(run_dir)]) == 0
     out = capsys.readouterr().out
-    assert "[DONE] eval" in out and "[DONE] sim2sim" in out and "check reference_pose_matches_kinematics: ok" in out
+    assert (
+        "[DONE] eval" in out
+        and "[DONE] sim2sim" in out
+        and "check reference_pose_matches_kinematics: ok" in out
+    )
 
     good = onnx_path.read_bytes()
     names = read_metadata(onnx_path)["joint_names"]
     try:
-        with_metadata(onnx_path, onnx_path, joint_names=_swap(names, "left_elbow_joint", "right_elbow_joint"))
+        with_metadata(onnx_path, onnx_path,
+                      joint_names=_swap(names, "left_elbow_joint", "right_elbow_joint"))
         assert cli(["sim2sim", str(run_dir)]) == 8
         assert "sim2sim checks failed: reference_pose_matches_kinematics" in capsys.readouterr().err
     finally:
@@ -195,14 +222,15 @@ def _scaled(text: str, factor: float = 1.0, offset: float = 0.0) -> str:
     ("no body_pos_w output", "the graph has no output 'body_pos_w'"),
     ("truncated", "not a loadable ONNX model"),
 ])
-def test_sim2sim_cross_checks_the_metadata_against_the_graph_the_robot_and_the_motion(exported, tmp_path, spec,
-                                                                                      case, expected):
+def test_sim2sim_cross_checks_the_metadata_against_the_graph_the_robot_and_the_motion(
+        exported, tmp_path, spec, case, expected):
     _, _, onnx_path = exported
     meta = read_metadata(onnx_path)
     path = tmp_path / "policy.onnx"
     changes = {
         "action_scale x100": {"action_scale": _scaled(meta["action_scale"], 100)},
-        "default_joint_pos +0.3": {"default_joint_pos": _scaled(meta["default_joint_pos"], offset=0.3)},
+        "default_joint_pos +0.3": {"default_joint_pos": _scaled(meta["default_joint_pos"],
+                                                                offset=0.3)},
         "robot biped4": {"robot": "biped4"},
         "fps and control_dt at 25 Hz": {"fps": "25.0", "control_dt": "0.04"},
         "num_observations 118": {"num_observations": "118"},
@@ -230,7 +258,8 @@ def test_the_exported_policy_passes_every_cross_check(exported, spec):
     _, _, onnx_path = exported
     setup = prepare(onnx_path, Q1_XML, robot_spec=spec)
     assert [c["name"] for c in setup.robot.checks] == [
-        "pd_gains_match_mjcf", "reference_pose_matches_kinematics", "reference_rate_matches_control_dt",
+        "pd_gains_match_mjcf", "reference_pose_matches_kinematics",
+        "reference_rate_matches_control_dt",
         "metadata_matches_robot"]
     assert all(c["ok"] for c in setup.robot.checks), setup.robot.checks
 
@@ -242,4 +271,5 @@ def test_robot_spec_check_accepts_the_tasks_action_scale_factor(spec):
             "default_joint_pos": np.asarray(spec.default_joint_pos, dtype=np.float64),
             "action_scale": 2.0 * np.asarray(spec.action_scale, dtype=np.float64)}
     assert not robot_spec_check(meta, spec)["ok"]  # twice the robot's scale, unexplained
-    assert robot_spec_check({**meta, "action_scale_factor": 2.0}, spec)["ok"]  # task.actions.scale=2
+    # task.actions.scale=2
+    assert robot_spec_check({**meta, "action_scale_factor": 2.0}, spec)["ok"]

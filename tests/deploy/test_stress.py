@@ -1,5 +1,5 @@
-"""The stress test: each perturbation family changes what it should on real physics, the replay baseline is a
-zero-action policy, the verdict's cases, and the command, torch-free."""
+"""The stress test: each perturbation family changes what it should on real physics, the replay
+baseline is a zero-action policy, the verdict's cases, and the command, torch-free."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ from primebot.pipeline.train.trained_policy import load_trained_policy
 
 @pytest.fixture(scope="module")
 def zero_policy(exported, tmp_path_factory):
-    """The run's export with an actor that always outputs 0 (acting around the reference: the reference replayed)."""
+    """The run's export with an actor that always outputs 0 (acting around the reference: the
+    reference replayed)."""
     _, run_dir, onnx_path = exported
     policy = load_trained_policy(run_dir)
     meta = read_metadata(onnx_path)
@@ -44,7 +45,8 @@ def zero_policy(exported, tmp_path_factory):
         actor.weight.zero_()
         actor.bias.zero_()
     graph = DeployPolicy(actor, nn.Identity(), motion_at_control_rate(policy.motion(), 0.02))
-    return write_onnx(graph, tmp_path_factory.mktemp("zero") / "zero.onnx", int(meta["num_observations"]), meta)
+    return write_onnx(graph, tmp_path_factory.mktemp("zero") / "zero.onnx",
+                      int(meta["num_observations"]), meta)
 
 
 def test_every_family_changes_its_model_quantity_in_its_own_env_only(exported):
@@ -60,16 +62,25 @@ def test_every_family_changes_its_model_quantity_in_its_own_env_only(exported):
     np.testing.assert_array_equal(friction[0], model.geom_friction[:, 0])
     mass = sim.expand("body_mass")
     total = model.body_mass[np.flatnonzero(model.body_rootid == robot.root_body)].sum()
-    assert mass[2, robot.anchor_body] == pytest.approx(model.body_mass[robot.anchor_body] + 0.1 * total)
+    assert mass[2, robot.anchor_body] == pytest.approx(model.body_mass[robot.anchor_body]
+                                                       + 0.1 * total)
     assert mass[0, robot.anchor_body] == model.body_mass[robot.anchor_body]
     acts = robot.actuator_ids
-    np.testing.assert_allclose(sim.expand("actuator_gainprm")[3, acts, 0], 0.8 * setup.meta["joint_stiffness"])
-    np.testing.assert_allclose(sim.expand("actuator_biasprm")[3, acts, 2], -0.8 * setup.meta["joint_damping"])
-    np.testing.assert_allclose(sim.expand("actuator_forcerange")[3, acts, 1], 0.8 * setup.meta["joint_effort_limit"])
-    np.testing.assert_allclose(sim.expand("actuator_gainprm")[0, acts, 0], setup.meta["joint_stiffness"])
-    np.testing.assert_allclose(sim.expand("dof_armature")[4, robot.dof_adr], 1.5 * model.dof_armature[robot.dof_adr])
+    np.testing.assert_allclose(sim.expand("actuator_gainprm")[3, acts, 0],
+                               0.8 * setup.meta["joint_stiffness"])
+    np.testing.assert_allclose(sim.expand("actuator_biasprm")[3, acts, 2],
+                               -0.8 * setup.meta["joint_damping"])
+    np.testing.assert_allclose(sim.expand("actuator_forcerange")[3, acts, 1],
+                               0.8 * setup.meta["joint_effort_limit"])
+    np.testing.assert_allclose(sim.expand("actuator_gainprm")[0, acts, 0],
+                               setup.meta["joint_stiffness"])
+    np.testing.assert_allclose(sim.expand("dof_armature")[4, robot.dof_adr],
+                               1.5 * model.dof_armature[robot.dof_adr])
     integrators = sim.expand("opt.integrator")
-    assert integrators[5] == mujoco.mjtIntegrator.mjINT_EULER and integrators[0] == model.opt.integrator
+    assert (
+        integrators[5] == mujoco.mjtIntegrator.mjINT_EULER
+        and integrators[0] == model.opt.integrator
+    )
 
 
 def test_latency_delays_the_targets_and_the_encoder_bias_moves_the_pd_and_the_readings():
@@ -79,7 +90,8 @@ def test_latency_delays_the_targets_and_the_encoder_bias_moves_the_pd_and_the_re
     sent = [actuation.command(np.full((3, 2), float(k + 1))) for k in range(4)]
     assert [s[0, 0] for s in sent] == [1, 2, 3, 4]  # on time
     assert [s[1, 0] for s in sent] == [0, 0, 1, 2]  # two steps late, the start pose before
-    np.testing.assert_allclose(sent[0][2], [1 - 0.05, 1 + 0.05])  # the PD closes its loop on q + bias
+    # the PD closes its loop on q + bias
+    np.testing.assert_allclose(sent[0][2], [1 - 0.05, 1 + 0.05])
     read = actuation.sensed(np.zeros((2, 2)), np.array([0, 2]))
     np.testing.assert_array_equal(read[0], 0.0)
     assert np.all(np.abs(read[1] - [0.05, -0.05]) <= 0.05 + 1e-12)
@@ -87,7 +99,8 @@ def test_latency_delays_the_targets_and_the_encoder_bias_moves_the_pd_and_the_re
 
 @pytest.fixture(scope="module")
 def zero_stress(zero_policy):
-    plan = StressPlan(starts=2, window_s=1.5, families=("push", "encoder", "latency", "integrator"), seed=3)
+    plan = StressPlan(starts=2, window_s=1.5, families=("push", "encoder", "latency", "integrator"),
+                      seed=3)
     return run_stress(zero_policy, Q1_XML, plan)
 
 
@@ -105,8 +118,10 @@ def test_pushes_encoder_bias_and_latency_act_on_real_physics(zero_stress):
     unit = zero_stress["push_unit_m_s"]
     assert unit == pytest.approx(np.sqrt(9.81 * zero_stress["reference_root_height_m"]))
     pushes = [r for (family, _), r in rows.items() if family == "push"]
-    assert pushes[-1]["mpkpe_m"] > 3 * nominal["mpkpe_m"]  # the hardest push knocks the robot off its reference
-    bias = rows[("encoder", "±0.04 rad")]  # the servos hold q = target - bias: each joint 0.04 rad off
+    # the hardest push knocks the robot off its reference
+    assert pushes[-1]["mpkpe_m"] > 3 * nominal["mpkpe_m"]
+    # the servos hold q = target - bias: each joint 0.04 rad off
+    bias = rows[("encoder", "±0.04 rad")]
     assert bias["joint_pos_error_rad"] > nominal["joint_pos_error_rad"] + 0.02
     assert rows[("latency", "3 steps")]["joint_pos_error_rad"] > nominal["joint_pos_error_rad"]
 
@@ -122,7 +137,8 @@ def test_cells_and_standard_levels():
 
 def _report(policy: dict[str, float], replay: dict[str, float], replay_mpkpe: float = 0.01) -> dict:
     def row(family, level, standard, p, r):
-        return {"family": family, "level": level, "label": f"{family} {level}", "standard": standard,
+        return {"family": family, "level": level, "label": f"{family} {level}",
+                "standard": standard,
                 "policy": {"success_rate": p, "mpkpe_m": 0.01, "statue_mpkpe_m": 0.05},
                 "replay": {"success_rate": r, "mpkpe_m": replay_mpkpe, "statue_mpkpe_m": 0.05},
                 "statue": {"success_rate": 0.0}}
@@ -134,18 +150,24 @@ def _report(policy: dict[str, float], replay: dict[str, float], replay_mpkpe: fl
 def test_the_verdict_robust_not_robust_and_when_the_motion_needs_no_policy():
     robust = robustness_verdict(_report({"push": 0.94, "motor": 1.0}, {"push": 0.5, "motor": 1.0}))
     assert robust["robust"] and robust["label"] == "robust" and not robust["replay_does_as_well"]
-    assert "The policy survives 2 of 2 standard perturbations (replaying the reference: 1)" in robust["sentence"]
+    assert (
+        "The policy survives 2 of 2 standard perturbations (replaying the reference: 1)"
+        in robust["sentence"]
+    )
     assert robust["mean_success_gain_over_replay"] == pytest.approx(0.22)
 
     fragile = robustness_verdict(_report({"push": 0.62, "motor": 1.0}, {"push": 0.5, "motor": 1.0}))
     assert not fragile["robust"] and fragile["short_of"] == ["push push 1: 0.62"]
     assert "success < 0.90 at push push 1: 0.62" in fragile["reason"]
 
-    needless = robustness_verdict(_report({"push": 0.62, "motor": 0.9}, {"push": 0.75, "motor": 1.0}))
+    needless = robustness_verdict(_report({"push": 0.62, "motor": 0.9},
+                                          {"push": 0.75, "motor": 1.0}))
     assert needless["replay_does_as_well"] and needless["replay_tracked"]
-    assert needless["sentence"].startswith("Replaying the reference under PD with no policy does as well: "
+    assert needless["sentence"].startswith("Replaying the reference under PD with no policy does "
+                                           "as well: "
                                            "this motion needs no policy")
-    # replay that does not track the motion undisturbed (MPKPE no better than the statue's) never "does as well"
+    # replay that does not track the motion undisturbed (MPKPE no better than the statue's) never
+    # "does as well"
     untracked = robustness_verdict(_report({"push": 0.62}, {"push": 0.75}, replay_mpkpe=0.05))
     assert not untracked["replay_does_as_well"]
 
@@ -155,16 +177,20 @@ def test_stress_of_a_run_writes_stress_json_and_runs_without_torch(exported, tmp
     report = stress_run_dir(run_dir, Q1_XML, StressPlan(starts=1, window_s=1.0, standard_only=True))
     saved = json.loads((run_dir / "stress.json").read_text())
     assert saved == json.loads(json.dumps(report))
-    assert [r["family"] for r in saved["cells"]][:2] == ["nominal", "push"] and saved["loop"]["episodes"] == 39
+    assert [r["family"] for r in saved["cells"]][:2] == ["nominal", "push"] and saved["loop"][
+        "episodes"
+    ] == 39
     out = tmp_path / "stress.json"
-    done = run_sim2sim_without_torch([onnx_path, Q1_XML, "--starts", "1", "--window", "1", "--family", "latency",
+    done = run_sim2sim_without_torch([onnx_path, Q1_XML, "--starts", "1", "--window", "1",
+                                      "--family", "latency",
                                       "--output", out], module="deploy.stress", returncodes=(0, 1))
     assert "ROBUST" in done.stdout
     assert json.loads(out.read_text())["families"].keys() == {"latency"}
 
 
 def test_the_families_table_of_docs_deploy_md_is_the_code():
-    """docs/deploy.md's table of perturbation families lists every family with its levels and standard levels."""
+    """docs/deploy.md's table of perturbation families lists every family with its levels and
+    standard levels."""
     text = (REPO / "docs" / "deploy.md").read_text(encoding="utf-8")
     rows = {}
     for line in text.splitlines():
@@ -174,7 +200,8 @@ def test_the_families_table_of_docs_deploy_md_is_the_code():
     assert rows.keys() == FAMILIES.keys()
 
     def numbers(text: str) -> list[str]:
-        return [w.strip(",") for w in text.replace("=", " ").split() if w.strip(",").replace(".", "").isdigit()]
+        return [w.strip(",") for w in text.replace("=", " ").split()
+                if w.strip(",").replace(".", "").isdigit()]
 
     for name, family in FAMILIES.items():
         _, _, levels, standard = rows[name]
@@ -182,4 +209,6 @@ def test_the_families_table_of_docs_deploy_md_is_the_code():
             assert [w.strip(",") for w in levels.split()] == list(family.levels), name
         else:
             assert [float(x) for x in numbers(levels)] == [float(x) for x in family.levels], name
-            assert [float(x) for x in numbers(standard)] == [float(x) for x in family.standard], name
+            assert [float(x) for x in numbers(standard)] == [float(x) for x in family.standard], (
+                name
+            )

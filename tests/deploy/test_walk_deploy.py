@@ -1,4 +1,5 @@
-"""walk through eval, export and sim2sim: walk metrics in eval.json, a gait video, an obs → actions ONNX."""
+"""walk through eval, export and sim2sim: walk metrics in eval.json, a gait video, an obs → actions
+ONNX."""
 
 from __future__ import annotations
 
@@ -68,7 +69,9 @@ def test_walk_metrics_of_hand_built_episodes():
     assert metrics["mean_episode_length_s"] == pytest.approx(1.5)
     assert metrics["mean_return"] == pytest.approx(75.0)
     # 100 steps × 0.02 s × (1 alive + 2 × 0.5 m/s) = 4
-    assert metrics["walking_threshold"] == pytest.approx(4.0) and metrics["walking_threshold_reached"]
+    assert (
+        metrics["walking_threshold"] == pytest.approx(4.0) and metrics["walking_threshold_reached"]
+    )
 
 
 def test_eval_of_a_walk_run_writes_walk_metrics_deterministically(walk_run):
@@ -79,7 +82,8 @@ def test_eval_of_a_walk_run_writes_walk_metrics_deterministically(walk_run):
     walk = saved["episodes"]
     assert saved["config"]["task"] == "walk" and saved["config"]["robot"] == "biped4"
     assert walk["episodes"] == 3 and len(walk["episode_records"]) == 3
-    for key in ("mean_return", "mean_forward_speed_m_s", "mean_distance_m", "fall_rate", "mean_episode_length"):
+    for key in ("mean_return", "mean_forward_speed_m_s", "mean_distance_m", "fall_rate",
+                "mean_episode_length"):
         assert np.isfinite(walk[key]), key
     assert walk["walking_threshold"] == pytest.approx(EPISODE_STEPS * 0.02 * 2.0)
     assert walk["walking_threshold_reached"] == (walk["mean_return"] >= walk["walking_threshold"])
@@ -101,7 +105,8 @@ def test_eval_video_of_the_gait_is_a_real_h264_file(walk_run, capsys):
     walk = json.loads((run_dir / "eval.json").read_text())
     video = probe(run_dir / "videos" / "eval.mp4")
     length = walk["episodes"]["episode_records"][0]["length"]
-    assert video == {"codec": "h264", "size": (640, 480), "fps": 50.0, "frames": length + 1, "pix_fmt": True}
+    assert video == {"codec": "h264", "size": (640, 480), "fps": 50.0, "frames": length + 1,
+                     "pix_fmt": True}
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +125,8 @@ def test_walk_export_is_obs_to_actions_with_parity_at_batch_1_and_64(walk_export
     shape = [d.dim_param or d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     assert [i.name for i in model.graph.input] == ["obs"] and shape == ["batch", 14]
     assert [o.name for o in model.graph.output] == ["actions"]
-    assert sorted(p.name for p in (run_dir / "export").iterdir()) == ["README.md", "deploy.yaml", "export.json",
+    assert sorted(p.name for p in (run_dir / "export").iterdir()) == ["README.md", "deploy.yaml",
+                                                                      "export.json",
                                                                        "policy.onnx", "robot"]
     assert result.motion_path is None
 
@@ -134,7 +140,8 @@ def test_walk_export_is_obs_to_actions_with_parity_at_batch_1_and_64(walk_export
     finally:
         env.close()
     session = ort.InferenceSession(str(result.onnx_path), providers=["CPUExecutionProvider"])
-    np.testing.assert_allclose(session.run(["actions"], {"obs": obs})[0], policy.act(obs), atol=1e-5)
+    np.testing.assert_allclose(session.run(["actions"], {"obs": obs})[0], policy.act(obs),
+                               atol=1e-5)
 
 
 def test_walk_export_metadata_round_trips(walk_export):
@@ -157,7 +164,9 @@ def test_walk_export_metadata_round_trips(walk_export):
     docs = (Path(__file__).resolve().parents[2] / "docs" / "deploy.md").read_text(encoding="utf-8")
     walk_section = docs[docs.index("## Tasks without a reference motion: walk"):]
     undocumented = {key for key in meta if f"`{key}`" not in walk_section}
-    assert not undocumented, f"walk metadata keys docs/deploy.md's walk section does not list: {undocumented}"
+    assert not undocumented, (
+        f"walk metadata keys docs/deploy.md's walk section does not list: {undocumented}"
+    )
 
 
 def test_walk_sim2sim_runs_where_importing_torch_fails(walk_export, tmp_path):
@@ -165,7 +174,11 @@ def test_walk_sim2sim_runs_where_importing_torch_fails(walk_export, tmp_path):
     out = tmp_path / "report.json"
     run_sim2sim_without_torch([result.onnx_path, BIPED4_MJCF, "--output", out])
     report = json.loads(out.read_text())
-    assert report["checks_passed"] and report["loop"]["physics_hz"] == 1000.0 and report["loop"]["policy_hz"] == 50.0
+    assert (
+        report["checks_passed"]
+        and report["loop"]["physics_hz"] == 1000.0
+        and report["loop"]["policy_hz"] == 50.0
+    )
     assert report["loop"]["base"] == ["rootx", "rootz", "rooty"]
     assert 1 <= report["episodes"]["mean_episode_length"] <= EPISODE_STEPS
 
@@ -179,9 +192,14 @@ def test_walk_sim2sim_of_a_run_reports_its_gap_to_eval_and_a_video(walk_export, 
     gaps = report["gap_vs_eval"]["episodes"]
     assert set(gaps) >= {"mean_forward_speed_m_s", "fall_rate", "mean_episode_length_s"}
     evaluation = json.loads((run_dir / "eval.json").read_text())["episodes"]
-    assert gaps["fall_rate"] == pytest.approx(report["episodes"]["fall_rate"] - evaluation["fall_rate"])
+    assert gaps["fall_rate"] == pytest.approx(
+        report["episodes"]["fall_rate"] - evaluation["fall_rate"]
+    )
     video = probe(run_dir / "videos" / "sim2sim.mp4")
-    assert video["codec"] == "h264" and video["frames"] == report["episodes"]["mean_episode_length"] + 1
+    assert (
+        video["codec"] == "h264"
+        and video["frames"] == report["episodes"]["mean_episode_length"] + 1
+    )
 
 
 def test_walk_sim2sim_catches_a_swapped_joint_order(walk_export, tmp_path):
@@ -192,7 +210,10 @@ def test_walk_sim2sim_catches_a_swapped_joint_order(walk_export, tmp_path):
     report = run_planar_sim2sim(swapped, BIPED4_MJCF, max_steps=3)
     checks = {c["name"]: c for c in report["checks"]}
     assert not report["checks_passed"] and checks["pd_gains_match_mjcf"]["ok"]
-    assert "left_knee: metadata 0.35, keyframe 0.7" in checks["default_pose_matches_keyframe"]["detail"]
+    assert (
+        "left_knee: metadata 0.35, keyframe 0.7"
+        in checks["default_pose_matches_keyframe"]["detail"]
+    )
     assert sim2sim_main([swapped, str(BIPED4_MJCF)]) == 1
 
 
@@ -206,7 +227,8 @@ def test_walk_sim2sim_refuses_what_does_not_fit_by_name(walk_export, tmp_path):
     assert "base joint 'rootx' (metadata base_joint_names) is not in the MJCF" in str(info.value)
     names = read_metadata(result.onnx_path)["observation_names"]
     short = with_metadata(result.onnx_path, tmp_path / "short.onnx",
-                           observation_names=names.replace(",torso_pitch_rate", "").replace("torso_pitch", "tilt"))
+                           observation_names=names.replace(",torso_pitch_rate", "")
+                           .replace("torso_pitch", "tilt"))
     with pytest.raises(Sim2SimError) as info:
         run_planar_sim2sim(short, BIPED4_MJCF)
     assert "the graph takes 14 values, observation_names lists 13" in str(info.value)
@@ -242,13 +264,19 @@ def test_walk_bundle_with_fp16_and_a_static_batch_runs_on_its_own_model(walk_exp
     host, run_dir, _ = walk_export
     copy = tmp_path / "walk" / run_dir.name
     shutil.copytree(run_dir, copy)
-    result = export_run(host.registry, copy, rollout_steps=2, latency_repeats=5, fp16=True, static_batch=True)
+    result = export_run(host.registry, copy, rollout_steps=2, latency_repeats=5, fp16=True,
+                        static_batch=True)
     assert set(result.parity) == {1}
-    assert [d.dim_value for d in onnx.load(str(result.onnx_path)).graph.input[0].type.tensor_type.shape.dim] == [1, 14]
+    assert [
+        d.dim_value
+        for d in onnx.load(str(result.onnx_path)).graph.input[0].type.tensor_type.shape.dim
+    ] == [1, 14]
     loop = result.fp16["closed_loop"]["episodes"]
     assert loop["fp16"]["fall_rate"] <= loop["fp32"]["fall_rate"]
     document = yaml.safe_load(result.deploy_path.read_text())
-    assert document["files"]["mjcf"]["file"] == "robot/biped4.xml" and document["policy"]["batch"] == 1
+    assert (
+        document["files"]["mjcf"]["file"] == "robot/biped4.xml" and document["policy"]["batch"] == 1
+    )
     meta = parse_metadata(read_metadata(result.onnx_path))
     assert [j["lower"] for j in document["joints"]] == list(meta["joint_pos_lower"])
     for variant in ("policy", "policy_fp16"):

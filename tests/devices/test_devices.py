@@ -1,4 +1,5 @@
-"""Device resolution order (docs/architecture.md §4) and the backends' behaviour on this CPU-only machine."""
+"""Device resolution order (docs/architecture.md §4) and the backends' behaviour on this CPU-only
+machine."""
 
 from __future__ import annotations
 
@@ -27,12 +28,14 @@ def test_default_is_cpu(registry):
 
 
 def test_flag_wins_over_every_variable(registry):
-    environ = {"PRIMEBOT_DEVICE": "npu", "CUDA_VISIBLE_DEVICES": "0", "ASCEND_RT_VISIBLE_DEVICES": "0"}
+    environ = {"PRIMEBOT_DEVICE": "npu", "CUDA_VISIBLE_DEVICES": "0",
+               "ASCEND_RT_VISIBLE_DEVICES": "0"}
     assert resolve_device(registry, "cpu", environ=environ).source == "--device"
 
 
 def test_primebot_device_wins_over_visibility_variables(registry):
-    environ = {"PRIMEBOT_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": "0", "ASCEND_RT_VISIBLE_DEVICES": "0"}
+    environ = {"PRIMEBOT_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": "0",
+               "ASCEND_RT_VISIBLE_DEVICES": "0"}
     assert resolve_device(registry, environ=environ).source == "PRIMEBOT_DEVICE"
 
 
@@ -46,7 +49,9 @@ def test_cuda_visible_devices_falls_back_to_cpu_with_one_log_line(registry, capl
 
 
 def test_empty_cuda_visible_devices_is_ignored(registry):
-    resolved = resolve_device(registry, environ={"CUDA_VISIBLE_DEVICES": "", "ASCEND_RT_VISIBLE_DEVICES": "1"})
+    resolved = resolve_device(registry,
+                              environ={"CUDA_VISIBLE_DEVICES": "",
+                                       "ASCEND_RT_VISIBLE_DEVICES": "1"})
     assert resolved.source == "ASCEND_RT_VISIBLE_DEVICES (fallback)"
 
 
@@ -96,7 +101,8 @@ def test_broken_torch_npu_leaves_torch_importable_and_npu_unavailable(tmp_path):
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                            timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("False importing torch_npu failed: ImportError: libascendcl.so")
 
@@ -104,13 +110,15 @@ def test_broken_torch_npu_leaves_torch_importable_and_npu_unavailable(tmp_path):
 def test_devices_probe_really_runs_on_cpu(clean_env, capsys):
     assert main(["devices", "--probe", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
-    for key in ("matmul_512_ms", "matmul_autocast_gflops", "h2d_GBps", "d2h_GBps", "mlp_train_step_ms",
+    for key in ("matmul_512_ms", "matmul_autocast_gflops", "h2d_GBps", "d2h_GBps",
+                "mlp_train_step_ms",
                 "[DONE] probe on cpu"):
         assert key in out
 
 
 @pytest.mark.parametrize(("native", "line"), [
-    ("avx512_bf16", "mixed precision: bfloat16 native (avx512_bf16): ppo.mixed_precision=auto turns it on"),
+    ("avx512_bf16",
+     "mixed precision: bfloat16 native (avx512_bf16): ppo.mixed_precision=auto turns it on"),
     ("", "mixed precision: no native bfloat16 here: ppo.mixed_precision=auto leaves it off"),
 ])
 def test_devices_says_whether_the_cpu_has_native_bf16(clean_env, capsys, monkeypatch, native, line):

@@ -32,9 +32,11 @@ def _snapshot(n: int = 2, j: int = 3, k: int = 4, e: int = 2) -> TrackingSnapsho
     values = {
         "joint_pos": rng.normal(size=(n, j)), "joint_vel": rng.normal(size=(n, j)),
         "body_pos_w": rng.normal(size=(n, k, 3)) + [0, 0, 1], "root_pos_w": rng.normal(size=(n, 3)),
-        "ee_pos_w": rng.normal(size=(n, e, 3)), "anchor_pos_w": rng.normal(size=(n, 3)), "anchor_quat_w": quat,
+        "ee_pos_w": rng.normal(size=(n, e, 3)), "anchor_pos_w": rng.normal(size=(n, 3)),
+        "anchor_quat_w": quat,
     }
-    return TrackingSnapshot(**values, **{f"ref_{key}": value.copy() for key, value in values.items()})
+    return TrackingSnapshot(**values,
+                            **{f"ref_{key}": value.copy() for key, value in values.items()})
 
 
 def test_metrics_of_a_hand_built_zero_error_episode_are_zero():
@@ -49,7 +51,9 @@ def test_metrics_of_a_hand_built_zero_error_episode_are_zero():
     for key in ERROR_KEYS:
         assert summary[key] == pytest.approx(0.0, abs=1e-12), key
     assert summary["success_rate"] == 1.0 and summary["fall_rate"] == 0.0
-    assert summary["mean_episode_length"] == 5 and summary["mean_episode_length_s"] == pytest.approx(0.1)
+    assert summary["mean_episode_length"] == 5 and summary[
+        "mean_episode_length_s"
+    ] == pytest.approx(0.1)
     assert [e["start_step"] for e in metrics.episodes] == [0, 7]
 
 
@@ -58,10 +62,12 @@ def test_metrics_match_hand_computed_errors():
     snap.body_pos_w = snap.body_pos_w + np.array([0.03, 0.04, 0.0])  # every body 5 cm off
     snap.joint_pos = snap.ref_joint_pos + np.array([[0.1, -0.3]])
     snap.anchor_quat_w = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array([0.5]))
-    snap.ref_anchor_quat_w = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array([0.5 + math.pi / 2]))
+    snap.ref_anchor_quat_w = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]),
+                                                  np.array([0.5 + math.pi / 2]))
     errors = step_errors(snap)
     assert errors["mpkpe_m"] == pytest.approx([0.05])
-    assert errors["mpkpe_root_relative_m"] == pytest.approx([0.05])  # the root did not move with them
+    # the root did not move with them
+    assert errors["mpkpe_root_relative_m"] == pytest.approx([0.05])
     assert errors["joint_pos_error_rad"] == pytest.approx([0.2])
     assert errors["anchor_ori_error_rad"] == pytest.approx([math.pi / 2])
     snap.root_pos_w = snap.root_pos_w + np.array([0.03, 0.04, 0.0])
@@ -71,7 +77,8 @@ def test_metrics_match_hand_computed_errors():
 def test_failures_are_classified_falls_first():
     snap = _snapshot(n=3)
     snap.anchor_pos_w[0, 2] -= 0.3                   # anchor 30 cm low: a fall
-    snap.ee_pos_w[1, 0, 2] += 0.3                    # a hand 30 cm high: tracking failure, not a fall
+    # a hand 30 cm high: tracking failure, not a fall
+    snap.ee_pos_w[1, 0, 2] += 0.3
     tilt = quat_from_axis_angle(np.array([1.0, 0.0, 0.0]), np.array(math.pi / 2))
     snap.anchor_quat_w[2] = tilt                     # torso on its side: gravity z 0 vs -1
     snap.ref_anchor_quat_w[2] = [1.0, 0.0, 0.0, 0.0]
@@ -83,11 +90,13 @@ def test_failures_are_classified_falls_first():
     summary = metrics.summary()
     assert summary["success_rate"] == 0.0
     assert summary["fall_rate"] == pytest.approx(2 / 3)
-    assert summary["failures"] == {"anchor_height": 1, "anchor_ori": 1, "ee_height": 1, "physics_fault": 0}
+    assert summary["failures"] == {"anchor_height": 1, "anchor_ori": 1, "ee_height": 1,
+                                   "physics_fault": 0}
 
 
 def test_metric_gaps_are_other_minus_reference():
-    gaps = metric_gaps({"mpkpe_m": 0.05, "success_rate": 1.0}, {"mpkpe_m": 0.08, "success_rate": 0.5, "x": 3})
+    gaps = metric_gaps({"mpkpe_m": 0.05, "success_rate": 1.0},
+                       {"mpkpe_m": 0.08, "success_rate": 0.5, "x": 3})
     assert gaps == pytest.approx({"mpkpe_m": 0.03, "success_rate": -0.5})
 
 
@@ -137,9 +146,11 @@ def test_eval_and_export_refuse_a_task_that_tracks_no_motion(tmp_path):
     from primebot.pipeline.hooks.host import load_plugins
     from primebot.pipeline.train.session import TrainRequest, run_training
 
-    host = load_plugins(environ={"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}, extra=[("pointmass", pointmass_task)])
-    run_dir = run_training(host.registry, TrainRequest(task="pointmass", num_envs=4, iterations=1,
-                                                       log_dir=str(tmp_path), progress=False)).run_dir
+    host = load_plugins(environ={"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"},
+                        extra=[("pointmass", pointmass_task)])
+    run_dir = run_training(host.registry,
+                           TrainRequest(task="pointmass", num_envs=4, iterations=1,
+                                        log_dir=str(tmp_path), progress=False)).run_dir
     for command in (evaluate_run, export_run):
         with pytest.raises(ConfigError, match="task 'pointmass' is not a motion-tracking task"):
             command(host.registry, run_dir)

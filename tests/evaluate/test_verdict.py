@@ -21,7 +21,8 @@ from primebot.pipeline.motion.format import load_motion
 from primebot.plugins.tasks.tracking.evaluation import tracking_view
 
 MOTIONS = Path(__file__).resolve().parents[2] / "motions"
-EXACT = {"randomization": {"enabled": False}, "observations": {"noise": False}, "log_reward_terms": False,
+EXACT = {"randomization": {"enabled": False}, "observations": {"noise": False},
+         "log_reward_terms": False,
          "fresh_kinematics": True, "sampling": {"mode": "start"}}
 
 
@@ -32,8 +33,10 @@ def test_statue_mpkpe_matches_a_hand_computed_oracle():
     ref[:, 0, 0] = 0.01 * np.arange(steps)
     assert statue_mpkpe(ref, 0) == pytest.approx(np.mean(0.01 * np.arange(1, 11)))   # steps 1..10
     assert statue_mpkpe(ref, 0, max_steps=4) == pytest.approx(np.mean([0.01, 0.02, 0.03, 0.04]))
-    assert statue_mpkpe(ref, 8) == pytest.approx(np.mean([0.01, 0.02]))            # to the last step
-    assert statue_mpkpe(ref, 10) == pytest.approx(0.0)                              # held at the end
+    # to the last step
+    assert statue_mpkpe(ref, 8) == pytest.approx(np.mean([0.01, 0.02]))
+    # held at the end
+    assert statue_mpkpe(ref, 10) == pytest.approx(0.0)
 
 
 def test_episode_metrics_give_the_statue_baseline_worst_body_and_worst_step():
@@ -43,15 +46,19 @@ def test_episode_metrics_give_the_statue_baseline_worst_body_and_worst_step():
     for t in range(1, 6):  # a robot that holds the start pose
         still = TrackingSnapshot(
             joint_pos=np.zeros((1, 1)), joint_vel=np.zeros((1, 1)), body_pos_w=ref[0][None].copy(),
-            root_pos_w=np.zeros((1, 3)), ee_pos_w=np.zeros((1, 1, 3)), anchor_pos_w=np.zeros((1, 3)),
-            anchor_quat_w=np.array([[1.0, 0, 0, 0]]), ref_joint_pos=np.zeros((1, 1)), ref_joint_vel=np.zeros((1, 1)),
-            ref_body_pos_w=ref[t][None].copy(), ref_root_pos_w=np.zeros((1, 3)), ref_ee_pos_w=np.zeros((1, 1, 3)),
+            root_pos_w=np.zeros((1, 3)), ee_pos_w=np.zeros((1, 1, 3)),
+            anchor_pos_w=np.zeros((1, 3)),
+            anchor_quat_w=np.array([[1.0, 0, 0, 0]]), ref_joint_pos=np.zeros((1, 1)),
+            ref_joint_vel=np.zeros((1, 1)),
+            ref_body_pos_w=ref[t][None].copy(), ref_root_pos_w=np.zeros((1, 3)),
+            ref_ee_pos_w=np.zeros((1, 1, 3)),
             ref_anchor_pos_w=np.zeros((1, 3)), ref_anchor_quat_w=np.array([[1.0, 0, 0, 0]]),
         )
         metrics.add_step(step_errors(still))
     metrics.finish([0], None, [0])
     summary = metrics.summary()
-    assert summary["mpkpe_m"] == pytest.approx(summary["statue_mpkpe_m"])  # a statue scores the statue
+    # a statue scores the statue
+    assert summary["mpkpe_m"] == pytest.approx(summary["statue_mpkpe_m"])
     assert summary["fraction_removed"] == pytest.approx(0.0, abs=1e-12)
     assert summary["worst_body"] == "b" and summary["body_mpkpe_m"]["a"] == 0.0
     assert summary["worst_step"] == 5 and summary["worst_step_mpkpe_m"] == pytest.approx(0.25)
@@ -84,7 +91,8 @@ def host():
 
 def _env(host, motion: str, offset: str):
     spec = host.registry.get("tasks", "tracking")
-    return spec.make_env(robot=host.registry.get("robots", "q1"), motion=load_motion(MOTIONS / f"{motion}.npz"),
+    return spec.make_env(robot=host.registry.get("robots", "q1"),
+                         motion=load_motion(MOTIONS / f"{motion}.npz"),
                          num_envs=1, seed=0, config={**EXACT, "actions": {"offset": offset}},
                          registry=host.registry, num_threads=1)
 
@@ -107,14 +115,15 @@ def test_a_robot_that_holds_its_start_pose_does_not_track_the_squat(host):
     finally:
         env.close()
     summary = metrics.summary()
-    assert summary["success_rate"] == 1.0  # it stands the whole episode: success alone would call it good
+    # it stands the whole episode: success alone would call it good
+    assert summary["success_rate"] == 1.0
     assert summary["statue_mpkpe_m"] > 0.05
     assert summary["verdict"]["tracked"] is False, summary["verdict"]
 
 
 def test_the_reference_replayed_under_pd_tracks_the_wave(host):
-    # a zero action is the reference's joints as PD targets: open-loop replay, which keeps q1 up on the
-    # wave (the legs hold still) but not on the squat, where balance needs feedback
+    # a zero action is the reference's joints as PD targets: open-loop replay, which keeps q1 up on
+    # the wave (the legs hold still) but not on the squat, where balance needs feedback
     env = _env(host, "wave", "reference")
     try:
         metrics, _ = play_episodes(tracking_view(env), _Constant(np.zeros(env.num_actions)))
@@ -131,9 +140,15 @@ def test_training_logs_the_verdict_of_its_checks(tmp_path):
     from primebot.pipeline.train.log import read_csv_rows
     from primebot.pipeline.train.session import TrainRequest, run_training
 
-    request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=2, seed=3, log_dir=str(tmp_path),
+    request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=2, seed=3,
+                           log_dir=str(tmp_path),
                            progress=False, sets=[*TINY, "runner.check_interval=1"])
     out = run_training(tracking_host().registry, request)
     header, rows = read_csv_rows(out.run_dir / "train.csv")
-    assert {"verdict/mpkpe_m", "verdict/statue_mpkpe_m", "verdict/success_rate", "verdict/tracked"} <= set(header)
+    assert {
+        "verdict/mpkpe_m",
+        "verdict/statue_mpkpe_m",
+        "verdict/success_rate",
+        "verdict/tracked",
+    } <= set(header)
     assert all(float(r["verdict/statue_mpkpe_m"]) > 0 for r in rows)

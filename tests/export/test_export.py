@@ -1,4 +1,5 @@
-"""``primebot export``: onnxruntime parity on recorded observations, metadata round trip, refusal."""
+"""``primebot export``: onnxruntime parity on recorded observations, metadata round trip,
+refusal."""
 
 from __future__ import annotations
 
@@ -51,8 +52,10 @@ def test_graph_has_dynamic_batch_and_carries_the_motion(exported):
     out = dict(zip(OUTPUT_NAMES, session.run(None, {"obs": obs, "time_step": steps}), strict=True))
     motion = load_motion(run_dir / "export" / "wave.npz")
     assert out["actions"].shape == (3, 22)
-    np.testing.assert_array_equal(out["joint_pos"], motion.joint_pos[[0, 10, -1]].astype(np.float32))
-    np.testing.assert_array_equal(out["body_quat_w"], motion.body_quat_w[[0, 10, -1]].astype(np.float32))
+    np.testing.assert_array_equal(out["joint_pos"],
+                                  motion.joint_pos[[0, 10, -1]].astype(np.float32))
+    np.testing.assert_array_equal(out["body_quat_w"],
+                                  motion.body_quat_w[[0, 10, -1]].astype(np.float32))
     assert out["body_pos_w"].shape == (3, motion.body_pos_w.shape[1], 3)
 
 
@@ -70,9 +73,11 @@ def test_metadata_round_trips_at_full_precision(exported):
     meta = parse_metadata(read_metadata(result.onnx_path))
     assert meta["joint_names"] == list(spec.joint_names)
     for key, want in (("joint_stiffness", spec.stiffness), ("joint_damping", spec.damping),
-                      ("default_joint_pos", spec.default_joint_pos), ("action_scale", spec.action_scale)):
+                      ("default_joint_pos", spec.default_joint_pos),
+                      ("action_scale", spec.action_scale)):
         np.testing.assert_array_equal(meta[key], want)  # bit-exact, not rounded to 3 decimals
-    assert meta["observation_names"] == ["command", "motion_anchor_ori_b", "base_ang_vel", "joint_pos",
+    assert meta["observation_names"] == ["command", "motion_anchor_ori_b", "base_ang_vel",
+                                         "joint_pos",
                                          "joint_vel", "actions"]
     assert meta["observation_sizes"] == [44, 6, 3, 22, 22, 22]
     assert meta["observation_offsets"] == [0, 44, 50, 53, 75, 97]
@@ -91,7 +96,8 @@ def test_deploy_yaml_lists_joints_layout_and_motion(exported):
     assert deploy["control"]["period_s"] == 0.02
     assert deploy["observation"]["size"] == 119
     assert deploy["observation"]["layout"][1] == {
-        "name": "motion_anchor_ori_b", "offset": 44, "size": 6, "scale": 1.0, "clip": [-float("inf"), float("inf")],
+        "name": "motion_anchor_ori_b", "offset": 44, "size": 6, "scale": 1.0,
+        "clip": [-float("inf"), float("inf")],
         "history_length": 0, "flatten_history_dim": True}
     motion = deploy["files"]["motion"]
     assert motion["file"] == "wave.npz" and motion["steps"] == result.metadata["motion_num_steps"]
@@ -110,7 +116,9 @@ def test_parity_failures_say_by_how_much():
     assert "batch 64: actions differs by nan" in lines[1]
 
 
-def test_a_graph_onnxruntime_does_not_reproduce_is_refused_and_nothing_replaced(exported, monkeypatch, capsys):
+def test_a_graph_onnxruntime_does_not_reproduce_is_refused_and_nothing_replaced(
+    exported, monkeypatch, capsys
+):
     host, run_dir, result = exported
     before = result.onnx_path.read_bytes()
     real = export_module.parity
@@ -131,14 +139,17 @@ def test_a_graph_onnxruntime_does_not_reproduce_is_refused_and_nothing_replaced(
 
 
 def _snapshot(directory) -> dict[str, bytes]:
-    return {p.relative_to(directory).as_posix(): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {p.relative_to(directory).as_posix(): p.read_bytes()
+            for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def test_a_failure_after_the_parity_check_leaves_the_previous_bundle_whole(exported, monkeypatch):
-    """Export builds in a staging directory and swaps it in at the end: before issue 31 it had already
-    replaced robot/ and policy.onnx when a later step (latency, the motion copy, deploy.yaml) failed."""
+    """Export builds in a staging directory and swaps it in at the end: before issue 31 it had
+    already replaced robot/ and policy.onnx when a later step (latency, the motion copy,
+    deploy.yaml) failed."""
     host, run_dir, _ = exported
-    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)  # a complete bundle to keep
+    # a complete bundle to keep
+    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
     before = _snapshot(run_dir / "export")
 
     def broken(*args, **kwargs):
@@ -148,7 +159,8 @@ def test_a_failure_after_the_parity_check_leaves_the_previous_bundle_whole(expor
     with pytest.raises(OSError, match="the disk went away"):
         export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
     assert _snapshot(run_dir / "export") == before
-    assert not [p.name for p in run_dir.iterdir() if p.name.startswith(".export")]  # no staging left behind
+    # no staging left behind
+    assert not [p.name for p in run_dir.iterdir() if p.name.startswith(".export")]
 
 
 def test_a_swap_cut_by_a_crash_is_finished_by_the_next_export(exported):
@@ -176,12 +188,13 @@ def test_the_bundle_records_the_checkpoint_and_run_it_holds(exported):
     meta = read_metadata(result.onnx_path)
     assert meta["checkpoint_digest"] == digest and meta["run_id"] == read_run_id(run_dir) != ""
     policy = json.loads((run_dir / "export" / "export.json").read_text())["policy"]
-    assert policy == {"checkpoint": "model_1.pt", "iteration": 1, "digest": digest, "run_id": read_run_id(run_dir)}
+    assert policy == {"checkpoint": "model_1.pt", "iteration": 1, "digest": digest,
+                      "run_id": read_run_id(run_dir)}
 
 
 def test_evaluate_and_export_refuse_a_checkpoint_copied_in_from_another_run(tmp_path):
-    """Each run has an identity (args.yaml run.id) that its checkpoints carry; before issue 31 another run's
-    model_best.pt copied in was evaluated and exported as this run's."""
+    """Each run has an identity (args.yaml run.id) that its checkpoints carry; before issue 31
+    another run's model_best.pt copied in was evaluated and exported as this run's."""
     import shutil
 
     from primebot.pipeline.errors import CheckpointError

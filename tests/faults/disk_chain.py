@@ -1,11 +1,14 @@
-"""The full-disk and read-only cases, run inside a private mount namespace on a small tmpfs (test_disk_full.py).
+"""The full-disk and read-only cases, run inside a private mount namespace on a small tmpfs
+(test_disk_full.py).
 
-    unshare -m --propagation private sh -c 'mount -t tmpfs -o size=96m tmpfs MOUNT && python disk_chain.py ...'
+    unshare -m --propagation private sh -c \
+        'mount -t tmpfs -o size=96m tmpfs MOUNT && python disk_chain.py ...'
 
-Copies a finished tiny pipeline run onto the tmpfs, then, each time in the middle of a stage, fills the
-file system to the last byte and checks what the process and the run directory make of it; frees the space
-and resumes; finally remounts the tmpfs read-only. Writes what it saw, case by case, as JSON to OUT (outside
-the tmpfs). Nothing here is mocked: the writes really fail with ENOSPC and EROFS.
+Copies a finished tiny pipeline run onto the tmpfs, then, each time in the middle of a stage, fills
+the file system to the last byte and checks what the process and the run directory make of it; frees
+the space and resumes; finally remounts the tmpfs read-only. Writes what it saw, case by case, as
+JSON to OUT (outside the tmpfs). Nothing here is mocked: the writes really fail with ENOSPC and
+EROFS.
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ def full_during(mount: Path, run_dir: Path, when, *args: object) -> dict:
     except subprocess.TimeoutExpired:
         proc.kill()
         output = proc.communicate()[0] + "\n[hung: killed after 600 s]"
-    seen = {"reached": reached, "filled_bytes": filled, "rc": proc.returncode, "output": output[-3000:],
+    seen = {"reached": reached, "filled_bytes": filled, "rc": proc.returncode,
+            "output": output[-3000:],
             "traceback": "Traceback (most recent call last)" in output, "problems": intact(run_dir)}
     free(mount)
     return seen
@@ -66,19 +70,25 @@ def main(mount: Path, base_run: Path, out: Path) -> None:
 
     before = rows(run_dir)
     cases["train"] = full_during(
-        mount, run_dir, lambda: stage_status(run_dir, "train") == "running" and rows(run_dir) > before,
+        mount, run_dir,
+        lambda: stage_status(run_dir, "train") == "running" and rows(run_dir) > before,
         "pipeline", "run", "--resume", run_dir, "--iterations", "40", *SKIP)
     resumed = primebot("pipeline", "run", "--resume", run_dir, "--only", "train")
-    cases["train"]["resume"] = {"rc": resumed.rc, "output": resumed.text[-2000:], "problems": intact(run_dir),
+    cases["train"]["resume"] = {"rc": resumed.rc, "output": resumed.text[-2000:],
+                                "problems": intact(run_dir),
                                 "train": stage_status(run_dir, "train")}
 
     bundle_before = (run_dir / "export" / "policy.onnx").read_bytes()
     cases["export"] = full_during(
-        mount, run_dir, lambda: stage_status(run_dir, "export") == "running" and any(run_dir.glob(".export.*.tmp")),
+        mount, run_dir,
+        lambda: stage_status(run_dir, "export") == "running" and any(run_dir.glob(".export.*.tmp")),
         "pipeline", "run", "--resume", run_dir, *SKIP)
-    cases["export"]["bundle_kept"] = (run_dir / "export" / "policy.onnx").read_bytes() == bundle_before
+    cases["export"]["bundle_kept"] = (
+        run_dir / "export" / "policy.onnx"
+    ).read_bytes() == bundle_before
     resumed = primebot("pipeline", "run", "--resume", run_dir, *SKIP)
-    cases["export"]["resume"] = {"rc": resumed.rc, "output": resumed.text[-2000:], "problems": intact(run_dir),
+    cases["export"]["resume"] = {"rc": resumed.rc, "output": resumed.text[-2000:],
+                                 "problems": intact(run_dir),
                                  "status": pipeline_doc(run_dir)["status"]}
 
     report_before = (run_dir / "sim2sim.json").read_bytes()
@@ -88,14 +98,17 @@ def main(mount: Path, base_run: Path, out: Path) -> None:
     cases["video"]["partial_video"] = [p.name for p in (run_dir / "videos").glob("*")] \
         if (run_dir / "videos").is_dir() else []
     resumed = primebot("sim2sim", run_dir, "--video")
-    cases["video"]["resume"] = {"rc": resumed.rc, "output": resumed.text[-2000:], "problems": intact(run_dir),
+    cases["video"]["resume"] = {"rc": resumed.rc, "output": resumed.text[-2000:],
+                                "problems": intact(run_dir),
                                 "video": (run_dir / "videos" / "sim2sim.mp4").is_file()}
 
     subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
     resume = primebot("pipeline", "run", "--resume", run_dir, *SKIP)
     new = primebot("pipeline", "run", WAVE, "--no-video", "--log-dir", mount / "logs")
-    cases["read_only"] = {"resume": {"rc": resume.rc, "output": resume.text[-2000:], "traceback": resume.traceback},
-                          "new": {"rc": new.rc, "output": new.text[-2000:], "traceback": new.traceback},
+    cases["read_only"] = {"resume": {"rc": resume.rc, "output": resume.text[-2000:],
+                                     "traceback": resume.traceback},
+                          "new": {"rc": new.rc, "output": new.text[-2000:],
+                                  "traceback": new.traceback},
                           "problems": intact(run_dir)}
     out.write_text(json.dumps(cases, indent=2), encoding="utf-8")
 

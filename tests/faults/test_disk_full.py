@@ -1,10 +1,11 @@
-"""A full disk during ``pipeline run`` (checkpoints and train.csv, the ONNX bundle, a video, pipeline.json and
-pipeline.log with them), and a read-only run directory: typed errors, data intact, a resume that finishes.
+"""A full disk during ``pipeline run`` (checkpoints and train.csv, the ONNX bundle, a video,
+pipeline.json and pipeline.log with them), and a read-only run directory: typed errors, data intact,
+a resume that finishes.
 
-The file system is a real tmpfs of 96 MiB mounted in a private mount namespace (``unshare -m``, root or
-an unprivileged user namespace), so nothing outside this test sees it and it vanishes with the process;
-disk_chain.py fills it to the last byte in the middle of a stage. Without unshare or mount the cases are
-reported as not run.
+The file system is a real tmpfs of 96 MiB mounted in a private mount namespace (``unshare -m``, root
+or an unprivileged user namespace), so nothing outside this test sees it and it vanishes with the
+process; disk_chain.py fills it to the last byte in the middle of a stage. Without unshare or mount
+the cases are reported as not run.
 """
 
 from __future__ import annotations
@@ -30,14 +31,17 @@ def chain(base_pipeline, tmp_path_factory) -> dict:
     mount.mkdir()
     flags = ["-m", "--propagation", "private"] + ([] if _root() else ["-r"])
     script = (f'mount -t tmpfs -o size=96m tmpfs "{mount}" && '
-              f'exec "{sys.executable}" "{HERE / "disk_chain.py"}" "{mount}" "{base_pipeline}" "{out}"')
-    probe = subprocess.run(["unshare", *flags, "sh", "-c", f'mount -t tmpfs -o size=1m tmpfs "{mount}"'],
+              f'exec "{sys.executable}" "{HERE / "disk_chain.py"}" "{mount}" "{base_pipeline}" '
+              f'"{out}"')
+    probe = subprocess.run(["unshare", *flags, "sh", "-c",
+                            f'mount -t tmpfs -o size=1m tmpfs "{mount}"'],
                            capture_output=True, text=True)
     if probe.returncode != 0:
         pytest.skip(f"cannot mount a private tmpfs here: {probe.stderr.strip()[:120]}")
     env = environ()
     env["PYTHONPATH"] = f"{HERE}:{env.get('PYTHONPATH', '')}"
-    proc = subprocess.run(["unshare", *flags, "sh", "-c", script], capture_output=True, text=True, env=env,
+    proc = subprocess.run(["unshare", *flags, "sh", "-c", script], capture_output=True, text=True,
+                          env=env,
                           timeout=1800)
     assert proc.returncode == 0 and out.is_file(), (proc.stdout + proc.stderr)[-4000:]
     return json.loads(out.read_text(encoding="utf-8"))
@@ -58,7 +62,8 @@ def _full(case: dict) -> None:
 
 
 def test_disk_full_during_training(chain):
-    """disk full during pipeline run: in train (checkpoints, train.csv, pipeline.json, pipeline.log)"""
+    """disk full during pipeline run: in train (checkpoints, train.csv, pipeline.json,
+    pipeline.log)"""
     case = chain["train"]
     _full(case)
     resume = case["resume"]
@@ -67,7 +72,8 @@ def test_disk_full_during_training(chain):
 
 
 def test_disk_full_while_the_bundle_is_built(chain):
-    """disk full during pipeline run: in export (the ONNX bundle is built aside; the old one stays)"""
+    """disk full during pipeline run: in export (the ONNX bundle is built aside; the old one
+    stays)"""
     case = chain["export"]
     _full(case)
     assert case["bundle_kept"]
@@ -80,9 +86,11 @@ def test_disk_full_while_a_video_is_written(chain):
     """disk full during sim2sim --video (the encoder dies; no partial video, sim2sim.json kept)"""
     case = chain["video"]
     _full(case)
-    assert case["sim2sim_json_kept"] and not [n for n in case["partial_video"] if n.endswith(".tmp")]
+    assert case["sim2sim_json_kept"] and not [n for n in case["partial_video"]
+                                              if n.endswith(".tmp")]
     resume = case["resume"]
-    assert resume["rc"] in (0, EXIT["export"]) and resume["video"], resume["output"]  # 8: checks failed, not disk
+    # 8: checks failed, not disk
+    assert resume["rc"] in (0, EXIT["export"]) and resume["video"], resume["output"]
     assert resume["problems"] == []
 
 
@@ -90,7 +98,12 @@ def test_a_read_only_run_directory_and_log_directory(chain):
     """a read-only log directory: --resume and a new run stop with a typed error"""
     case = chain["read_only"]
     for what in ("resume", "new"):
-        assert case[what]["rc"] == EXIT["config"] and not case[what]["traceback"], case[what]["output"]
+        assert case[what]["rc"] == EXIT["config"] and not case[what]["traceback"], case[what][
+            "output"
+        ]
     assert "cannot write in" in case["resume"]["output"]
-    assert "cannot create a run directory" in case["new"]["output"] and "--log-dir" in case["new"]["output"]
+    assert (
+        "cannot create a run directory" in case["new"]["output"]
+        and "--log-dir" in case["new"]["output"]
+    )
     assert case["problems"] == []

@@ -1,9 +1,9 @@
-"""Untrusted and damaged files through the command line: a typed error naming the file and the fix, nothing
-run that should not be, bounded memory.
+"""Untrusted and damaged files through the command line: a typed error naming the file and the fix,
+nothing run that should not be, bounded memory.
 
 Motions (NaN, Inf, 30 fps, a zip bomb, a single .npy), checkpoints (garbage, another run's, a newer
-format), ONNX files with edited metadata, deploy.yaml entries leaving the bundle, motion files carrying
-settings a motion may not set or named like a run's files.
+format), ONNX files with edited metadata, deploy.yaml entries leaving the bundle, motion files
+carrying settings a motion may not set or named like a run's files.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _long_quats(motion):
     return motion
 
 
-# -- train validates the motion ----------------------------------------------------------------------
+# -- train validates the motion --------------------------------------------------------------------
 @pytest.mark.parametrize("name, change, words", [
     ("inf", _set("body_pos_w", (40, 3, 2), np.inf), ("body_pos_w",)),
     ("fps30", _fps30, ("fps is 30",)),
@@ -60,23 +60,29 @@ def test_train_refuses_a_bad_motion_before_making_a_run(tmp_path, name, change, 
     """train refuses a bad motion up front, naming it"""
     path = motion_with(tmp_path, name, change)
     logs = tmp_path / "logs"
-    primebot("train", path, "--iterations", "1", "--log-dir", logs, *TINY).assert_typed(EXIT["motion"], path.name, *words)
+    primebot("train", path, "--iterations", "1", "--log-dir", logs, *TINY).assert_typed(
+        EXIT["motion"], path.name, *words
+    )
     assert not logs.exists()
 
 
-# -- one checkpoint-loading rule ---------------------------------------------------------------------------
+# -- one checkpoint-loading rule -------------------------------------------------------------------
 @pytest.mark.parametrize("content", [b"", b"hello, not a checkpoint\n"], ids=["empty", "text"])
 def test_a_damaged_newest_checkpoint_is_stepped_over(tiny_run, tmp_path, content):
     """train --resume / eval past a damaged newest model_<it>.pt fall back to the previous one"""
     run = copy_run(tiny_run, tmp_path / "run")
     (run / "model_99.pt").write_bytes(content)
-    primebot("eval", run, "--episodes", "1").assert_typed(0, "model_99.pt", "falling back", "iteration 1")
-    primebot("train", "--resume", run, "--iterations", "2", "--no-progress").assert_typed(0, "model_99.pt")
+    primebot("eval", run, "--episodes", "1").assert_typed(0, "model_99.pt", "falling back",
+                                                          "iteration 1")
+    primebot("train", "--resume", run, "--iterations", "2", "--no-progress").assert_typed(
+        0, "model_99.pt"
+    )
     assert (run / "model_2.pt").is_file() and (run / "model_99.pt.corrupt").read_bytes() == content
 
 
 def test_a_checkpoint_from_a_newer_primebot_stops_and_is_never_overwritten(tiny_run, tmp_path):
-    """a model_<it>.pt from a newer format stops resume and eval with that reason (no fallback, no overwrite)"""
+    """a model_<it>.pt from a newer format stops resume and eval with that reason (no fallback, no
+    overwrite)"""
     import torch
 
     from primebot.pipeline.train.checkpoints import content_digest
@@ -99,32 +105,39 @@ def test_a_checkpoint_copied_in_from_another_run_is_refused(tiny_run, tmp_path):
     args = yaml.safe_load((other / "args.yaml").read_text())
     args["run"]["id"] = "f00d" * 8
     (other / "args.yaml").write_text(yaml.safe_dump(args))
-    shutil.copy(ours / "model_1.pt", other / "model_1.pt")  # its own model_1.pt replaced by the other run's
+    # its own model_1.pt replaced by the other run's
+    shutil.copy(ours / "model_1.pt", other / "model_1.pt")
     for command in ("eval", "export"):
-        primebot(command, other).assert_typed(EXIT["checkpoint"], "belongs to another run", "move it out")
+        primebot(command, other).assert_typed(EXIT["checkpoint"], "belongs to another run",
+                                              "move it out")
     assert not (other / "eval.json").exists() and not (other / "export").exists()
 
 
 def test_eval_of_etc_passwd_as_a_checkpoint_is_a_checkpoint_error(tiny_run, tmp_path):
     """eval --checkpoint /etc/passwd is a checkpoint error"""
-    primebot("eval", copy_run(tiny_run, tmp_path / "run"), "--checkpoint", "/etc/passwd").assert_typed(
-        EXIT["checkpoint"], "/etc/passwd")
+    primebot("eval", copy_run(tiny_run, tmp_path / "run"), "--checkpoint",
+             "/etc/passwd").assert_typed(EXIT["checkpoint"], "/etc/passwd")
 
 
-# -- resource bounds -----------------------------------------------------------------------------------
+# -- resource bounds -------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def zip_bomb(tmp_path_factory) -> Path:
     """An .npz of ~1 MB that declares a 1 GiB joint_pos (deflated zeros, written in chunks)."""
     path = tmp_path_factory.mktemp("bomb") / "bomb.npz"
     frames, width = 1 << 22, 64
-    with np.load(WAVE) as wave, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+    with (
+        np.load(WAVE) as wave,
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive,
+    ):
         for key in wave.files:
             if key == "joint_pos":
                 continue
             with archive.open(f"{key}.npy", "w") as fh:
                 np.lib.format.write_array(fh, wave[key], allow_pickle=False)
         with archive.open("joint_pos.npy", "w", force_zip64=True) as fh:
-            np.lib.format.write_array_header_1_0(fh, {"descr": "<f4", "fortran_order": False, "shape": (frames, width)})
+            np.lib.format.write_array_header_1_0(fh,
+                                                 {"descr": "<f4", "fortran_order": False,
+                                                  "shape": (frames, width)})
             chunk = bytes(1 << 24)
             for _ in range(frames * width * 4 // len(chunk)):
                 fh.write(chunk)
@@ -137,11 +150,13 @@ COMMANDS = {
     "pipeline": ("pipeline", "run", "{motion}", "--preset", "quick", "--log-dir", "{tmp}/logs"),
     "resample": ("motion", "resample", "{motion}", "--fps", "{fps}", "-o", "{tmp}/o.npz"),
 }
-"""The commands that read a motion file, with placeholders for the file, a frame rate and a folder."""
+"""The commands that read a motion file, with placeholders for the file, a frame rate and a
+folder."""
 
 
 def _run(name: str, measure: bool = False, **values: object):
-    return primebot(*(part.format(**{"fps": "25", **values}) for part in COMMANDS[name]), measure=measure)
+    return primebot(*(part.format(**{"fps": "25", **values}) for part in COMMANDS[name]),
+                    measure=measure)
 
 
 @pytest.mark.parametrize("name", ["validate", "train", "resample"])
@@ -149,12 +164,13 @@ def test_an_oversized_motion_is_refused_with_bounded_memory(zip_bomb, tmp_path, 
     """a zip bomb / a resample to 1e7 fps is refused costing little more memory than a good file"""
     bad = {"motion": WAVE, "fps": "1e7"} if name == "resample" else {"motion": zip_bomb}
     refused = _run(name, measure=True, tmp=tmp_path, **bad)
-    baseline = _run(name, measure=True, motion=WAVE, tmp=tmp_path / "good")  # the same command, a good file
+    # the same command, a good file
+    baseline = _run(name, measure=True, motion=WAVE, tmp=tmp_path / "good")
     refused.assert_typed(EXIT["motion"], "limit")
     assert refused.rss_mb - baseline.rss_mb < MAX_EXTRA_RSS_MB, (refused.rss_mb, baseline.rss_mb)
 
 
-# -- typed errors, not tracebacks -------------------------------------------------------------------------
+# -- typed errors, not tracebacks ------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def npy_as_npz(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("npy") / "single.npz"
@@ -176,14 +192,20 @@ def test_a_single_npy_renamed_npz_is_named(npy_as_npz, tmp_path, name):
 ], ids=["resample-nan", "resample-inf", "convert-binary"])
 def test_motion_commands_give_typed_errors(tmp_path, args, words):
     """motion resample/convert of nonsense give typed errors"""
-    (tmp_path / "noise.csv").write_bytes(np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes())
-    primebot(*(part.format(wave=WAVE, tmp=tmp_path) for part in args)).assert_typed(EXIT["motion"], *words)
+    (tmp_path / "noise.csv").write_bytes(
+        np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8).tobytes()
+    )
+    primebot(*(part.format(wave=WAVE, tmp=tmp_path) for part in args)).assert_typed(
+        EXIT["motion"], *words
+    )
 
 
 def test_replay_of_a_nan_motion_is_refused_and_writes_no_video(tmp_path):
     """motion replay of a NaN motion is refused, no video"""
     nan = motion_with(tmp_path, "nan", _set("joint_pos", (50, 4), np.nan))
-    primebot("motion", "replay", nan, "-o", tmp_path / "nan.mp4").assert_typed(EXIT["motion"], "joint_pos", "frame 50")
+    primebot("motion", "replay", nan, "-o", tmp_path / "nan.mp4").assert_typed(EXIT["motion"],
+                                                                               "joint_pos",
+                                                                               "frame 50")
     assert not (tmp_path / "nan.mp4").exists()
 
 
@@ -198,11 +220,13 @@ def test_bad_training_settings_are_refused_before_a_run_is_made(tmp_path, args, 
     assert not logs.exists()
 
 
-# -- a motion file is untrusted ----------------------------------------------------------------------------
-@pytest.mark.parametrize("override", ["num_envs=4096", "iterations=1000000", "task=walk", "device=cuda"])
+# -- a motion file is untrusted --------------------------------------------------------------------
+@pytest.mark.parametrize("override",
+                         ["num_envs=4096", "iterations=1000000", "task=walk", "device=cuda"])
 def test_a_motion_file_may_not_size_the_run_or_switch_its_task(tmp_path, override):
     """a motion whose training_overrides set the run's size, task or device is refused"""
-    path = motion_with(tmp_path, "greedy", lambda m: dataclasses.replace(m, training_overrides=(override,)))
+    path = motion_with(tmp_path, "greedy",
+                       lambda m: dataclasses.replace(m, training_overrides=(override,)))
     logs = tmp_path / "logs"
     primebot("train", path, "--iterations", "1", "--log-dir", logs, *TINY).assert_typed(
         EXIT["config"], override.partition("=")[0], "may not set")
@@ -212,9 +236,14 @@ def test_a_motion_file_may_not_size_the_run_or_switch_its_task(tmp_path, overrid
 def test_the_getup_motion_still_trains_with_the_settings_it_carries(tmp_path):
     """motions/getup.npz (its training: list) still trains"""
     logs = tmp_path / "logs"
-    primebot("train", REPO / "motions" / "getup.npz", "--iterations", "1", "--log-dir", logs, *TINY).assert_typed(0)
+    primebot(
+        "train", REPO / "motions" / "getup.npz", "--iterations", "1", "--log-dir", logs, *TINY
+    ).assert_typed(0)
     args = yaml.safe_load(next(logs.rglob("args.yaml")).read_text())
-    assert args["config"]["policy"]["init_action_gain"] == pytest.approx(0.01) and args["config"]["num_envs"] == 8
+    assert (
+        args["config"]["policy"]["init_action_gain"] == pytest.approx(0.01)
+        and args["config"]["num_envs"] == 8
+    )
 
 
 @pytest.mark.parametrize("name", ["pipeline.json", "args.yaml", "model_9.pt"])
@@ -223,7 +252,9 @@ def test_a_motion_named_like_a_run_file_does_not_collide(tmp_path, name):
     motion = tmp_path / name
     shutil.copy(WAVE, motion)
     logs = tmp_path / "logs"
-    primebot("pipeline", "run", motion, "--only", "validate", "--no-video", "--log-dir", logs).assert_typed(0)
+    primebot(
+        "pipeline", "run", motion, "--only", "validate", "--no-video", "--log-dir", logs
+    ).assert_typed(0)
     run = next(logs.rglob("pipeline.json")).parent
     assert (run / f"{name}.npz").read_bytes() == WAVE.read_bytes()
     assert yaml.safe_load((run / "pipeline.json").read_text())["stages"][0]["status"] == "done"
@@ -246,7 +277,7 @@ def test_validate_after_the_source_motion_changed_is_a_typed_error(base_pipeline
     assert (run / source.name).read_bytes() == copy_before
 
 
-# -- the exported ONNX and its bundle are untrusted ------------------------------------------------------------
+# -- the exported ONNX and its bundle are untrusted ------------------------------------------------
 def _metadata(**changes: Callable[[str], str]) -> Callable[[Path], None]:
     """An edit of policy.onnx: each metadata key in ``changes`` gets ``change(old value)``."""
     def edit(path: Path) -> None:
@@ -287,9 +318,12 @@ def _floats(factor: float = 1.0, offset: float = 0.0) -> Callable[[str], str]:
     (_metadata(robot=lambda _: "biped4"), ("metadata_matches_robot",)),
     (_metadata(num_observations=lambda v: str(int(v) - 1)), ("num_observations",)),
     (_metadata(control_dt=lambda _: "0.03"), ("control_dt",)),
-    (_metadata(fps=lambda _: "25.0", control_dt=lambda _: "0.04"), ("reference_rate_matches_control_dt",)),
+    (_metadata(fps=lambda _: "25.0", control_dt=lambda _: "0.04"),
+     ("reference_rate_matches_control_dt",)),
     (_metadata(run_id=lambda _: "f00d" * 8), ("exported from another run",)),
-], ids=["meta-not-a-number", "no-input", "no-output", "truncated", "action-scale-x100", "default-pose+0.3",
+],
+ids=["meta-not-a-number", "no-input", "no-output", "truncated", "action-scale-x100",
+     "default-pose+0.3",
         "other-robot", "num-observations", "control-dt", "fps", "other-run"])
 def test_sim2sim_refuses_an_edited_onnx(base_pipeline, tmp_path, edit, words):
     """sim2sim of a hand-edited or damaged policy.onnx is refused, naming what is wrong"""
@@ -303,8 +337,10 @@ def test_sim2sim_refuses_an_edited_onnx(base_pipeline, tmp_path, edit, words):
     ({"file": "../../pipeline.json", "sha256": "0" * 64}, "not a path inside the bundle"),
     ({"file": "policy.onnx"}, "has no SHA-256"),
 ], ids=["absolute", "dotdot", "no-sha256"])
-def test_the_bundle_runner_refuses_a_deploy_yaml_pointing_outside(base_pipeline, tmp_path, entry, words):
-    """python -m primebot.pipeline.bundle refuses deploy.yaml entries outside the bundle or without sha256"""
+def test_the_bundle_runner_refuses_a_deploy_yaml_pointing_outside(base_pipeline, tmp_path, entry,
+                                                                  words):
+    """python -m primebot.pipeline.bundle refuses deploy.yaml entries outside the bundle or without
+    sha256"""
     import subprocess
     import sys
 
@@ -314,6 +350,9 @@ def test_the_bundle_runner_refuses_a_deploy_yaml_pointing_outside(base_pipeline,
     document = yaml.safe_load((bundle / "deploy.yaml").read_text())
     document["files"]["policy"] = entry
     (bundle / "deploy.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
-    proc = subprocess.run([sys.executable, "-m", "primebot.pipeline.bundle", str(bundle)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "primebot.pipeline.bundle", str(bundle)],
+                          capture_output=True,
                           text=True, env=environ(), timeout=300)
-    assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr, (
+        proc.stderr[-2000:]
+    )

@@ -1,11 +1,12 @@
-"""kill -9 during each real stage, then ``--resume``: nothing lost, nothing shown that is not so, and it finishes.
+"""kill -9 during each real stage, then ``--resume``: nothing lost, nothing shown that is not so,
+and it finishes.
 
 One copy of a finished tiny pipeline run is resumed with more iterations and killed with SIGKILL in
-train, then resumed and killed in evaluate, then in export (while the bundle is being built), then in
-sim2sim; the last resume must finish. Each kill must leave a run directory that is intact
-(``harness.intact``), a pipeline.json showing the stage as running and a report.html that claims no verdict;
-each resume must continue (the next kill finds the next stage running). The stress stage, the slowest, is
-killed on its own copy.
+train, then resumed and killed in evaluate, then in export (while the bundle is being built), then
+in sim2sim; the last resume must finish. Each kill must leave a run directory that is intact
+(``harness.intact``), a pipeline.json showing the stage as running and a report.html that claims no
+verdict; each resume must continue (the next kill finds the next stage running). The stress stage,
+the slowest, is killed on its own copy.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from harness import (
 CHAIN = ("train", "evaluate", "export", "sim2sim")
 """The stages killed in turn on one run (stress: ``test_kill_9_in_stress_then_resume``)."""
 SKIP = ("--skip", "smoke", "--skip", "stress")
-"""As the base run: no smoke test (it trains in a scratch directory), the stress test on its own copy."""
+"""As the base run: no smoke test (it trains in a scratch directory), the stress test on its own
+copy."""
 
 
 def _train_rows(run_dir: Path) -> int:
@@ -37,8 +39,8 @@ def _train_rows(run_dir: Path) -> int:
 
 
 def _mid_stage(run_dir: Path, stage: str, rows_before: int) -> bool:
-    """Whether ``stage`` is running and well into its work (train: logged new iterations; export: building
-    its staging bundle)."""
+    """Whether ``stage`` is running and well into its work (train: logged new iterations; export:
+    building its staging bundle)."""
     if stage_status(run_dir, stage) != "running":
         return False
     if stage == "train":
@@ -56,9 +58,14 @@ def _kill_in(run_dir: Path, stage: str, *args: str) -> dict:
         time.sleep(0.3)  # into the stage's work, not at its first line
     proc.send_signal(signal.SIGKILL)
     output = proc.communicate()[0]
-    report = (run_dir / "report.html").read_text(encoding="utf-8") if (run_dir / "report.html").is_file() else ""
+    report = (
+        (run_dir / "report.html").read_text(encoding="utf-8")
+        if (run_dir / "report.html").is_file()
+        else ""
+    )
     return {"reached": reached, "rc": proc.returncode, "status": stage_status(run_dir, stage),
-            "problems": intact(run_dir, killed=True), "report_claims_no_verdict": "no verdict until it finishes" in report,
+            "problems": intact(run_dir, killed=True),
+            "report_claims_no_verdict": "no verdict until it finishes" in report,
             "output": output[-2000:]}
 
 
@@ -105,7 +112,9 @@ def test_kill_9_in_stress_then_resume(base_pipeline, tmp_path):
     run_dir = copy_run(base_pipeline, tmp_path / "run")
     case = _kill_in(run_dir, "stress", "--skip", "smoke")
     assert case["reached"] and case["rc"] == -signal.SIGKILL, case["output"]
-    assert case["status"] == "running" and case["problems"] == [] and case["report_claims_no_verdict"]
+    assert (
+        case["status"] == "running" and case["problems"] == [] and case["report_claims_no_verdict"]
+    )
     final = primebot("pipeline", "run", "--resume", run_dir, "--skip", "smoke")
     assert final.rc in VERDICT_EXITS, final.text[-2000:]
     doc = pipeline_doc(run_dir)

@@ -28,7 +28,8 @@ from primebot.pipeline.sim.termination_terms import TerminationTerm
 from primebot.pipeline.stages.contract import Stage
 
 HOOK_NAMES = sorted(
-    name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("register_")
+    name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
+    if name.startswith("register_")
 )
 
 
@@ -84,13 +85,18 @@ def test_hook_register_termination_terms(clean_env):
 
 def test_play_settings_are_checked_when_the_task_registers(clean_env):
     def register_tasks(register):
-        register(TaskSpec("null", lambda **kw: None, {"noise": {"enabled": True}}, needs_motion=False,
+        register(TaskSpec("null", lambda **kw: None, {"noise": {"enabled": True}},
+                          needs_motion=False,
                           play=PlaySettings(evaluation={"noise": {"enabeld": False}})))
 
     try:
         load_with("typo-tasks", register_tasks=register_tasks)
     except Exception as exc:  # noqa: BLE001
-        assert "plugin 'typo-tasks'" in str(exc) and "noise.enabeld" in str(exc) and "evaluation" in str(exc)
+        assert (
+            "plugin 'typo-tasks'" in str(exc)
+            and "noise.enabeld" in str(exc)
+            and "evaluation" in str(exc)
+        )
     else:
         raise AssertionError("play settings naming a missing setting were accepted")
 

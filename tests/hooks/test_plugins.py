@@ -51,7 +51,8 @@ def test_builtins_load_through_the_same_hooks(clean_env):
 
 
 def test_entry_point_plugin_is_discovered_with_its_distribution(clean_env, make_distribution):
-    make_distribution("primebot-fpga", "primebot_fpga", BACKEND_PLUGIN, version="0.3.1", entry_name="fpga")
+    make_distribution("primebot-fpga", "primebot_fpga", BACKEND_PLUGIN, version="0.3.1",
+                      entry_name="fpga")
     host = load_plugins()
     assert host.plugins["fpga"].source == "primebot-fpga 0.3.1"
     assert host.registry.registration("backends", "fpga").plugin == "fpga"
@@ -66,7 +67,8 @@ def test_disable_plugins_skips_builtins_and_entry_points(clean_env, make_distrib
 
 
 def test_import_failure_names_plugin_distribution_and_cause(clean_env, make_distribution):
-    make_distribution("primebot-broken", "primebot_broken", "import does_not_exist_anywhere\n", version="2.0", entry_name="broken")
+    make_distribution("primebot-broken", "primebot_broken", "import does_not_exist_anywhere\n",
+                      version="2.0", entry_name="broken")
     with pytest.raises(PluginError) as err:
         load_plugins()
     text = str(err.value)
@@ -79,12 +81,14 @@ def _run_cli(args: list[str], site, **env) -> subprocess.CompletedProcess:
     environ = {**os.environ, "PYTHONPATH": str(site), **env}
     environ.pop("PRIMEBOT_DISABLE_PLUGINS", None)
     return subprocess.run(
-        [sys.executable, "-m", "primebot.pipeline", *args], capture_output=True, text=True, env=environ, timeout=120
+        [sys.executable, "-m", "primebot.pipeline", *args], capture_output=True, text=True,
+        env=environ, timeout=120
     )
 
 
 def test_cli_reports_a_broken_plugin_without_a_traceback_wall(make_distribution):
-    site = make_distribution("primebot-broken", "primebot_broken", "raise RuntimeError('boom')\n", entry_name="broken")
+    site = make_distribution("primebot-broken", "primebot_broken", "raise RuntimeError('boom')\n",
+                             entry_name="broken")
     plain = _run_cli(["plugins"], site)
     assert plain.returncode != 0
     assert "plugin 'broken'" in plain.stderr and "RuntimeError: boom" in plain.stderr
@@ -94,7 +98,8 @@ def test_cli_reports_a_broken_plugin_without_a_traceback_wall(make_distribution)
 
 
 def test_plugins_command_lists_source_and_registrations(make_distribution):
-    site = make_distribution("primebot-fpga", "primebot_fpga", BACKEND_PLUGIN, version="0.3.1", entry_name="fpga")
+    site = make_distribution("primebot-fpga", "primebot_fpga", BACKEND_PLUGIN, version="0.3.1",
+                             entry_name="fpga")
     result = _run_cli(["plugins"], site)
     assert result.returncode == 0, result.stderr
     assert "primebot-fpga 0.3.1" in result.stdout
@@ -114,7 +119,8 @@ def test_core_never_imports_plugins(repo_root):
 
 @pytest.mark.parametrize("source", [
     "import sys\nsys.exit(0)\n",
-    "import sys\nfrom primebot.pipeline.hooks.specs import hookimpl\n\n@hookimpl\ndef register_robots(register):\n"
+    "import sys\nfrom primebot.pipeline.hooks.specs import hookimpl\n\n@hookimpl\ndef "
+    "register_robots(register):\n"
     "    sys.exit(0)\n",
 ], ids=["at-import", "in-a-hook"])
 def test_a_plugin_calling_sys_exit_fails_every_command_loudly(make_distribution, source):
@@ -127,7 +133,8 @@ def test_a_plugin_calling_sys_exit_fails_every_command_loudly(make_distribution,
 
 def test_a_misspelt_hook_name_is_refused_with_the_right_name(clean_env, make_distribution):
     make_distribution("primebot-typo", "primebot_typo", (
-        "from primebot.pipeline.hooks.specs import hookimpl\n\n@hookimpl\ndef register_robot(register):\n    pass\n"
+        "from primebot.pipeline.hooks.specs import hookimpl\n\n@hookimpl\ndef "
+        "register_robot(register):\n    pass\n"
     ), entry_name="typo")
     with pytest.raises(PluginError, match="'register_robot', which is not a primebot hook") as err:
         load_plugins()
@@ -151,18 +158,23 @@ def register_robots(register):
 """
 
 
-def test_a_plugin_failing_to_register_is_marked_and_the_others_still_listed(capsys, clean_env, make_distribution):
+def test_a_plugin_failing_to_register_is_marked_and_the_others_still_listed(capsys, clean_env,
+                                                                            make_distribution):
     from primebot.pipeline.cli import main
     from primebot.pipeline.hooks.host import reset_host
 
-    make_distribution("primebot-halfbot", "primebot_halfbot", SPEC_MISSING_A_FIELD, entry_name="halfbot")
+    make_distribution("primebot-halfbot", "primebot_halfbot", SPEC_MISSING_A_FIELD,
+                      entry_name="halfbot")
     reset_host()
     code = main(["plugins"])
     out = capsys.readouterr().out
     assert code == 0
     assert "robots.q1" in out and "robots: q1" in out  # every other plugin is still listed
     halfbot = out[out.index("primebot-halfbot 1.0.0"):]
-    assert "FAILED:" in halfbot and "missing field(s): anchor_body, tracked_bodies, end_effector_bodies, feet" in halfbot
+    assert (
+        "FAILED:" in halfbot
+        and "missing field(s): anchor_body, tracked_bodies, end_effector_bodies, feet" in halfbot
+    )
     assert "1 plugin(s) failed to register: halfbot" in out
     reset_host()
     code = main(["robots", "show", "q1"])  # any other command names the failing plugin

@@ -48,7 +48,8 @@ def test_the_recorded_motions_are_those_whose_source_says_record(repo_root):
     import yaml
 
     said = {name for name in SHIPPED
-            if "record" in yaml.safe_load((repo_root / "motions" / f"{name}.yaml").read_text(encoding="utf-8"))}
+            if "record" in yaml.safe_load((repo_root / "motions" / f"{name}.yaml")
+                                          .read_text(encoding="utf-8"))}
     assert said == RECORDED
 
 
@@ -87,7 +88,8 @@ def test_wave_keeps_feet_flat_and_still_and_moves_only_the_right_arm(repo_root, 
     )
     moving = np.flatnonzero(np.ptp(motion.joint_pos, axis=0) > 1e-6)
     assert {spec.joint_names[j] for j in moving} <= {
-        "right_shoulder_pitch_joint", "right_shoulder_roll_joint", "right_shoulder_yaw_joint", "right_elbow_joint"
+        "right_shoulder_pitch_joint", "right_shoulder_roll_joint", "right_shoulder_yaw_joint",
+        "right_elbow_joint"
     }  # fmt: skip
     np.testing.assert_allclose(motion.joint_pos[0], spec.default_joint_pos, atol=1e-6)
     np.testing.assert_allclose(motion.joint_pos[-1], spec.default_joint_pos, atol=1e-6)
@@ -106,15 +108,16 @@ def test_getup_goes_from_lying_to_standing(repo_root, spec):
     motion = load_motion(repo_root / "motions" / "getup.npz")
     assert motion.fps == 50 and motion.duration >= 5.0
     torso = motion.body_names.index(spec.anchor_body)
-    up = lambda q: 1 - 2 * (q[..., 1] ** 2 + q[..., 2] ** 2)  # noqa: E731 - world z of the body's z axis
+    # world z of the body's z axis
+    up = lambda q: 1 - 2 * (q[..., 1] ** 2 + q[..., 2] ** 2)  # noqa: E731
     assert (
         abs(up(motion.body_quat_w[0, torso])) < 0.1 and motion.body_pos_w[0, torso, 2] < 0.15
     )  # lying
     assert (
         up(motion.body_quat_w[-1, torso]) > 0.99 and motion.body_pos_w[-1, torso, 2] > 0.55
     )  # standing
-    # in the default pose but for the shoulders' roll (10 degrees, the default 8.6) and what the recording's
-    # ankle feedback left
+    # in the default pose but for the shoulders' roll (10 degrees, the default 8.6) and what the
+    # recording's ankle feedback left
     np.testing.assert_allclose(motion.joint_pos[-1], spec.default_joint_pos, atol=0.025)
 
 
@@ -170,7 +173,8 @@ def test_training_overrides_of_the_source_travel_in_the_motion_file(tmp_path, sp
         tmp_path,
         """
         robot: q1
-        training: ["task.terminations.end_effector_height=null", "task.randomization.curriculum.start=0"]
+        training: ["task.terminations.end_effector_height=null",
+                   "task.randomization.curriculum.start=0"]
         keyframes:
           - {time: 0}
           - {time: 0.5}
@@ -179,7 +183,8 @@ def test_training_overrides_of_the_source_travel_in_the_motion_file(tmp_path, sp
     save_motion(author_motion(load_source(src, spec), spec, model), tmp_path / "m.npz")
     assert load_motion(tmp_path / "m.npz").training_overrides == (
         "task.terminations.end_effector_height=null", "task.randomization.curriculum.start=0")
-    with np.load(tmp_path / "m.npz", allow_pickle=False) as data:  # a plain unicode array: no pickle to read it
+    # a plain unicode array: no pickle to read it
+    with np.load(tmp_path / "m.npz", allow_pickle=False) as data:
         assert data["training_overrides"].dtype.kind == "U"
 
 
@@ -238,7 +243,8 @@ def test_an_airborne_keyframe_keeps_its_given_height(tmp_path, spec, model):
         ("keyframes:\n  - {time: 0}\n", "at least two keyframes"),
         ("angles: grad\nkeyframes: []\n", "'rad' or 'deg'"),
         ("keyframe:\n  - {time: 0}\n", "unknown key(s) keyframe"),
-        ("training: [task.terminations.end_effector_height]\nkeyframes:\n  - {time: 0}\n  - {time: 1}\n",
+        ("training: [task.terminations.end_effector_height]\nkeyframes:\n  - {time: 0}\n  - {time: "
+         "1}\n",
          "training must list KEY=VALUE strings"),
     ],
 )
@@ -257,11 +263,15 @@ def test_author_command_writes_to_a_non_ascii_path(tmp_path, repo_root, capsys, 
     out = tmp_path / "运动" / "挥手.npz"
     assert main(["motion", "author", str(repo_root / "motions" / "wave.yaml"), "-o", str(out)]) == 0
     assert "281 frames at 50 fps" in capsys.readouterr().out
-    assert motion_difference(load_motion(out), load_motion(repo_root / "motions" / "wave.npz")) <= SAME_MOTION_ATOL
+    assert (
+        motion_difference(load_motion(out), load_motion(repo_root / "motions" / "wave.npz"))
+        <= SAME_MOTION_ATOL
+    )
 
 
 def test_wave_is_trackable_by_pd_control_on_the_reference_alone(repo_root, spec, model):
-    """Physics check of the shipped wave: joint targets = reference, no policy, the robot stays up and on track."""
+    """Physics check of the shipped wave: joint targets = reference, no policy, the robot stays up
+    and on track."""
     motion = load_motion(repo_root / "motions" / "wave.npz")
     ix = robot_indices(model, spec)
     data = mujoco.MjData(model)
@@ -286,20 +296,24 @@ def test_wave_is_trackable_by_pd_control_on_the_reference_alone(repo_root, spec,
 def test_a_named_support_foot_stays_put_while_the_other_leg_moves(repo_root):
     motion = load_motion(repo_root / "motions" / "march.npz")
     right, left = (motion.body_names.index(f"{side}_ankle_roll_link") for side in ("right", "left"))
-    raise_left = slice(60, 110)  # frames of 1.2-2.2 s: plant_feet: right_ankle_roll_link, left knee up
+    # frames of 1.2-2.2 s: plant_feet: right_ankle_roll_link, left knee up
+    raise_left = slice(60, 110)
     support = motion.body_pos_w[raise_left, right, :2]
     assert np.abs(support - support[0]).max() < 1e-6
-    assert np.ptp(motion.body_pos_w[raise_left, left, 2]) > 0.1  # the left foot rose more than 10 cm
+    # the left foot rose more than 10 cm
+    assert np.ptp(motion.body_pos_w[raise_left, left, 2]) > 0.1
 
 
 def test_alternating_support_feet_walk_the_robot_forward(repo_root):
     motion = load_motion(repo_root / "motions" / "walk.npz")
     pelvis = motion.body_names.index("pelvis")
-    assert motion.body_pos_w[-1, pelvis, 0] - motion.body_pos_w[0, pelvis, 0] > 0.2  # two 0.115 m steps
+    # two 0.115 m steps
+    assert motion.body_pos_w[-1, pelvis, 0] - motion.body_pos_w[0, pelvis, 0] > 0.2
 
 
 def _sole_tilt_deg(motion, foot: str) -> np.ndarray:
-    """[T] angle between the foot body's z axis and the world's up (q1's soles are level at 0.3 deg)."""
+    """[T] angle between the foot body's z axis and the world's up (q1's soles are level at 0.3
+    deg)."""
     w, x, y, z = np.moveaxis(motion.body_quat_w[:, motion.body_names.index(foot)], -1, 0)
     return np.degrees(np.arccos(np.clip(1 - 2 * (x * x + y * y), -1, 1)))
 
@@ -308,7 +322,8 @@ def test_a_foot_planted_while_the_body_turns_over_it_stays_level(repo_root, spec
     """The turn yaws the body 30 deg over the left foot with that hip rolled: authored as posed, the
     hip's yaw tipped the foot 9 deg onto an edge; the levelled ankles keep the sole flat."""
     motion = load_motion(repo_root / "motions" / "turn.npz")
-    turning = slice(int(1.7 * 50), int(2.7 * 50) + 1)  # keyframes 1.7-2.7 s: plant_feet: left_ankle_roll_link
+    # keyframes 1.7-2.7 s: plant_feet: left_ankle_roll_link
+    turning = slice(int(1.7 * 50), int(2.7 * 50) + 1)
     assert _sole_tilt_deg(motion, "left_ankle_roll_link")[turning].max() < 1.5
     source = load_source(repo_root / "motions" / "turn.yaml", spec)
     for frame in source.keyframes:

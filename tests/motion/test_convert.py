@@ -27,7 +27,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def ramp_csv(
     path: Path, spec, fps: float = 30.0, seconds: float = 1.0, yaw_rate: float = 0.6
 ) -> Path:
-    """A standing robot turning at a constant yaw rate while its left elbow bends at a constant rate."""
+    """A standing robot turning at a constant yaw rate while its left elbow bends at a constant
+    rate."""
     frames = int(round(seconds * fps)) + 1
     t = np.arange(frames) / fps
     quat_wxyz = quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), yaw_rate * t)

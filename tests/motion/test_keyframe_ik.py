@@ -26,7 +26,8 @@ def poses_at(model, spec, motion, frames):
     indices = robot_indices(model, spec)
     out = []
     for f in frames:
-        for _, data in posed_frames(model, indices, motion.body_pos_w[f:f + 1, 0], motion.body_quat_w[f:f + 1, 0],
+        for _, data in posed_frames(model, indices, motion.body_pos_w[f:f + 1, 0],
+                                    motion.body_quat_w[f:f + 1, 0],
                                     motion.joint_pos[f:f + 1]):
             mujoco.mj_comPos(model, data)
             out.append((data.subtree_com[1].copy(), data.body("left_ankle_roll_link").xpos.copy(),
@@ -44,11 +45,14 @@ def test_weight_over_the_stance_foot_is_one_line(spec, model, tmp_path):
              joints: {right_knee_joint: 1.0, right_hip_pitch_joint: -0.6}}
         """)
     motion = author_motion(load_source(source, spec), spec, model)
-    (com0, left0, right0), (com1, left1, right1), (com2, left2, right2) = poses_at(model, spec, motion, (0, 50, 75))
+    (com0, left0, right0), (com1, left1, right1), (com2, left2, right2) = poses_at(
+        model, spec, motion, (0, 50, 75)
+    )
     assert abs(com0[1]) < 0.01  # standing: between the feet
     np.testing.assert_allclose(com1[:2], left1[:2], atol=0.01)  # over the left foot, both feet down
     np.testing.assert_allclose([left1, right1], [left0, right0], atol=0.005)
-    np.testing.assert_allclose(com2[:2], left2[:2], atol=0.01)  # still over it with the right foot up
+    # still over it with the right foot up
+    np.testing.assert_allclose(com2[:2], left2[:2], atol=0.01)
     assert right2[2] > right0[2] + 0.03 and np.linalg.norm(left2 - left0) < 0.005
     report = validate_motion(motion, spec, model)
     assert report.ok and not [p for p in report.problems if p.check == "balance"]
@@ -63,7 +67,8 @@ def test_a_pinned_pelvis_is_reached_with_the_feet_held(spec, model, tmp_path):
         """)
     motion = author_motion(load_source(source, spec), spec, model)
     assert motion.body_pos_w[-1, 0, 2] == pytest.approx(0.45, abs=0.01)
-    (_, left0, right0), (_, left1, right1) = poses_at(model, spec, motion, (0, motion.num_frames - 1))
+    (_, left0, right0), (_, left1, right1) = poses_at(model, spec, motion,
+                                                      (0, motion.num_frames - 1))
     np.testing.assert_allclose([left1, right1], [left0, right0], atol=0.005)
 
 

@@ -1,4 +1,5 @@
-"""Replay video: a playable H.264 file of the right size and length, and a clear error without OpenGL."""
+"""Replay video: a playable H.264 file of the right size and length, and a clear error without
+OpenGL."""
 
 from __future__ import annotations
 

@@ -40,23 +40,30 @@ from primebot.pipeline.robot.spec import robot_indices
 FPS = 50.0
 # SMPL-H joint → the q1 body whose origin stands in for it in the synthetic person
 STAND_INS = {
-    "Pelvis": "pelvis", "L_Hip": "left_hip_pitch_link", "L_Knee": "left_knee_link", "L_Ankle": "left_ankle_roll_link",
-    "R_Hip": "right_hip_pitch_link", "R_Knee": "right_knee_link", "R_Ankle": "right_ankle_roll_link",
+    "Pelvis": "pelvis", "L_Hip": "left_hip_pitch_link", "L_Knee": "left_knee_link",
+    "L_Ankle": "left_ankle_roll_link",
+    "R_Hip": "right_hip_pitch_link", "R_Knee": "right_knee_link",
+    "R_Ankle": "right_ankle_roll_link",
     "Spine": "waist_yaw_link", "Chest": "torso_link",
-    "L_Shoulder": "left_shoulder_pitch_link", "L_Elbow": "left_elbow_link", "L_Wrist": "left_hand_link",
-    "R_Shoulder": "right_shoulder_pitch_link", "R_Elbow": "right_elbow_link", "R_Wrist": "right_hand_link",
+    "L_Shoulder": "left_shoulder_pitch_link", "L_Elbow": "left_elbow_link",
+    "L_Wrist": "left_hand_link",
+    "R_Shoulder": "right_shoulder_pitch_link", "R_Elbow": "right_elbow_link",
+    "R_Wrist": "right_hand_link",
 }  # fmt: skip
 POSITION_MAP = "skeleton: smplh\njoints:\n" + "".join(
-    f"  {joint}: {{body: {body}, position: {10 if 'Ankle' in joint else 1}, orientation: {2 if 'Ankle' in joint else 0}}}\n"
+    f"  {joint}: {{body: {body}, position: {10 if 'Ankle' in joint else 1}, orientation: "
+    f"{2 if 'Ankle' in joint else 0}}}\n"
     for joint, body in STAND_INS.items() if joint not in ("Spine", "Chest")
 )
 
 
 def robot_trajectory(spec, frames: int = 60) -> np.ndarray:
-    """[T, J] a slow q1 motion: knees and hips bend (a small squat) while both arms swing forward."""
+    """[T, J] a slow q1 motion: knees and hips bend (a small squat) while both arms swing
+    forward."""
     u = 0.5 - 0.5 * np.cos(np.linspace(0, np.pi, frames))[:, None]
     q = np.tile(spec.default_joint_pos, (frames, 1))
-    for name, amount in (("left_knee_joint", 0.5), ("right_knee_joint", 0.5), ("left_hip_pitch_joint", -0.25),
+    for name, amount in (("left_knee_joint", 0.5), ("right_knee_joint", 0.5),
+                         ("left_hip_pitch_joint", -0.25),
                          ("right_hip_pitch_joint", -0.25), ("left_ankle_pitch_joint", -0.25),
                          ("right_ankle_pitch_joint", -0.25), ("left_shoulder_pitch_joint", -0.9),
                          ("right_shoulder_pitch_joint", -0.6), ("left_elbow_joint", -0.6)):
@@ -64,9 +71,11 @@ def robot_trajectory(spec, frames: int = 60) -> np.ndarray:
     return q
 
 
-def synthetic_person(model, spec, joint_pos: np.ndarray, source) -> tuple[HumanMotion, dict[str, np.ndarray]]:
-    """SMPL-H joint positions where the robot's bodies are (the root level, the lowest foot on z = 0), and
-    the robot bodies' own tracks; joints without a stand-in sit at plausible places beside them."""
+def synthetic_person(model, spec, joint_pos: np.ndarray,
+                     source) -> tuple[HumanMotion, dict[str, np.ndarray]]:
+    """SMPL-H joint positions where the robot's bodies are (the root level, the lowest foot on z =
+    0), and the robot bodies' own tracks; joints without a stand-in sit at plausible places beside
+    them."""
     indices = robot_indices(model, spec)
     frames = len(joint_pos)
     root = np.zeros((frames, 3))
@@ -91,7 +100,8 @@ def synthetic_person(model, spec, joint_pos: np.ndarray, source) -> tuple[HumanM
     positions[:, at("Head")] = bodies["torso_link"] + [0.0, 0.0, 0.25]
     for name in SMPLH.joints:  # fingers and thorax: at their wrist or chest
         if not positions[:, at(name)].any():
-            positions[:, at(name)] = positions[:, at(("L_" if name.startswith("L_") else "R_") + "Wrist")] \
+            positions[:, at(name)] = positions[:, at(("L_" if name.startswith("L_") else "R_")
+                                                     + "Wrist")] \
                 if "Thorax" not in name and name[:2] in ("L_", "R_") else bodies["torso_link"]
     return HumanMotion(SMPLH.joints, positions, FPS, source, SMPLH), bodies
 
@@ -101,7 +111,8 @@ def test_a_robot_pose_turned_into_human_joints_retargets_back(spec, model, tmp_p
     human, bodies = synthetic_person(model, spec, joint_pos, tmp_path / "robot_as_person.npz")
     map_file = tmp_path / "q1_positions.yaml"
     map_file.write_text(POSITION_MAP, encoding="utf-8")
-    done = retarget_human(human, spec, map_path=map_file, height=standing_height(model), model=model)
+    done = retarget_human(human, spec, map_path=map_file, height=standing_height(model),
+                          model=model)
     assert done.quality.scale == pytest.approx(1.0)
     motion = done.motion
     assert motion.fps == 50 and motion.num_frames == len(joint_pos)
@@ -115,21 +126,26 @@ def test_a_robot_pose_turned_into_human_joints_retargets_back(spec, model, tmp_p
         k = spec.joint_names.index(name)
         assert np.abs(motion.joint_pos[:, k] - joint_pos[:, k]).max() < 0.15, name
     quality = done.quality
-    assert quality.limit_violations == 0 and quality.penetration_cm <= 1.0 and quality.worst_skate_cm <= 2.0
+    assert (
+        quality.limit_violations == 0
+        and quality.penetration_cm <= 1.0
+        and quality.worst_skate_cm <= 2.0
+    )
     assert validate_motion(motion, spec, model).ok
 
 
 
 def test_a_lean_over_the_toes_is_brought_back_over_the_feet(spec, model, tmp_path):
     """The person's upper body moves 12 cm forward over still feet (a lean a person's longer feet
-    carry): retargeted as it is, q1's zero-moment point leaves its feet; balanced, it stays over them
-    and the feet stay planted."""
+    carry): retargeted as it is, q1's zero-moment point leaves its feet; balanced, it stays over
+    them and the feet stay planted."""
     frames = 75
     ramp = np.minimum(1.0, np.linspace(0.0, 1.5, frames))
     ramp = 0.5 - 0.5 * np.cos(np.pi * ramp)
     standing = np.tile(spec.default_joint_pos, (frames, 1))
     human, _ = synthetic_person(model, spec, standing, tmp_path / "lean.npz")
-    upper = [j for j, name in enumerate(human.names) if not any(k in name for k in ("Ankle", "Toe"))]
+    upper = [j for j, name in enumerate(human.names)
+             if not any(k in name for k in ("Ankle", "Toe"))]
     human.positions[:, upper, 0] += 0.12 * ramp[:, None]
     map_file = tmp_path / "q1_positions.yaml"
     map_file.write_text(POSITION_MAP, encoding="utf-8")
@@ -190,19 +206,23 @@ def test_a_generated_bvh_parses_offsets_channel_orders_and_frame_time(tmp_path):
     assert human.names == ("Hips", "LeftUpLeg", "LeftLeg", "LeftFoot")
     assert human.fps == pytest.approx(1 / 0.008333)
     # frame 0: the offsets summed, cm → m, BVH's y up → our z up (x stays, y → z, z → −y)
-    np.testing.assert_allclose(human.positions[0], [[0, 0, 0.9], [0.1, 0, 0.9], [0.1, 0, 0.5], [0.1, 0, 0.1]],
+    np.testing.assert_allclose(human.positions[0],
+                               [[0, 0, 0.9], [0.1, 0, 0.9], [0.1, 0, 0.5], [0.1, 0, 0.1]],
                                atol=1e-6)
     # frame 1: the root moved 5 cm along x; the hip turned Z 90° then X 90° in its "Z X Y" order
-    # (R = Rz·Rx): the thigh, straight down, ends up along BVH's −z, our +y (the other order: along +x)
-    np.testing.assert_allclose(human.positions[1, 2:], [[0.15, 0.4, 0.9], [0.15, 0.8, 0.9]], atol=1e-5)
-    # frame 2: the knee turned X 90° and Z 90° in its "X Y Z" order (R = Rx·Ry·Rz): the shin along +x
+    # (R = Rz·Rx): the thigh, straight down, ends up along BVH's −z, our +y (the other order: along
+    # +x)
+    np.testing.assert_allclose(human.positions[1, 2:], [[0.15, 0.4, 0.9], [0.15, 0.8, 0.9]],
+                               atol=1e-5)
+    # frame 2: the knee turned X 90° and Z 90° in its "X Y Z" order (R = Rx·Ry·Rz): the shin along
+    # +x
     np.testing.assert_allclose(human.positions[2, 3], [0.55, 0.0, 0.5], atol=1e-5)
 
 
 def test_units_of_a_bvh_are_found_from_the_skeletons_size(tmp_path):
     path = tmp_path / "person.bvh"
-    path.write_text(BVH.replace("OFFSET 0 90 0", "OFFSET 0 170 0").replace("-40", "-80").replace(" 90 0 0 0 0", " 170 0 0 0 0"),
-                    encoding="utf-8")
+    path.write_text(BVH.replace("OFFSET 0 90 0", "OFFSET 0 170 0").replace("-40", "-80")
+                    .replace(" 90 0 0 0 0", " 170 0 0 0 0"), encoding="utf-8")
     human = load_human(path)  # a 1.6 m figure in centimetres
     assert any("cm" in n for n in human.notes)
     assert human.positions[0, 0, 2] == pytest.approx(1.7)
@@ -241,14 +261,18 @@ def _npz(tmp_path, positions, names=None, height=1.7, name="person.npz"):
 
 def _standing_person(frames: int = 20) -> np.ndarray:
     """[T, 22, 3] SMPL-X body joints of a 1.7 m person standing at the origin facing +x (metres)."""
-    z = {"Pelvis": 0.95, "L_Hip": 0.88, "R_Hip": 0.88, "Spine1": 1.05, "L_Knee": 0.5, "R_Knee": 0.5, "Spine2": 1.18,
-         "L_Ankle": 0.08, "R_Ankle": 0.08, "Spine3": 1.3, "L_Foot": 0.02, "R_Foot": 0.02, "Neck": 1.45,
-         "L_Collar": 1.4, "R_Collar": 1.4, "Head": 1.51, "L_Shoulder": 1.38, "R_Shoulder": 1.38, "L_Elbow": 1.1,
+    z = {"Pelvis": 0.95, "L_Hip": 0.88, "R_Hip": 0.88, "Spine1": 1.05, "L_Knee": 0.5, "R_Knee": 0.5,
+         "Spine2": 1.18,
+         "L_Ankle": 0.08, "R_Ankle": 0.08, "Spine3": 1.3, "L_Foot": 0.02, "R_Foot": 0.02,
+         "Neck": 1.45,
+         "L_Collar": 1.4, "R_Collar": 1.4, "Head": 1.51, "L_Shoulder": 1.38, "R_Shoulder": 1.38,
+         "L_Elbow": 1.1,
          "R_Elbow": 1.1, "L_Wrist": 0.85, "R_Wrist": 0.85}  # fmt: skip
     names = SKELETONS["smplx"].joints
     one = np.array([[0.12 if n in ("L_Foot", "R_Foot") else 0.0,
                      (0.1 if n.startswith("L_") else -0.1 if n.startswith("R_") else 0.0)
-                     * (2.0 if "Shoulder" in n or "Elbow" in n or "Wrist" in n else 1.0), z[n]] for n in names])
+                     * (2.0 if "Shoulder" in n or "Elbow" in n or "Wrist" in n else 1.0), z[n]]
+                     for n in names])
     return np.tile(one, (frames, 1, 1))
 
 
@@ -262,7 +286,8 @@ def run(capsys, *args):
 def test_retarget_command_writes_a_valid_motion_and_prints_the_figures(capsys, clean_env, tmp_path):
     source = _npz(tmp_path, _standing_person())
     out = tmp_path / "stand_q1.npz"
-    code, stdout, err = run(capsys, "motion", "retarget", str(source), "--fps", "30", "-o", str(out), "--json")
+    code, stdout, err = run(capsys, "motion", "retarget", str(source), "--fps", "30", "-o",
+                            str(out), "--json")
     assert code == 0, err
     report = json.loads(stdout)
     assert report["validation"]["valid"] and report["quality"]["limit_violations"] == 0
@@ -282,7 +307,12 @@ def test_retarget_command_writes_a_valid_motion_and_prints_the_figures(capsys, c
     ],
 )
 def test_bad_input_is_a_typed_error_naming_the_file_and_the_fix(spec, model, tmp_path, case, match):
-    positions, names, fps, map_path = _standing_person(), list(SKELETONS["smplx"].joints), 30.0, None
+    positions, names, fps, map_path = (
+        _standing_person(),
+        list(SKELETONS["smplx"].joints),
+        30.0,
+        None,
+    )
     if case == "missing_joint":
         map_path = tmp_path / "typo.yaml"
         map_path.write_text(textwrap.dedent("""\
@@ -343,21 +373,25 @@ def test_the_guessed_q1_map_pairs_roles_with_the_right_bodies(spec, model, tmp_p
                         hands=("left_hand_link", "right_hand_link"))
     shipped = load_map(spec.extra["retarget_maps"] / "smplh.yaml")
     assert {e.joint: e.body for e in guessed.entries} == {e.joint: e.body for e in shipped.entries}
-    written = write_guessed_maps(model, tmp_path, root="pelvis", anchor="torso_link", feet=spec.feet,
+    written = write_guessed_maps(model, tmp_path, root="pelvis", anchor="torso_link",
+                                 feet=spec.feet,
                                  hands=("left_hand_link", "right_hand_link"))
     assert sorted(p.stem for p in written) == sorted(SKELETONS)
-    assert all(line.endswith("# REVIEW") for line in written[0].read_text().splitlines() if "body:" in line)
+    assert all(line.endswith("# REVIEW") for line in written[0].read_text().splitlines()
+               if "body:" in line)
     for path in written:
         assert load_map(path).entries
 
 
 def test_robots_new_ships_guessed_maps_that_retarget_finds(capsys, clean_env, spec, tmp_path):
     folder = tmp_path / "primebot-q1copy"
-    code, out, err = run(capsys, "robots", "new", "q1copy", "--mjcf", str(spec.mjcf), "-o", str(folder))
+    code, out, err = run(capsys, "robots", "new", "q1copy", "--mjcf", str(spec.mjcf), "-o",
+                         str(folder))
     assert code == 0, err
     assert "joint maps for `motion retarget` (REVIEW)" in out
     maps = folder / "primebot_q1copy" / "model" / "retarget"
     guessed = load_map(maps / "smplh.yaml")
     shipped = load_map(spec.extra["retarget_maps"] / "smplh.yaml")
-    assert [(e.joint, e.body) for e in guessed.entries] == [(e.joint, e.body) for e in shipped.entries]
+    assert [(e.joint, e.body) for e in guessed.entries] == [(e.joint, e.body)
+                                                            for e in shipped.entries]
     assert "# REVIEW" in (maps / "lafan.yaml").read_text(encoding="utf-8")

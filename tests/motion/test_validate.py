@@ -1,4 +1,5 @@
-"""``primebot motion validate``: one crafted bad file per rule, each reported with key, frame and column."""
+"""``primebot motion validate``: one crafted bad file per rule, each reported with key, frame and
+column."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def validate_arrays(tmp_path, spec, model, arrays: dict):
 
 
 def rebuilt(tmp_path, model, spec, wave, change) -> str:
-    """A self-consistent motion (FK bodies, FD velocities) from the wave's joints after ``change``."""
+    """A self-consistent motion (FK bodies, FD velocities) from the wave's joints after
+    ``change``."""
     motion = load_motion_arrays(wave)
     joints = motion["joint_pos"].astype(np.float64)
     change(joints)
@@ -67,11 +69,12 @@ def only(report, check):
 
 
 WARNED = {"getup": ["floor", "balance"]}
-"""Shipped motions with warnings. The getup is recorded from simulation (pipeline/motion/recording.py)
-with the servo targets as its joints: they lead the lagging joints, so a limb reaches up to 19 mm
-below the floor, and the zero-moment point leaves the feet while the body lands with momentum.
-(Walk and turn once left the feet too while they lifted a foot before the weight was over the
-other; they now land each foot first and move the weight with both feet down.)"""
+"""Shipped motions with warnings. The getup is recorded from simulation
+(pipeline/motion/recording.py) with the servo targets as its joints: they lead the lagging joints,
+so a limb reaches up to 19 mm below the floor, and the zero-moment point leaves the feet while the
+body lands with momentum. (Walk and turn once left the feet too while they lifted a foot before the
+weight was over the other; they now land each foot first and move the weight with both feet
+down.)"""
 
 
 def test_shipped_motions_are_valid(repo_root, spec, model):
@@ -83,7 +86,8 @@ def test_shipped_motions_are_valid(repo_root, spec, model):
         assert [p.check for p in report.problems] == WARNED.get(name, []), name
 
 
-def test_a_weight_shift_too_fast_for_the_feet_is_a_balance_warning(repo_root, tmp_path, spec, model):
+def test_a_weight_shift_too_fast_for_the_feet_is_a_balance_warning(repo_root, tmp_path, spec,
+                                                                   model):
     # The march as first authored: 0.6 s across from one foot to the other. Min-jerk over 7 cm in
     # 0.6 s accelerates the body at up to 1.1 m/s², which puts the zero-moment point ~5 cm to the
     # side, past the edge of a 7 cm wide foot; the shipped march takes 1.0 s (0.8 cm to spare).
@@ -95,7 +99,8 @@ def test_a_weight_shift_too_fast_for_the_feet_is_a_balance_warning(repo_root, tm
     problem = only(validate_motion_file(tmp_path / "fast_march.npz", spec, model), "balance")
     assert problem.severity == "warning" and "zero-moment point" in problem.message
     assert "docs/motions.md" in problem.fix
-    assert not [p for p in validate_motion_file(repo_root / "motions" / "march.npz", spec, model).problems]
+    march = validate_motion_file(repo_root / "motions" / "march.npz", spec, model)
+    assert not [p for p in march.problems]
 
 
 def test_missing_key(tmp_path, spec, model, wave):
@@ -302,4 +307,5 @@ def test_cli_names_the_training_overrides_a_valid_motion_carries(repo_root, caps
     reset_host()
     assert main(["motion", "validate", str(repo_root / "motions" / "getup.npz")]) == 0
     out = capsys.readouterr().out
-    assert "carries training overrides (applied before any --set): task.terminations.end_effector_height=null" in out
+    assert ("carries training overrides (applied before any --set): "
+            "task.terminations.end_effector_height=null") in out

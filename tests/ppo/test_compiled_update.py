@@ -1,5 +1,5 @@
-"""``ppo.compile_update``: the update's forward and backward through torch.compile, the same learning as
-eager, and an eager fallback with one warning where compiling fails."""
+"""``ppo.compile_update``: the update's forward and backward through torch.compile, the same
+learning as eager, and an eager fallback with one warning where compiling fails."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def test_a_compiled_update_learns_what_the_eager_one_does():
     compiled_metrics, params = _updated(ppo)
     assert ppo.compile_failure is None
     assert ppo.nonfinite == []
-    for a, b in zip(eager, params, strict=True):  # float32: fused kernels round differently, nothing more
+    # float32: fused kernels round differently, nothing more
+    for a, b in zip(eager, params, strict=True):
         assert torch.allclose(a, b, atol=1e-5, rtol=1e-4)
     assert compiled_metrics["surrogate"] == pytest.approx(eager_metrics["surrogate"], abs=1e-5)
 
@@ -47,7 +48,10 @@ def test_a_compile_that_fails_on_the_first_call_runs_eagerly_with_one_warning(mo
         _, params = _updated(ppo)
     assert len(calls) == 1  # tried once, then eager for every later mini-batch
     assert ppo.compile_failure == "RuntimeError: InductorError: no C++ compiler found"
-    assert sum("torch.compile of the update's forward failed" in r.message for r in caplog.records) == 1
+    assert (
+        sum("torch.compile of the update's forward failed" in r.message for r in caplog.records)
+        == 1
+    )
     assert all(torch.equal(a, b) for a, b in zip(eager, params, strict=True))
 
 

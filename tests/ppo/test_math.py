@@ -32,7 +32,8 @@ def test_gaussian_log_prob_matches_density_formula():
 
 def test_gaussian_entropy_matches_formula():
     log_std = torch.tensor([math.log(0.5), 0.0, math.log(3.0)])
-    expected = sum(0.5 * math.log(2 * math.pi * math.e * math.exp(s) ** 2) for s in log_std.tolist())
+    expected = sum(0.5 * math.log(2 * math.pi * math.e * math.exp(s) ** 2)
+                   for s in log_std.tolist())
     assert gaussian.entropy(log_std).item() == pytest.approx(expected, rel=1e-6)
 
 
@@ -74,7 +75,8 @@ def test_time_out_bootstraps_value_and_failure_does_not():
     ppo.act(obs, obs, torch.zeros(2, 2))
     v = ppo.storage.values[0].clone()
     # env 0 times out, env 1 fails; both get reward 1.
-    ppo.process_env_step(np.array([1.0, 1.0], np.float32), np.array([False, True]), np.array([True, False]))
+    ppo.process_env_step(np.array([1.0, 1.0], np.float32), np.array([False, True]),
+                         np.array([True, False]))
     ppo.compute_returns(torch.ones(2, 3))
     s = ppo.storage
     assert s.rewards[0, 0].item() == pytest.approx(1.0 + 0.5 * v[0].item(), rel=1e-6)
@@ -106,7 +108,8 @@ def test_update_reduces_the_surrogate_on_a_fixed_batch():
     s.step = step  # the rollout's tensors are still in place; measure the same batch again
     after = ppo.losses(batch)["surrogate"].item()
     assert after < before
-    assert set(metrics) >= {"surrogate", "value", "entropy", "approx_kl", "learning_rate", "action_std"}
+    assert set(metrics) >= {"surrogate", "value", "entropy", "approx_kl", "learning_rate",
+                            "action_std"}
     assert all(isinstance(v, float) for v in metrics.values())
     assert ppo.nonfinite == []
 
@@ -145,4 +148,5 @@ def test_a_small_init_action_gain_starts_the_actor_near_zero_and_one_leaves_the_
     ratio = small.action_mean(obs).abs().max() / default.action_mean(obs).abs().max()
     assert 0 < ratio < 0.02  # weights scaled by 0.01 and the bias zeroed
     assert torch.equal(small.actor[-1].bias, torch.zeros(3))
-    assert torch.equal(small.actor[0].weight, default.actor[0].weight)  # only the last layer changes
+    # only the last layer changes
+    assert torch.equal(small.actor[0].weight, default.actor[0].weight)

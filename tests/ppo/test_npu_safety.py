@@ -12,9 +12,12 @@ from primebot.pipeline.train.train_config import TrainConfig, apply_task_default
 from primebot.pipeline.train.transfer import StepTransfer
 
 RANDOM_OPS = {
-    "normal", "normal_", "randn", "randn_like", "rand", "rand_like", "uniform", "uniform_", "bernoulli",
-    "bernoulli_", "multinomial", "randint", "randint_like", "randperm", "exponential_", "geometric_",
-    "cauchy_", "log_normal_", "random_", "poisson", "native_dropout", "_standard_gamma", "_sample_dirichlet",
+    "normal", "normal_", "randn", "randn_like", "rand", "rand_like", "uniform", "uniform_",
+    "bernoulli",
+    "bernoulli_", "multinomial", "randint", "randint_like", "randperm", "exponential_",
+    "geometric_",
+    "cauchy_", "log_normal_", "random_", "poisson", "native_dropout", "_standard_gamma",
+    "_sample_dirichlet",
     "binomial",
 }
 
@@ -37,7 +40,8 @@ class OpRecorder(TorchDispatchMode):
         return {name for name, _ in self.ops}
 
 
-def _runner(noise: str = "host", mixed_precision: str = "auto", rollout_mixed_precision: str = "auto") -> OnPolicyRunner:
+def _runner(noise: str = "host", mixed_precision: str = "auto",
+            rollout_mixed_precision: str = "auto") -> OnPolicyRunner:
     cfg = TrainConfig(task="pointmass", num_envs=8, iterations=1, seed=3)
     apply_task_defaults(cfg, pointmass_task.POINTMASS)
     cfg.runner.noise = noise
@@ -110,7 +114,8 @@ def test_one_host_to_device_and_one_device_to_host_copy_per_step():
     runner = _runner("host")
     env = runner.env
     # Give the "device" its own buffer, as on cuda/npu, so that the copy is visible on cpu.
-    runner.transfer = StepTransfer(env.num_envs, env.num_obs, env.num_critic_obs, env.num_actions, "cpu",
+    runner.transfer = StepTransfer(env.num_envs, env.num_obs, env.num_critic_obs, env.num_actions,
+                                   "cpu",
                                    share_host_buffer=False)
     runner.transfer.stage(*env.reset())
     counter = CopyCounter(runner.transfer.host.data_ptr(), runner.transfer.actions_host.data_ptr())

@@ -23,28 +23,38 @@ from primebot.pipeline.stages.presets import resolve_settings
 from primebot.pipeline.stages.record import StageRecord, new_record
 from primebot.pipeline.train.training_curves import curve_specs
 
-CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+CHROMIUM = next(
+    (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)),
+    None,
+)
 
 TRAIN_COLUMNS = [
-    "iteration", "env_steps", "reward_mean", "episode_return", "episode_length", "loss_surrogate", "loss_value",
-    "entropy", "approx_kl", "clip_fraction", "learning_rate", "action_std", "sps", "collect_s", "transfer_s",
-    "update_s", "elapsed_s", "episode/anchor_pos_error_exp", "episode/body_pos_error_exp", "episode/action_rate_l2",
+    "iteration", "env_steps", "reward_mean", "episode_return", "episode_length", "loss_surrogate",
+    "loss_value",
+    "entropy", "approx_kl", "clip_fraction", "learning_rate", "action_std", "sps", "collect_s",
+    "transfer_s",
+    "update_s", "elapsed_s", "episode/anchor_pos_error_exp", "episode/body_pos_error_exp",
+    "episode/action_rate_l2",
     "episode/finished", "episode/length", "terminations/anchor_height", "terminations/time_out",
 ]
 
 
 def _episode(failure, length, mpkpe):
-    return {"failure": failure, "length": length, "start_step": 0, "mpkpe_m": mpkpe, "mpkpe_root_relative_m": mpkpe,
+    return {"failure": failure, "length": length, "start_step": 0, "mpkpe_m": mpkpe,
+            "mpkpe_root_relative_m": mpkpe,
             "joint_pos_error_rad": 0.1, "joint_vel_error_rad_s": 1.0, "ee_pos_error_m": mpkpe,
             "anchor_pos_error_m": 0.02, "anchor_ori_error_rad": 0.05}
 
 
 def make_run_dir(root: Path, *, video: bool = True) -> Path:
-    """A run directory as the pipeline leaves it: pipeline.json, train.csv, eval/sim2sim JSON, a real H.264 video."""
-    run_dir = root / "logs" / "挥手 wave" / "2026-01-01_00-00-00"  # non-ASCII and a space: URLs must be encoded
+    """A run directory as the pipeline leaves it: pipeline.json, train.csv, eval/sim2sim JSON, a
+    real H.264 video."""
+    # non-ASCII and a space: URLs must be encoded
+    run_dir = root / "logs" / "挥手 wave" / "2026-01-01_00-00-00"
     run_dir.mkdir(parents=True)
     names = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
-    stages = [(Stage(n, lambda ctx: None, description=f"the {n} stage"), "stages.builtin") for n in names]
+    stages = [(Stage(n, lambda ctx: None, description=f"the {n} stage"), "stages.builtin")
+              for n in names]
     record = new_record(run_dir, resolve_settings("motions/wave.npz", preset="quick"), stages)
     record.status = "done"
     for r in record.stages:
@@ -59,16 +69,19 @@ def make_run_dir(root: Path, *, video: bool = True) -> Path:
         for it in range(1, 13):
             row = {key: f"{0.1 * it + k:.3f}" for k, key in enumerate(TRAIN_COLUMNS)}
             row["iteration"] = str(it)
-            row["episode_return"] = "" if it == 1 else row["episode_return"]  # no finished episode yet
+            # no finished episode yet
+            row["episode_return"] = "" if it == 1 else row["episode_return"]
             writer.writerow(row)
     (run_dir / "eval.json").write_text(json.dumps({
         "from_start": {"episodes": 1, "success_rate": 1.0, "mpkpe_m": 0.03},
-        "overall": {"episodes": 4, "success_rate": 0.75, "fall_rate": 0.25, "mpkpe_m": 0.05, "failures": {"anchor_height": 1}},
+        "overall": {"episodes": 4, "success_rate": 0.75, "fall_rate": 0.25, "mpkpe_m": 0.05,
+                    "failures": {"anchor_height": 1}},
     }))
     (run_dir / "sim2sim.json").write_text(json.dumps({
         "loop": {"physics_hz": 1000.0, "policy_hz": 50.0},
         "from_start": {"episode_records": [_episode(None, 100, 0.04)]},
-        "sampled": {"episode_records": [_episode(None, 50, 0.06), _episode("anchor_height", 10, 0.2)]},
+        "sampled": {"episode_records": [_episode(None, 50, 0.06),
+                                        _episode("anchor_height", 10, 0.2)]},
     }))
     if video:
         from primebot.pipeline.motion.replay import write_video
@@ -80,8 +93,10 @@ def make_run_dir(root: Path, *, video: bool = True) -> Path:
 
 
 def test_headline_metrics_pool_every_sim2sim_episode_once():
-    doc = {"loop": {"policy_hz": 50.0}, "from_start": {"episode_records": [_episode(None, 100, 0.04)]},
-           "sampled": {"episode_records": [_episode(None, 50, 0.06), _episode("anchor_height", 10, 0.2)]}}
+    doc = {"loop": {"policy_hz": 50.0},
+           "from_start": {"episode_records": [_episode(None, 100, 0.04)]},
+           "sampled": {"episode_records": [_episode(None, 50, 0.06),
+                                           _episode("anchor_height", 10, 0.2)]}}
     metrics = headline_metrics(doc)
     assert metrics["episodes"] == 3
     assert metrics["success_rate"] == pytest.approx(2 / 3)
@@ -94,7 +109,8 @@ def test_headline_metrics_pool_every_sim2sim_episode_once():
 
 def test_curves_cover_reward_terms_episode_length_and_losses_from_the_csv_header():
     specs = {spec.stem: spec for spec in curve_specs(TRAIN_COLUMNS)}
-    assert specs["reward_terms"].left == ("episode/anchor_pos_error_exp", "episode/body_pos_error_exp",
+    assert specs["reward_terms"].left == ("episode/anchor_pos_error_exp",
+                                          "episode/body_pos_error_exp",
                                           "episode/action_rate_l2")
     assert specs["losses"].left == ("loss_surrogate",) and specs["losses"].right == ("loss_value",)
     assert specs["episode_length"].left == ("episode_length",)
@@ -138,9 +154,11 @@ def test_report_images_and_videos_load_in_headless_chromium(tmp_path):
         v.addEventListener('loadedmetadata', done); v.addEventListener('error', done);
       }))).then(() => {
         const out = {
-          images: [...document.images].map(i => ({src: i.getAttribute('src'), width: i.naturalWidth})),
+          images: [...document.images].map(i => ({src: i.getAttribute('src'),
+                                                  width: i.naturalWidth})),
           videos: vids.map(v => ({src: v.getAttribute('src'), readyState: v.readyState,
-                                  error: v.error && v.error.code, width: v.videoWidth, duration: v.duration})),
+                                  error: v.error && v.error.code, width: v.videoWidth,
+                                  duration: v.duration})),
         };
         const pre = document.createElement('pre');
         pre.id = 'probe'; pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
@@ -150,7 +168,8 @@ def test_report_images_and_videos_load_in_headless_chromium(tmp_path):
     probe_page = run_dir / "probe.html"
     probe_page.write_text(page.replace("</body>", probe + "</body>"), encoding="utf-8")
     dom = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000", "--dump-dom",
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=20000",
+         "--dump-dom",
          probe_page.as_uri()],
         capture_output=True, text=True, timeout=120,
     ).stdout
@@ -170,8 +189,10 @@ def test_report_images_and_videos_load_in_headless_chromium(tmp_path):
 def test_a_report_for_a_run_without_training_or_videos_says_what_is_missing(tmp_path):
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    record = new_record(run_dir, resolve_settings("m.npz"), [(Stage("validate", lambda c: None), "p")])
-    record.stages[0] = StageRecord("validate", status="failed", error={"type": "MotionError", "message": "bad frame 3",
+    record = new_record(run_dir, resolve_settings("m.npz"),
+                        [(Stage("validate", lambda c: None), "p")])
+    record.stages[0] = StageRecord("validate", status="failed",
+                                   error={"type": "MotionError", "message": "bad frame 3",
                                                                       "fix": "re-export"})
     record.status = "failed"
     record.save()

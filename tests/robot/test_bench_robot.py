@@ -1,5 +1,5 @@
-"""tools/bench_robot.py writes a wave and a squat for a robot from its structure alone (no network here:
-the models are made in the test), or says why a robot cannot have one."""
+"""tools/bench_robot.py writes a wave and a squat for a robot from its structure alone (no network
+here: the models are made in the test), or says why a robot cannot have one."""
 
 from __future__ import annotations
 
@@ -26,13 +26,16 @@ def _bench(repo_root):
 
 def _scaffolded_spec(tmp_path, name, mjcf):
     made = scaffold_robot(name, mjcf, tmp_path / f"pkg_{name}")
-    found = importlib.util.spec_from_file_location(f"{name}_bench_spec", made.folder / made.package / "spec.py")
+    found = importlib.util.spec_from_file_location(f"{name}_bench_spec",
+                                                   made.folder / made.package / "spec.py")
     module = importlib.util.module_from_spec(found)
     found.loader.exec_module(module)
     return getattr(module, f"{name}_spec")()
 
 
-def test_a_wave_and_a_squat_from_the_robots_structure_author_and_do_what_they_say(repo_root, tmp_path):
+def test_a_wave_and_a_squat_from_the_robots_structure_author_and_do_what_they_say(
+    repo_root, tmp_path
+):
     bench = _bench(repo_root)
     spec = _scaffolded_spec(tmp_path, "capbot", write_capsulebot(tmp_path / "src"))
     model = load_robot_model(spec)
@@ -46,15 +49,18 @@ def test_a_wave_and_a_squat_from_the_robots_structure_author_and_do_what_they_sa
     hand, foot = body["right_hand"], body["left_foot"]
     wave_hand = motions["wave"].body_pos_w[:, hand, 2]
     assert wave_hand.max() > wave_hand[0] + 0.15  # the right hand goes up …
-    assert np.ptp(motions["wave"].body_pos_w[:, body["left_hand"], 2]) < 1e-3  # … the left one does not
+    # … the left one does not
+    assert np.ptp(motions["wave"].body_pos_w[:, body["left_hand"], 2]) < 1e-3
     squat = motions["squat"]
     pelvis = squat.body_pos_w[:, body["pelvis"], 2]
-    assert pelvis.min() < pelvis[0] - 0.03 and abs(pelvis[-1] - pelvis[0]) < 1e-3  # down and back up
+    # down and back up
+    assert pelvis.min() < pelvis[0] - 0.03 and abs(pelvis[-1] - pelvis[0]) < 1e-3
     assert np.ptp(squat.body_pos_w[:, foot, :2], axis=0).max() < 0.01  # the feet stay planted …
     _, fx, fy, _ = squat.body_quat_w[:, foot].T
     assert (1 - 2 * (fx**2 + fy**2)).min() > np.cos(np.radians(0.5))  # … and flat
     _, x, y, _ = squat.body_quat_w[:, body["torso"]].T
-    assert (1 - 2 * (x**2 + y**2)).min() > np.cos(np.radians(15))  # the trunk stays upright over the feet
+    # the trunk stays upright over the feet
+    assert (1 - 2 * (x**2 + y**2)).min() > np.cos(np.radians(15))
 
 
 def test_a_robot_without_arms_or_knees_gets_the_reason_instead(repo_root, tmp_path):
@@ -62,7 +68,8 @@ def test_a_robot_without_arms_or_knees_gets_the_reason_instead(repo_root, tmp_pa
 
     bench = _bench(repo_root)
     # meshbot: legs of a hip and a knee (no ankle pitch between knee and foot), no arms
-    spec = _scaffolded_spec(tmp_path, "legbot", write_meshbot(tmp_path / "src", actuators=None, keyframe=False))
+    spec = _scaffolded_spec(tmp_path, "legbot",
+                            write_meshbot(tmp_path / "src", actuators=None, keyframe=False))
     sources = bench.motion_sources(spec, load_robot_model(spec))
     assert sources["wave"].startswith("no wave: the robot has no arms")
     assert sources["squat"].startswith("no squat:")
@@ -72,9 +79,12 @@ def test_an_ankle_that_cannot_keep_the_feet_flat_gets_the_reason_instead(repo_ro
     bench = _bench(repo_root)
     mjcf = write_capsulebot(tmp_path / "src")
     # ankle pitch that barely bends toes-up: the squat's shins cannot tilt forward over flat feet
-    mjcf.write_text(mjcf.read_text(encoding="utf-8").replace('range="-0.8 0.8"', 'range="-0.05 0.8"'),
+    mjcf.write_text(mjcf.read_text(encoding="utf-8").replace('range="-0.8 0.8"',
+                                                             'range="-0.05 0.8"'),
                     encoding="utf-8")
     spec = _scaffolded_spec(tmp_path, "stiffbot", mjcf)
     squat = bench.motion_sources(spec, load_robot_model(spec))["squat"]
-    assert isinstance(squat, str) and squat.startswith("no squat: the feet cannot stay flat: "), squat
+    assert isinstance(squat, str) and squat.startswith("no squat: the feet cannot stay flat: "), (
+        squat
+    )
     assert "ankle_pitch reaches the end of its range" in squat

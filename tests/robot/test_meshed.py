@@ -1,4 +1,5 @@
-"""Floor contact and height of a meshed robot come from its collision geometry, with real mesh extents."""
+"""Floor contact and height of a meshed robot come from its collision geometry, with real mesh
+extents."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from primebot.pipeline.robot.spec import load_robot_model, robot_indices
 
 def _stand(model, keyframe="stand"):
     data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe))
+    mujoco.mj_resetDataKeyframe(model, data,
+                                mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, keyframe))
     mujoco.mj_kinematics(model, data)
     return data
 
@@ -52,9 +54,11 @@ def test_tilted_mesh_extent_equals_its_transformed_vertices(tmp_path):
     for name in ("left_foot", "right_foot"):
         g = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)
         mesh = model.geom_dataid[g]
-        verts = model.mesh_vert[model.mesh_vertadr[mesh] : model.mesh_vertadr[mesh] + model.mesh_vertnum[mesh]]
+        verts = model.mesh_vert[model.mesh_vertadr[mesh] : model.mesh_vertadr[mesh]
+                                + model.mesh_vertnum[mesh]]
         # mesh_vert is relative to the mesh's own frame: check it against the STL's corners
-        assert np.allclose(np.sort(np.abs(verts).max(axis=0)), sorted((0.08, 0.04, 0.02)), atol=1e-6)
+        assert np.allclose(np.sort(np.abs(verts).max(axis=0)), sorted((0.08, 0.04, 0.02)),
+                           atol=1e-6)
         world = verts @ data.geom_xmat[g].reshape(3, 3).T + data.geom_xpos[g]
         assert np.isclose(low[g], world[:, 2].min()) and np.isclose(high[g], world[:, 2].max())
 
@@ -68,7 +72,8 @@ def test_a_grounded_motion_of_a_meshed_robot_passes_the_floor_rule(tmp_path):
     root_quat = np.tile([1.0, 0.0, 0.0, 0.0], (frames, 1))
     joint_pos = np.zeros((frames, 4))
     assert np.allclose(lowest_point(model, ix, root_pos, root_quat, joint_pos), 0.0, atol=1e-6)
-    motion = motion_from_trajectory(model, ix, spec.joint_names, 50.0, root_pos, root_quat, joint_pos)
+    motion = motion_from_trajectory(model, ix, spec.joint_names, 50.0, root_pos, root_quat,
+                                    joint_pos)
     report = validate_motion(motion, spec, model)
     assert not [p for p in report.problems if p.check == "floor"], report.problems
 
@@ -78,6 +83,9 @@ def test_the_video_camera_is_framed_from_the_robot_height(tmp_path, model):
 
     q1 = CameraConfig().framed(model)  # 0.88 m: the distance and look-at height q1 always had
     assert abs(q1.distance - 2.2) < 0.02 and abs(q1.height - 0.45) < 0.01
-    tall = CameraConfig(shadows=True).framed(mujoco.MjModel.from_xml_path(str(write_meshbot(tmp_path))))
+    tall = CameraConfig(shadows=True).framed(
+        mujoco.MjModel.from_xml_path(str(write_meshbot(tmp_path)))
+    )
     assert np.isclose(tall.distance, 2.5 * (STAND_Z + 0.61)) and tall.shadows
-    assert CameraConfig(distance=4.0, height=1.0).framed(model).distance == 4.0  # explicit values stay
+    # explicit values stay
+    assert CameraConfig(distance=4.0, height=1.0).framed(model).distance == 4.0

@@ -70,7 +70,8 @@ def test_motor_actuators_take_the_spec_gains_and_sim2sim_says_it_compared_nothin
 
 def test_force_limits_armature_keyframe_and_floor_are_model_requirements(tmp_path):
     spec = meshbot_spec(write_meshbot(tmp_path, floor=False, keyframe=False, armature=0.02),
-                        effort_limit=np.full(4, 25.0), extra={"keyframe": "stand", "armature": np.full(4, 0.01)})
+                        effort_limit=np.full(4, 25.0),
+                        extra={"keyframe": "stand", "armature": np.full(4, 0.01)})
     problems = robot_problems(compile_mjcf(spec.mjcf), spec)
     text = "\n".join(problems)
     assert "force limits differ" in text and "forcerange ±20, spec effort 25" in text

@@ -1,4 +1,5 @@
-"""``primebot robots new`` → pip install → registered → ``primebot robots check`` passes; and check's failures."""
+"""``primebot robots new`` → pip install → registered → ``primebot robots check`` passes; and
+check's failures."""
 
 from __future__ import annotations
 
@@ -23,24 +24,32 @@ def run(capsys, *args):
     return code, out.out, out.err
 
 
-def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, clean_env, monkeypatch):
+def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, clean_env,
+                                                             monkeypatch):
     # a bare model: meshes, no actuators, no floor, no keyframe, no armature
-    mjcf = write_meshbot(tmp_path / "src", actuators=None, floor=False, keyframe=False, armature=0.0, timestep=0.002)
-    code, out, err = run(capsys, "robots", "new", "meshbot", "--mjcf", str(mjcf), "-o", str(tmp_path / "pkg"))
+    mjcf = write_meshbot(tmp_path / "src", actuators=None, floor=False, keyframe=False,
+                         armature=0.0, timestep=0.002)
+    code, out, err = run(capsys, "robots", "new", "meshbot", "--mjcf", str(mjcf), "-o",
+                         str(tmp_path / "pkg"))
     assert code == 0, err
     assert "a floor" in out and "actuators added" in out and "'stand' keyframe" in out
     assert "timestep 0.005 s (was 0.002)" in out
     spec_py = (tmp_path / "pkg" / "primebot_meshbot" / "spec.py").read_text()
-    assert spec_py.count("# REVIEW") >= 4 and "[project.entry-points.primebot]" in (tmp_path / "pkg" / "pyproject.toml").read_text()
+    assert (
+        spec_py.count("# REVIEW") >= 4
+        and "[project.entry-points.primebot]" in (tmp_path / "pkg" / "pyproject.toml").read_text()
+    )
 
     site = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--no-index",
          "--target", str(site), str(tmp_path / "pkg")],
         check=True, capture_output=True, text=True,
     )
     installed = site / "primebot_meshbot" / "model"
-    assert (installed / "meshbot.xml").is_file() and (installed / "meshes" / "foot.stl").is_file()  # package data
+    # package data
+    assert (installed / "meshbot.xml").is_file() and (installed / "meshes" / "foot.stl").is_file()
     monkeypatch.syspath_prepend(str(site))
     sys.modules.pop("primebot_meshbot", None)
     sys.modules.pop("primebot_meshbot.spec", None)
@@ -49,9 +58,14 @@ def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, c
     assert host.registry.registration("robots", "meshbot").plugin == "meshbot"
     spec = host.registry.get("robots", "meshbot")
     assert spec.mjcf.is_relative_to(site) and spec.joint_names == JOINTS
-    assert spec.feet == ("left_foot", "right_foot") and spec.root_body == "pelvis" and spec.anchor_body == "torso"
-    # mjlab's rule, at each joint's frequency: kp = armature·ω², kd = 2·ζ·armature·ω, scale = 0.25·effort/kp
-    assert (spec.extra["natural_frequency_hz"] >= 10.0).all()  # mjlab's, or raised until the servos hold it standing
+    assert (
+        spec.feet == ("left_foot", "right_foot")
+        and spec.root_body == "pelvis"
+        and spec.anchor_body == "torso"
+    )
+    # mjlab's rule, at each joint's frequency: kp = armature·ω², kd = 2·ζ·armature·ω, scale =
+    # 0.25·effort/kp mjlab's, or raised until the servos hold it standing
+    assert (spec.extra["natural_frequency_hz"] >= 10.0).all()
     omega = 2 * np.pi * spec.extra["natural_frequency_hz"]
     np.testing.assert_allclose(spec.stiffness, spec.extra["armature"] * omega**2)
     np.testing.assert_allclose(spec.damping, 4.0 * spec.extra["armature"] * omega)
@@ -60,16 +74,22 @@ def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, c
     code, out, err = run(capsys, "robots", "check", "meshbot", "--json")
     assert code == 0, err
     checks = {f["check"]: f["status"] for f in json.loads(out)}
-    assert checks["stand_on_floor"] == "ok" and checks["actuators"] == "ok" and checks["camera"] == "info"
+    assert (
+        checks["stand_on_floor"] == "ok"
+        and checks["actuators"] == "ok"
+        and checks["camera"] == "info"
+    )
 
 
 def test_robots_new_refuses_a_non_empty_folder_and_a_bad_name(tmp_path, capsys, clean_env):
     mjcf = write_meshbot(tmp_path / "src")
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "x").write_text("x")
-    code, _, err = run(capsys, "robots", "new", "meshbot", "--mjcf", str(mjcf), "-o", str(tmp_path / "taken"))
+    code, _, err = run(capsys, "robots", "new", "meshbot", "--mjcf", str(mjcf), "-o",
+                       str(tmp_path / "taken"))
     assert code == 2 and "not empty" in err
-    code, _, err = run(capsys, "robots", "new", "Mesh-Bot", "--mjcf", str(mjcf), "-o", str(tmp_path / "x"))
+    code, _, err = run(capsys, "robots", "new", "Mesh-Bot", "--mjcf", str(mjcf), "-o",
+                       str(tmp_path / "x"))
     assert code == 2 and "lower-case" in err
 
 
@@ -82,17 +102,23 @@ from primebot.pipeline.hooks.specs import hookimpl
 
 @hookimpl
 def register_robots(register):
-    register(meshbot_spec({mjcf!r}, name="meshbot_typo", joint_names=("left_hip_jiont", *JOINTS[1:])))
+    register(meshbot_spec({mjcf!r}, name="meshbot_typo",
+                          joint_names=("left_hip_jiont", *JOINTS[1:])))
 """
 
 
-def test_robots_check_lists_every_failure_with_a_did_you_mean(tmp_path, capsys, clean_env, make_distribution, repo_root):
+def test_robots_check_lists_every_failure_with_a_did_you_mean(tmp_path, capsys, clean_env,
+                                                              make_distribution, repo_root):
     mjcf = write_meshbot(tmp_path / "src", floor=False)
     make_distribution("primebot-meshbot-typo", "primebot_meshbot_typo",
-                      TYPO_PLUGIN.format(tests=str(repo_root / "tests"), mjcf=str(mjcf)), entry_name="meshbot_typo")
+                      TYPO_PLUGIN.format(tests=str(repo_root / "tests"), mjcf=str(mjcf)),
+                      entry_name="meshbot_typo")
     code, out, err = run(capsys, "robots", "check", "meshbot_typo")
     assert code == 5
-    assert "missing joint(s): left_hip_jiont" in out and "did you mean 'left_hip_jiont' → 'left_hip_joint'?" in out
+    assert (
+        "missing joint(s): left_hip_jiont" in out
+        and "did you mean 'left_hip_jiont' → 'left_hip_joint'?" in out
+    )
     assert "no floor" in out and "<geom name=\"floor\" type=\"plane\"" in out
     assert "fails 2 check(s): names, floor" in err and "robots show" not in out + err
 
@@ -110,9 +136,14 @@ def test_robots_check_passes_position_and_motor_models(tmp_path, kind):
 def test_robots_check_refuses_a_timestep_the_50_hz_policy_cannot_use(tmp_path):
     from meshbot import meshbot_spec
 
-    findings = {f.check: f for f in check_robot(meshbot_spec(write_meshbot(tmp_path, timestep=0.002)), simulate=False)}
+    findings = {f.check: f
+                for f in check_robot(meshbot_spec(write_meshbot(tmp_path, timestep=0.002)),
+                                     simulate=False)}
     assert findings["timestep"].status == "error" and "125 Hz" in findings["timestep"].detail
-    assert 'timestep="0.005"' in findings["timestep"].fix and "task.decimation=10" in findings["timestep"].fix
+    assert (
+        'timestep="0.005"' in findings["timestep"].fix
+        and "task.decimation=10" in findings["timestep"].fix
+    )
 
 
 def test_scaffold_of_a_motor_model_keeps_the_motors_and_reads_their_effort(tmp_path):
@@ -120,10 +151,12 @@ def test_scaffold_of_a_motor_model_keeps_the_motors_and_reads_their_effort(tmp_p
 
     from primebot.pipeline.robot.scaffold import scaffold_robot
 
-    made = scaffold_robot("motorbot", write_meshbot(tmp_path / "src", actuators="motor"), tmp_path / "pkg")
+    made = scaffold_robot("motorbot", write_meshbot(tmp_path / "src", actuators="motor"),
+                          tmp_path / "pkg")
     assert made.guess.effort == dict.fromkeys(JOINTS, 20.0)  # the motors' ctrlrange x gear
     assert not any("actuator" in change for change in made.model_changes)
-    module_spec = importlib.util.spec_from_file_location("motorbot_spec", made.folder / made.package / "spec.py")
+    module_spec = importlib.util.spec_from_file_location("motorbot_spec",
+                                                         made.folder / made.package / "spec.py")
     module = importlib.util.module_from_spec(module_spec)
     module_spec.loader.exec_module(module)
     findings = {f.check: f for f in check_robot(module.motorbot_spec(), simulate=False)}
@@ -138,8 +171,13 @@ def test_robots_check_finds_self_collision_in_the_standing_pose(tmp_path):
     text = mjcf.read_text().replace('_thigh" type="capsule" fromto="0 0 0 0 0 -0.25" size="0.03"',
                                     '_thigh" type="capsule" fromto="0 0 0 0 0 -0.25" size="0.11"')
     mjcf.write_text(text, encoding="utf-8")
-    finding = {f.check: f for f in check_robot(meshbot_spec(mjcf), simulate=False)}["self_collision"]
-    assert finding.status == "error" and "left_thigh–right_thigh" in finding.detail and "exclude" in finding.fix
+    finding = {f.check: f
+               for f in check_robot(meshbot_spec(mjcf), simulate=False)}["self_collision"]
+    assert (
+        finding.status == "error"
+        and "left_thigh–right_thigh" in finding.detail
+        and "exclude" in finding.fix
+    )
 
 
 def test_scaffold_raises_each_servo_frequency_just_enough_to_hold_the_robot_standing(tmp_path):
@@ -162,12 +200,15 @@ def test_scaffold_raises_each_servo_frequency_just_enough_to_hold_the_robot_stan
     guess = made.guess
     model = mujoco.MjModel.from_xml_path(str(made.folder / made.package / "model" / "softbot.xml"))
     data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "stand"))
+    mujoco.mj_resetDataKeyframe(model, data,
+                                mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "stand"))
     mujoco.mj_kinematics(model, data)
-    joints = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) for name in guess.joint_names]
+    joints = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)
+              for name in guess.joint_names]
     root = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, guess.root_body)
     feet = {mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name) for name in guess.feet}
-    needed = np.maximum(STANCE_STIFFNESS_SAFETY * gravity_stiffness(model, data, joints, root, feet),
+    needed = np.maximum(STANCE_STIFFNESS_SAFETY * gravity_stiffness(model, data, joints, root,
+                                                                    feet),
                         standing_torques(model, data, joints, root, feet) / MAX_SAG)
     armature = np.array([guess.armature[name] for name in guess.joint_names])
     hz = np.array([guess.frequency_hz[name] for name in guess.joint_names])
@@ -178,7 +219,8 @@ def test_scaffold_raises_each_servo_frequency_just_enough_to_hold_the_robot_stan
     raised = hz > NATURAL_FREQUENCY_HZ
     assert raised.any() and not raised.all()  # its legs needed more, its arms did not
     assert (stiffness(hz) >= needed * (1 - 1e-9)).all()
-    assert not (stiffness(hz - FREQUENCY_STEP_HZ)[raised] >= needed[raised]).any()  # and no more than that
+    # and no more than that
+    assert not (stiffness(hz - FREQUENCY_STEP_HZ)[raised] >= needed[raised]).any()
     assert "raised on" in guess.notes["gains"]
     spec_py = (made.folder / made.package / "spec.py").read_text()
     for name in guess.joint_names:

@@ -1,5 +1,6 @@
-"""``robots new`` on models built unlike q1: contacts switched off in the default class, primitives only,
-no keyframe with the centre of mass behind the feet; and ``robots check``'s balance and feet-on-floor lines."""
+"""``robots new`` on models built unlike q1: contacts switched off in the default class, primitives
+only, no keyframe with the centre of mass behind the feet; and ``robots check``'s balance and
+feet-on-floor lines."""
 
 from __future__ import annotations
 
@@ -26,20 +27,25 @@ def _spec_module(made, module: str):
 
 
 def _copy(made) -> mujoco.MjModel:
-    return mujoco.MjModel.from_xml_path(str(made.folder / made.package / "model" / f"{made.guess.name}.xml"))
+    return mujoco.MjModel.from_xml_path(
+        str(made.folder / made.package / "model" / f"{made.guess.name}.xml")
+    )
 
 
 def test_a_primitive_model_whose_default_class_disables_contacts_installs_registers_and_stands(
     tmp_path, capsys, clean_env, monkeypatch
 ):
-    # Apollo's way: <default><geom contype="0" conaffinity="0"/>, collision geoms in group 3, no pairs
-    made = scaffold_robot("pairbot", write_capsulebot(tmp_path / "src", contacts_off=True), tmp_path / "pkg")
+    # Apollo's way: <default><geom contype="0" conaffinity="0"/>, collision geoms in group 3, no
+    # pairs
+    made = scaffold_robot("pairbot", write_capsulebot(tmp_path / "src", contacts_off=True),
+                          tmp_path / "pkg")
     model = _copy(made)
     floor = int(floor_geoms(model)[0])
     # the added floor set its own bits: the default class's zeros would make it collide with nothing
     assert model.geom_contype[floor] and model.geom_conaffinity[floor]
     assert model.geom_condim[floor] == 3 and model.geom_friction[floor][0] == 1.0
-    # no robot geom has contact bits, so the floor meets the collision geoms (group 3) through explicit pairs
+    # no robot geom has contact bits, so the floor meets the collision geoms (group 3) through
+    # explicit pairs
     collision = np.flatnonzero((model.geom_bodyid > 0) & (model.geom_group == 3))
     visual = np.flatnonzero((model.geom_bodyid > 0) & (model.geom_group == 1))
     assert model.npair == len(collision) and all(can_touch(model, int(g), floor) for g in collision)
@@ -47,8 +53,10 @@ def test_a_primitive_model_whose_default_class_disables_contacts_installs_regist
     assert any("contact pairs" in change for change in made.model_changes)
 
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(site), str(made.folder)], check=True, capture_output=True, text=True)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+                    "--no-build-isolation",
+                    "--no-index", "--target", str(site), str(made.folder)], check=True,
+                    capture_output=True, text=True)
     monkeypatch.syspath_prepend(str(site))
     for module in ("primebot_pairbot", "primebot_pairbot.spec"):
         sys.modules.pop(module, None)
@@ -77,33 +85,44 @@ def test_the_floor_added_to_a_model_whose_default_class_disables_contacts_still_
     source = write_capsulebot(tmp_path / "src", contacts_off=True)
     # … and its options turn contacts off altogether
     source.write_text(source.read_text().replace('<default class="collision"><geom group="3"/>',
-                                                 '<default class="collision"><geom group="3" contype="2" conaffinity="4"/>')
-                      .replace('<compiler angle="radian"/>', '<compiler angle="radian"/><option><flag contact="disable"/></option>'))
+                                                 '<default class="collision"><geom group="3" '
+                                                 'contype="2" conaffinity="4"/>')
+                      .replace('<compiler angle="radian"/>',
+                               '<compiler angle="radian"/><option><flag '
+                               'contact="disable"/></option>'))
     made = scaffold_robot("bitbot", source, tmp_path / "pkg")
     model = _copy(made)
-    assert not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CONTACT and any("contacts enabled" in c for c in made.model_changes)
+    assert not model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CONTACT and any(
+        "contacts enabled" in c for c in made.model_changes
+    )
     floor = int(floor_geoms(model)[0])
-    # the floor's bits meet the robot's (contype 4 = their conaffinity, conaffinity 2 = their contype): no pairs
+    # the floor's bits meet the robot's (contype 4 = their conaffinity, conaffinity 2 = their
+    # contype): no pairs
     assert (model.geom_contype[floor], model.geom_conaffinity[floor]) == (4, 2) and model.npair == 0
-    assert not [f for f in check_robot(_spec_module(made, "bitbot_spec").bitbot_spec()) if f.status == "error"]
+    assert not [f for f in check_robot(_spec_module(made, "bitbot_spec").bitbot_spec())
+                if f.status == "error"]
 
 
 def test_a_guessed_pose_is_leaned_over_the_feet_and_check_says_how_when_a_keyframe_is_not(tmp_path):
     made = scaffold_robot("leanbot", write_capsulebot(tmp_path / "src"), tmp_path / "pkg")
     pose = made.guess.default_pose
-    # the trunk sits behind the hips: hip pitch and ankle pitch turned against each other, the feet flat
+    # the trunk sits behind the hips: hip pitch and ankle pitch turned against each other, the feet
+    # flat
     assert pose["left_hip_pitch"] == -pose["left_ankle_pitch"] != 0 and pose["left_knee"] == 0
     assert "leaned" in made.guess.notes["default_pose"]
 
     # the same model with a keyframe at the zero pose: robots check fails and names the lean
     source = write_capsulebot(tmp_path / "keyed", keyframe_name="zero")
     spec = _spec_module(made, "leanbot_spec").leanbot_spec(source)
-    spec = type(spec)(**{**spec.__dict__, "default_joint_pos": np.zeros(len(JOINTS)), "extra": {"keyframe": "zero"}})
+    spec = type(spec)(**{**spec.__dict__, "default_joint_pos": np.zeros(len(JOINTS)),
+                         "extra": {"keyframe": "zero"}})
     model_text = source.read_text()
     ctrl = " ".join(["0"] * len(JOINTS))
     actuators = "".join(f'<position joint="{j}" kp="{float(kp)!r}" kv="{float(kd)!r}"/>'
                         for j, kp, kd in zip(JOINTS, spec.stiffness, spec.damping, strict=True))
-    source.write_text(model_text.replace("<worldbody>", '<worldbody><geom name="floor" type="plane" size="0 0 0.05"/>')
+    source.write_text(model_text.replace("<worldbody>",
+                                         '<worldbody><geom name="floor" type="plane" size="0 0 '
+                                         '0.05"/>')
                       .replace("</worldbody>", f"</worldbody><actuator>{actuators}</actuator>")
                       .replace('"/></keyframe>', f'" ctrl="{ctrl}"/></keyframe>'))
     findings = {f.check: f for f in check_robot(spec, simulate=False)}
@@ -119,7 +138,8 @@ def test_robots_check_fails_when_the_feet_cannot_touch_the_floor(tmp_path):
     mjcf = write_meshbot(tmp_path)
     text = mjcf.read_text()
     for side in ("left", "right"):
-        text = text.replace(f'<geom name="{side}_foot" type="mesh"', f'<geom name="{side}_foot" contype="0" conaffinity="0" type="mesh"')
+        text = text.replace(f'<geom name="{side}_foot" type="mesh"',
+                            f'<geom name="{side}_foot" contype="0" conaffinity="0" type="mesh"')
     mjcf.write_text(text)
     finding = {f.check: f for f in check_robot(meshbot_spec(mjcf), simulate=False)}["floor"]
     assert finding.status == "error" and "the feet cannot touch the floor" in finding.detail
@@ -127,8 +147,8 @@ def test_robots_check_fails_when_the_feet_cannot_touch_the_floor(tmp_path):
 
 
 def test_an_unlimited_hinge_gets_a_range_and_check_asks_for_one(tmp_path):
-    # the Menagerie's OP3 gives its hinges no range: MuJoCo then reports [0, 0], which motion authoring and
-    # the tracking task's soft joint limits would take at its word
+    # the Menagerie's OP3 gives its hinges no range: MuJoCo then reports [0, 0], which motion
+    # authoring and the tracking task's soft joint limits would take at its word
     source = write_capsulebot(tmp_path / "src")
     source.write_text(source.read_text().replace('axis="0 1 0" range="-2.0 0.0"', 'axis="0 1 0"'))
     made = scaffold_robot("freebot", source, tmp_path / "pkg")

@@ -1,5 +1,5 @@
-"""Videos of a scaffolded robot are lit, under a sky, on a textured floor; a model's own scenery stays;
-contact-sheet stills are the video's frames."""
+"""Videos of a scaffolded robot are lit, under a sky, on a textured floor; a model's own scenery
+stays; contact-sheet stills are the video's frames."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def _frame(model: mujoco.MjModel) -> np.ndarray:
         camera = renderer.camera
         camera.distance, camera.elevation, camera.azimuth = 3.0, -15.0, 135.0
         camera.lookat[:] = [0.0, 0.0, 0.5]
-        mujoco.mjv_updateScene(model, data, renderer.option, None, camera, mujoco.mjtCatBit.mjCAT_ALL, renderer.scene)
+        mujoco.mjv_updateScene(model, data, renderer.option, None, camera,
+                               mujoco.mjtCatBit.mjCAT_ALL, renderer.scene)
         mujoco.mjr_render(renderer.viewport, renderer.scene, renderer.context)
         mujoco.mjr_readPixels(renderer.pixels, None, renderer.viewport, renderer.context)
         return np.flipud(renderer.pixels).copy()
@@ -45,7 +46,9 @@ def test_a_scaffolded_model_gets_a_light_a_sky_and_a_floor_texture_sized_from_th
     floor = model.geom("floor").id
     material = model.geom_matid[floor]
     # checker squares 0.3 × the robot's height: 2 squares per texture repeat
-    assert model.mat_texrepeat[material][0] == pytest.approx(1 / (2 * CHECKER_PER_HEIGHT * made.guess.height))
+    assert model.mat_texrepeat[material][0] == pytest.approx(
+        1 / (2 * CHECKER_PER_HEIGHT * made.guess.height)
+    )
 
     lit = _frame(model)
     bare = mujoco.MjSpec.from_file(str(made.folder / made.package / "model" / "litbot.xml"))
@@ -63,11 +66,14 @@ def test_a_scaffolded_model_gets_a_light_a_sky_and_a_floor_texture_sized_from_th
 
 def test_a_model_with_its_own_scenery_keeps_it(tmp_path):
     spec = mujoco.MjSpec.from_file(str(write_capsulebot(tmp_path / "src")))
-    spec.worldbody.add_light(name="mine", type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL, dir=[0, 0, -1])
-    spec.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX, builtin=mujoco.mjtBuiltin.mjBUILTIN_FLAT,
+    spec.worldbody.add_light(name="mine", type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL,
+                             dir=[0, 0, -1])
+    spec.add_texture(name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+                     builtin=mujoco.mjtBuiltin.mjBUILTIN_FLAT,
                      rgb1=[0, 0, 1], width=8, height=8)
     spec.add_material(name="ground", rgba=[0, 1, 0, 1])
-    spec.worldbody.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], material="ground")
+    spec.worldbody.add_geom(name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1],
+                            material="ground")
     assert add_scenery(spec, spec.compile(), 1.0) == []
 
 
@@ -76,8 +82,10 @@ def test_contact_sheet_stills_are_the_frames_of_the_replay(repo_root, spec, mode
     from primebot.pipeline.render.contact_sheet import motion_stills
     from primebot.pipeline.robot.spec import robot_indices
 
-    motion = load_motion(repo_root / "motions" / "wave.npz")  # the shipped wave, shortened to 15 frames
-    short = dataclasses.replace(motion, **{key: value[:60:4] for key, value in motion.arrays().items()})
+    # the shipped wave, shortened to 15 frames
+    motion = load_motion(repo_root / "motions" / "wave.npz")
+    short = dataclasses.replace(motion,
+                                **{key: value[:60:4] for key, value in motion.arrays().items()})
     try:
         renderer = MotionRenderer(model, robot_indices(model, spec), 160, 120)
     except RenderError as exc:

@@ -1,4 +1,5 @@
-"""Gravity stiffness: the torque per radian gravity puts on what a joint carries (robot/statics.py)."""
+"""Gravity stiffness: the torque per radian gravity puts on what a joint carries
+(robot/statics.py)."""
 
 from __future__ import annotations
 
@@ -44,8 +45,10 @@ def posed():
     model = mujoco.MjModel.from_xml_string(MJCF)
     data = mujoco.MjData(model)
     mujoco.mj_kinematics(model, data)
-    joints = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in ("shoulder", "hip", "ankle")]
-    joints += [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in ("hip_yaw", "wrist_twist")]
+    joints = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)
+              for n in ("shoulder", "hip", "ankle")]
+    joints += [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n)
+               for n in ("hip_yaw", "wrist_twist")]
     body = lambda name: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)  # noqa: E731
     return model, data, joints, body("torso"), {body("foot")}
 
@@ -62,7 +65,8 @@ def test_a_joint_on_the_way_to_a_foot_carries_the_rest_of_the_robot_standing_on_
     # the hip (z 1.0) carries torso (10 kg at z 1.3) and arm (2 kg at z 1.4): centre 1.3167 m
     above_hip = (10 * 1.3 + 2 * 1.4) / 12
     assert hip == pytest.approx(12 * GRAVITY * (above_hip - 1.0))
-    # the ankle (z 0.1) carries everything but the foot: torso, arm, leg (4 kg at z 0.5), forearm (0.5 kg at 0.6)
+    # the ankle (z 0.1) carries everything but the foot: torso, arm, leg (4 kg at z 0.5), forearm
+    # (0.5 kg at 0.6)
     above_ankle = (10 * 1.3 + 2 * 1.4 + 4 * 0.5 + 0.5 * 0.6) / 16.5
     assert ankle == pytest.approx(16.5 * GRAVITY * (above_ankle - 0.1))
     # gravity does not twist a vertical axis, however much the joint carries

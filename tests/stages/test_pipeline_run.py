@@ -30,15 +30,19 @@ DISABLE_BUILTINS = {"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"}
 
 FAKE_STAGES = '''
 import os, time
-from primebot.pipeline.errors import DeviceUnavailableError, ExportError, MotionError, NonFiniteError
+from primebot.pipeline.errors import (DeviceUnavailableError, ExportError, MotionError,
+                                      NonFiniteError)
 from primebot.pipeline.hooks.specs import hookimpl
 from primebot.pipeline.stages.contract import Stage, StageInterrupted, StageResult, StageSkipped
 
 NAMES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim"]
 ERRORS = {
-    "validate": lambda: MotionError("motion.npz: key 'joint_pos' frame 12 column 3 is NaN", fix="re-export the motion"),
-    "smoke": lambda: DeviceUnavailableError("device 'cuda' is not available", fix="pip install torch with CUDA"),
-    "train": lambda: NonFiniteError("non-finite loss at iteration 3", fix="lower the learning rate"),
+    "validate": lambda: MotionError("motion.npz: key 'joint_pos' frame 12 column 3 is NaN",
+                                    fix="re-export the motion"),
+    "smoke": lambda: DeviceUnavailableError("device 'cuda' is not available",
+                                            fix="pip install torch with CUDA"),
+    "train": lambda: NonFiniteError("non-finite loss at iteration 3",
+                                    fix="lower the learning rate"),
     "export": lambda: ExportError("onnxruntime differs from PyTorch by 3e-3"),
 }
 
@@ -51,12 +55,14 @@ def _train(ctx):
     try:
         for it in range(start + 1, total + 1):
             time.sleep(float(os.environ.get("FAKE_TRAIN_SLEEP", "0")))
-            tmp = ckpt.with_suffix(".tmp")  # atomic, as a real checkpoint: a signal between truncate and
-            tmp.write_text(str(it))         # write would leave it empty
+            # atomic, as a real checkpoint: a signal between truncate and write would leave it empty
+            tmp = ckpt.with_suffix(".tmp")
+            tmp.write_text(str(it))
             os.replace(tmp, ckpt)
     except KeyboardInterrupt as exc:
         raise StageInterrupted(f"{str(exc) or 'SIGINT'} at iteration {ckpt.read_text()}") from None
-    return StageResult(outputs={"checkpoint": "ckpt.txt"}, summary={"iterations": total, "device": "cpu"})
+    return StageResult(outputs={"checkpoint": "ckpt.txt"},
+                       summary={"iterations": total, "device": "cpu"})
 
 def _make(name):
     def run(ctx):
@@ -69,7 +75,8 @@ def _make(name):
         if name == "train":
             return _train(ctx)
         ctx.path(f"{name}.txt").write_text(name)
-        return StageResult(outputs={name: f"{name}.txt"}, summary={"seen": sorted(ctx.outputs)}, message=f"{name} ok")
+        return StageResult(outputs={name: f"{name}.txt"}, summary={"seen": sorted(ctx.outputs)},
+                           message=f"{name} ok")
     return run
 
 @hookimpl
@@ -112,7 +119,8 @@ def calls(run_dir: Path) -> list[str]:
 
 
 def test_a_successful_run_records_every_stage_done_with_outputs_and_exits_zero(run_cli, tmp_path):
-    result = run_cli("run", "motions/wave.npz", "--preset", "quick", "--log-dir", str(tmp_path / "logs"))
+    result = run_cli("run", "motions/wave.npz", "--preset", "quick", "--log-dir",
+                     str(tmp_path / "logs"))
     assert result.exit_code == 0, result.output
     run_dir = only_run_dir(tmp_path / "logs")
     assert run_dir.parent.name == "wave"  # logs/<motion stem>/<timestamp>/
@@ -123,7 +131,9 @@ def test_a_successful_run_records_every_stage_done_with_outputs_and_exits_zero(r
     export = next(s for s in doc["stages"] if s["name"] == "export")
     assert export["outputs"] == {"export": "export.txt"}
     assert export["summary"]["seen"] == sorted(set(STAGES) - {"export", "sim2sim"})
-    assert export["duration_s"] >= 0 and export["attempts"] == 1 and export["plugin"] == "fake-stages"
+    assert (
+        export["duration_s"] >= 0 and export["attempts"] == 1 and export["plugin"] == "fake-stages"
+    )
     assert doc["settings"]["preset"] == "quick" and doc["settings"]["iterations"] == 20
     assert "[7/7] sim2sim: fake sim2sim" in result.output and "[DONE] pipeline" in result.output
     assert (run_dir / "report.html").is_file()
@@ -144,7 +154,8 @@ EXPECTED_FAILURES = {
 
 @pytest.mark.parametrize("failing", STAGES)
 def test_a_failing_stage_stops_the_run_with_its_error_and_exit_code(run_cli, tmp_path, failing):
-    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"), env={"FAKE_FAIL": failing})
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"),
+                     env={"FAKE_FAIL": failing})
     error_type, exit_code = EXPECTED_FAILURES[failing]
     assert result.exit_code == exit_code, result.output
     run_dir = only_run_dir(tmp_path / "logs")
@@ -163,7 +174,8 @@ def test_a_failing_stage_stops_the_run_with_its_error_and_exit_code(run_cli, tmp
 
 
 def test_a_skipped_stage_records_its_reason_and_later_stages_still_run(run_cli, tmp_path):
-    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"), env={"FAKE_SKIP": "replay"})
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"),
+                     env={"FAKE_SKIP": "replay"})
     assert result.exit_code == 0, result.output
     doc = read_pipeline(only_run_dir(tmp_path / "logs"))
     replay = doc["stages"][1]
@@ -175,14 +187,24 @@ def test_a_skipped_stage_records_its_reason_and_later_stages_still_run(run_cli, 
 
 def test_only_and_skip_and_from_select_stages(run_cli, tmp_path):
     logs = tmp_path / "a"
-    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--only", "smoke", "--only", "export").exit_code == 0
+    assert (
+        run_cli(
+            "run", "m.npz", "--log-dir", str(logs), "--only", "smoke", "--only", "export"
+        ).exit_code
+        == 0
+    )
     run_dir = only_run_dir(logs)
     assert calls(run_dir) == ["smoke", "export"]
     doc = read_pipeline(run_dir)
     assert doc["stages"][0]["status"] == "skipped" and doc["stages"][0]["reason"] == "not in --only"
 
     logs = tmp_path / "b"
-    assert run_cli("run", "m.npz", "--log-dir", str(logs), "--skip", "replay", "--skip", "sim2sim").exit_code == 0
+    assert (
+        run_cli(
+            "run", "m.npz", "--log-dir", str(logs), "--skip", "replay", "--skip", "sim2sim"
+        ).exit_code
+        == 0
+    )
     assert calls(only_run_dir(logs)) == ["validate", "smoke", "train", "evaluate", "export"]
 
     logs = tmp_path / "c"
@@ -196,7 +218,8 @@ def test_unknown_stage_names_and_contradictory_options_are_refused(run_cli, tmp_
     from primebot.pipeline.errors import ConfigError, UnknownNameError
     from primebot.pipeline.stages.stage_runner import Selection
 
-    with pytest.raises(UnknownNameError, match=r"--skip 'trian': no such stage; stages: validate, train"):
+    with pytest.raises(UnknownNameError,
+                       match=r"--skip 'trian': no such stage; stages: validate, train"):
         Selection(skip=("trian",)).check(["validate", "train"])
     with pytest.raises(ConfigError, match="--from and --only cannot be combined"):
         Selection(from_stage="train", only=("train",)).check(["validate", "train"])
@@ -207,7 +230,10 @@ def test_unknown_stage_names_and_contradictory_options_are_refused(run_cli, tmp_
 
 def test_resume_after_a_failure_keeps_finished_stages_and_retries_the_failed_one(run_cli, tmp_path):
     logs = tmp_path / "logs"
-    assert run_cli("run", "m.npz", "--log-dir", str(logs), env={"FAKE_FAIL": "evaluate"}).exit_code == 1
+    assert (
+        run_cli("run", "m.npz", "--log-dir", str(logs), env={"FAKE_FAIL": "evaluate"}).exit_code
+        == 1
+    )
     run_dir = only_run_dir(logs)
     result = run_cli("run", "--resume", str(run_dir), env={"FAKE_FAIL": ""})
     assert result.exit_code == 0, result.output
@@ -252,21 +278,28 @@ class _TensorRTPlugin:
         class Hooks:
             @hookimpl
             def register_stages(self, register):
-                register(Stage("tensorrt", tensorrt, after=("export",), description="ONNX → TensorRT"))
+                register(Stage("tensorrt", tensorrt, after=("export",),
+                               description="ONNX → TensorRT"))
                 register(Stage("lint", lint, after=("validate",), before=("train",)))
 
         self.hooks = Hooks()
 
 
 def test_a_stage_added_by_a_plugin_runs_in_its_place(run_cli, tmp_path):
-    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path), extra=[("acme-trt", _TensorRTPlugin().hooks)])
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path),
+                     extra=[("acme-trt", _TensorRTPlugin().hooks)])
     assert result.exit_code == 0, result.output
     run_dir = only_run_dir(tmp_path)
     doc = read_pipeline(run_dir)
     order = [s["name"] for s in doc["stages"]]
-    assert order == ["validate", "replay", "smoke", "lint", "train", "evaluate", "export", "sim2sim", "tensorrt"]
+    assert order == ["validate", "replay", "smoke", "lint", "train", "evaluate", "export",
+                     "sim2sim", "tensorrt"]
     trt = doc["stages"][-1]
-    assert trt["status"] == "done" and trt["plugin"] == "acme-trt" and trt["outputs"] == {"engine": "policy.engine"}
+    assert (
+        trt["status"] == "done"
+        and trt["plugin"] == "acme-trt"
+        and trt["outputs"] == {"engine": "policy.engine"}
+    )
     assert (run_dir / "policy.engine").read_text() == "engine"
 
 
@@ -274,23 +307,27 @@ def test_pipeline_stages_lists_the_order_and_plugins(run_cli):
     result = run_cli("stages", extra=[("acme-trt", _TensorRTPlugin().hooks)])
     assert result.exit_code == 0, result.output
     lines = [line.split() for line in result.output.splitlines()[1:]]
-    assert [cols[1] for cols in lines] == ["validate", "replay", "smoke", "lint", "train", "evaluate", "export",
+    assert [cols[1] for cols in lines] == ["validate", "replay", "smoke", "lint", "train",
+                                           "evaluate", "export",
                                           "sim2sim", "tensorrt"]
     assert lines[-1][2] == "acme-trt" and lines[0][2] == "fake-stages"
 
 
 class _VerdictPlugin:
-    """Stages that judge the policy: ``judge`` (after sim2sim) tracks or not, ``stress`` (after it) is robust or not."""
+    """Stages that judge the policy: ``judge`` (after sim2sim) tracks or not, ``stress`` (after it)
+    is robust or not."""
 
     def __init__(self, tracked: bool, robust: bool | None) -> None:
         from primebot.pipeline.hooks.specs import hookimpl
         from primebot.pipeline.stages.contract import Stage, StageResult
 
         def judge(ctx):
-            return StageResult(summary={"tracked": tracked, "verdict": "success 1.00 and MPKPE 0.010 m"})
+            return StageResult(summary={"tracked": tracked,
+                                        "verdict": "success 1.00 and MPKPE 0.010 m"})
 
         def stress(ctx):
-            return StageResult(summary={"robust": robust, "robust_reason": "success < 0.90 at push 0.55 m/s: 0.62",
+            return StageResult(summary={"robust": robust,
+                                        "robust_reason": "success < 0.90 at push 0.55 m/s: 0.62",
                                         "stress_sentence": "Replaying the reference does as well."})
 
         class Hooks:
@@ -304,26 +341,36 @@ class _VerdictPlugin:
 
 
 @pytest.mark.parametrize(("tracked", "robust", "code", "line"), [
-    (True, True, 0, "[DONE] pipeline: TRACKED and ROBUST (judge: success 1.00 and MPKPE 0.010 m; stress: "),
-    (True, False, 12, "[DONE] pipeline: TRACKED, NOT ROBUST (stress: success < 0.90 at push 0.55 m/s: 0.62); exit 12"),
-    (True, None, 12, "[DONE] pipeline: TRACKED, robustness not measured (the stress stage did not run); exit 12"),
-    (False, False, 10, "[DONE] pipeline: NOT TRACKED (judge: success 1.00 and MPKPE 0.010 m); exit 10"),
+    (True, True, 0,
+     "[DONE] pipeline: TRACKED and ROBUST (judge: success 1.00 and MPKPE 0.010 m; stress: "),
+    (True, False, 12,
+     "[DONE] pipeline: TRACKED, NOT ROBUST (stress: success < 0.90 at push 0.55 m/s: 0.62); exit "
+     "12"),
+    (True, None, 12,
+     "[DONE] pipeline: TRACKED, robustness not measured (the stress stage did not run); exit 12"),
+    (False, False, 10,
+     "[DONE] pipeline: NOT TRACKED (judge: success 1.00 and MPKPE 0.010 m); exit 10"),
 ])
-def test_the_exit_code_and_last_line_tell_robust_tracked_only_and_not_tracked(run_cli, tmp_path, tracked, robust,
+def test_the_exit_code_and_last_line_tell_robust_tracked_only_and_not_tracked(run_cli, tmp_path,
+                                                                              tracked, robust,
                                                                                code, line):
-    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path), extra=[("judges", _VerdictPlugin(tracked, robust).hooks)])
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path),
+                     extra=[("judges", _VerdictPlugin(tracked, robust).hooks)])
     assert result.exit_code == code, result.output
     assert line in result.output
-    assert ("Replaying the reference does as well." in result.output) == (tracked and robust is not None)
+    assert ("Replaying the reference does as well." in result.output) == (tracked
+                                                                          and robust is not None)
 
 
 # -- a real process, really killed ----------------------------------------------------
 def _start(site: Path, args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
-    environ = {k: v for k, v in os.environ.items() if k not in ("PRIMEBOT_DEVICE", "FAKE_FAIL", "FAKE_SKIP")}
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("PRIMEBOT_DEVICE", "FAKE_FAIL", "FAKE_SKIP")}
     environ.update(PYTHONPATH=str(site), **DISABLE_BUILTINS, **env)
-    # Ctrl-C as at a terminal: a shell starts background jobs with SIGINT ignored, and Python then keeps
-    # ignoring it, so a suite run in the background would otherwise see SIGINT do nothing
-    return subprocess.Popen([sys.executable, "-m", "primebot.pipeline", "pipeline", "run", *args], cwd=cwd, env=environ,
+    # Ctrl-C as at a terminal: a shell starts background jobs with SIGINT ignored, and Python then
+    # keeps ignoring it, so a suite run in the background would otherwise see SIGINT do nothing
+    return subprocess.Popen([sys.executable, "-m", "primebot.pipeline", "pipeline", "run", *args],
+                            cwd=cwd, env=environ,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
@@ -332,7 +379,11 @@ def _wait_for_training(log_dir: Path, proc: subprocess.Popen, at_least: int = 3)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         ckpts = list(log_dir.rglob("ckpt.txt"))
-        if ckpts and ckpts[0].read_text().strip().isdigit() and int(ckpts[0].read_text()) >= at_least:
+        if (
+            ckpts
+            and ckpts[0].read_text().strip().isdigit()
+            and int(ckpts[0].read_text()) >= at_least
+        ):
             return ckpts[0].parent
         assert proc.poll() is None, proc.communicate()[0]
         time.sleep(0.05)
@@ -340,8 +391,11 @@ def _wait_for_training(log_dir: Path, proc: subprocess.Popen, at_least: int = 3)
     raise AssertionError("training never started: " + proc.communicate()[0])
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["sigint", "sigterm", "sigkill"])
-def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(fake_site, tmp_path, sig):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
+                         ids=["sigint", "sigterm", "sigkill"])
+def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(
+    fake_site, tmp_path, sig
+):
     logs = tmp_path / "logs"
     proc = _start(fake_site, ["m.npz", "--log-dir", str(logs)], tmp_path, FAKE_TRAIN_ITERS="100000",
                   FAKE_TRAIN_SLEEP="0.02")
@@ -353,20 +407,27 @@ def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(
     if sig != signal.SIGKILL:
         assert proc.returncode == 128 + sig, output  # 130 for Ctrl-C, 143 for SIGTERM
         assert doc["status"] == "interrupted"
-        assert doc["stages"][3]["status"] == "interrupted" and sig.name in doc["stages"][3]["reason"]
+        assert (
+            doc["stages"][3]["status"] == "interrupted" and sig.name in doc["stages"][3]["reason"]
+        )
         assert "resume with: primebot pipeline run --resume" in output
         assert (run_dir / "report.html").is_file()
     else:
         assert proc.returncode == -signal.SIGKILL
         assert doc["status"] == "running" and doc["stages"][3]["status"] == "running"
-        assert (run_dir / LOCK_FILE).exists()  # left behind; the kernel released its flock, the resume takes it
+        # left behind; the kernel released its flock, the resume takes it
+        assert (run_dir / LOCK_FILE).exists()
         # written when the attempt began: the report of a killed run claims no verdict (issue 31)
-        assert "no verdict until it finishes" in (run_dir / "report.html").read_text(encoding="utf-8")
-    assert statuses(doc) == {**dict.fromkeys(done_before, "done"), "train": doc["stages"][3]["status"],
+        assert "no verdict until it finishes" in (run_dir / "report.html").read_text(
+            encoding="utf-8"
+        )
+    assert statuses(doc) == {**dict.fromkeys(done_before, "done"),
+                             "train": doc["stages"][3]["status"],
                              **dict.fromkeys(STAGES[4:], "pending")}
     stopped_at = int((run_dir / "ckpt.txt").read_text())
 
-    proc = _start(fake_site, ["--resume", str(run_dir)], tmp_path, FAKE_TRAIN_ITERS=str(stopped_at + 5))
+    proc = _start(fake_site, ["--resume", str(run_dir)], tmp_path,
+                  FAKE_TRAIN_ITERS=str(stopped_at + 5))
     output, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, output
     doc = read_pipeline(run_dir)
@@ -382,33 +443,41 @@ def test_stages_after_one_that_reran_run_again_even_across_a_stop(run_cli, tmp_p
     logs = tmp_path / "logs"
     assert run_cli("run", "m.npz", "--log-dir", str(logs)).exit_code == 0
     run_dir = only_run_dir(logs)
-    # train reruns, then the run stops during export (a failure here; a kill leaves it "running": the same rule)
-    result = run_cli("run", "--resume", str(run_dir), "--from", "train", env={"FAKE_FAIL": "export"})
+    # train reruns, then the run stops during export (a failure here; a kill leaves it "running":
+    # the same rule)
+    result = run_cli("run", "--resume", str(run_dir), "--from", "train",
+                     env={"FAKE_FAIL": "export"})
     assert result.exit_code != 0
     # sim2sim's result checked the old policy: pipeline.json no longer shows it as done (issue 31)
     sim2sim = read_pipeline(run_dir)["stages"][6]
     assert sim2sim["status"] == "pending" and "predates evaluate's rerun" in sim2sim["reason"]
     result = run_cli("run", "--resume", str(run_dir), env={"FAKE_FAIL": ""})
     assert result.exit_code == 0, result.output
-    assert calls(run_dir)[-2:] == ["export", "sim2sim"]  # sim2sim is not kept: it checked the old policy
+    # sim2sim is not kept: it checked the old policy
+    assert calls(run_dir)[-2:] == ["export", "sim2sim"]
     doc = read_pipeline(run_dir)
     sequence = [s["sequence"] for s in doc["stages"]]
     assert statuses(doc) == dict.fromkeys(STAGES, "done") and sequence[3:] == sorted(sequence[3:])
 
 
 def test_resume_with_more_iterations_on_a_finished_run_trains_again(run_cli, tmp_path):
-    """Before issue 31 ``--resume RUN --iterations N`` on a finished run kept train as done and trained
-    nothing; a stage whose settings changed (``Stage.settings``) now runs again, and so does everything after it."""
+    """Before issue 31 ``--resume RUN --iterations N`` on a finished run kept train as done and
+    trained nothing; a stage whose settings changed (``Stage.settings``) now runs again, and so does
+    everything after it."""
     logs = tmp_path / "logs"
     assert run_cli("run", "m.npz", "--log-dir", str(logs), "--iterations", "3").exit_code == 0
     run_dir = only_run_dir(logs)
     result = run_cli("run", "--resume", str(run_dir), "--iterations", "6")
     assert result.exit_code == 0, result.output
-    assert "train: done earlier, but --iterations changed from 3 to 6: running it again" in result.output
+    assert (
+        "train: done earlier, but --iterations changed from 3 to 6: running it again"
+        in result.output
+    )
     assert calls(run_dir) == [*STAGES, *STAGES[3:]]
     train = read_pipeline(run_dir)["stages"][3]
     assert train["settings"] == {"iterations": 6} and train["attempts"] == 2
-    result = run_cli("run", "--resume", str(run_dir), "--iterations", "6")  # the same again: nothing to do
+    # the same again: nothing to do
+    result = run_cli("run", "--resume", str(run_dir), "--iterations", "6")
     assert result.exit_code == 0 and calls(run_dir) == [*STAGES, *STAGES[3:]]
 
 
@@ -418,11 +487,16 @@ def test_a_stage_outdated_by_a_rerun_is_not_kept_as_done_when_deselected(run_cli
     run_dir = only_run_dir(logs)
     assert run_cli("run", "--resume", str(run_dir), "--only", "train").exit_code == 0
     doc = read_pipeline(run_dir)
-    assert statuses(doc)["sim2sim"] == "skipped" and "predates train's rerun" in doc["stages"][6]["reason"]
+    assert (
+        statuses(doc)["sim2sim"] == "skipped"
+        and "predates train's rerun" in doc["stages"][6]["reason"]
+    )
     assert statuses(doc)["replay"] == "done"  # upstream of train: still valid
 
 
-def test_a_stage_calling_sys_exit_fails_the_stage_instead_of_ending_the_run_with_exit_0(run_cli, tmp_path):
+def test_a_stage_calling_sys_exit_fails_the_stage_instead_of_ending_the_run_with_exit_0(
+    run_cli, tmp_path
+):
     import sys as _sys
 
     from primebot.pipeline.hooks.specs import hookimpl
@@ -433,10 +507,13 @@ def test_a_stage_calling_sys_exit_fails_the_stage_instead_of_ending_the_run_with
         def register_stages(self, register):
             register(Stage("quit", lambda ctx: _sys.exit(0), after=("sim2sim",)))
 
-    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"), extra=[("quitter", Quitter())])
+    result = run_cli("run", "m.npz", "--log-dir", str(tmp_path / "logs"),
+                     extra=[("quitter", Quitter())])
     assert result.exit_code == 3, result.output
     doc = read_pipeline(only_run_dir(tmp_path / "logs"))
-    assert doc["status"] == "failed" and "called sys.exit(0)" in doc["stages"][-1]["error"]["message"]
+    assert (
+        doc["status"] == "failed" and "called sys.exit(0)" in doc["stages"][-1]["error"]["message"]
+    )
 
 
 def test_resume_accepts_and_records_a_changed_learning_rate_but_no_other_setting(run_cli, tmp_path):

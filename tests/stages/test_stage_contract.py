@@ -106,7 +106,9 @@ def test_a_stage_naming_itself_is_refused():
 
 def test_stage_results_may_be_a_result_a_dict_or_none():
     assert normalize_result(None, "s") == StageResult()
-    assert normalize_result({"policy": "export/policy.onnx"}, "s").outputs == {"policy": "export/policy.onnx"}
+    assert normalize_result({"policy": "export/policy.onnx"}, "s").outputs == {
+        "policy": "export/policy.onnx"
+    }
     with pytest.raises(PluginError, match="stage 's' returned a int"):
         normalize_result(3, "s")
 
@@ -152,7 +154,11 @@ def test_the_train_stage_resumes_with_the_settings_given_on_resume(tmp_path):
     (tmp_path / "model_5.pt").write_bytes(b"")
     settings = PipelineSettings(motion="m.npz", iterations=40, resume_sets=["ppo.lr=1e-4"])
     request = train_request(StageContext(tmp_path, settings, registry=None, stage="train"))
-    assert request.resume == str(tmp_path) and request.iterations == 40 and request.sets == ["ppo.lr=1e-4"]
+    assert (
+        request.resume == str(tmp_path)
+        and request.iterations == 40
+        and request.sets == ["ppo.lr=1e-4"]
+    )
 
 
 def test_the_laptop_presets_train_four_epochs_and_the_full_preset_keeps_mjlabs_five():
@@ -171,4 +177,7 @@ def test_the_validate_stage_shows_the_training_overrides_a_motion_carries(tmp_pa
     ctx = StageContext(tmp_path, settings, registry=load_plugins().registry, stage="validate")
     result = validate(ctx)
     assert "task.terminations.end_effector_height=null" in result.summary["training_overrides"]
-    assert "it carries training overrides: task.terminations.end_effector_height=null" in result.message
+    assert (
+        "it carries training overrides: task.terminations.end_effector_height=null"
+        in result.message
+    )

@@ -1,4 +1,5 @@
-"""Checkpoints: atomic, verified, weights_only, never non-finite, fallback to the previous good one."""
+"""Checkpoints: atomic, verified, weights_only, never non-finite, fallback to the previous good
+one."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def _payload(scale: float = 1.0) -> dict:
     return {
         "iteration": 3,
         "learner": {"w": torch.arange(6.0).reshape(2, 3) * scale, "lr": 1e-3},
-        "ranks": [{"python_rng": (3, (1, 2, 3), None), "env": to_storable({"pos": np.ones((2, 2))})}],
+        "ranks": [{"python_rng": (3, (1, 2, 3), None),
+                   "env": to_storable({"pos": np.ones((2, 2))})}],
     }
 
 
@@ -119,7 +121,9 @@ def test_no_loadable_checkpoint_is_an_error_naming_the_run(tmp_path):
         load_latest_good(tmp_path)
 
 
-@pytest.mark.parametrize("content", [b"", b"hello\n", Path("/etc/passwd").read_bytes()[:400] or b"root:x:0:0\n"],
+@pytest.mark.parametrize("content",
+                         [b"", b"hello\n",
+                          Path("/etc/passwd").read_bytes()[:400] or b"root:x:0:0\n"],
                          ids=["empty", "text", "passwd"])
 def test_garbage_newest_checkpoint_is_refused_by_name_and_resume_falls_back(tmp_path, content):
     save_checkpoint(tmp_path / "model_5.pt", {**_payload(), "iteration": 5})
@@ -172,7 +176,7 @@ def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
         load_trained_policy(run_dir, "/etc/passwd")
 
 
-# -- issue 31: only damage falls back ---------------------------------------------------------------
+# -- issue 31: only damage falls back --------------------------------------------------------------
 def _good_and_newer(tmp_path: Path) -> Path:
     save_checkpoint(tmp_path / "model_5.pt", {**_payload(), "iteration": 5})
     return save_checkpoint(tmp_path / "model_10.pt", {**_payload(), "iteration": 10})
@@ -186,13 +190,16 @@ def test_an_io_error_stops_with_its_reason_instead_of_falling_back(tmp_path, mon
     newest = _good_and_newer(tmp_path)
     real_open = open
 
-    def failing_open(path, *args, **kwargs):  # a disk that fails reading one file (hardware we cannot have)
+    # a disk that fails reading one file (hardware we cannot have)
+    def failing_open(path, *args, **kwargs):
         if Path(path).name == "model_10.pt":
             raise OSError(errno.EIO, "Input/output error", str(path))
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(checkpoints, "open", failing_open, raising=False)
-    with pytest.raises(CheckpointError, match=r"model_10.pt cannot be read: Input/output error") as info:
+    with pytest.raises(
+        CheckpointError, match=r"model_10.pt cannot be read: Input/output error"
+    ) as info:
         load_latest_good(tmp_path)
     assert "nothing falls back" in str(info.value) and "dmesg" in info.value.fix
     assert newest.is_file()
@@ -202,11 +209,14 @@ def test_out_of_memory_while_loading_stops_instead_of_falling_back(tmp_path, mon
     _good_and_newer(tmp_path)
 
     def no_memory(*args, **kwargs):  # what torch raises when the allocator fails
-        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: "
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't "
+                           "allocate memory: "
                            "you tried to allocate 4000000000 bytes.")
 
     monkeypatch.setattr(torch, "load", no_memory)
-    with pytest.raises(CheckpointError, match="model_10.pt could not be loaded: out of memory") as info:
+    with pytest.raises(
+        CheckpointError, match="model_10.pt could not be loaded: out of memory"
+    ) as info:
         load_latest_good(tmp_path)
     assert "free memory" in info.value.fix
 
@@ -218,15 +228,16 @@ def test_a_checkpoint_from_a_newer_primebot_stops_instead_of_falling_back(tmp_pa
     monkeypatch.setattr(checkpoints, "VERSION", 2)  # written by a later primebot
     save_checkpoint(tmp_path / "model_10.pt", {**_payload(), "iteration": 10})
     monkeypatch.setattr(checkpoints, "VERSION", 1)
-    with pytest.raises(CheckpointError, match=r"model_10.pt was written by a newer primebot \(checkpoint format 2") \
+    with pytest.raises(CheckpointError,
+                       match=r"model_10.pt was written by a newer primebot \(checkpoint format 2") \
             as info:
         load_latest_good(tmp_path)
     assert "upgrade primebot" in info.value.fix
 
 
 def test_a_resume_past_a_newer_checkpoint_never_overwrites_it(tmp_path, monkeypatch):
-    """Before issue 31 the newer file was taken for corrupt: training fell back to model_5.pt and later wrote
-    its own model_7.pt over the good one."""
+    """Before issue 31 the newer file was taken for corrupt: training fell back to model_5.pt and
+    later wrote its own model_7.pt over the good one."""
     import pointmass_task
 
     from primebot.pipeline.hooks.host import load_plugins
@@ -234,12 +245,15 @@ def test_a_resume_past_a_newer_checkpoint_never_overwrites_it(tmp_path, monkeypa
     from primebot.pipeline.train.session import TrainRequest, run_training
 
     registry = load_plugins(extra=[("pointmass", pointmass_task)]).registry
-    out = run_training(registry, TrainRequest(task="pointmass", num_envs=8, iterations=7, log_dir=str(tmp_path),
+    out = run_training(registry,
+                       TrainRequest(task="pointmass", num_envs=8, iterations=7,
+                                    log_dir=str(tmp_path),
                                               progress=False))
     newest = out.run_dir / "model_7.pt"
     payload = load_checkpoint(newest)
     monkeypatch.setattr(checkpoints, "VERSION", 2)
-    save_checkpoint(newest, {k: v for k, v in payload.items() if k not in ("format", "version", "digest")})
+    save_checkpoint(newest,
+                    {k: v for k, v in payload.items() if k not in ("format", "version", "digest")})
     monkeypatch.setattr(checkpoints, "VERSION", 1)
     before = newest.read_bytes()
     with pytest.raises(CheckpointError, match="newer primebot"):
@@ -254,7 +268,9 @@ def test_a_damaged_newest_checkpoint_is_kept_aside_not_overwritten_on_resume(tmp
     from primebot.pipeline.train.session import TrainRequest, run_training
 
     registry = load_plugins(extra=[("pointmass", pointmass_task)]).registry
-    out = run_training(registry, TrainRequest(task="pointmass", num_envs=8, iterations=7, log_dir=str(tmp_path),
+    out = run_training(registry,
+                       TrainRequest(task="pointmass", num_envs=8, iterations=7,
+                                    log_dir=str(tmp_path),
                                               progress=False))
     damaged = (out.run_dir / "model_7.pt").read_bytes()[:500]
     (out.run_dir / "model_7.pt").write_bytes(damaged)

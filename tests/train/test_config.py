@@ -32,7 +32,8 @@ def test_learning_rate_in_exponent_form_is_accepted(registry):
 
 
 def test_a_new_reward_term_can_be_switched_on_from_the_command_line(registry):
-    cfg = resolve(registry, "task.rewards.feet_air_time.weight=0.5", "task.rewards.feet_air_time.params={std: 0.2}")
+    cfg = resolve(registry, "task.rewards.feet_air_time.weight=0.5",
+                  "task.rewards.feet_air_time.params={std: 0.2}")
     assert cfg.task_config["rewards"]["feet_air_time"] == {"weight": 0.5, "params": {"std": 0.2}}
 
 
@@ -47,31 +48,39 @@ def _motion_with_overrides(tmp_path, *overrides):
     from primebot.pipeline.motion.format import load_motion, save_motion
 
     path = tmp_path / "carried.npz"
-    save_motion(dataclasses.replace(load_motion("motions/wave.npz"), training_overrides=overrides), path)
+    save_motion(dataclasses.replace(load_motion("motions/wave.npz"), training_overrides=overrides),
+                path)
     return str(path)
 
 
 def test_a_motion_s_own_overrides_apply_and_a_set_of_the_same_key_wins(registry, tmp_path):
     motion = _motion_with_overrides(tmp_path, "task.terminations.end_effector_height=null",
-                                    "task.rewards.anchor_pos_error_exp.params.std=0.15", "policy.init_action_gain=0.01")
-    cfg = resolve_config(registry, TrainRequest(motion=motion, sets=["task.rewards.anchor_pos_error_exp.params.std=0.2"]),
+                                    "task.rewards.anchor_pos_error_exp.params.std=0.15",
+                                    "policy.init_action_gain=0.01")
+    cfg = resolve_config(registry,
+                         TrainRequest(motion=motion,
+                                      sets=["task.rewards.anchor_pos_error_exp.params.std=0.2"]),
                          "cpu")
     assert cfg.task_config["terminations"]["end_effector_height"] is None
     assert cfg.task_config["rewards"]["anchor_pos_error_exp"]["params"]["std"] == pytest.approx(0.2)
     assert cfg.policy.init_action_gain == pytest.approx(0.01)
 
 
-@pytest.mark.parametrize("override", ["num_envs=100000", "iterations=999999", "task=walk", "robot=biped4",
+@pytest.mark.parametrize("override",
+                         ["num_envs=100000", "iterations=999999", "task=walk", "robot=biped4",
                                       "device=cuda", "ppo.gamma=0.95", "runner.save_interval=1",
                                       "task.observations.noise=false", "seed=7"])
 def test_a_motion_may_not_size_the_run_or_switch_its_task(registry, tmp_path, override):
-    # a shared motion file is untrusted: only rewards, terminations, randomisation (its curriculum) and the
-    # policy's initialisation travel in it; the rest is the user's (issue 31)
-    motion = _motion_with_overrides(tmp_path, "task.terminations.end_effector_height=null", override)
+    # a shared motion file is untrusted: only rewards, terminations, randomisation (its curriculum)
+    # and the policy's initialisation travel in it; the rest is the user's (issue 31)
+    motion = _motion_with_overrides(tmp_path, "task.terminations.end_effector_height=null",
+                                    override)
     with pytest.raises(ConfigError) as err:
         resolve_config(registry, TrainRequest(motion=motion, num_envs=8, iterations=3), "cpu")
     key = override.partition("=")[0]
-    assert f"set {key}," in str(err.value) and "may not" in str(err.value) and motion in str(err.value)
+    assert (
+        f"set {key}," in str(err.value) and "may not" in str(err.value) and motion in str(err.value)
+    )
     assert "--set" in err.value.fix
 
 

@@ -1,4 +1,5 @@
-"""train.png: the same curves as report.html, one grid, from the logger's rows (numbers and blanks)."""
+"""train.png: the same curves as report.html, one grid, from the logger's rows (numbers and
+blanks)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from PIL import Image
 
 from primebot.pipeline.train.training_curves import curve_specs, render_grid, series
 
-HEADER = ["iteration", "episode_return", "reward_mean", "loss_value", "loss_surrogate", "randomization/strength",
+HEADER = ["iteration", "episode_return", "reward_mean", "loss_value", "loss_surrogate",
+          "randomization/strength",
           "episode_length", "verdict/success_rate", "verdict/mpkpe_m", "verdict/statue_mpkpe_m"]
 
 
@@ -16,8 +18,10 @@ def _rows(count: int) -> list[dict]:
     rows = []
     for it in range(1, count + 1):
         checked = it % 5 == 0  # the verdict columns are blank between checks
-        rows.append({"iteration": it, "episode_return": 0.1 * it, "reward_mean": 0.01 * it, "loss_value": 1 / it,
-                     "loss_surrogate": -0.01, "randomization/strength": 1.0, "episode_length": 10 + it,
+        rows.append({"iteration": it, "episode_return": 0.1 * it, "reward_mean": 0.01 * it,
+                     "loss_value": 1 / it,
+                     "loss_surrogate": -0.01, "randomization/strength": 1.0,
+                     "episode_length": 10 + it,
                      "verdict/success_rate": 0.5 if checked else None,
                      "verdict/mpkpe_m": 0.05 / it if checked else None,
                      "verdict/statue_mpkpe_m": 0.06 if checked else None})
@@ -33,7 +37,8 @@ def test_the_verdict_checks_are_a_curve_of_their_own():
 
 def test_series_skip_blank_unparsable_and_non_finite_values():
     rows = [{"iteration": 1, "x": 1.0}, {"iteration": 2, "x": None}, {"iteration": 3, "x": ""},
-            {"iteration": 4, "x": "nan"}, {"iteration": 5, "x": "oops"}, {"iteration": 6, "x": "2.5"},
+            {"iteration": 4, "x": "nan"}, {"iteration": 5, "x": "oops"},
+            {"iteration": 6, "x": "2.5"},
             {"iteration": 7, "x": math.inf}]
     assert series(rows, "x") == ([1.0, 6.0], [1.0, 2.5])
 

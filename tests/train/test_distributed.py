@@ -28,7 +28,8 @@ def _rank_main(rank: int, world: int, port: int, log_dir: str, out_dir: str) -> 
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), PRIMEBOT_DIST_TIMEOUT_S="120")
     torch.set_num_threads(1)
     host = load_plugins(extra=[("pointmass", pointmass_task)])
-    out = run_training(host.registry, TrainRequest(task="pointmass", num_envs=8, iterations=3, device="cpu",
+    out = run_training(host.registry,
+                       TrainRequest(task="pointmass", num_envs=8, iterations=3, device="cpu",
                                                    log_dir=log_dir, run_name="ddp", progress=False))
     runner = out.runner
     params = torch.cat([p.detach().flatten() for p in runner.ppo.actor_critic.parameters()])
@@ -63,6 +64,12 @@ def test_two_gloo_ranks_keep_identical_parameters_and_only_rank0_writes(tmp_path
 
 def test_context_reads_torchrun_variables():
     ctx = context_from_env({"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1"})
-    assert (ctx.rank, ctx.world_size, ctx.local_rank, ctx.is_main, ctx.enabled) == (3, 4, 1, False, True)
+    assert (ctx.rank, ctx.world_size, ctx.local_rank, ctx.is_main, ctx.enabled) == (
+        3,
+        4,
+        1,
+        False,
+        True,
+    )
     single = context_from_env({})
     assert single.is_main and not single.enabled

@@ -1,5 +1,5 @@
-"""``ppo.num_learning_epochs=auto``: fewer passes on a CPU, where the update bounds training; settled, recorded,
-reproduced on resume."""
+"""``ppo.num_learning_epochs=auto``: fewer passes on a CPU, where the update bounds training;
+settled, recorded, reproduced on resume."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from primebot.pipeline.ppo.config import ACCELERATOR_EPOCHS, CPU_EPOCHS, PPOConf
 from primebot.pipeline.train.session import TrainRequest, resolve_config, run_training
 
 
-@pytest.mark.parametrize(("device_type", "epochs"), [("cpu", CPU_EPOCHS), ("cuda", ACCELERATOR_EPOCHS),
+@pytest.mark.parametrize(("device_type", "epochs"),
+                         [("cpu", CPU_EPOCHS), ("cuda", ACCELERATOR_EPOCHS),
                                                       ("npu", ACCELERATOR_EPOCHS)])
 def test_auto_is_fewer_epochs_on_a_cpu_only(device_type, epochs):
     assert PPOConfig().num_learning_epochs == "auto"
@@ -46,6 +47,7 @@ def test_auto_is_settled_in_args_yaml_and_a_resume_keeps_it(tmp_path):
     assert args["config"]["ppo"]["num_learning_epochs"] == CPU_EPOCHS
     assert first.runner.cfg.ppo.num_learning_epochs == CPU_EPOCHS
 
-    resumed = run_training(host.registry, TrainRequest(resume=str(first.run_dir), iterations=2, progress=False))
+    resumed = run_training(host.registry,
+                           TrainRequest(resume=str(first.run_dir), iterations=2, progress=False))
     assert resumed.result.iteration == 2
     assert resumed.runner.cfg.ppo.num_learning_epochs == CPU_EPOCHS

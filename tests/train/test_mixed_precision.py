@@ -1,4 +1,5 @@
-"""Reduced precision in the PPO update: on where the hardware runs it natively, recorded, reproduced.
+"""Reduced precision in the PPO update: on where the hardware runs it natively, recorded,
+reproduced.
 
 The CPU's own flags decide ``ppo.mixed_precision=auto`` on a real run; the tests that need one
 answer or the other patch the cpu backend's ``native_autocast`` so they hold on any CI machine.
@@ -23,7 +24,10 @@ ARM_FEATURES = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes bf16 i8mm\n"
 
 def test_native_bf16_is_read_from_the_cpu_flags():
     assert native_bf16_features(ZEN4_FLAGS) == ["avx512_bf16"]
-    assert native_bf16_features(ZEN4_FLAGS.replace("avx512_vnni", "amx_bf16 amx_tile")) == ["avx512_bf16", "amx_bf16"]
+    assert native_bf16_features(ZEN4_FLAGS.replace("avx512_vnni", "amx_bf16 amx_tile")) == [
+        "avx512_bf16",
+        "amx_bf16",
+    ]
     assert native_bf16_features(ARM_FEATURES) == ["bf16"]
     assert native_bf16_features(OLDER_X86_FLAGS) == []
     assert native_bf16_features("") == []
@@ -63,7 +67,8 @@ def _train(tmp_path, **request):
 
 def test_the_settled_choice_is_recorded_finite_and_reproduced_on_resume(monkeypatch, tmp_path):
     monkeypatch.setattr(CpuBackend, "native_autocast", lambda self: "avx512_bf16")
-    first = _train(tmp_path, task="pointmass", num_envs=8, iterations=2, seed=5, log_dir=str(tmp_path))
+    first = _train(tmp_path, task="pointmass", num_envs=8, iterations=2, seed=5,
+                   log_dir=str(tmp_path))
     assert first.runner.ppo.autocast_dtype == torch.bfloat16
     assert all(torch.isfinite(p).all() for p in first.runner.ppo.actor_critic.parameters())
     assert not first.runner.ppo.nonfinite
@@ -80,6 +85,10 @@ def test_the_settled_choice_is_recorded_finite_and_reproduced_on_resume(monkeypa
 
 def test_a_cpu_without_native_bf16_trains_in_float32(monkeypatch, tmp_path):
     monkeypatch.setattr(CpuBackend, "native_autocast", lambda self: "")
-    out = _train(tmp_path, task="pointmass", num_envs=8, iterations=1, seed=5, log_dir=str(tmp_path))
+    out = _train(tmp_path, task="pointmass", num_envs=8, iterations=1, seed=5,
+                 log_dir=str(tmp_path))
     assert out.runner.ppo.autocast_dtype is None
-    assert yaml.safe_load((out.run_dir / "args.yaml").read_text())["config"]["ppo"]["mixed_precision"] == "off"
+    assert (
+        yaml.safe_load((out.run_dir / "args.yaml").read_text())["config"]["ppo"]["mixed_precision"]
+        == "off"
+    )

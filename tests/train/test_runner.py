@@ -43,7 +43,8 @@ def test_run_directory_holds_args_csv_curve_and_checkpoints(registry, tmp_path):
     assert {"args.yaml", "train.csv", "train.png", "model_5.pt", "model_6.pt"} <= names
     header, rows = read_csv_rows(run_dir / "train.csv")
     assert [r["iteration"] for r in rows] == [str(i) for i in range(1, 7)]
-    for column in ("env_steps", "reward_mean", "episode_return", "loss_surrogate", "loss_value", "approx_kl",
+    for column in ("env_steps", "reward_mean", "episode_return", "loss_surrogate", "loss_value",
+                   "approx_kl",
                    "learning_rate", "action_std", "sps", "collect_s", "update_s"):
         assert column in header
     assert rows[-1]["env_steps"] == str(6 * 16 * 16)
@@ -54,20 +55,23 @@ def test_point_mass_policy_learns(registry, tmp_path):
     out = _train(registry, tmp_path, iterations=40, sets=["task.episode_length=20"])
     _, rows = read_csv_rows(out.run_dir / "train.csv")
     first = [float(r["reward_mean"]) for r in rows[:3]]
-    last = [float(r["reward_mean"]) for r in rows[-10:]]  # ten: one iteration's mean reward is noisy
+    # ten: one iteration's mean reward is noisy
+    last = [float(r["reward_mean"]) for r in rows[-10:]]
     assert sum(last) / 10 > sum(first) / 3 + 0.1
 
 
 def test_resume_continues_bit_for_bit(registry, tmp_path):
     straight = _train(registry, tmp_path / "a", iterations=8, seed=5)
     first = _train(registry, tmp_path / "b", iterations=4, seed=5)
-    resumed = run_training(registry, TrainRequest(resume=str(first.run_dir), iterations=8, progress=False))
+    resumed = run_training(registry,
+                           TrainRequest(resume=str(first.run_dir), iterations=8, progress=False))
     assert resumed.run_dir == first.run_dir and resumed.result.iteration == 8
     a = load_checkpoint(straight.run_dir / "model_8.pt")
     b = load_checkpoint(first.run_dir / "model_8.pt")
     for name, tensor in a["learner"]["actor_critic"].items():
         assert torch.equal(tensor, b["learner"]["actor_critic"][name]), name
-    assert torch.equal(a["learner"]["obs_normalizer"]["mean"], b["learner"]["obs_normalizer"]["mean"])
+    assert torch.equal(a["learner"]["obs_normalizer"]["mean"],
+                       b["learner"]["obs_normalizer"]["mean"])
     rows_a, header_a = _rows_without_wall_clock(straight.run_dir)
     rows_b, header_b = _rows_without_wall_clock(first.run_dir)
     assert header_a == header_b
@@ -75,12 +79,14 @@ def test_resume_continues_bit_for_bit(registry, tmp_path):
     assert len(rows_a) == 8
 
 
-def test_resume_skips_a_corrupt_checkpoint_and_redoes_the_later_csv_rows(registry, tmp_path, caplog):
+def test_resume_skips_a_corrupt_checkpoint_and_redoes_the_later_csv_rows(registry, tmp_path,
+                                                                         caplog):
     first = _train(registry, tmp_path, iterations=7, seed=2, sets=["runner.save_interval=5"])
     last = first.run_dir / "model_7.pt"
     last.write_bytes(last.read_bytes()[:1000])  # as if the disk filled while writing it
     with caplog.at_level("WARNING"):
-        out = run_training(registry, TrainRequest(resume=str(first.run_dir), iterations=7, progress=False))
+        out = run_training(registry,
+                           TrainRequest(resume=str(first.run_dir), iterations=7, progress=False))
     assert "model_7.pt is truncated or corrupt" in caplog.text and "falling back" in caplog.text
     assert out.result.iteration == 7
     _, rows = read_csv_rows(first.run_dir / "train.csv")
@@ -96,9 +102,12 @@ def test_resume_refuses_changed_settings(registry, tmp_path):
         run_training(registry, TrainRequest(resume=str(first.run_dir), sets=["ppo.gamma=0.5"]))
 
 
-def test_nan_in_observations_stops_training_naming_it_and_writes_no_bad_checkpoint(registry, tmp_path):
+def test_nan_in_observations_stops_training_naming_it_and_writes_no_bad_checkpoint(
+    registry, tmp_path
+):
     # 16 steps per iteration: step 100 is in iteration 7, after model_5.pt was written.
-    with pytest.raises(NonFiniteError, match=r"non-finite observations at iteration 7, step 3 \(env 0, column 1\)"):
+    with pytest.raises(NonFiniteError,
+                       match=r"non-finite observations at iteration 7, step 3 \(env 0, column 1\)"):
         _train(registry, tmp_path, iterations=10, run_name="nan", sets=["task.nan_at_step=100"])
     run_dir = next((tmp_path / "nan").iterdir())
     assert [it for it, _ in numbered_checkpoints(run_dir)] == [5]
@@ -152,7 +161,8 @@ def test_csv_is_flushed_each_row_and_grows_columns_for_new_terms(tmp_path):
         if len(read_csv_rows(tmp_path / "train.csv")[1]) == 1:
             break
         time.sleep(0.01)
-    assert read_csv_rows(tmp_path / "train.csv")[1][0]["reward_mean"] == "0.5"  # readable while running
+    # readable while running
+    assert read_csv_rows(tmp_path / "train.csv")[1][0]["reward_mean"] == "0.5"
     train_log.log({"iteration": 2, "reward_mean": 0.25, "episode/reach": 3.0})
     train_log.close()
     header, rows = read_csv_rows(tmp_path / "train.csv")
@@ -174,16 +184,19 @@ def test_stop_when_tracked_needs_checks(registry, tmp_path):
 
 
 class _ScriptedProbe:
-    """Stands in for the task's verdict probe: says 'tracked' from its ``tracked_from``-th call on."""
+    """Stands in for the task's verdict probe: says 'tracked' from its ``tracked_from``-th call
+    on."""
 
     def __init__(self, tracked_from: int) -> None:
         self.calls, self.tracked_from = 0, tracked_from
 
     def __call__(self, policy):
         self.calls += 1
-        policy.act(torch.zeros(1, 4).numpy())  # the runner hands over a working deterministic policy
+        # the runner hands over a working deterministic policy
+        policy.act(torch.zeros(1, 4).numpy())
         tracked = self.calls >= self.tracked_from
-        return {"success_rate": 1.0, "mpkpe_m": 0.01, "statue_mpkpe_m": 0.1, "fraction_removed": 0.9,
+        return {"success_rate": 1.0, "mpkpe_m": 0.01, "statue_mpkpe_m": 0.1,
+                "fraction_removed": 0.9,
                 "verdict": {"tracked": tracked, "reason": "scripted"}}
 
 
@@ -193,8 +206,8 @@ RUN_ID = "0" * 32
 
 def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int = 0, complete=None,
                          iterations: int = 40):
-    """Train the point mass with verdict checks every 3 iterations; its curriculum completes at the given
-    iteration, or when ``complete(runner)`` says so."""
+    """Train the point mass with verdict checks every 3 iterations; its curriculum completes at the
+    given iteration, or when ``complete(runner)`` says so."""
     from primebot.pipeline.train.on_policy_runner import OnPolicyRunner
     from primebot.pipeline.train.train_config import TrainConfig
 
@@ -202,7 +215,8 @@ def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int
     cfg = TrainConfig(task="pointmass", num_envs=16, iterations=iterations)
     cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
     cfg.policy.actor_hidden = cfg.policy.critic_hidden = (32, 32)
-    env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
+    env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0,
+                        config=dict(spec.default_config),
                         registry=registry, num_threads=1)
     runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=probe)
     runner.run_id = RUN_ID  # as the session sets it: every checkpoint carries its run's id
@@ -219,7 +233,8 @@ def _learn_until_tracked(registry, tmp_path, probe, complete_from_iteration: int
 def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registry, tmp_path):
     probe = _ScriptedProbe(tracked_from=2)
     result = _learn_until_tracked(registry, tmp_path, probe)
-    assert result.status == "finished" and result.iteration == 9  # checks at 3 (no), 6 (yes), 9 (yes)
+    # checks at 3 (no), 6 (yes), 9 (yes)
+    assert result.status == "finished" and result.iteration == 9
     # the check at 6 is the first tracked one, a new best: it plays a second set of episodes
     assert probe.calls == 4 and (tmp_path / "model_9.pt").is_file()
     _, rows = read_csv_rows(tmp_path / "train.csv")
@@ -227,26 +242,31 @@ def test_stop_when_tracked_finishes_at_the_second_tracked_check_in_a_row(registr
 
 
 def test_stop_when_tracked_counts_only_checks_after_the_curriculum_completed(registry, tmp_path):
-    """Tracked from the check at 6 on, but the curriculum completes at 13: the checks at 15 and 18 are the
-    first two of a policy trained under the full conditions, so the run stops at 18."""
-    result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2), complete_from_iteration=13)
+    """Tracked from the check at 6 on, but the curriculum completes at 13: the checks at 15 and 18
+    are the first two of a policy trained under the full conditions, so the run stops at 18."""
+    result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2),
+                                  complete_from_iteration=13)
     assert result.status == "finished" and result.iteration == 18
 
 
-def test_a_check_that_completes_the_curriculum_does_not_count_towards_stopping(registry, tmp_path, monkeypatch):
-    """A curriculum that completes when told of the third check (at 9; a verdict curriculum raises the
-    strength on a tracked check): the policy checked at 9 never trained at full strength, so the checks
-    that count are those at 12 and 15. Every check reaches the env."""
+def test_a_check_that_completes_the_curriculum_does_not_count_towards_stopping(registry, tmp_path,
+                                                                               monkeypatch):
+    """A curriculum that completes when told of the third check (at 9; a verdict curriculum raises
+    the strength on a tracked check): the policy checked at 9 never trained at full strength, so the
+    checks that count are those at 12 and 15. Every check reaches the env."""
     from primebot.pipeline.sim.env import VecEnv
 
     seen: list[bool] = []
-    monkeypatch.setattr(VecEnv, "observe_verdict", lambda env, summary: seen.append(summary["verdict"]["tracked"]))
-    result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2), complete=lambda _: len(seen) >= 3)
+    monkeypatch.setattr(VecEnv, "observe_verdict", lambda env,
+                        summary: seen.append(summary["verdict"]["tracked"]))
+    result = _learn_until_tracked(registry, tmp_path, _ScriptedProbe(tracked_from=2),
+                                  complete=lambda _: len(seen) >= 3)
     assert seen == [False, True, True, True, True] and result.iteration == 15
 
 
 class _ScoredProbe:
-    """A verdict probe that reads its checks' figures from a script: (tracked, success rate, MPKPE) per call."""
+    """A verdict probe that reads its checks' figures from a script: (tracked, success rate, MPKPE)
+    per call."""
 
     def __init__(self, script: list[tuple[bool, float, float]]) -> None:
         self.script, self.calls = script, 0
@@ -254,21 +274,26 @@ class _ScoredProbe:
     def __call__(self, policy):
         tracked, success, mpkpe = self.script[min(self.calls, len(self.script) - 1)][:3]
         self.calls += 1
-        return {"success_rate": success, "mpkpe_m": mpkpe, "statue_mpkpe_m": 0.1, "fraction_removed": 0.5,
+        return {"success_rate": success, "mpkpe_m": mpkpe, "statue_mpkpe_m": 0.1,
+                "fraction_removed": 0.5,
                 "verdict": {"tracked": tracked, "reason": "scripted"}}
 
 
-def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads(registry, tmp_path):
-    """Checks at 3, 6, 9 … 21: the one at 9 tracked before the curriculum completed (at 13), the one at 15
-    tracked after it; nothing after tracks. model_best.pt is the policy of iteration 15 and is what
-    load_trained_policy returns for the run, though training went on to 21. (Each tracked new best plays
-    a second set of episodes: the script's repeated rows.)"""
+def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads(
+    registry, tmp_path
+):
+    """Checks at 3, 6, 9 … 21: the one at 9 tracked before the curriculum completed (at 13), the one
+    at 15 tracked after it; nothing after tracks. model_best.pt is the policy of iteration 15 and is
+    what load_trained_policy returns for the run, though training went on to 21. (Each tracked new
+    best plays a second set of episodes: the script's repeated rows.)"""
     from primebot.pipeline.train.checkpoints import load_checkpoint
     from primebot.pipeline.train.trained_policy import load_trained_policy
 
-    script = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01), (False, 1.0, 0.04),
+    script = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01),
+              (False, 1.0, 0.04),
               (True, 1.0, 0.02), (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
-    result = _learn_until_tracked(registry, tmp_path, _ScoredProbe(script), complete_from_iteration=13,
+    result = _learn_until_tracked(registry, tmp_path, _ScoredProbe(script),
+                                  complete_from_iteration=13,
                                   iterations=21)
     assert result.iteration == 21
     best = load_checkpoint(tmp_path / "model_best.pt")
@@ -279,12 +304,13 @@ def test_model_best_is_the_best_verdict_check_and_is_the_policy_evaluation_loads
 
 
 def test_a_lucky_check_does_not_become_model_best_nor_count_towards_stopping(registry, tmp_path):
-    """The check at 6 reads better than the one at 3, but its second set of episodes falls: it ranks as that
-    second set, stays out of model_best.pt and breaks the run of tracked checks, so the run stops at 12
-    (checks at 9 and 12), not at 6."""
+    """The check at 6 reads better than the one at 3, but its second set of episodes falls: it ranks
+    as that second set, stays out of model_best.pt and breaks the run of tracked checks, so the run
+    stops at 12 (checks at 9 and 12), not at 6."""
     from primebot.pipeline.train.checkpoints import load_checkpoint
 
-    script = [(True, 1.0, 0.01), (True, 1.0, 0.012),   # 3, and its second set: a new best, confirmed
+    # 3, and its second set: a new best, confirmed
+    script = [(True, 1.0, 0.01), (True, 1.0, 0.012),
               (True, 1.0, 0.005), (False, 0.7, 0.03),  # 6: looks best, does not hold
               (True, 1.0, 0.02), (True, 1.0, 0.02)]    # 9 and 12: tracked, not better than 3
     probe = _ScoredProbe(script)
@@ -293,18 +319,25 @@ def test_a_lucky_check_does_not_become_model_best_nor_count_towards_stopping(reg
     best = load_checkpoint(tmp_path / "model_best.pt")
     assert best["iteration"] == 3 and best["best_check"] == [1.0, 1.0, 1.0, 1.0, 1.0, -0.012, 3]
     _, rows = read_csv_rows(tmp_path / "train.csv")
-    assert [r.get("verdict/confirmed") for r in rows if r.get("verdict/tracked")] == ["1.0", "0.0", "", ""]
+    assert [r.get("verdict/confirmed") for r in rows if r.get("verdict/tracked")] == [
+        "1.0",
+        "0.0",
+        "",
+        "",
+    ]
 
 
 def test_a_check_that_did_not_track_is_not_ranked_by_its_curriculum_progress(registry, tmp_path):
-    """A curriculum at the full conditions for the first check only (as the tracking task's, which starts
-    at full strength and falls back when the checks fall): that untrained check (success 0.25) must not
-    beat the later ones trained below the full conditions; none tracks, so the best is the one at 9
-    (success 1.00, lower MPKPE), and its rank keeps its true progress (0: the stage's warning reads it)."""
+    """A curriculum at the full conditions for the first check only (as the tracking task's, which
+    starts at full strength and falls back when the checks fall): that untrained check (success
+    0.25) must not beat the later ones trained below the full conditions; none tracks, so the best
+    is the one at 9 (success 1.00, lower MPKPE), and its rank keeps its true progress (0: the
+    stage's warning reads it)."""
     from primebot.pipeline.train.checkpoints import load_checkpoint
 
     script = [(False, 0.25, 0.08), (False, 1.0, 0.03), (False, 1.0, 0.02)]
-    result = _learn_until_tracked(registry, tmp_path, _ScoredProbe(script), complete=lambda r: r.iteration <= 3,
+    result = _learn_until_tracked(registry, tmp_path, _ScoredProbe(script),
+                                  complete=lambda r: r.iteration <= 3,
                                   iterations=9)
     assert result.iteration == 9
     best = load_checkpoint(tmp_path / "model_best.pt")
@@ -319,7 +352,8 @@ def test_a_run_without_verdict_checks_evaluates_its_last_checkpoint(registry, tm
 
 
 def _close_in_thread(train_log: TrainingLog) -> BaseException | None:
-    """close() on a helper thread, so a regression (close waiting forever) fails instead of hanging the suite."""
+    """close() on a helper thread, so a regression (close waiting forever) fails instead of hanging
+    the suite."""
     import threading
 
     outcome: list[BaseException | None] = []
@@ -338,7 +372,9 @@ def _close_in_thread(train_log: TrainingLog) -> BaseException | None:
     return outcome[0]
 
 
-def test_a_full_disk_under_the_log_stops_training_with_a_typed_error_and_never_hangs(tmp_path, monkeypatch):
+def test_a_full_disk_under_the_log_stops_training_with_a_typed_error_and_never_hangs(
+    tmp_path, monkeypatch
+):
     import errno
 
     from primebot.pipeline.errors import DiskFullError
@@ -377,11 +413,14 @@ def test_atomic_write_on_a_full_disk_is_a_disk_full_error_and_leaves_the_old_fil
     atomic_write_text(tmp_path / "a.txt", "old")
     with pytest.raises(DiskFullError, match="a.txt"), atomic_path(tmp_path / "a.txt"):
         raise OSError(errno.ENOSPC, "No space left on device")
-    assert (tmp_path / "a.txt").read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+    assert (tmp_path / "a.txt").read_text() == "old" and sorted(
+        p.name for p in tmp_path.iterdir()
+    ) == ["a.txt"]
 
 
 # -- issue 31: crash windows ---------------------------------------------------------------------
-_BEST_AT_15 = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01), (False, 1.0, 0.04),
+_BEST_AT_15 = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01),
+               (False, 1.0, 0.04),
                (True, 1.0, 0.02), (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
 """Checks every 3 iterations up to 21; the best is the check at 15 (as in the test above)."""
 
@@ -389,21 +428,25 @@ _BEST_AT_15 = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True,
 def test_model_best_is_a_link_to_the_numbered_checkpoint_of_its_check(registry, tmp_path):
     import os
 
-    _learn_until_tracked(registry, tmp_path, _ScoredProbe(_BEST_AT_15), complete_from_iteration=13, iterations=21)
-    # model_15.pt is written first, then model_best.pt made the same file: a stop between the two writes
-    # leaves a numbered checkpoint that resume repairs model_best.pt from
+    _learn_until_tracked(registry, tmp_path, _ScoredProbe(_BEST_AT_15), complete_from_iteration=13,
+                         iterations=21)
+    # model_15.pt is written first, then model_best.pt made the same file: a stop between the two
+    # writes leaves a numbered checkpoint that resume repairs model_best.pt from
     assert os.path.samefile(tmp_path / "model_best.pt", tmp_path / "model_15.pt")
     assert load_checkpoint(tmp_path / "model_15.pt")["best_check"][-1] == 15
 
 
-def test_resume_repairs_a_model_best_left_behind_by_a_stop_between_the_two_writes(registry, tmp_path):
+def test_resume_repairs_a_model_best_left_behind_by_a_stop_between_the_two_writes(
+    registry, tmp_path
+):
     from primebot.pipeline.train.on_policy_runner import OnPolicyRunner
     from primebot.pipeline.train.train_config import TrainConfig
 
-    _learn_until_tracked(registry, tmp_path, _ScoredProbe(_BEST_AT_15), complete_from_iteration=13, iterations=21)
+    _learn_until_tracked(registry, tmp_path, _ScoredProbe(_BEST_AT_15), complete_from_iteration=13,
+                         iterations=21)
     best = tmp_path / "model_best.pt"
-    # as if the process was killed after model_15.pt was written, before model_best.pt followed (the check at
-    # 9 was the best before): the summary would name 15 while the file holds 9
+    # as if the process was killed after model_15.pt was written, before model_best.pt followed (the
+    # check at 9 was the best before): the summary would name 15 while the file holds 9
     from primebot.pipeline.train.checkpoints import save_checkpoint
 
     older = {k: v for k, v in load_checkpoint(tmp_path / "model_15.pt").items()
@@ -415,10 +458,13 @@ def test_resume_repairs_a_model_best_left_behind_by_a_stop_between_the_two_write
     cfg = TrainConfig(task="pointmass", num_envs=16, iterations=21)
     cfg.runner.check_interval, cfg.runner.stop_when_tracked = 3, True
     cfg.policy.actor_hidden = cfg.policy.critic_hidden = (32, 32)
-    env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0, config=dict(spec.default_config),
+    env = spec.make_env(robot=None, motion=None, num_envs=16, seed=0,
+                        config=dict(spec.default_config),
                         registry=registry, num_threads=1)
     try:
-        runner = OnPolicyRunner(env, cfg, run_dir=tmp_path, progress=False, probe=_ScoredProbe(_BEST_AT_15))
+        runner = OnPolicyRunner(
+            env, cfg, run_dir=tmp_path, progress=False, probe=_ScoredProbe(_BEST_AT_15)
+        )
         runner.run_id = RUN_ID
         runner.restore(load_checkpoint(tmp_path / "model_21.pt"))
         assert "linked again from model_15.pt" in runner.reconcile_best()
@@ -432,17 +478,21 @@ def test_a_torn_train_csv_row_does_not_survive_a_resume(registry, tmp_path):
     csv_path = first.run_dir / "train.csv"
     text = csv_path.read_text(encoding="utf-8")
     # killed while appending the row of iteration 4: its line stops half-way, values cut short
-    csv_path.write_text(text[: text.rstrip().rfind("\n") + 1] + text.rstrip().splitlines()[-1][:25], encoding="utf-8")
-    resumed = run_training(registry, TrainRequest(resume=str(first.run_dir), iterations=6, progress=False))
+    csv_path.write_text(text[: text.rstrip().rfind("\n") + 1] + text.rstrip().splitlines()[-1][:25],
+                        encoding="utf-8")
+    resumed = run_training(registry,
+                           TrainRequest(resume=str(first.run_dir), iterations=6, progress=False))
     assert resumed.result.iteration == 6
     header, rows = read_csv_rows(csv_path)
-    assert [r["iteration"] for r in rows] == ["1", "2", "3", "5", "6"]  # the torn row is gone, not half-kept
+    # the torn row is gone, not half-kept
+    assert [r["iteration"] for r in rows] == ["1", "2", "3", "5", "6"]
     assert all(None not in r.values() and r["loss_value"] != "" for r in rows)
     assert csv_path.read_text(encoding="utf-8").endswith("\n")
 
 
 class _RobustnessProbe(_ScoredProbe):
-    """A scored probe that also measures robustness: (tracked, success, MPKPE, success under perturbation)."""
+    """A scored probe that also measures robustness: (tracked, success, MPKPE, success under
+    perturbation)."""
 
     def __call__(self, policy):
         row = self.script[min(self.calls, len(self.script) - 1)]
@@ -450,14 +500,19 @@ class _RobustnessProbe(_ScoredProbe):
         return {**summary, "robust_success_rate": row[3], "robust": row[3] >= 0.9}
 
 
-def test_a_robust_check_beats_a_tracked_one_and_only_robust_checks_stop_training(registry, tmp_path):
-    """Checks at 3 and 6 track with the lower MPKPE but fall under perturbation; the one at 9 tracks and is
-    robust, so it becomes model_best.pt, and training stops at the second robust check in a row (12)."""
+def test_a_robust_check_beats_a_tracked_one_and_only_robust_checks_stop_training(
+    registry, tmp_path
+):
+    """Checks at 3 and 6 track with the lower MPKPE but fall under perturbation; the one at 9 tracks
+    and is robust, so it becomes model_best.pt, and training stops at the second robust check in a
+    row (12)."""
     from primebot.pipeline.train.checkpoints import load_checkpoint
 
-    script = [(True, 1.0, 0.005, 0.5), (True, 1.0, 0.005, 0.5),  # 3 (and its second set): tracked, fragile
+    # 3 (and its second set): tracked, fragile
+    script = [(True, 1.0, 0.005, 0.5), (True, 1.0, 0.005, 0.5),
               (True, 1.0, 0.01, 0.5),                           # 6: no better than 3
-              (True, 1.0, 0.02, 0.95), (True, 1.0, 0.02, 0.94),  # 9 (and its second set): robust, a new best
+              # 9 (and its second set): robust, a new best
+              (True, 1.0, 0.02, 0.95), (True, 1.0, 0.02, 0.94),
               (True, 1.0, 0.02, 0.9)]                           # 12: robust too
     probe = _RobustnessProbe(script)
     result = _learn_until_tracked(registry, tmp_path, probe)
@@ -465,4 +520,9 @@ def test_a_robust_check_beats_a_tracked_one_and_only_robust_checks_stop_training
     best = load_checkpoint(tmp_path / "model_best.pt")
     assert best["iteration"] == 9 and best["best_check"] == [1.0, 1.0, 0.94, 1.0, 1.0, -0.02, 9]
     _, rows = read_csv_rows(tmp_path / "train.csv")
-    assert [r["verdict/robust_success_rate"] for r in rows if r.get("verdict/tracked")] == ["0.5", "0.5", "0.95", "0.9"]
+    assert [r["verdict/robust_success_rate"] for r in rows if r.get("verdict/tracked")] == [
+        "0.5",
+        "0.5",
+        "0.95",
+        "0.9",
+    ]

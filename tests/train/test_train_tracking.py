@@ -26,7 +26,8 @@ def registry():
 
 
 def _train(registry, log_dir, iterations):
-    return run_training(registry, TrainRequest(motion=str(WAVE), num_envs=8, iterations=iterations, seed=7,
+    return run_training(registry,
+                        TrainRequest(motion=str(WAVE), num_envs=8, iterations=iterations, seed=7,
                                                sets=SMALL, log_dir=str(log_dir), progress=False))
 
 
@@ -46,5 +47,8 @@ def test_tracking_resume_is_bit_for_bit(registry, tmp_path):
     a = load_checkpoint(straight.run_dir / "model_4.pt")["learner"]["actor_critic"]
     b = load_checkpoint(first.run_dir / "model_4.pt")["learner"]["actor_critic"]
     assert all(torch.equal(a[k], b[k]) for k in a)
-    strip = lambda rows: [{k: v for k, v in r.items() if k not in WALL_CLOCK_COLUMNS} for r in rows]  # noqa: E731
-    assert strip(read_csv_rows(straight.run_dir / "train.csv")[1]) == strip(read_csv_rows(first.run_dir / "train.csv")[1])
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in WALL_CLOCK_COLUMNS}  # noqa: E731
+                          for r in rows]
+    assert strip(read_csv_rows(straight.run_dir / "train.csv")[1]) == strip(
+        read_csv_rows(first.run_dir / "train.csv")[1]
+    )

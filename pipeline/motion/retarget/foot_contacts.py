@@ -41,9 +41,11 @@ def _merge_short(flags: np.ndarray, shortest: int) -> np.ndarray:
     return out
 
 
-def detect_contacts(heights: np.ndarray, speeds: np.ndarray, fps: float, *, height_tol: float = CONTACT_HEIGHT,
+def detect_contacts(heights: np.ndarray, speeds: np.ndarray, fps: float, *,
+                    height_tol: float = CONTACT_HEIGHT,
                     speed_tol: float = CONTACT_SPEED) -> np.ndarray:
-    """[T] bool: the foot rests on the floor (``heights`` above its resting level, horizontal ``speeds``)."""
+    """[T] bool: the foot rests on the floor (``heights`` above its resting level, horizontal
+    ``speeds``)."""
     raw = (np.asarray(heights) < height_tol) & (np.asarray(speeds) < speed_tol)
     return _merge_short(raw, max(2, int(round(MIN_RUN_S * fps))))
 
@@ -53,9 +55,10 @@ def horizontal_speed(track: np.ndarray, fps: float) -> np.ndarray:
     return np.linalg.norm(np.gradient(track[:, :2], 1.0 / fps, axis=0), axis=-1)
 
 
-def lock_contacts(track: np.ndarray, contact: np.ndarray, fps: float, *, rest_z: float | None = None) -> np.ndarray:
-    """``track`` [T, 3] held still while in ``contact``: x and y at each contact phase's median, z at
-    ``rest_z`` (left alone when None); blended in over ``BLEND_S`` before touchdown and out over
+def lock_contacts(track: np.ndarray, contact: np.ndarray, fps: float, *,
+                  rest_z: float | None = None) -> np.ndarray:
+    """``track`` [T, 3] held still while in ``contact``: x and y at each contact phase's median, z
+    at ``rest_z`` (left alone when None); blended in over ``BLEND_S`` before touchdown and out over
     ``BLEND_S`` after lift-off, so the held track never jumps."""
     out = np.array(track, dtype=float)
     frames = len(out)
@@ -82,7 +85,9 @@ def lock_contacts(track: np.ndarray, contact: np.ndarray, fps: float, *, rest_z:
 
 
 def skate(track: np.ndarray, contact: np.ndarray) -> np.ndarray:
-    """Per contact phase, the largest horizontal distance (m) of ``track`` [T, 3] from where it landed."""
+    """Per contact phase, the largest horizontal distance (m) of ``track`` [T, 3] from where it
+    landed."""
     return np.array([
-        float(np.linalg.norm(track[start:end, :2] - track[start, :2], axis=-1).max()) for start, end in runs(contact)
+        float(np.linalg.norm(track[start:end, :2] - track[start, :2], axis=-1).max())
+        for start, end in runs(contact)
     ])

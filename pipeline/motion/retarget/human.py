@@ -65,19 +65,22 @@ def check_fps(fps: float, source: Path | str) -> float:
     if fps is None or not np.isfinite(fps) or fps <= 0:
         raise RetargetError(
             f"{source}: frame rate {fps} is not a positive number",
-            fix="pass the rate the motion was captured at, e.g. --fps 30 (OMOMO, AMASS as prepared) or 120",
+            fix="pass the rate the motion was captured at, e.g. --fps 30 (OMOMO, AMASS as "
+                "prepared) or 120",
         )
     return float(fps)
 
 
 def feet_joints(human: HumanMotion, roles: dict[str, str]) -> dict[str, list[str]]:
     """side → the skeleton's foot joints (ankle, toe) present in the file."""
-    return {side: [roles[r] for r in foot if r in roles and roles[r] in human.names] for side, foot in FOOT_ROLES.items()}
+    return {side: [roles[r] for r in foot if r in roles and roles[r] in human.names]
+            for side, foot in FOOT_ROLES.items()}
 
 
 def stature_estimate(human: HumanMotion, roles: dict[str, str]) -> float | None:
     """The person's stature from the skeleton: the head joint's height above the feet's lowest
-    point in the frames where it is highest (the person standing), divided by ``HEAD_JOINT_HEIGHT``."""
+    point in the frames where it is highest (the person standing), divided by
+    ``HEAD_JOINT_HEIGHT``."""
     head = roles.get("head")
     feet = [j for joints in feet_joints(human, roles).values() for j in joints]
     if head not in human.names or not feet:
@@ -91,10 +94,12 @@ def check_human(human: HumanMotion, roles: dict[str, str]) -> None:
     """Refuse a motion that cannot be retargeted, naming the file, frame or joint, and the fix."""
     pos = human.positions
     if pos.ndim != 3 or pos.shape[-1] != 3 or pos.shape[1] != len(human.names):
-        raise RetargetError(f"{human.source}: positions have shape {pos.shape}, expected (T, {len(human.names)}, 3)",
+        raise RetargetError(f"{human.source}: positions have shape {pos.shape}, expected (T, "
+                            f"{len(human.names)}, 3)",
                             fix="store global joint positions as frames × joints × xyz")
     if human.num_frames < 2:
-        raise RetargetError(f"{human.source}: {human.num_frames} frame(s); a motion needs at least 2",
+        raise RetargetError(f"{human.source}: {human.num_frames} frame(s); a motion needs at least "
+                            "2",
                             fix="export the whole clip")
     check_fps(human.fps, human.source)
     bad = ~np.isfinite(pos)
@@ -103,25 +108,32 @@ def check_human(human: HumanMotion, roles: dict[str, str]) -> None:
         raise RetargetError(
             f"{human.source}: joint {human.names[joint]!r} is NaN or infinite at frame {frame} "
             f"({int(bad.any(axis=2).any(axis=1).sum())} frame(s) in all)",
-            fix="fill the gaps in the capture (interpolate the missing markers) or cut those frames out",
+            fix="fill the gaps in the capture (interpolate the missing markers) or cut those "
+                "frames out",
         )
     feet = feet_joints(human, roles)
     missing = [side for side, joints in feet.items() if not joints]
     if missing:
         raise RetargetError(
-            f"{human.source}: the skeleton has no {' or '.join(missing)} foot (no ankle or toe joint"
-            f"{' named in the map' if human.skeleton is None else ''}); a robot's feet cannot be placed without it",
-            fix="retarget a full-body capture, or give the map `roles:` naming each side's ankle (and toe) joint",
+            f"{human.source}: the skeleton has no {' or '.join(missing)} foot (no ankle or toe "
+            "joint"
+            f"{' named in the map' if human.skeleton is None else ''}); a robot's feet cannot be "
+            "placed without it",
+            fix="retarget a full-body capture, or give the map `roles:` naming each side's ankle "
+                "(and toe) joint",
         )
     tall = stature_estimate(human, roles)
     if tall is not None and tall > TALLEST_PERSON_M:
         raise RetargetError(
-            f"{human.source}: the person would be {tall:.1f} m tall: the positions look like centimetres "
+            f"{human.source}: the person would be {tall:.1f} m tall: the positions look like "
+            "centimetres "
             "(or millimetres), where metres were expected",
             fix="pass --units cm (or mm), or save the positions in metres",
         )
     if tall is not None and tall < SHORTEST_PERSON_M:
         raise RetargetError(
-            f"{human.source}: the person would be {tall:.2f} m tall: the positions are not in metres",
-            fix="pass --units (cm, mm, in) or --height with the person's stature in the file's units",
+            f"{human.source}: the person would be {tall:.2f} m tall: the positions are not in "
+            "metres",
+            fix="pass --units (cm, mm, in) or --height with the person's stature in the file's "
+                "units",
         )

@@ -1,4 +1,5 @@
-"""Whole-body inverse kinematics with mink on the robot's own MJCF (docs/motions.md, "From human motion").
+"""Whole-body inverse kinematics with mink on the robot's own MJCF (docs/motions.md, "From human
+motion").
 
 One ``BodyIK`` per robot model: a frame task per pulled body (position and orientation costs), a
 posture task that keeps unpulled joints near a reference pose, and the model's joint limits as a
@@ -23,7 +24,8 @@ STEP_DT = 0.02
 """s: mink's integration step; a velocity v moves the configuration by v·STEP_DT per iteration."""
 DAMPING = 1e-4
 POSTURE_COST = 0.05
-"""A light pull towards the reference pose: resolves what the targets leave free (a wrist's roll)."""
+"""A light pull towards the reference pose: resolves what the targets leave free (a wrist's
+roll)."""
 TOLERANCE = 1e-5
 """Stop iterating a frame once no joint moves more than this (rad or m) in one iteration."""
 
@@ -37,7 +39,8 @@ class BodyIK:
                  com_cost: float | Sequence[float] = 0.0) -> None:
         self.model, self.indices = model, indices
         self.configuration = mink.Configuration(model)
-        self.tasks = [mink.FrameTask(body, "body", position_cost=float(p), orientation_cost=float(o))
+        self.tasks = [mink.FrameTask(body, "body", position_cost=float(p),
+                                     orientation_cost=float(o))
                       for body, p, o in zip(bodies, position_cost, orientation_cost, strict=True)]
         self.position_cost = np.asarray(position_cost, dtype=float)
         self.orientation_cost = np.asarray(orientation_cost, dtype=float)
@@ -69,8 +72,8 @@ class BodyIK:
         o_scale = ones if orientation_scale is None else orientation_scale
         p_scale = ones if position_scale is None else position_scale
         for e, (task, pos, quat) in enumerate(zip(self.tasks, positions, quats, strict=True)):
-            task.set_target(mink.SE3.from_rotation_and_translation(mink.SO3(np.asarray(quat, float)),
-                                                                   np.asarray(pos, float)))
+            task.set_target(mink.SE3.from_rotation_and_translation(
+                mink.SO3(np.asarray(quat, float)), np.asarray(pos, float)))
             task.set_orientation_cost(self.orientation_cost[e] * o_scale[e])
             task.set_position_cost(self.position_cost[e] * p_scale[e])
         self.configuration.update(q)
@@ -79,7 +82,8 @@ class BodyIK:
             self.com.set_target(np.asarray(com, dtype=float))
             tasks.append(self.com)
         for _ in range(iterations):
-            velocity = mink.solve_ik(self.configuration, tasks, STEP_DT, SOLVER, damping=DAMPING, limits=self.limits)
+            velocity = mink.solve_ik(self.configuration, tasks, STEP_DT, SOLVER, damping=DAMPING,
+                                     limits=self.limits)
             self.configuration.integrate_inplace(velocity, STEP_DT)
             if np.abs(velocity).max() * STEP_DT < TOLERANCE:
                 break

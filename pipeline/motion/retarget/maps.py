@@ -14,7 +14,8 @@ A map is a YAML file per robot and skeleton::
 positions defines: the pelvis (hips and spine), the chest (shoulders and neck) and the ankles (the
 foot's heading, flat). A robot's built-in maps are ``<skeleton>.yaml`` files in the folder its spec
 names in ``extra["retarget_maps"]``, else in ``retarget/`` beside its MJCF; ``guess_map`` pairs the
-skeleton's roles with a model's bodies when there is none (``robots new`` writes those, marked REVIEW).
+skeleton's roles with a model's bodies when there is none (``robots new`` writes those, marked
+REVIEW).
 """
 
 from __future__ import annotations
@@ -64,9 +65,15 @@ class RetargetMap:
 
 
 def _weight(source: str, where: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value) or value < 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not np.isfinite(value)
+        or value < 0
+    ):
         raise RetargetError(f"{source}: {where} must be a number ≥ 0, got {value!r}",
-                            fix="give costs such as position: 1.0, orientation: 0.5 (0 leaves it free)")
+                            fix="give costs such as position: 1.0, orientation: 0.5 (0 leaves it "
+                                "free)")
     return float(value)
 
 
@@ -75,26 +82,33 @@ def load_map(path: str | Path) -> RetargetMap:
     path = Path(path)
     raw = read_yaml(path, "joint map", RetargetError, "check the path given to --map")
     if not isinstance(raw, dict) or not isinstance(raw.get("joints"), dict) or not raw["joints"]:
-        raise RetargetError(f"{path}: expected a mapping with 'joints' (human joint → {{body, position, orientation}})",
+        raise RetargetError(f"{path}: expected a mapping with 'joints' (human joint → {{body, "
+                            "position, orientation})",
                             fix="see docs/motions.md, \"Maps\"")
     unknown = set(raw) - MAP_KEYS
     if unknown:
-        raise RetargetError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}", fix=f"allowed: {', '.join(sorted(MAP_KEYS))}")
+        raise RetargetError(f"{path}: unknown key(s) {', '.join(sorted(unknown))}",
+                            fix=f"allowed: {', '.join(sorted(MAP_KEYS))}")
     entries = []
     for joint, spec in raw["joints"].items():
         where = f"joints.{joint}"
         if isinstance(spec, str):
             spec = {"body": spec}
         if not isinstance(spec, dict) or "body" not in spec or set(spec) - ENTRY_KEYS:
-            raise RetargetError(f"{path}: {where} must be {{body: NAME, position: COST, orientation: COST}}, got {spec!r}",
+            raise RetargetError(f"{path}: {where} must be {{body: NAME, position: COST, "
+                                f"orientation: COST}}, got {spec!r}",
                                 fix="see docs/motions.md, \"Maps\"")
-        entries.append(MapEntry(str(joint), str(spec["body"]), _weight(str(path), f"{where}.position", spec.get("position", 1.0)),
-                                _weight(str(path), f"{where}.orientation", spec.get("orientation", 0.0))))
+        entries.append(MapEntry(str(joint), str(spec["body"]),
+                                _weight(str(path), f"{where}.position", spec.get("position", 1.0)),
+                                _weight(str(path), f"{where}.orientation",
+                                        spec.get("orientation", 0.0))))
     roles = raw.get("roles") or {}
     bad_roles = sorted(set(roles) - set(ROLES)) if isinstance(roles, dict) else ["(not a mapping)"]
     if bad_roles:
-        raise RetargetError(f"{path}: roles has unknown role(s) {', '.join(bad_roles)}", fix=f"roles: {', '.join(ROLES)}")
-    return RetargetMap(str(raw.get("skeleton", "")), entries, {str(k): str(v) for k, v in roles.items()}, str(path))
+        raise RetargetError(f"{path}: roles has unknown role(s) {', '.join(bad_roles)}",
+                            fix=f"roles: {', '.join(ROLES)}")
+    return RetargetMap(str(raw.get("skeleton", "")), entries,
+                       {str(k): str(v) for k, v in roles.items()}, str(path))
 
 
 def _did_you_mean(name: str, choices) -> str:
@@ -102,19 +116,23 @@ def _did_you_mean(name: str, choices) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def check_map(retarget_map: RetargetMap, model: mujoco.MjModel, names: tuple[str, ...], roles: dict[str, str],
+def check_map(retarget_map: RetargetMap, model: mujoco.MjModel, names: tuple[str, ...],
+              roles: dict[str, str],
               feet: tuple[str, ...], source: Path) -> None:
     """The map fits the file and the robot: its joints are in the file, its bodies in the model, the
     robot's feet are pulled by a foot joint, and orientation costs are only on oriented roles."""
     for entry in retarget_map.entries:
         if entry.joint not in names:
             raise RetargetError(
-                f"{retarget_map.source}: joint {entry.joint!r} is not in {source}{_did_you_mean(entry.joint, names)}; "
+                f"{retarget_map.source}: joint {entry.joint!r} is not in "
+                f"{source}{_did_you_mean(entry.joint, names)}; "
                 f"its joints: {', '.join(names[:30])}{' …' if len(names) > 30 else ''}",
-                fix="use the file's joint names in the map (or pass --map with the map for this skeleton)",
+                fix="use the file's joint names in the map (or pass --map with the map for this "
+                    "skeleton)",
             )
         if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, entry.body) < 0:
-            bodies = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in range(1, model.nbody)]
+            bodies = [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_BODY, b)
+                      for b in range(1, model.nbody)]
             raise RetargetError(
                 f"{retarget_map.source}: joints.{entry.joint}: the robot has no body {entry.body!r}"
                 f"{_did_you_mean(entry.body, bodies)}",
@@ -123,9 +141,11 @@ def check_map(retarget_map: RetargetMap, model: mujoco.MjModel, names: tuple[str
         role = next((r for r, j in roles.items() if j == entry.joint), None)
         if entry.orientation > 0 and role not in ORIENTED_ROLES:
             raise RetargetError(
-                f"{retarget_map.source}: joints.{entry.joint} has an orientation cost, but a skeleton of positions "
+                f"{retarget_map.source}: joints.{entry.joint} has an orientation cost, but a "
+                "skeleton of positions "
                 f"defines no orientation for it",
-                fix=f"set orientation: 0, or map the joint of one of the roles {', '.join(ORIENTED_ROLES)}",
+                fix="set orientation: 0, or map the joint of one of the roles "
+                    f"{', '.join(ORIENTED_ROLES)}",
             )
     mapped = {e.body for e in retarget_map.entries if e.position > 0}
     unpulled = [f for f in feet if f not in mapped]
@@ -137,7 +157,8 @@ def check_map(retarget_map: RetargetMap, model: mujoco.MjModel, names: tuple[str
 
 
 def map_folder(spec) -> Path:
-    """Where a robot keeps its built-in maps: ``extra["retarget_maps"]``, else ``retarget/`` beside the MJCF."""
+    """Where a robot keeps its built-in maps: ``extra["retarget_maps"]``, else ``retarget/`` beside
+    the MJCF."""
     folder = spec.extra.get("retarget_maps")
     return Path(folder) if folder else Path(spec.mjcf).parent / "retarget"
 
@@ -167,9 +188,9 @@ def _chain(model: mujoco.MjModel, top: int, end: int) -> list[int]:
 
 
 def _limb(model: mujoco.MjModel, data: mujoco.MjData, top: int, end: int) -> tuple[int, int, int]:
-    """(first, middle, end) bodies of the limb from ``top`` to ``end``: the middle is the body furthest
-    from both the limb's first body and its end (the knee, the elbow: the middle of a straight limb,
-    the corner of a bent one)."""
+    """(first, middle, end) bodies of the limb from ``top`` to ``end``: the middle is the body
+    furthest from both the limb's first body and its end (the knee, the elbow: the middle of a
+    straight limb, the corner of a bent one)."""
     chain = _chain(model, top, end) or [end]
     first = chain[0]
     inner = chain[1:-1] or chain
@@ -178,11 +199,12 @@ def _limb(model: mujoco.MjModel, data: mujoco.MjData, top: int, end: int) -> tup
     return first, middle, end
 
 
-def guess_map(model: mujoco.MjModel, skeleton: Skeleton, *, root: str, anchor: str, feet: tuple[str, ...],
+def guess_map(model: mujoco.MjModel, skeleton: Skeleton, *, root: str, anchor: str,
+              feet: tuple[str, ...],
               hands: tuple[str, ...]) -> RetargetMap:
-    """A map of ``skeleton``'s roles onto a model's bodies: pelvis → root, chest → anchor, each leg's
-    hip, knee and ankle → the first, middle and foot body of the chain from the root to that foot,
-    each arm's shoulder, elbow and wrist likewise from the anchor to that hand. Left is +y."""
+    """A map of ``skeleton``'s roles onto a model's bodies: pelvis → root, chest → anchor, each
+    leg's hip, knee and ankle → the first, middle and foot body of the chain from the root to that
+    foot, each arm's shoulder, elbow and wrist likewise from the anchor to that hand. Left is +y."""
     data = mujoco.MjData(model)
     if model.nkey:
         mujoco.mj_resetDataKeyframe(model, data, 0)
@@ -224,14 +246,19 @@ def map_yaml(retarget_map: RetargetMap, *, header: str = "", review: bool = Fals
     lines += [f"skeleton: {retarget_map.skeleton}", "joints:"]
     width = max(len(e.joint) for e in retarget_map.entries) + 1
     for e in retarget_map.entries:
-        line = f"  {e.joint + ':':<{width}} {{body: {e.body}, position: {e.position:g}, orientation: {e.orientation:g}}}"
+        line = (
+            f"  {e.joint + ':':<{width}} {{body: {e.body}, position: {e.position:g}, orientation: "
+            f"{e.orientation:g}}}"
+        )
         lines.append(line + ("  # REVIEW" if review else ""))
     return "\n".join(lines) + "\n"
 
 
-def write_guessed_maps(model: mujoco.MjModel, folder: Path, *, root: str, anchor: str, feet: tuple[str, ...],
+def write_guessed_maps(model: mujoco.MjModel, folder: Path, *, root: str, anchor: str,
+                       feet: tuple[str, ...],
                        hands: tuple[str, ...]) -> list[Path]:
-    """One guessed map per known skeleton into ``folder`` (what ``robots new`` ships beside the model)."""
+    """One guessed map per known skeleton into ``folder`` (what ``robots new`` ships beside the
+    model)."""
     from ...atomic import atomic_write_text
 
     written = []
@@ -239,8 +266,10 @@ def write_guessed_maps(model: mujoco.MjModel, folder: Path, *, root: str, anchor
         guessed = guess_map(model, skeleton, root=root, anchor=anchor, feet=feet, hands=hands)
         path = folder / f"{skeleton.name}.yaml"
         atomic_write_text(path, map_yaml(guessed, review=True, header=(
-            f"Joint map {skeleton.name} → this robot for `primebot motion retarget`, guessed by `robots new`.\n"
-            "REVIEW each line: the body each human joint pulls, and its position and orientation costs\n"
+            f"Joint map {skeleton.name} → this robot for `primebot motion retarget`, guessed by "
+            "`robots new`.\n"
+            "REVIEW each line: the body each human joint pulls, and its position and orientation "
+            "costs\n"
             "(docs/motions.md, \"Maps\"). Remove a line to leave that body free.")))
         written.append(path)
     return written

@@ -3,7 +3,8 @@
 * foot skate: per contact phase of the person's feet, how far the robot's foot slides horizontally
   from where it landed (cm); the worst phase and the mean are reported;
 * penetration: how deep any robot collision geom goes below the floor at worst (cm);
-* joint-limit violations: joint samples outside their range (the IK keeps them in; smoothing must too);
+* joint-limit violations: joint samples outside their range (the IK keeps them in; smoothing must
+  too);
 * IK residual: per mapped body, how far it ends from its target (mean and worst, cm);
 * seconds: the wall time of the retarget.
 """
@@ -53,14 +54,20 @@ class Quality:
     def lines(self) -> list[str]:
         ok = lambda good: "ok " if good else "BAD"  # noqa: E731
         out = [
-            f"  {ok(self.worst_skate_cm <= SKATE_TARGET_CM)} foot skate      worst {self.worst_skate_cm:.2f} cm, mean "
-            f"{self.mean_skate_cm:.2f} cm over {self.contact_phases} contact phase(s) (target ≤ {SKATE_TARGET_CM:g} cm)",
-            f"  {ok(self.penetration_cm <= PENETRATION_TARGET_CM)} penetration     worst {self.penetration_cm:.2f} cm "
+            f"  {ok(self.worst_skate_cm <= SKATE_TARGET_CM)} foot skate      worst "
+            f"{self.worst_skate_cm:.2f} cm, mean "
+            f"{self.mean_skate_cm:.2f} cm over {self.contact_phases} contact phase(s) (target ≤ "
+            f"{SKATE_TARGET_CM:g} cm)",
+            f"  {ok(self.penetration_cm <= PENETRATION_TARGET_CM)} penetration     worst "
+            f"{self.penetration_cm:.2f} cm "
             f"below the floor (target ≤ {PENETRATION_TARGET_CM:g} cm)",
-            f"  {ok(self.limit_violations == 0)} joint limits    {self.limit_violations} joint sample(s) outside their range",
-            "      IK residual  " + ", ".join(f"{b} {m:.1f}/{w:.1f}" for b, (m, w) in self.residual_cm.items())
+            f"  {ok(self.limit_violations == 0)} joint limits    {self.limit_violations} joint "
+            "sample(s) outside their range",
+            "      IK residual  "
+            + ", ".join(f"{b} {m:.1f}/{w:.1f}" for b, (m, w) in self.residual_cm.items())
             + " cm (mean/worst)",
-            f"      {self.frames} frames at 50 fps, scale {self.scale:.3f} (person {self.stature:.2f} m), "
+            f"      {self.frames} frames at 50 fps, scale {self.scale:.3f} (person "
+            f"{self.stature:.2f} m), "
             f"{self.seconds:.1f} s",
         ]
         return out + [f"      note: {n}" for n in self.notes]
@@ -71,7 +78,8 @@ class Quality:
             "contact_phases": self.contact_phases, "penetration_cm": self.penetration_cm,
             "limit_violations": self.limit_violations,
             "residual_cm": {b: {"mean": m, "worst": w} for b, (m, w) in self.residual_cm.items()},
-            "seconds": self.seconds, "frames": self.frames, "scale": self.scale, "stature_m": self.stature,
+            "seconds": self.seconds, "frames": self.frames, "scale": self.scale,
+            "stature_m": self.stature,
             "notes": list(self.notes),
         }
 

@@ -37,7 +37,8 @@ BISECTIONS = 24
 
 @dataclass
 class BalanceReport:
-    """The frames whose ZMP is outside the feet, and the worst distance outside, before and after."""
+    """The frames whose ZMP is outside the feet, and the worst distance outside, before and
+    after."""
 
     frames_outside_before: int
     frames_outside_after: int
@@ -53,8 +54,9 @@ class BalanceReport:
 
 
 def inside_point(point: np.ndarray, hull: np.ndarray, margin: float = MARGIN_M) -> np.ndarray:
-    """The point nearest ``point`` on the segment from ``hull``'s centroid to it that lies ``margin``
-    inside ``hull`` (the centroid itself when the polygon is too small to have such a point)."""
+    """The point nearest ``point`` on the segment from ``hull``'s centroid to it that lies
+    ``margin`` inside ``hull`` (the centroid itself when the polygon is too small to have such a
+    point)."""
     centre = polygon_centroid(hull)
     if signed_margin(point, hull) >= margin:
         return np.asarray(point, dtype=float)

@@ -1,7 +1,9 @@
-"""Human motion → robot motion (``primebot motion retarget``): read, check, target, solve, floor, measure.
+"""Human motion → robot motion (``primebot motion retarget``): read, check, target, solve, floor,
+measure.
 
-``retarget_human`` takes a read ``HumanMotion`` and a robot; ``retarget_file`` reads the source, finds
-the map, retargets and writes the motion. The steps and the figures: docs/motions.md, "From human motion".
+``retarget_human`` takes a read ``HumanMotion`` and a robot; ``retarget_file`` reads the source,
+finds the map, retargets and writes the motion. The steps and the figures: docs/motions.md, "From
+human motion".
 """
 
 from __future__ import annotations
@@ -49,7 +51,8 @@ def _keyframe(model: mujoco.MjModel, spec: RobotSpec) -> int:
     return key if key >= 0 else 0
 
 
-def _rest_pose(model, indices, spec, bodies: list[str]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def _rest_pose(model, indices, spec,
+               bodies: list[str]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """side → the foot body's height above its sole when flat; body → its orientation standing (root
     upright, facing +x)."""
     data = next(iter(posed_frames(model, indices, np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]),
@@ -62,7 +65,8 @@ def _rest_pose(model, indices, spec, bodies: list[str]) -> tuple[dict[str, float
         subtree = [b for b in range(model.nbody) if _below(model, int(foot), b)]
         on = mask & np.isin(model.geom_bodyid, subtree)
         feet[side] = float(data.xpos[foot, 2] - low[on].min()) if on.any() else 0.0
-    quats = {b: data.xquat[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b)].copy() for b in bodies}
+    quats = {b: data.xquat[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b)].copy()
+             for b in bodies}
     return feet, quats
 
 
@@ -82,7 +86,8 @@ def _progress(total: int, enabled: bool):
 
 def resolve_map(spec: RobotSpec, model: mujoco.MjModel, human: HumanMotion,
                 map_path: str | Path | None) -> tuple[RetargetMap, list[str]]:
-    """The map to use (``--map``, the robot's built-in map for the skeleton, else a guessed one) and notes."""
+    """The map to use (``--map``, the robot's built-in map for the skeleton, else a guessed one) and
+    notes."""
     if map_path is not None:
         return load_map(map_path), []
     found = find_map(spec, human.skeleton)
@@ -90,14 +95,18 @@ def resolve_map(spec: RobotSpec, model: mujoco.MjModel, human: HumanMotion,
         return load_map(found), [f"joint map {found}"]
     if human.skeleton is None:
         raise RetargetError(
-            f"{human.source}: the skeleton is none that primebot knows (joints: {', '.join(human.names[:12])} …) "
+            f"{human.source}: the skeleton is none that primebot knows (joints: "
+            f"{', '.join(human.names[:12])} …) "
             f"and robot {spec.name!r} has no map for it",
-            fix="write a joint map naming these joints and their roles (docs/motions.md, \"Maps\") and pass --map",
+            fix="write a joint map naming these joints and their roles (docs/motions.md, \"Maps\") "
+                "and pass --map",
         )
     hands = tuple(b for b in spec.end_effector_bodies if b not in spec.feet)
-    guessed = guess_map(model, human.skeleton, root=spec.root_body or spec.anchor_body, anchor=spec.anchor_body,
+    guessed = guess_map(model, human.skeleton, root=spec.root_body or spec.anchor_body,
+                        anchor=spec.anchor_body,
                         feet=tuple(spec.feet), hands=hands)
-    return guessed, [f"robot {spec.name!r} has no {human.skeleton.name} map: using one guessed from its model "
+    return guessed, [f"robot {spec.name!r} has no {human.skeleton.name} map: using one guessed "
+                     "from its model "
                      "(write one and pass --map for better results)"]
 
 
@@ -115,7 +124,8 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
     check_map(retarget_map, model, human.names, roles, tuple(spec.feet), human.source)
     if height is not None:
         if not np.isfinite(height) or height <= 0:
-            raise RetargetError(f"--height {height} is not a positive number of metres", fix="e.g. --height 1.75")
+            raise RetargetError(f"--height {height} is not a positive number of metres",
+                                fix="e.g. --height 1.75")
         stature = float(height)
     elif human.height is not None:
         stature = float(human.height)
@@ -123,23 +133,30 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
     else:
         stature = stature_estimate(human, roles)
         if stature is None:
-            raise RetargetError(f"{human.source}: the person's height cannot be estimated (no head joint)",
+            raise RetargetError(f"{human.source}: the person's height cannot be estimated (no head "
+                                "joint)",
                                 fix="pass --height in metres")
-        notes.append(f"the person's height estimated at {stature:.2f} m from the skeleton (--height to set it)")
+        notes.append(f"the person's height estimated at {stature:.2f} m from the skeleton "
+                     "(--height to set it)")
     robot_height = standing_height(model, _keyframe(model, spec))
     feet_rest, rest_quats = _rest_pose(model, indices, spec, [e.body for e in retarget_map.entries])
     targets = build_targets(human, roles, retarget_map, stature=stature, robot_height=robot_height,
-                            foot_rest_height=feet_rest, body_rest_quat=rest_quats, fps=OUTPUT_FPS, align=align)
+                            foot_rest_height=feet_rest, body_rest_quat=rest_quats, fps=OUTPUT_FPS,
+                            align=align)
 
     ik = BodyIK(model, indices, targets.bodies, targets.position_cost, targets.orientation_cost,
                 spec.default_joint_pos, com_cost=(COM_COST, COM_COST, 0.0) if balance else 0.0)
     frames = len(targets.positions)
-    root_entry = next((e for e, b in enumerate(targets.bodies) if b == model.body(indices.root_body_id).name), 0)
-    q = ik.qpos(targets.positions[0, root_entry], targets.quats[0, root_entry], spec.default_joint_pos)
+    root_entry = next(
+        (e for e, b in enumerate(targets.bodies) if b == model.body(indices.root_body_id).name), 0
+    )
+    q = ik.qpos(targets.positions[0, root_entry], targets.quats[0, root_entry],
+                spec.default_joint_pos)
     qpos = np.empty((frames, model.nq))
     with _progress(frames, progress) as bar:
         for t in range(frames):
-            q = ik.solve(q, targets.positions[t], targets.quats[t], orientation_scale=targets.orientation_scale[t],
+            q = ik.solve(q, targets.positions[t], targets.quats[t],
+                         orientation_scale=targets.orientation_scale[t],
                          iterations=FIRST_FRAME_ITERATIONS if t == 0 else FRAME_ITERATIONS)
             qpos[t] = q
             bar.update(1)
@@ -158,7 +175,8 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
     root_pos, root_quat, joint_pos = _finish(model, indices, qpos, targets)
     motion = motion_from_trajectory(model, indices, spec.joint_names, OUTPUT_FPS, root_pos,
                                     root_quat, joint_pos)
-    quality = _quality(model, indices, motion, targets, time.perf_counter() - started, stature, notes)
+    quality = _quality(model, indices, motion, targets, time.perf_counter() - started, stature,
+                       notes)
     return Retargeted(motion, quality, targets, retarget_map, human, roles)
 
 
@@ -176,9 +194,11 @@ def _finish(model, indices, qpos: np.ndarray, targets: Targets):
 
 
 def _foot_lows(model, indices, root_pos, root_quat, joint_pos):
-    """[T] lowest point of every collision geom, and per foot body [T, F] the lowest of its geoms."""
+    """[T] lowest point of every collision geom, and per foot body [T, F] the lowest of its
+    geoms."""
     mask = robot_geoms(model)
-    subtree = {int(f): mask & np.isin(model.geom_bodyid, [b for b in range(model.nbody) if _below(model, int(f), b)])
+    subtree = {int(f): mask & np.isin(model.geom_bodyid,
+                                      [b for b in range(model.nbody) if _below(model, int(f), b)])
                for f in indices.feet_body_ids}
     lowest = np.empty(len(joint_pos))
     feet = np.empty((len(joint_pos), len(indices.feet_body_ids)))
@@ -194,7 +214,8 @@ def _foot_lows(model, indices, root_pos, root_quat, joint_pos):
 
 
 def _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets: Targets) -> np.ndarray:
-    """[T] root height change: a planted foot's sole rests on the floor, and nothing ever goes below it."""
+    """[T] root height change: a planted foot's sole rests on the floor, and nothing ever goes below
+    it."""
     lowest, feet, sides = _foot_lows(model, indices, root_pos, root_quat, joint_pos)
     planted = np.stack([targets.contact[side] for side in sides], axis=1)
     shift = np.where(planted.any(axis=1), -np.where(planted, feet, np.inf).min(axis=1), 0.0)
@@ -204,29 +225,37 @@ def _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets: Target
 
 def _quality(model, indices, motion: Motion, targets: Targets, seconds, stature, notes) -> Quality:
     root = indices.root_body_id - 1
-    lowest, _, sides = _foot_lows(model, indices, motion.body_pos_w[:, root], motion.body_quat_w[:, root],
+    lowest, _, sides = _foot_lows(model, indices, motion.body_pos_w[:, root],
+                                  motion.body_quat_w[:, root],
                                   motion.joint_pos)
-    tracks = {side: motion.body_pos_w[:, int(f) - 1] for side, f in zip(sides, indices.feet_body_ids, strict=True)}
+    tracks = {side: motion.body_pos_w[:, int(f) - 1]
+              for side, f in zip(sides, indices.feet_body_ids, strict=True)}
     body_pos, target_pos = {}, {}
     for e, body in enumerate(targets.bodies):
         if targets.position_cost[e] <= 0:
             continue  # an orientation-only target has no position to miss
         b = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, body) - 1
         body_pos[body], target_pos[body] = motion.body_pos_w[:, b], targets.positions[:, e]
-    return measure(tracks, targets.contact, lowest, motion.joint_pos, indices.joint_range, body_pos, target_pos,
-                   seconds=seconds, frames=motion.num_frames, scale=targets.scale, stature=stature, notes=notes)
+    return measure(tracks, targets.contact, lowest, motion.joint_pos, indices.joint_range, body_pos,
+                   target_pos,
+                   seconds=seconds, frames=motion.num_frames, scale=targets.scale, stature=stature,
+                   notes=notes)
 
 
-def retarget_file(source: str | Path, spec: RobotSpec, output: str | Path, *, fmt: str | None = None,
-                  fps: float | None = None, units: str | None = None, map_path: str | Path | None = None,
+def retarget_file(source: str | Path, spec: RobotSpec, output: str | Path, *,
+                  fmt: str | None = None,
+                  fps: float | None = None, units: str | None = None,
+                  map_path: str | Path | None = None,
                   height: float | None = None, align: bool = True, progress: bool = False,
                   balance: bool = True) -> Retargeted:
-    """Read ``source``, retarget it onto ``spec``'s robot and write the motion atomically to ``output``."""
+    """Read ``source``, retarget it onto ``spec``'s robot and write the motion atomically to
+    ``output``."""
     from ..format import save_motion
     from .sources import load_human
 
     human = load_human(source, fmt=fmt, fps=fps, units=units)
-    done = retarget_human(human, spec, map_path=map_path, height=height, align=align, progress=progress,
+    done = retarget_human(human, spec, map_path=map_path, height=height, align=align,
+                          progress=progress,
                           balance=balance)
     done.quality.notes[:0] = human.notes
     save_motion(done.motion, output)

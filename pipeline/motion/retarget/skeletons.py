@@ -39,7 +39,8 @@ class Skeleton:
 
 
 def _fingers(prefix: str) -> list[str]:
-    return [f"{prefix}{finger}{k}" for finger in ("Index", "Middle", "Pinky", "Ring", "Thumb") for k in (1, 2, 3)]
+    return [f"{prefix}{finger}{k}" for finger in ("Index", "Middle", "Pinky", "Ring", "Thumb")
+            for k in (1, 2, 3)]
 
 
 SMPLH = Skeleton(
@@ -53,7 +54,8 @@ SMPLH = Skeleton(
     {
         "pelvis": "Pelvis", "spine": "Spine", "chest": "Chest", "neck": "Neck", "head": "Head",
         "left_hip": "L_Hip", "left_knee": "L_Knee", "left_ankle": "L_Ankle", "left_toe": "L_Toe",
-        "right_hip": "R_Hip", "right_knee": "R_Knee", "right_ankle": "R_Ankle", "right_toe": "R_Toe",
+        "right_hip": "R_Hip", "right_knee": "R_Knee", "right_ankle": "R_Ankle",
+        "right_toe": "R_Toe",
         "left_shoulder": "L_Shoulder", "left_elbow": "L_Elbow", "left_wrist": "L_Wrist",
         "right_shoulder": "R_Shoulder", "right_elbow": "R_Elbow", "right_wrist": "R_Wrist",
     },
@@ -68,7 +70,8 @@ SMPLX = Skeleton(
     {
         "pelvis": "Pelvis", "spine": "Spine1", "chest": "Spine3", "neck": "Neck", "head": "Head",
         "left_hip": "L_Hip", "left_knee": "L_Knee", "left_ankle": "L_Ankle", "left_toe": "L_Foot",
-        "right_hip": "R_Hip", "right_knee": "R_Knee", "right_ankle": "R_Ankle", "right_toe": "R_Foot",
+        "right_hip": "R_Hip", "right_knee": "R_Knee", "right_ankle": "R_Ankle",
+        "right_toe": "R_Foot",
         "left_shoulder": "L_Shoulder", "left_elbow": "L_Elbow", "left_wrist": "L_Wrist",
         "right_shoulder": "R_Shoulder", "right_elbow": "R_Elbow", "right_wrist": "R_Wrist",
     },
@@ -82,11 +85,13 @@ _BVH_LIMBS = {
 LAFAN = Skeleton(
     "lafan",
     (
-        "Hips", "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToe", "RightUpLeg", "RightLeg", "RightFoot",
+        "Hips", "LeftUpLeg", "LeftLeg", "LeftFoot", "LeftToe", "RightUpLeg", "RightLeg",
+        "RightFoot",
         "RightToe", "Spine", "Spine1", "Spine2", "Neck", "Head", "LeftShoulder", "LeftArm",
         "LeftForeArm", "LeftHand", "RightShoulder", "RightArm", "RightForeArm", "RightHand",
     ),
-    {**_BVH_LIMBS, "pelvis": "Hips", "spine": "Spine", "chest": "Spine2", "neck": "Neck", "head": "Head",
+    {**_BVH_LIMBS, "pelvis": "Hips", "spine": "Spine", "chest": "Spine2", "neck": "Neck",
+     "head": "Head",
      "left_toe": "LeftToe", "right_toe": "RightToe"},
     up="y",
     units="cm",
@@ -100,7 +105,8 @@ CMU = Skeleton(
         "LeftFingerBase", "LeftHandIndex1", "LThumb", "RightShoulder", "RightArm", "RightForeArm",
         "RightHand", "RightFingerBase", "RightHandIndex1", "RThumb",
     ),
-    {**_BVH_LIMBS, "pelvis": "Hips", "spine": "LowerBack", "chest": "Spine1", "neck": "Neck", "head": "Head",
+    {**_BVH_LIMBS, "pelvis": "Hips", "spine": "LowerBack", "chest": "Spine1", "neck": "Neck",
+     "head": "Head",
      "left_toe": "LeftToeBase", "right_toe": "RightToeBase"},
     up="y",
     units="auto",
@@ -109,8 +115,8 @@ SKELETONS = {s.name: s for s in (SMPLH, SMPLX, LAFAN, CMU)}
 
 
 def detect_skeleton(names: tuple[str, ...] | list[str]) -> Skeleton | None:
-    """The known skeleton whose role joints all appear in ``names`` (the one with most shared names);
-    None when none fits (the joint map must then name the joints itself)."""
+    """The known skeleton whose role joints all appear in ``names`` (the one with most shared
+    names); None when none fits (the joint map must then name the joints itself)."""
     have = set(names)
     fits = [s for s in SKELETONS.values() if set(s.roles.values()) <= have]
     return max(fits, key=lambda s: len(have & set(s.joints)), default=None)

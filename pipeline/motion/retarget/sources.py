@@ -1,14 +1,18 @@
-"""Readers of human motion files: each returns a ``HumanMotion`` (metres, z up) or raises a typed error.
+"""Readers of human motion files: each returns a ``HumanMotion`` (metres, z up) or raises a typed
+error.
 
-* ``.bvh`` (LAFAN1, CMU and other Biovision files): parsed by **bvhio** (PyPI, MIT, maintained), whose
-  forward kinematics gives each joint's world position per frame; the frame time comes from the file.
-  BVH is y up; units are the file's (LAFAN1: cm), found from the skeleton's size unless ``units``.
-* ``.npz`` holding ``global_joint_positions`` (T, J, 3) and ``height`` (m), the convention SMPL-X/AMASS
-  retargeting tools prepare (z up, metres; 22 SMPL-X body joints unless ``joint_names`` is stored;
-  the rate is not stored: ``fps`` is needed, 30 as those tools write). Read without pickle.
-* ``.pt``: SMPL-H joint positions in a torch tensor, only where ``torch.load(weights_only=True)`` gives a
-  plain tensor (never an unpickled object): (T, 52, 3), or the OMOMO/InterMimic rows (T, ≥ 318) whose
-  columns 162–317 hold the 52 joints. torch is imported in ``read_pt`` only (docs/architecture.md §1).
+* ``.bvh`` (LAFAN1, CMU and other Biovision files): parsed by **bvhio** (PyPI, MIT, maintained),
+  whose forward kinematics gives each joint's world position per frame; the frame time comes from
+  the file. BVH is y up; units are the file's (LAFAN1: cm), found from the skeleton's size unless
+  ``units``.
+* ``.npz`` holding ``global_joint_positions`` (T, J, 3) and ``height`` (m), the convention
+  SMPL-X/AMASS retargeting tools prepare (z up, metres; 22 SMPL-X body joints unless
+  ``joint_names`` is stored; the rate is not stored: ``fps`` is needed, 30 as those tools write).
+  Read without pickle.
+* ``.pt``: SMPL-H joint positions in a torch tensor, only where ``torch.load(weights_only=True)``
+  gives a plain tensor (never an unpickled object): (T, 52, 3), or the OMOMO/InterMimic rows
+  (T, ≥ 318) whose columns 162–317 hold the 52 joints. torch is imported in ``read_pt`` only
+  (docs/architecture.md §1).
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ def detect_format(path: Path, given: str | None = None) -> str:
     """``bvh``, ``npz`` or ``pt``: the option, else the extension, else the file's first bytes."""
     if given:
         if given not in FORMATS:
-            raise RetargetError(f"unknown source format {given!r}", fix=f"use one of {', '.join(FORMATS)}")
+            raise RetargetError(f"unknown source format {given!r}",
+                                fix=f"use one of {', '.join(FORMATS)}")
         return given
     suffix = path.suffix.lower().lstrip(".")
     if suffix in FORMATS:
@@ -51,7 +56,8 @@ def detect_format(path: Path, given: str | None = None) -> str:
                         fix="pass --format bvh|npz|pt")
 
 
-def _scaled(positions: np.ndarray, units: str | None, source: Path) -> tuple[np.ndarray, str | None]:
+def _scaled(positions: np.ndarray, units: str | None,
+            source: Path) -> tuple[np.ndarray, str | None]:
     if units in (None, "m", "auto"):
         return positions, None
     if units not in UNIT_SCALES:
@@ -63,13 +69,14 @@ def read_bvh(path: Path, *, units: str | None = None) -> HumanMotion:
     """World positions of every joint of a BVH file, converted to metres and z up.
 
     bvhio parses the file: each joint's offset, channels (in their order) and, per frame, its local
-    translation and rotation. The forward kinematics is done here, vectorised over frames (bvhio's own
-    per-frame hierarchy is about ten times slower on a long clip)."""
+    translation and rotation. The forward kinematics is done here, vectorised over frames (bvhio's
+    own per-frame hierarchy is about ten times slower on a long clip)."""
     import bvhio
 
     try:
         container = bvhio.readAsBvh(str(path))
-    except Exception as exc:  # noqa: BLE001 - bvhio raises plain exceptions for every kind of bad file
+    # bvhio raises plain exceptions for every kind of bad file
+    except Exception as exc:  # noqa: BLE001
         raise RetargetError(f"{path}: not a readable BVH file ({type(exc).__name__}: {exc})",
                             fix="check that HIERARCHY and MOTION sections are complete") from None
     frame_time = float(container.FrameTime)
@@ -85,8 +92,10 @@ def read_bvh(path: Path, *, units: str | None = None) -> HumanMotion:
     positions = np.empty((frames, len(joints), 3))
     rotations = np.empty((frames, len(joints), 4))
     for j, joint in enumerate(joints):
-        local_pos = np.array([(k.Position.x, k.Position.y, k.Position.z) for k in joint.Keyframes[:frames]])
-        local_rot = np.array([(k.Rotation.w, k.Rotation.x, k.Rotation.y, k.Rotation.z) for k in joint.Keyframes[:frames]])
+        local_pos = np.array([(k.Position.x, k.Position.y, k.Position.z)
+                              for k in joint.Keyframes[:frames]])
+        local_rot = np.array([(k.Rotation.w, k.Rotation.x, k.Rotation.y, k.Rotation.z)
+                              for k in joint.Keyframes[:frames]])
         if parents[j] < 0:
             positions[:, j], rotations[:, j] = local_pos, local_rot
         else:
@@ -98,7 +107,8 @@ def read_bvh(path: Path, *, units: str | None = None) -> HumanMotion:
     notes = ["BVH: y up, turned z up"]
     if units in (None, "auto"):
         units = _bvh_units(positions, names)
-        notes.append(f"units taken to be {units} from the skeleton's size (--units to say otherwise)")
+        notes.append(f"units taken to be {units} from the skeleton's size (--units to say "
+                     "otherwise)")
     positions, note = _scaled(positions, units, path)
     if note:
         notes.append(note)
@@ -106,7 +116,8 @@ def read_bvh(path: Path, *, units: str | None = None) -> HumanMotion:
 
 
 def _bvh_units(positions: np.ndarray, names: tuple[str, ...]) -> str:
-    """The unit that makes the figure's vertical extent a person's (1–2.5 m); metres when unclear."""
+    """The unit that makes the figure's vertical extent a person's (1–2.5 m); metres when
+    unclear."""
     extent = float(np.median(positions[..., 2].max(axis=1) - positions[..., 2].min(axis=1)))
     for unit in ("m", "cm", "in", "mm"):
         if 0.8 <= extent * UNIT_SCALES[unit] <= 2.5:
@@ -121,27 +132,38 @@ def read_npz(path: Path, *, fps: float | None, units: str | None = None) -> Huma
             if "global_joint_positions" not in data.files:
                 raise RetargetError(
                     f"{path}: no key 'global_joint_positions' (keys: {', '.join(data.files)})",
-                    fix="save the joints' world positions as global_joint_positions (T, J, 3) in metres, "
+                    fix="save the joints' world positions as global_joint_positions (T, J, 3) in "
+                        "metres, "
                     "with height (m); a robot motion .npz is not a human motion",
                 )
             positions = np.asarray(data["global_joint_positions"], dtype=np.float64)
-            height = float(np.asarray(data["height"]).reshape(-1)[0]) if "height" in data.files else None
-            names = tuple(str(n) for n in data["joint_names"]) if "joint_names" in data.files else None
-            stored_fps = float(np.asarray(data["fps"]).reshape(-1)[0]) if "fps" in data.files else None
+            height = (
+                float(np.asarray(data["height"]).reshape(-1)[0]) if "height" in data.files else None
+            )
+            names = (
+                tuple(str(n) for n in data["joint_names"]) if "joint_names" in data.files else None
+            )
+            stored_fps = (
+                float(np.asarray(data["fps"]).reshape(-1)[0]) if "fps" in data.files else None
+            )
     except RetargetError:
         raise
     except ValueError as exc:
         raise RetargetError(f"{path}: a key needs pickle or is unreadable ({exc})",
                             fix="save plain numeric arrays (names as a unicode array)") from None
     except (OSError, EOFError) as exc:
-        raise RetargetError(f"{path}: not a readable .npz ({exc})", fix="regenerate the file") from None
+        raise RetargetError(
+            f"{path}: not a readable .npz ({exc})", fix="regenerate the file"
+        ) from None
     if positions.ndim != 3 or positions.shape[-1] != 3:
-        raise RetargetError(f"{path}: global_joint_positions has shape {positions.shape}, expected (T, J, 3)",
+        raise RetargetError(f"{path}: global_joint_positions has shape {positions.shape}, expected "
+                            "(T, J, 3)",
                             fix="store frames × joints × xyz")
     if names is None:
         if positions.shape[1] != len(SMPLX.joints):
             raise RetargetError(
-                f"{path}: {positions.shape[1]} joints and no joint_names; without names only the 22 SMPL-X "
+                f"{path}: {positions.shape[1]} joints and no joint_names; without names only the "
+                "22 SMPL-X "
                 "body joints are understood",
                 fix="store joint_names (a unicode array, one name per joint) beside the positions",
             )
@@ -152,12 +174,14 @@ def read_npz(path: Path, *, fps: float | None, units: str | None = None) -> Huma
                             fix="pass --fps (30 for AMASS prepared by the usual SMPL-X tools)")
     positions, note = _scaled(positions, units, path)
     notes = ["z up, metres (the .npz convention)"] + ([note] if note else [])
-    return HumanMotion(names, positions, check_fps(rate, path), path, detect_skeleton(names), height=height,
+    return HumanMotion(names, positions, check_fps(rate, path), path, detect_skeleton(names),
+                       height=height,
                        notes=notes)
 
 
 def read_pt(path: Path, *, fps: float | None, units: str | None = None) -> HumanMotion:
-    """SMPL-H joint positions from a torch file holding one plain tensor (never unpickled objects)."""
+    """SMPL-H joint positions from a torch file holding one plain tensor (never unpickled
+    objects)."""
     import pickle
 
     import torch  # only here: the motion package is torch-free (docs/architecture.md §1)
@@ -168,12 +192,14 @@ def read_pt(path: Path, *, fps: float | None, units: str | None = None) -> Human
         raise RetargetError(
             f"{path}: does not load as plain tensors with torch.load(weights_only=True) "
             f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})",
-            fix="save the joint positions as one tensor (torch.save(positions_tensor, path)) or as an .npz "
+            fix="save the joint positions as one tensor (torch.save(positions_tensor, path)) or as "
+                "an .npz "
             "with global_joint_positions; files that need pickle are refused",
         ) from None
     if not isinstance(value, torch.Tensor):
         raise RetargetError(f"{path}: holds a {type(value).__name__}, not a tensor",
-                            fix="save one tensor of joint positions, (T, 52, 3) or OMOMO's (T, ≥318) rows")
+                            fix="save one tensor of joint positions, (T, 52, 3) or OMOMO's (T, "
+                                "≥318) rows")
     array = value.detach().to(torch.float64).numpy()
     if array.ndim == 3 and array.shape[1:] == (len(SMPLH.joints), 3):
         positions = array
@@ -182,7 +208,8 @@ def read_pt(path: Path, *, fps: float | None, units: str | None = None) -> Human
     else:
         raise RetargetError(
             f"{path}: a tensor of shape {tuple(array.shape)} is not SMPL-H joint positions",
-            fix="expected (T, 52, 3), or OMOMO/InterMimic rows (T, ≥ 318) with the joints in columns 162–317",
+            fix="expected (T, 52, 3), or OMOMO/InterMimic rows (T, ≥ 318) with the joints in "
+                "columns 162–317",
         )
     if fps is None:
         raise RetargetError(f"{path}: a tensor does not store its frame rate",

@@ -1,5 +1,5 @@
-"""The IK targets of a retarget: the person's joints resampled to 50 fps, smoothed, turned to face +x
-from the origin, scaled by the height ratio, the feet held still while they are planted.
+"""The IK targets of a retarget: the person's joints resampled to 50 fps, smoothed, turned to face
++x from the origin, scaled by the height ratio, the feet held still while they are planted.
 
 The one affine map from the person's world to the robot's is ``scale · R(−heading₀) · (p − start)``
 with z measured from a floor level chosen so that a resting ankle maps to the height of the robot's
@@ -21,7 +21,8 @@ from .human import HumanMotion
 from .maps import RetargetMap
 
 SMOOTHING_S = 0.03
-"""Gaussian smoothing (standard deviation, s) of the joint positions before IK: removes capture jitter."""
+"""Gaussian smoothing (standard deviation, s) of the joint positions before IK: removes capture
+jitter."""
 REST_PERCENTILE = 5
 """A foot joint's resting height is this percentile of its height over the clip."""
 
@@ -39,15 +40,18 @@ def resample_positions(positions: np.ndarray, fps: float, target_fps: float) -> 
 
 
 def gaussian_smooth(values: np.ndarray, sigma_frames: float) -> np.ndarray:
-    """Smooth along axis 0 with a Gaussian of ``sigma_frames``; the ends are padded by reflection."""
+    """Smooth along axis 0 with a Gaussian of ``sigma_frames``; the ends are padded by
+    reflection."""
     if sigma_frames <= 0 or len(values) < 3:
         return np.array(values, dtype=float)
     radius = int(np.ceil(3 * sigma_frames))
     kernel = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma_frames) ** 2)
     kernel /= kernel.sum()
     flat = np.asarray(values, dtype=float).reshape(len(values), -1)
-    padded = np.pad(flat, ((radius, radius), (0, 0)), mode="reflect" if len(values) > radius else "edge")
-    out = np.stack([np.convolve(padded[:, k], kernel, mode="valid") for k in range(flat.shape[1])], axis=1)
+    padded = np.pad(flat, ((radius, radius), (0, 0)),
+                    mode="reflect" if len(values) > radius else "edge")
+    out = np.stack([np.convolve(padded[:, k], kernel, mode="valid") for k in range(flat.shape[1])],
+                   axis=1)
     return out.reshape(values.shape)
 
 
@@ -56,7 +60,8 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 def frame_from_axes(lateral: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """[..., 3, 3] rotation whose y is ``lateral`` (left) and whose z is ``up`` made orthogonal to it."""
+    """[..., 3, 3] rotation whose y is ``lateral`` (left) and whose z is ``up`` made orthogonal to
+    it."""
     y = _unit(lateral)
     z = _unit(up - np.sum(up * y, axis=-1, keepdims=True) * y)
     return np.stack((np.cross(y, z), y, z), axis=-1)
@@ -72,8 +77,9 @@ def heading_frame(forward: np.ndarray) -> np.ndarray:
 
 
 def foot_pitch(ankle: np.ndarray, toe: np.ndarray, contact: np.ndarray) -> np.ndarray:
-    """[T] how far (rad) the foot points further down than it does planted (heel raised: positive), from
-    the ankle → toe direction against its median while in contact; 0 while in contact (held flat)."""
+    """[T] how far (rad) the foot points further down than it does planted (heel raised: positive),
+    from the ankle → toe direction against its median while in contact; 0 while in contact (held
+    flat)."""
     d = toe - ankle
     angle = np.arctan2(-d[:, 2], np.linalg.norm(d[:, :2], axis=-1))
     rest = np.median(angle[contact]) if contact.any() else np.median(angle)
@@ -84,20 +90,30 @@ def pitch_about_y(angle: np.ndarray) -> np.ndarray:
     """[T, 3, 3] rotations by ``angle`` about the local y axis (positive: x tips down)."""
     c, s = np.cos(angle), np.sin(angle)
     zero, one = np.zeros_like(angle), np.ones_like(angle)
-    return np.stack((np.stack((c, zero, s), -1), np.stack((zero, one, zero), -1), np.stack((-s, zero, c), -1)), -2)
+    return np.stack(
+        (np.stack((c, zero, s), -1), np.stack((zero, one, zero), -1), np.stack((-s, zero, c), -1)),
+        -2,
+    )
 
 
-def segment_frames(positions: np.ndarray, names: tuple[str, ...], roles: dict[str, str]) -> dict[str, np.ndarray]:
+def segment_frames(positions: np.ndarray, names: tuple[str, ...],
+                   roles: dict[str, str]) -> dict[str, np.ndarray]:
     """role → [T, 3, 3] world rotation, for the roles positions define (an upright person facing +x:
     identity): the pelvis (hips, and pelvis → spine for up), the chest (shoulders, spine → neck) and
-    each ankle (flat, heading from the ankle to the toe; ``build_targets`` adds the swing's pitch)."""
+    each ankle (flat, heading from the ankle to the toe; ``build_targets`` adds the swing's
+    pitch)."""
     def track(role):
         name = roles.get(role)
         return positions[:, names.index(name)] if name in names else None
 
     frames = {}
     pelvis, spine, chest, neck = track("pelvis"), track("spine"), track("chest"), track("neck")
-    lhip, rhip, lsh, rsh = track("left_hip"), track("right_hip"), track("left_shoulder"), track("right_shoulder")
+    lhip, rhip, lsh, rsh = (
+        track("left_hip"),
+        track("right_hip"),
+        track("left_shoulder"),
+        track("right_shoulder"),
+    )
     if pelvis is not None and lhip is not None and rhip is not None:
         above = spine if spine is not None else (chest if chest is not None else neck)
         up = above - pelvis if above is not None else np.broadcast_to([0.0, 0.0, 1.0], pelvis.shape)
@@ -145,24 +161,29 @@ class Targets:
     foot_entries: dict[str, list[int]]
     """side → the entries that pull the robot's foot on that side."""
     skeleton: np.ndarray
-    """[T, J, 3] the person's joints in the robot's world (scaled, aligned), for the side-by-side video."""
+    """[T, J, 3] the person's joints in the robot's world (scaled, aligned), for the side-by-side
+    video."""
 
 
 SWING_ORIENTATION = 0.25
 
 
-def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: RetargetMap, *, stature: float,
-                  robot_height: float, foot_rest_height: dict[str, float], body_rest_quat: dict[str, np.ndarray],
+def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: RetargetMap, *,
+                  stature: float,
+                  robot_height: float, foot_rest_height: dict[str, float],
+                  body_rest_quat: dict[str, np.ndarray],
                   fps: float = 50.0, align: bool = True) -> Targets:
-    """Targets for every map entry (see the module's docstring); ``foot_rest_height``: side → the robot's
-    foot body height when its sole is flat on the floor; ``body_rest_quat``: body → its orientation in the
-    standing pose with the root upright and facing +x."""
+    """Targets for every map entry (see the module's docstring); ``foot_rest_height``: side → the
+    robot's foot body height when its sole is flat on the floor; ``body_rest_quat``: body → its
+    orientation in the standing pose with the root upright and facing +x."""
     names = human.names
     pos = resample_positions(human.positions, human.fps, fps)
     pos = gaussian_smooth(pos, SMOOTHING_S * fps)
     scale = robot_height / stature
     frames = segment_frames(pos, names, roles)
-    pelvis = pos[:, names.index(roles["pelvis"])] if roles.get("pelvis") in names else pos.mean(axis=1)
+    pelvis = (
+        pos[:, names.index(roles["pelvis"])] if roles.get("pelvis") in names else pos.mean(axis=1)
+    )
     start, heading = pelvis[0].copy(), 0.0
     if align and "pelvis" in frames:
         heading = float(np.arctan2(frames["pelvis"][0, 1, 0], frames["pelvis"][0, 0, 0]))
@@ -171,14 +192,18 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
     # the person's feet: contact from the height above each foot's resting level and its speed
     sides = {side: [roles[r] for r in (f"{side}_ankle", f"{side}_toe") if roles.get(r) in names]
              for side in ("left", "right")}
-    rest = {j: float(np.percentile(pos[:, names.index(j), 2], REST_PERCENTILE)) for js in sides.values() for j in js}
+    rest = {j: float(np.percentile(pos[:, names.index(j), 2], REST_PERCENTILE))
+            for js in sides.values() for j in js}
     contact = {}
     for side, joints in sides.items():
         height = np.min([pos[:, names.index(j), 2] - rest[j] for j in joints], axis=0)
-        contact[side] = detect_contacts(height, horizontal_speed(pos[:, names.index(joints[0])], fps), fps)
-    for side, joints in sides.items():  # a swinging foot pitches as the person's does (heel up, toes down)
+        contact[side] = detect_contacts(height,
+                                        horizontal_speed(pos[:, names.index(joints[0])], fps), fps)
+    # a swinging foot pitches as the person's does (heel up, toes down)
+    for side, joints in sides.items():
         if f"{side}_ankle" in frames and len(joints) == 2:
-            tilt = foot_pitch(pos[:, names.index(joints[0])], pos[:, names.index(joints[1])], contact[side])
+            tilt = foot_pitch(pos[:, names.index(joints[0])], pos[:, names.index(joints[1])],
+                              contact[side])
             frames[f"{side}_ankle"] = frames[f"{side}_ankle"] @ pitch_about_y(tilt)
     # the floor level: a resting ankle maps to the robot's foot height with the sole flat
     ankles = [(side, joints[0]) for side, joints in sides.items()]
@@ -207,9 +232,11 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
             role = f"{side}_ankle"
         rest_quat = body_rest_quat[entry.body]
         if role in rotations:
-            quats[:, e] = quat_mul(matrix_to_quat(rotations[role]), np.broadcast_to(rest_quat, (count, 4)))
+            quats[:, e] = quat_mul(matrix_to_quat(rotations[role]),
+                                   np.broadcast_to(rest_quat, (count, 4)))
         else:
             quats[:, e] = rest_quat
     return Targets(fps, scale, [e.body for e in entries], positions, quats,
-                   np.array([e.position for e in entries]), np.array([e.orientation for e in entries]),
+                   np.array([e.position for e in entries]),
+                   np.array([e.orientation for e in entries]),
                    orientation_scale, contact, foot_entries, mapped)

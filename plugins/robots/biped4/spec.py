@@ -37,12 +37,14 @@ EFFORT_LIMIT = np.full(4, 25.0)
 ACTION_SCALE = np.full(4, 0.7)
 
 TORSO = "torso"
-BODIES = ("torso", "left_thigh", "left_shin", "left_foot", "right_thigh", "right_shin", "right_foot")
+BODIES = ("torso", "left_thigh", "left_shin", "left_foot", "right_thigh", "right_shin",
+          "right_foot")
 FEET = ("left_foot", "right_foot")
 
 
 def biped4_spec(mjcf: str | os.PathLike | None = None) -> RobotSpec:
-    """The biped4 spec; ``mjcf`` (else ``BIPED4_XML``, else the bundled biped4.xml) is the model file."""
+    """The biped4 spec; ``mjcf`` (else ``BIPED4_XML``, else the bundled biped4.xml) is the model
+    file."""
     if mjcf is None:
         mjcf = os.environ.get("BIPED4_XML") or BIPED4_MJCF
     return RobotSpec(

@@ -1,1 +1,2 @@
-"""The ``tracking`` task: a humanoid imitates a reference motion (mjlab's BeyondMimic port is the reference)."""
+"""The ``tracking`` task: a humanoid imitates a reference motion (mjlab's BeyondMimic port is the
+reference)."""

@@ -1,4 +1,5 @@
-"""The randomisation curriculum: the strength of the training randomisation, moved by how the policy fares.
+"""The randomisation curriculum: the strength of the training randomisation, moved by how the policy
+fares.
 
 Full-strength randomisation from the first iteration (mjlab's reset noise and
 pushes, sized for a 1.3 m robot) keeps a policy that cannot yet do its motion
@@ -41,32 +42,40 @@ from primebot.pipeline.api import CheckpointError, ConfigError
 KEYS = ("start", "signal", "step", "raise_on", "raise_below", "lower_above", "fall_back_after")
 SIGNALS = ("falls", "verdict")
 RAISE_ON = ("tracked", "stays_up")
-DEFAULTS = {"start": None, "signal": "verdict", "step": 0.25, "raise_on": "tracked", "raise_below": 0.3,
+DEFAULTS = {"start": None, "signal": "verdict", "step": 0.25, "raise_on": "tracked",
+            "raise_below": 0.3,
             "lower_above": 0.6, "fall_back_after": 8}
-"""What a key left out of ``randomization.curriculum`` means; ``start`` None (or no mapping at all) is off."""
+"""What a key left out of ``randomization.curriculum`` means; ``start`` None (or no mapping at all)
+is off."""
 
 
 class RandomizationCurriculum:
     """Strength of the randomisation in [0, 1], moved by the fall rate of finished episodes."""
 
     def __init__(self, config: Mapping[str, Any] | None, window: int) -> None:
-        """``config`` None or ``start`` None: no curriculum, strength 1 throughout. ``window``: episodes per decision."""
+        """``config`` None or ``start`` None: no curriculum, strength 1 throughout. ``window``:
+        episodes per decision."""
         cfg = dict(config or {})
         unknown = sorted(set(cfg) - set(KEYS))
         if unknown:
-            raise ConfigError(f"tracking task: unknown key(s) {', '.join(unknown)} in randomization.curriculum",
+            raise ConfigError(f"tracking task: unknown key(s) {', '.join(unknown)} in "
+                              "randomization.curriculum",
                               fix=f"known keys: {', '.join(KEYS)} (see docs/tasks.md)")
         cfg = {**DEFAULTS, **cfg}
         self.enabled = cfg["start"] is not None
         self.start = float(cfg["start"]) if self.enabled else 1.0
         self.signal = str(cfg["signal"])
         if self.signal not in SIGNALS:
-            raise ConfigError(f"tracking task: randomization.curriculum.signal must be one of {', '.join(SIGNALS)}, "
-                              f"not {self.signal!r}", fix="--set task.randomization.curriculum.signal=verdict")
+            raise ConfigError("tracking task: randomization.curriculum.signal must be one of "
+                              f"{', '.join(SIGNALS)}, "
+                              f"not {self.signal!r}",
+                              fix="--set task.randomization.curriculum.signal=verdict")
         self.raise_on = str(cfg["raise_on"])
         if self.raise_on not in RAISE_ON:
-            raise ConfigError(f"tracking task: randomization.curriculum.raise_on must be one of {', '.join(RAISE_ON)}, "
-                              f"not {self.raise_on!r}", fix="--set task.randomization.curriculum.raise_on=tracked")
+            raise ConfigError("tracking task: randomization.curriculum.raise_on must be one of "
+                              f"{', '.join(RAISE_ON)}, "
+                              f"not {self.raise_on!r}",
+                              fix="--set task.randomization.curriculum.raise_on=tracked")
         self.step = float(cfg["step"])
         self.raise_below, self.lower_above = float(cfg["raise_below"]), float(cfg["lower_above"])
         if not (0.0 <= self.start <= 1.0 and 0.0 < self.step <= 1.0
@@ -75,13 +84,16 @@ class RandomizationCurriculum:
                 "tracking task: randomization.curriculum needs 0 ≤ start ≤ 1, 0 < step ≤ 1 and "
                 f"0 ≤ raise_below ≤ lower_above ≤ 1; got start={self.start}, step={self.step}, "
                 f"raise_below={self.raise_below}, lower_above={self.lower_above}",
-                fix="--set task.randomization.curriculum.start=0.0 (or curriculum=null for full strength)")
+                fix="--set task.randomization.curriculum.start=0.0 (or curriculum=null for full "
+                    "strength)")
         fall_back_after = cfg["fall_back_after"]
         self.fall_back_after = None if fall_back_after is None else int(fall_back_after)
         if self.fall_back_after is not None and self.fall_back_after < 1:
-            raise ConfigError(f"tracking task: randomization.curriculum.fall_back_after must be a number of checks "
+            raise ConfigError("tracking task: randomization.curriculum.fall_back_after must be a "
+                              "number of checks "
                               f"≥ 1 or null, not {fall_back_after!r}",
-                              fix="--set task.randomization.curriculum.fall_back_after=8 (or null: never)")
+                              fix="--set task.randomization.curriculum.fall_back_after=8 (or null: "
+                                  "never)")
         self.window = max(1, int(window))
         self.strength = self.start if self.enabled else 1.0
         self.finished = 0
@@ -94,11 +106,13 @@ class RandomizationCurriculum:
 
     @property
     def follows_falls(self) -> bool:
-        """True when training episodes move the strength (``record``), False when verdict checks do."""
+        """True when training episodes move the strength (``record``), False when verdict checks
+        do."""
         return self.enabled and self.signal == "falls"
 
     def record(self, finished: int, fell: int) -> bool:
-        """Count ``finished`` training episodes of which ``fell`` ended in a fall; True when the strength changed."""
+        """Count ``finished`` training episodes of which ``fell`` ended in a fall; True when the
+        strength changed."""
         if not self.follows_falls:
             return False
         self.finished += int(finished)
@@ -110,7 +124,8 @@ class RandomizationCurriculum:
         return self._move(up=rate < self.raise_below, down=rate > self.lower_above)
 
     def observe_verdict(self, success_rate: float | None, tracked: bool) -> bool:
-        """A verdict check's success rate (nominal episodes) and whether it tracked; True when the strength changed."""
+        """A verdict check's success rate (nominal episodes) and whether it tracked; True when the
+        strength changed."""
         if not self.enabled or self.signal != "verdict" or success_rate is None:
             return False
         fall_rate = 1.0 - float(success_rate)
@@ -118,7 +133,8 @@ class RandomizationCurriculum:
         self.untracked = 0 if tracked else self.untracked + 1
         if (self.fall_back_after is not None and self.untracked >= self.fall_back_after
                 and fall_rate <= self.lower_above and self.strength > 0.0):
-            # a strength the policy has not tracked in fall_back_after checks: back to the one below, and stay
+            # a strength the policy has not tracked in fall_back_after checks: back to the one
+            # below, and stay
             self.hold = self.fall_back_after * 2 ** (self.fall_backs + 1)
             self.fall_backs += 1
             return self._move(up=False, down=True)
@@ -140,8 +156,10 @@ class RandomizationCurriculum:
         return {"randomization/strength": self.strength}
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        return {"strength_finished_fell": np.array([self.strength, self.finished, self.fell], np.float64),
-                "untracked_hold_fall_backs": np.array([self.untracked, self.hold, self.fall_backs], np.int64)}
+        return {"strength_finished_fell": np.array([self.strength, self.finished, self.fell],
+                                                   np.float64),
+                "untracked_hold_fall_backs": np.array([self.untracked, self.hold, self.fall_backs],
+                                                      np.int64)}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         strength, finished, fell = (float(x) for x in state["strength_finished_fell"])

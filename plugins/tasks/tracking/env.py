@@ -57,7 +57,8 @@ from .state import TrackingState
 log = logging.getLogger(__name__)
 
 STAGES = ("actions", "physics", "state", "terminations", "rewards", "reset", "observations")
-"""Parts of ``step`` timed in ``TrackingEnv.timings`` (seconds, cumulative; tools/bench_sim.py reads them)."""
+"""Parts of ``step`` timed in ``TrackingEnv.timings`` (seconds, cumulative; tools/bench_sim.py reads
+them)."""
 
 
 def timed(stage: str) -> Callable:
@@ -101,8 +102,8 @@ _OFFSETS = {"reference": ACTION_OFFSET_REFERENCE, "default": ACTION_OFFSET_DEFAU
 
 
 def action_parameterisation(actions: Mapping[str, Any]) -> tuple[str, float]:
-    """``(offset, factor on the robot's action_scale)`` from the task's ``actions`` config (``offset``, ``scale``;
-    the task's ``setting_choices`` checked the offset)."""
+    """``(offset, factor on the robot's action_scale)`` from the task's ``actions`` config
+    (``offset``, ``scale``; the task's ``setting_choices`` checked the offset)."""
     offset = str(actions.get("offset", "default"))
     scale = float(actions.get("scale", 1.0))
     if not (np.isfinite(scale) and scale > 0):
@@ -135,7 +136,8 @@ class _EpisodeWindow:
 
 
 class TrackingEnv(VecEnv):
-    """The ``tracking`` task (docs/architecture.md §5). Build it with ``TaskSpec.make_env``; see docs/tasks.md."""
+    """The ``tracking`` task (docs/architecture.md §5). Build it with ``TaskSpec.make_env``; see
+    docs/tasks.md."""
 
     def __init__(
         self,
@@ -150,8 +152,9 @@ class TrackingEnv(VecEnv):
         seed: int = 0,
         num_threads: int | None = None,
     ) -> None:
-        """``config``: the task's full settings; ``observations``: the ``policy`` and ``critic`` slots
-        (``observation_settings`` are the keys of ``config["observations"]`` that are not appended terms)."""
+        """``config``: the task's full settings; ``observations``: the ``policy`` and ``critic``
+        slots (``observation_settings`` are the keys of ``config["observations"]`` that are not
+        appended terms)."""
         cfg = config
         self.robot, self.config, self.seed = robot, config, int(seed)
         self.num_envs = int(num_envs)
@@ -164,8 +167,10 @@ class TrackingEnv(VecEnv):
         }
         self._build_randomization(cfg["randomization"])
 
-        self.state = TrackingState(self.sim, self.model_info, self.reference, robot.default_joint_pos)
-        self.rewards = RewardManager.from_config(cfg["rewards"], registry, self.step_dt, self.num_envs)
+        self.state = TrackingState(self.sim, self.model_info, self.reference,
+                                   robot.default_joint_pos)
+        self.rewards = RewardManager.from_config(cfg["rewards"], registry, self.step_dt,
+                                                 self.num_envs)
         self.terminations = TerminationManager(cfg["terminations"], registry)
         self.termination_thresholds = dict(cfg["terminations"])
         self._build_observations(observations, observation_settings, cfg["observations"], registry)
@@ -187,7 +192,8 @@ class TrackingEnv(VecEnv):
             log.info(self.rewards.table())
 
     def _build_physics(self, cfg: Mapping[str, Any], num_threads: int | None) -> None:
-        self.model_info = tm = build_tracking_model(self.robot, float(cfg["soft_joint_limit_factor"]))
+        self.model_info = tm = build_tracking_model(self.robot,
+                                                    float(cfg["soft_joint_limit_factor"]))
         fresh = bool(cfg["fresh_kinematics"])
         self.sim = BatchSim(
             tm.model,
@@ -195,7 +201,8 @@ class TrackingEnv(VecEnv):
             num_threads=num_threads,
             decimation=int(cfg["decimation"]),
             observe_stage=STAGE_VEL if fresh else STAGE_NONE,
-            persistent=fresh,  # fresh kinematics are free in a persistent batch; otherwise cache wins
+            # fresh kinematics are free in a persistent batch; otherwise cache wins
+            persistent=fresh,
         )
         self.step_dt = self.sim.control_dt
 
@@ -203,7 +210,8 @@ class TrackingEnv(VecEnv):
         tm, num_envs = self.model_info, self.num_envs
         self.randomize = bool(rand["enabled"])
         self.physics_randomization = (
-            PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"]) if self.randomize else None
+            PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"]) if self.randomize
+            else None
         )
         highest_root = float(self.reference.root_pos_w[:, 2].max())
         self.pusher = (
@@ -216,7 +224,11 @@ class TrackingEnv(VecEnv):
             if self.randomize else None
         )
         """Action delay and encoder bias (None without randomisation)."""
-        curriculum = RandomizationCurriculum(rand.get("curriculum"), window=num_envs) if self.randomize else None
+        curriculum = (
+            RandomizationCurriculum(rand.get("curriculum"), window=num_envs)
+            if self.randomize
+            else None
+        )
         self.curriculum = curriculum if curriculum is not None and curriculum.enabled else None
         """The randomisation curriculum when one runs, else None (full strength throughout)."""
         if self.randomize:
@@ -228,12 +240,14 @@ class TrackingEnv(VecEnv):
             if self.curriculum is not None:
                 self._apply_strength()
 
-    def _build_observations(self, groups: Mapping[str, Sequence[ObservationSlot]], settings: Sequence[str],
+    def _build_observations(self, groups: Mapping[str, Sequence[ObservationSlot]],
+                            settings: Sequence[str],
                             obs_cfg: Mapping[str, Any], registry: Registry) -> None:
         added = appended_slots(obs_cfg, tuple(groups), settings)
         noise = obs_cfg["noise_scale"] if obs_cfg["noise"] else None
         self.policy_observations = ObservationGroup(
-            [*groups["policy"], *added["policy"]], registry, self.state, self.num_envs, noise, self.rngs["noise"]
+            [*groups["policy"], *added["policy"]], registry, self.state, self.num_envs, noise,
+            self.rngs["noise"]
         )
         self.critic_observations = ObservationGroup(
             [*groups["critic"], *added["critic"]], registry, self.state, self.num_envs
@@ -246,11 +260,14 @@ class TrackingEnv(VecEnv):
 
     def _build_actions(self, cfg: Mapping[str, Any]) -> None:
         self._default_joint_pos = np.asarray(self.robot.default_joint_pos, dtype=np.float64)
-        self.action_offset, self.action_scale_factor = action_parameterisation(cfg.get("actions") or {})
-        self.action_scale = self.action_scale_factor * np.asarray(self.robot.action_scale, dtype=np.float64)
+        self.action_offset, self.action_scale_factor = action_parameterisation(cfg.get("actions")
+                                                                               or {})
+        self.action_scale = self.action_scale_factor * np.asarray(self.robot.action_scale,
+                                                                  dtype=np.float64)
         """What an action means (ONNX metadata ``action_offset``, ``action_scale``): the joint
         target is ``offset + action_scale * action``, the offset the reference's joint positions
-        at the observed step (``reference_joint_pos``) or the default pose (``default_joint_pos``)."""
+        at the observed step (``reference_joint_pos``) or the default pose
+        (``default_joint_pos``)."""
         act = self.model_info.indices.actuator_ids
         self._ctrl_cols = (
             slice(int(act[0]), int(act[0]) + len(act))
@@ -298,19 +315,23 @@ class TrackingEnv(VecEnv):
 
     @timed("actions")
     def _apply_actions(self, actions: np.ndarray) -> None:
-        """The actions to joint targets (offset + scale·action) in ``ctrl``, through the servo model; pushes."""
+        """The actions to joint targets (offset + scale·action) in ``ctrl``, through the servo
+        model; pushes."""
         state = self.state
         actions = np.asarray(actions)
         if actions.shape != (self.num_envs, self.num_actions):
             raise ValueError(
-                f"actions must have shape ({self.num_envs}, {self.num_actions}), got {actions.shape}"
+                f"actions must have shape ({self.num_envs}, {self.num_actions}), got "
+                f"{actions.shape}"
             )
         state.prev_action[:] = state.action
         state.action[:] = actions
         # a non-finite action must never reach ctrl (MuJoCo would zero it silently)
         np.nan_to_num(state.action, copy=False, nan=0.0, posinf=0.0, neginf=0.0)
         targets = self._action_origin(self.time_steps) + self.action_scale * state.action
-        self.sim.ctrl[:, self._ctrl_cols] = targets if self.actuation is None else self.actuation.servos(targets)
+        self.sim.ctrl[:, self._ctrl_cols] = (
+            targets if self.actuation is None else self.actuation.servos(targets)
+        )
         if self.pusher is not None:
             self.pusher.step()
 
@@ -321,20 +342,24 @@ class TrackingEnv(VecEnv):
 
     @timed("state")
     def _advance_reference(self) -> None:
-        """Every env one step further along its reference (held at the last frame); the state refreshed."""
+        """Every env one step further along its reference (held at the last frame); the state
+        refreshed."""
         self.episode_length += 1
         np.minimum(self.time_steps + 1, self.reference.num_steps - 1, out=self.time_steps)
         self.state.update()
 
     @timed("terminations")
-    def _check_terminations(self, faults: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
-        """(each failure check's mask, terminated, truncated); failures teach the start-frame sampler."""
+    def _check_terminations(
+            self, faults: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        """(each failure check's mask, terminated, truncated); failures teach the start-frame
+        sampler."""
         failed = self.terminations.compute(self.state)
         terminated = faults.copy()
         for mask in failed.values():
             terminated |= mask
         truncated = (
-            (self.episode_length >= self.max_episode_length) | (self.time_steps >= self.reference.num_steps - 1)
+            (self.episode_length >= self.max_episode_length)
+            | (self.time_steps >= self.reference.num_steps - 1)
         ) & ~terminated
         self.sampler.record_failures(self.time_steps[terminated & ~faults])
         self.sampler.update()
@@ -348,11 +373,13 @@ class TrackingEnv(VecEnv):
     @timed("reset")
     def _start_finished_episodes(self, failed: Mapping[str, np.ndarray], terminated: np.ndarray,
                                  truncated: np.ndarray, faults: np.ndarray) -> dict[str, Any]:
-        """Log the finished episodes, move a fall-driven curriculum, reset those envs; returns ``info``."""
+        """Log the finished episodes, move a fall-driven curriculum, reset those envs; returns
+        ``info``."""
         done = np.flatnonzero(terminated | truncated)
         if self.curriculum is not None and self.curriculum.follows_falls and self.curriculum.record(
                 done.size, int(terminated.sum())):
-            self._apply_strength()  # before the resets below, so the new episodes start at the new strength
+            # before the resets below, so the new episodes start at the new strength
+            self._apply_strength()
         info: dict[str, Any] = {
             "episode/finished": float(done.size),
             "physics_faults": float(faults.sum()),
@@ -376,7 +403,9 @@ class TrackingEnv(VecEnv):
     def _observe(self) -> tuple[np.ndarray, np.ndarray]:
         """The policy's and the critic's observations (the policy's with noise while training)."""
         self.state.encoder_bias = self._encoder_bias()
-        return self.policy_observations.compute(self.state), self.critic_observations.compute(self.state)
+        return self.policy_observations.compute(self.state), self.critic_observations.compute(
+            self.state
+        )
 
     def close(self) -> None:
         self.sim.close()
@@ -397,14 +426,19 @@ class TrackingEnv(VecEnv):
         return float(self.randomization_strength)
 
     def observe_verdict(self, summary: dict[str, Any]) -> None:
-        """Move a verdict-driven curriculum by the check's outcome (``curriculum.signal: verdict``)."""
+        """Move a verdict-driven curriculum by the check's outcome (``curriculum.signal:
+        verdict``)."""
         tracked = bool((summary.get("verdict") or {}).get("tracked"))
-        if self.curriculum is not None and self.curriculum.observe_verdict(summary.get("success_rate"), tracked):
+        if self.curriculum is not None and self.curriculum.observe_verdict(
+            summary.get("success_rate"), tracked
+        ):
             self._apply_strength()
 
     def _encoder_bias(self) -> np.ndarray | None:
         """What the joint encoders add to every reading the policy gets [N, J] (None: nothing)."""
-        return None if self.actuation is None or not self.actuation.bias.any() else self.actuation.bias
+        return (
+            None if self.actuation is None or not self.actuation.bias.any() else self.actuation.bias
+        )
 
     def _action_origin(self, steps: np.ndarray) -> np.ndarray:
         """The joint targets of a zero action at reference steps ``steps`` [n] → [n, J] (or [J])."""
@@ -413,7 +447,8 @@ class TrackingEnv(VecEnv):
         return self._default_joint_pos
 
     def _apply_strength(self) -> None:
-        """Scale the physics spread and the pushes to the curriculum's strength (reset noise reads it itself)."""
+        """Scale the physics spread and the pushes to the curriculum's strength (reset noise reads
+        it itself)."""
         strength = self.randomization_strength
         self.physics_randomization.apply(strength)
         self.actuation.apply(strength)
@@ -422,7 +457,8 @@ class TrackingEnv(VecEnv):
 
     # -- resets -------------------------------------------------------------------
     def _reset_envs(self, ids: np.ndarray) -> None:
-        """Reference-state initialisation of envs ``ids`` at sampled start steps (with noise if randomising)."""
+        """Reference-state initialisation of envs ``ids`` at sampled start steps (with noise if
+        randomising)."""
         n = ids.size
         if n == 0:
             return
@@ -459,14 +495,17 @@ class TrackingEnv(VecEnv):
         qvel[:, idx.dof_adr] = ref.joint_vel[t]
         ctrl = np.zeros((n, self.sim.ctrl.shape[1]))
         origin = np.broadcast_to(self._action_origin(t), (n, self.num_actions))
-        ctrl[:, self._ctrl_cols] = origin if self.actuation is None else self.actuation.servos.reset(ids, origin)
+        ctrl[:, self._ctrl_cols] = (
+            origin if self.actuation is None else self.actuation.servos.reset(ids, origin)
+        )
         self.sim.reset(ids, qpos=qpos, qvel=qvel, ctrl=ctrl)
         self.state.action[ids] = 0.0
         self.state.prev_action[ids] = 0.0
 
     # -- checkpoints ----------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """Everything needed to continue bit for bit (with the same seed and config): numpy arrays only."""
+        """Everything needed to continue bit for bit (with the same seed and config): numpy arrays
+        only."""
         out: dict[str, Any] = {f"rng/{name}": _encode_rng(rng) for name, rng in self.rngs.items()}
         out.update({f"sampler/{k}": v for k, v in self.sampler.state_dict().items()})
         out.update({f"rewards/{k}": v.copy() for k, v in self.rewards.episode_sums.items()})
@@ -490,7 +529,8 @@ class TrackingEnv(VecEnv):
         return out
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Restore ``state_dict()``; the next ``reset()`` returns the restored episodes' observations."""
+        """Restore ``state_dict()``; the next ``reset()`` returns the restored episodes'
+        observations."""
         missing = sorted(set(self.state_dict()) - set(state))
         if missing:
             raise CheckpointError(

@@ -1,4 +1,5 @@
-"""How motion-tracking evaluation reads the tracking env (the ``evaluation_view`` of the tracking TaskSpec).
+"""How motion-tracking evaluation reads the tracking env (the ``evaluation_view`` of the tracking
+TaskSpec).
 
 ``primebot eval`` and training's verdict probe score episodes with the
 core's metrics (``evaluate.metrics``, the same numbers sim2sim computes);
@@ -29,8 +30,10 @@ def env_snapshot(env: Any, rows: np.ndarray) -> TrackingSnapshot:
         ee_pos_w=s.all_body_pos_w[rows][:, ee].copy(), anchor_pos_w=s.anchor_pos_w[rows].copy(),
         anchor_quat_w=s.anchor_quat_w[rows].copy(),
         ref_joint_pos=s.ref_joint_pos[rows].copy(), ref_joint_vel=s.ref_joint_vel[rows].copy(),
-        ref_body_pos_w=s.all_ref_body_pos_w[rows, :k].copy(), ref_root_pos_w=ref.root_pos_w[t].copy(),
-        ref_ee_pos_w=s.all_ref_body_pos_w[rows][:, ee].copy(), ref_anchor_pos_w=s.ref_anchor_pos_w[rows].copy(),
+        ref_body_pos_w=s.all_ref_body_pos_w[rows, :k].copy(),
+        ref_root_pos_w=ref.root_pos_w[t].copy(),
+        ref_ee_pos_w=s.all_ref_body_pos_w[rows][:, ee].copy(),
+        ref_anchor_pos_w=s.ref_anchor_pos_w[rows].copy(),
         ref_anchor_quat_w=s.ref_anchor_quat_w[rows].copy(),
     )
 
@@ -42,12 +45,14 @@ def tracked_body_names(env: Any) -> tuple[str, ...]:
 
 
 def render_video(env: Any, qpos: list, steps: list, path: Path) -> Path | None:
-    """The robot at ``qpos`` with the reference at ``steps`` as a ghost (``render.ghost``); None without OpenGL."""
+    """The robot at ``qpos`` with the reference at ``steps`` as a ghost (``render.ghost``); None
+    without OpenGL."""
     from primebot.pipeline.api import reference_ghosts, render_ghost_video
 
     ref, idx = env.reference, env.model_info.indices
     ghosts = reference_ghosts(qpos, steps, idx, ref.root_pos_w, ref.root_quat_w, ref.joint_pos)
-    return render_ghost_video(env.model_info.model, qpos, ghosts, idx.root_body_id, path, 1.0 / env.step_dt,
+    return render_ghost_video(env.model_info.model, qpos, ghosts, idx.root_body_id, path,
+                              1.0 / env.step_dt,
                               title="eval")
 
 

@@ -1,4 +1,5 @@
-"""What ``primebot export`` writes for the tracking task (the ``export_metadata`` of the tracking TaskSpec).
+"""What ``primebot export`` writes for the tracking task (the ``export_metadata`` of the tracking
+TaskSpec).
 
 The core's export (``pipeline/export/``) writes the robot and run keys and
 the graph; this module gives the task's part, read from the run's tracking
@@ -37,7 +38,8 @@ def export_metadata(env: Any, motion: Motion, arrays: dict[str, np.ndarray], *,
     cuts the motion outputs' body axis to the tracked bodies.
     """
     if not np.allclose(env.reference.joint_pos, arrays["joint_pos"], atol=1e-6):
-        raise ExportError("the motion inside the ONNX differs from the one the task tracks (resampling mismatch)")
+        raise ExportError("the motion inside the ONNX differs from the one the task tracks "
+                          "(resampling mismatch)")
     robot, tm = env.robot, env.model_info
     idx = tm.indices
     body_names = list(idx.body_names)
@@ -47,7 +49,8 @@ def export_metadata(env: Any, motion: Motion, arrays: dict[str, np.ndarray], *,
     metadata = {
         # what an action means: joint target = offset + action_scale * actions (docs/deploy.md)
         "action_offset": getattr(env, "action_offset", ACTION_OFFSET_DEFAULT),
-        "action_scale": np.asarray(getattr(env, "action_scale", robot.action_scale), dtype=np.float64),
+        "action_scale": np.asarray(getattr(env, "action_scale", robot.action_scale),
+                                   dtype=np.float64),
         "action_scale_factor": float(getattr(env, "action_scale_factor", 1.0)),
         "command_names": ["motion"],
         "anchor_body_name": robot.anchor_body,
@@ -63,14 +66,18 @@ def export_metadata(env: Any, motion: Motion, arrays: dict[str, np.ndarray], *,
         "motion_sha256": motion.sha256,
         "termination_anchor_height": metadata_threshold(thresholds.get("anchor_height")),
         "termination_anchor_orientation": metadata_threshold(thresholds.get("anchor_orientation")),
-        "termination_end_effector_height": metadata_threshold(thresholds.get("end_effector_height")),
+        "termination_end_effector_height": metadata_threshold(
+            thresholds.get("end_effector_height")
+        ),
     }
-    return TaskExport(env.observation_terms, metadata, arrays, reference_steps=lambda: env.time_steps)
+    return TaskExport(env.observation_terms, metadata, arrays,
+                      reference_steps=lambda: env.time_steps)
 
 
-def _tracked_bodies_only(env: Any, arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[str]]:
-    """The motion's body axis cut to the tracked bodies (mjlab's layout); root, anchor and end effectors
-    must be among them, since the deploy loop reads them from the reference."""
+def _tracked_bodies_only(env: Any,
+                         arrays: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], list[str]]:
+    """The motion's body axis cut to the tracked bodies (mjlab's layout); root, anchor and end
+    effectors must be among them, since the deploy loop reads them from the reference."""
     tm = env.model_info
     tracked = _names(tm.model, tm.indices.tracked_body_ids)
     needed = [env.robot.anchor_body, _names(tm.model, [tm.indices.root_body_id])[0],

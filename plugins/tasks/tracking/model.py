@@ -1,4 +1,5 @@
-"""The robot model as the tracking task needs it: the MJCF plus self-collision sensors, and its indices."""
+"""The robot model as the tracking task needs it: the MJCF plus self-collision sensors, and its
+indices."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ class TrackingModel:
     model: mujoco.MjModel
     indices: RobotIndices
     body_ids: np.ndarray
-    """[B'] MuJoCo body ids the task tracks: the spec's tracked bodies, then end effectors not among them."""
+    """[B'] MuJoCo body ids the task tracks: the spec's tracked bodies, then end effectors not among
+    them."""
     num_tracked: int
     """The first ``num_tracked`` of ``body_ids`` are the tracked bodies the rewards average over."""
     end_effector_index: np.ndarray
@@ -61,7 +63,8 @@ class TrackingModel:
 
 
 def _add_self_collision_sensors(spec: mujoco.MjSpec, robot: RobotSpec, root_body: str) -> None:
-    """One contact sensor ('found') per self-collision geom pair, or one for the whole robot subtree."""
+    """One contact sensor ('found') per self-collision geom pair, or one for the whole robot
+    subtree."""
     if robot.self_collision_geoms:
         pairs = [(mujoco.mjtObj.mjOBJ_GEOM, a, b) for a, b in robot.self_collision_geoms]
     else:  # any contact between two geoms of the robot's tree
@@ -79,7 +82,8 @@ def _add_self_collision_sensors(spec: mujoco.MjSpec, robot: RobotSpec, root_body
 
 
 def build_tracking_model(robot: RobotSpec, soft_limit_factor: float = 0.9) -> TrackingModel:
-    """Compile ``robot.mjcf`` with self-collision sensors added, check it and apply the spec's PD gains."""
+    """Compile ``robot.mjcf`` with self-collision sensors added, check it and apply the spec's PD
+    gains."""
     plain = compile_mjcf(robot.mjcf, robot.name)  # typed errors for a missing or broken file
     check_robot_model(plain, robot)
     root = robot.root_body or mujoco.mj_id2name(

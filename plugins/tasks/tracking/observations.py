@@ -1,4 +1,5 @@
-"""The tracking task's observation terms: pure functions of its ``TrackingState``, ``[N, size]`` each.
+"""The tracking task's observation terms: pure functions of its ``TrackingState``, ``[N, size]``
+each.
 
 ``task.py`` lays them out: which terms the policy and the critic see, in
 which order, with which noise (docs/tasks.md, "Observations"). Orientations
@@ -38,7 +39,8 @@ def motion_command(state: TrackingState) -> np.ndarray:
 
 def motion_anchor_ori_b(state: TrackingState) -> np.ndarray:
     """The reference anchor's orientation in the robot anchor's frame."""
-    return matrix_first_two_columns(quat_mul(quat_conjugate(state.anchor_quat_w), state.ref_anchor_quat_w))
+    return matrix_first_two_columns(quat_mul(quat_conjugate(state.anchor_quat_w),
+                                             state.ref_anchor_quat_w))
 
 
 def motion_anchor_pos_b(state: TrackingState) -> np.ndarray:
@@ -76,7 +78,8 @@ def joint_pos_rel(state: TrackingState) -> np.ndarray:
 
 
 def joint_pos_sensed(state: TrackingState) -> np.ndarray:
-    """Joint positions minus the default pose, as the encoders read them (with their bias, if any)."""
+    """Joint positions minus the default pose, as the encoders read them (with their bias, if
+    any)."""
     joint_pos = state.joint_pos - state.default_joint_pos
     return joint_pos if state.encoder_bias is None else joint_pos + state.encoder_bias
 
@@ -104,7 +107,8 @@ OBSERVATION_TERMS = (
                     "tracked-body orientations in the robot anchor frame (6K)"),
     ObservationTerm("base_lin_vel", base_lin_vel, 3, "root linear velocity, root frame (3)"),
     ObservationTerm("base_ang_vel", base_ang_vel, 3, "root angular velocity, root frame (3)"),
-    ObservationTerm("joint_pos_rel", joint_pos_rel, _joints, "joint positions minus the default pose (J)"),
+    ObservationTerm("joint_pos_rel", joint_pos_rel, _joints,
+                    "joint positions minus the default pose (J)"),
     ObservationTerm("joint_pos_sensed", joint_pos_sensed, _joints,
                     "joint positions minus the default pose, with the encoders' bias (J)"),
     ObservationTerm("joint_vel", joint_vel, _joints, "joint velocities (J)"),

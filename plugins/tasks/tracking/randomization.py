@@ -1,5 +1,5 @@
-"""Domain randomisation of the tracking task: friction, mass, payload, centre of mass, motor strength, action
-delay, encoder bias, pushes, reset noise.
+"""Domain randomisation of the tracking task: friction, mass, payload, centre of mass, motor
+strength, action delay, encoder bias, pushes, reset noise.
 
 All of it hangs off ``randomization.enabled`` in the task config, so one
 switch gives the evaluator a deterministic task. Ranges are uniform
@@ -60,20 +60,24 @@ class PhysicsRandomization:
             # env (floor included) gets the same sliding friction: that is the
             # friction every contact of that env then sees.
             friction = sim.expand("geom_friction")
-            drawn = np.broadcast_to(rng.uniform(*friction_range, size=(n, 1)), friction[:, :, 0].shape)
+            drawn = np.broadcast_to(rng.uniform(*friction_range, size=(n, 1)),
+                                    friction[:, :, 0].shape)
             self._add(friction, (slice(None), slice(None), 0), model.geom_friction[:, 0], drawn)
         mass_range = config.get("mass_scale")
         com_ranges = config.get("anchor_com_offset")
         robot_bodies = np.flatnonzero(model.body_rootid == tm.indices.root_body_id)
         nominal_mass = model.body_mass[robot_bodies]
-        mass = nominal_mass * (rng.uniform(*mass_range, size=(n, robot_bodies.size)) if mass_range is not None else 1.0)
+        mass = nominal_mass * (rng.uniform(*mass_range, size=(n, robot_bodies.size))
+                               if mass_range is not None else 1.0)
         if com_ranges is not None:
             low, high = uniform_ranges(com_ranges, AXES_LINEAR)
             ipos = sim.expand("body_ipos")
             anchor = tm.indices.anchor_body_id
             nominal = model.body_ipos[anchor]
-            self._add(ipos, (slice(None), anchor), nominal, nominal + rng.uniform(low, high, size=(n, 3)))
-        payload_range = config.get("payload")  # drawn after the others: their draws are those of before
+            self._add(ipos, (slice(None), anchor), nominal,
+                      nominal + rng.uniform(low, high, size=(n, 3)))
+        # drawn after the others: their draws are those of before
+        payload_range = config.get("payload")
         if payload_range is not None:
             mass = np.broadcast_to(mass, (n, robot_bodies.size)).copy()
             column = int(np.flatnonzero(robot_bodies == tm.indices.anchor_body_id)[0])
@@ -88,23 +92,33 @@ class PhysicsRandomization:
             acts = tm.indices.actuator_ids
             scale = rng.uniform(*motor_range, size=(n, 1))
             gain, bias = sim.expand("actuator_gainprm"), sim.expand("actuator_biasprm")
-            for field, column in ((gain, 0), (bias, 1), (bias, 2)):  # kp, -kp, -kd of a position servo
-                nominal = model.actuator_gainprm[acts, column] if field is gain else model.actuator_biasprm[acts, column]
+            # kp, -kp, -kd of a position servo
+            for field, column in ((gain, 0), (bias, 1), (bias, 2)):
+                nominal = (
+                    model.actuator_gainprm[acts, column]
+                    if field is gain
+                    else model.actuator_biasprm[acts, column]
+                )
                 self._add(field, (slice(None), acts, column), nominal, nominal * scale)
             force = model.actuator_forcerange[acts]
-            self._add(sim.expand("actuator_forcerange"), (slice(None), acts), force, force * scale[..., None])
+            self._add(sim.expand("actuator_forcerange"), (slice(None), acts), force,
+                      force * scale[..., None])
         self.strength = 1.0
         """The strength last applied."""
         self.apply(1.0)
 
     def _add(self, field: np.ndarray, index: tuple, nominal: np.ndarray, drawn: np.ndarray) -> None:
-        self._fields.append((field, index, np.array(nominal, dtype=np.float64), np.array(drawn, dtype=np.float64)))
+        self._fields.append((field, index, np.array(nominal, dtype=np.float64),
+                             np.array(drawn, dtype=np.float64)))
 
     def apply(self, strength: float) -> None:
-        """Set every randomised quantity at ``strength`` (0: the model's own values, 1: the draws)."""
+        """Set every randomised quantity at ``strength`` (0: the model's own values, 1: the
+        draws)."""
         self.strength = float(strength)
         for field, index, nominal, drawn in self._fields:
-            field[index] = drawn if self.strength == 1.0 else nominal + self.strength * (drawn - nominal)
+            field[index] = (
+                drawn if self.strength == 1.0 else nominal + self.strength * (drawn - nominal)
+            )
         if self._fields:
             self.sim.set_const()
 
@@ -112,19 +126,23 @@ class PhysicsRandomization:
 class ActuationRandomization:
     """Per-env action delay (whole control steps) and joint-encoder bias, drawn once at start-up.
 
-    ``servos`` (the core's ``ServoCommand``, which the stress test's latency and encoder families use too)
-    turns the targets the policy chose into what reaches the servos: those of ``delay`` steps ago, minus the
-    encoder bias; the policy reads q + bias (``observations.joint_pos_sensed``). At ``strength`` s the bias is s × its
-    draw and an env's delay is its draw rounded at s (none below s = 0.5).
+    ``servos`` (the core's ``ServoCommand``, which the stress test's latency and encoder families
+    use too) turns the targets the policy chose into what reaches the servos: those of ``delay``
+    steps ago, minus the encoder bias; the policy reads q + bias
+    (``observations.joint_pos_sensed``). At ``strength`` s the bias is s × its draw and an env's
+    delay is its draw rounded at s (none below s = 0.5).
     """
 
-    def __init__(self, num_envs: int, num_joints: int, config: Mapping[str, Any], rng: np.random.Generator) -> None:
+    def __init__(self, num_envs: int, num_joints: int, config: Mapping[str, Any],
+                 rng: np.random.Generator) -> None:
         delay, bias = config.get("action_delay"), config.get("encoder_bias")
-        self.drawn_delay = (rng.integers(int(delay[0]), int(delay[1]) + 1, size=num_envs) if delay is not None
+        self.drawn_delay = (rng.integers(int(delay[0]), int(delay[1]) + 1, size=num_envs)
+                            if delay is not None
                             else np.zeros(num_envs, np.int64))
         self.drawn_bias = (rng.uniform(*bias, size=(num_envs, num_joints)) if bias is not None
                            else np.zeros((num_envs, num_joints)))
-        self.servos = ServoCommand(np.zeros((num_envs, num_joints)), self.drawn_delay, self.drawn_bias)
+        self.servos = ServoCommand(np.zeros((num_envs, num_joints)), self.drawn_delay,
+                                   self.drawn_bias)
         self.apply(1.0)
 
     @property
@@ -143,9 +161,10 @@ class ActuationRandomization:
 class Pusher:
     """Adds a random root velocity to each env every ``interval_s`` (drawn per push).
 
-    The velocity ranges are sized to the robot (docs/tasks.md, "Randomisation"): linear ones in units of
-    √(g·L) m/s and angular ones in units of √(g/L) rad/s, L being the reference's highest root height
-    (``root_height``; the stress test's push levels use the same unit, ``deploy.perturbations``).
+    The velocity ranges are sized to the robot (docs/tasks.md, "Randomisation"): linear ones in
+    units of √(g·L) m/s and angular ones in units of √(g/L) rad/s, L being the reference's highest
+    root height (``root_height``; the stress test's push levels use the same unit,
+    ``deploy.perturbations``).
     """
 
     def __init__(
@@ -160,8 +179,13 @@ class Pusher:
         self.ang_low, self.ang_high = (angular * r for r in uniform_ranges(velocity, AXES_ANGULAR))
         speed = config.get("speed")
         self.speed = None if speed is None else linear * np.asarray(speed, dtype=np.float64)
-        """[low, high] m/s of a horizontal kick in a random direction (replaces the x and y ranges), or None."""
-        self._quat, self._lin, self._ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
+        """[low, high] m/s of a horizontal kick in a random direction (replaces the x and y ranges),
+        or None."""
+        self._quat, self._lin, self._ang = (
+            tm.root_quat_qpos,
+            tm.root_lin_vel_qvel,
+            tm.root_ang_vel_qvel,
+        )
         self.strength = 1.0
         """Factor on the push velocities (the curriculum's strength)."""
         self.countdown = self._draw_interval(sim.num_envs)

@@ -41,17 +41,21 @@ def _resample(motion: Motion, rate_hz: float) -> dict[str, np.ndarray]:
 
 
 def check_motion_fits(motion: Motion, robot: RobotSpec, tm: TrackingModel) -> None:
-    """Raise ``MotionError`` naming the file and key when the motion's shapes or names don't fit the robot."""
+    """Raise ``MotionError`` naming the file and key when the motion's shapes or names don't fit the
+    robot."""
     where = motion.source or "motion"
     joints, bodies = robot.num_joints, tm.model.nbody - 1
     if motion.joint_pos.shape[1] != joints or motion.joint_vel.shape[1] != joints:
         raise MotionError(
-            f"{where}: key 'joint_pos' has {motion.joint_pos.shape[1]} columns, robot {robot.name!r} has {joints} joints",
-            fix=f"retarget the motion to {robot.name} (joint order: `primebot robots show {robot.name}`)",
+            f"{where}: key 'joint_pos' has {motion.joint_pos.shape[1]} columns, robot "
+            f"{robot.name!r} has {joints} joints",
+            fix=f"retarget the motion to {robot.name} (joint order: `primebot robots show "
+                f"{robot.name}`)",
         )
     if motion.body_pos_w.shape[1] != bodies:
         raise MotionError(
-            f"{where}: key 'body_pos_w' has {motion.body_pos_w.shape[1]} bodies, robot {robot.name!r} has {bodies}",
+            f"{where}: key 'body_pos_w' has {motion.body_pos_w.shape[1]} bodies, robot "
+            f"{robot.name!r} has {bodies}",
             fix="write every body of the MJCF but the world, in MuJoCo order",
         )
     if motion.joint_names is not None and tuple(motion.joint_names) != tuple(robot.joint_names):
@@ -97,7 +101,8 @@ class MotionReference:
         self.anchor_pos_w = c(arrays["body_pos_w"][:, anchor])
         self.anchor_quat_w = c(quat_normalize(arrays["body_quat_w"][:, anchor]))
         self.anchor_gravity_z = quat_apply_inverse(self.anchor_quat_w, GRAVITY_W)[:, 2].copy()
-        """z of gravity in the reference anchor frame (the anchor-orientation termination compares it)."""
+        """z of gravity in the reference anchor frame (the anchor-orientation termination compares
+        it)."""
         self.root_pos_w = c(arrays["body_pos_w"][:, root])
         self.root_quat_w = c(quat_normalize(arrays["body_quat_w"][:, root]))
         self.root_lin_vel_w = c(arrays["body_lin_vel_w"][:, root])

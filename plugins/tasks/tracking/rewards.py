@@ -32,7 +32,8 @@ def anchor_ori_error_exp(state: TrackingState, std: float = 0.4) -> np.ndarray:
 
 
 def body_pos_error_exp(state: TrackingState, std: float = 0.3) -> np.ndarray:
-    """Tracked-body positions vs the reference re-anchored at the robot (yaw and xy): mean squared distance."""
+    """Tracked-body positions vs the reference re-anchored at the robot (yaw and xy): mean squared
+    distance."""
     err = _squared_norm(state.ref_body_pos_relative_w - state.body_pos_w).mean(axis=-1)
     return np.exp(-err / std**2)
 

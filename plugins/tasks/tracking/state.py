@@ -24,7 +24,8 @@ base_lin_vel_b, ..ang_vel_b [N, 3]      root body velocity in the root frame
 self_contacts               [N]         robot-robot contacts
 action, prev_action         [N, J]      this step's and the previous step's policy action
 soft_joint_pos_limits       [J, 2]      joint limits shrunk by the soft-limit factor
-default_joint_pos           [J]         the robot's default pose (joint observations are relative to it)
+default_joint_pos           [J]         the robot's default pose (joint observations are relative
+                                        to it)
 encoder_bias                [N, J]|None what the joint encoders add to each reading (None: nothing)
 time_steps                  [N] int     reference step each env is at
 reference                               the ``MotionReference`` (e.g. its anchor_gravity_z [T])
@@ -90,7 +91,11 @@ class TrackingState:
         self._sensordata = sim.bind("sensordata") if tm.self_collision_adr.size else None
         tree_root = tm.model.body_rootid[tm.body_ids]
         self._tree_root = tree_root[:1] if (tree_root == tree_root[0]).all() else tree_root
-        self._root_quat, self._root_lin, self._root_ang = tm.root_quat_qpos, tm.root_lin_vel_qvel, tm.root_ang_vel_qvel
+        self._root_quat, self._root_lin, self._root_ang = (
+            tm.root_quat_qpos,
+            tm.root_lin_vel_qvel,
+            tm.root_ang_vel_qvel,
+        )
         self._anchor = np.array([tm.indices.anchor_body_id])
 
         z = np.zeros
@@ -137,7 +142,8 @@ class TrackingState:
         self.ref_body_quat_relative_w = self.all_ref_body_quat_relative_w[:, :k]
 
     def update(self, ids: np.ndarray | None = None) -> None:
-        """Refresh every buffer for envs ``ids`` (all when ``None``) from the simulator and reference."""
+        """Refresh every buffer for envs ``ids`` (all when ``None``) from the simulator and
+        reference."""
         rows = slice(None) if ids is None else ids
         self._update_robot(rows)
         self._update_reference(rows)

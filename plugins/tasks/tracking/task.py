@@ -34,24 +34,24 @@ from .observations import OBSERVATION_TERMS
 from .rewards import REWARD_TERMS
 from .terminations import TERMINATION_TERMS
 
-# -- What the policy sees (5·J + 9 values; nothing a robot cannot measure) ------------------------------
+# -- What the policy sees (5·J + 9 values; nothing a robot cannot measure) -------------------------
 POLICY_OBSERVATIONS = (
-    ObservationSlot("command", "motion_command"),          # 2J  reference joint positions, velocities
-    ObservationSlot("motion_anchor_ori_b"),                # 6   reference anchor orientation, anchor frame
-    ObservationSlot("base_ang_vel"),                       # 3   the gyro
-    ObservationSlot("joint_pos", "joint_pos_sensed"),      # J   minus the default pose, as encoders read it
-    ObservationSlot("joint_vel"),                          # J
-    ObservationSlot("actions", "last_action"),             # J
+    ObservationSlot("command", "motion_command"),      # 2J  reference joint positions, velocities
+    ObservationSlot("motion_anchor_ori_b"),            # 6   reference anchor rotation, anchor frame
+    ObservationSlot("base_ang_vel"),                   # 3   the gyro
+    ObservationSlot("joint_pos", "joint_pos_sensed"),  # J   less the default pose, as encoders read
+    ObservationSlot("joint_vel"),                      # J
+    ObservationSlot("actions", "last_action"),         # J
 )
 
-# -- What the critic sees (privileged: true values, no noise) --------------------------------------------
+# -- What the critic sees (privileged: true values, no noise) --------------------------------------
 CRITIC_OBSERVATIONS = (
     ObservationSlot("command", "motion_command"),
-    ObservationSlot("motion_anchor_pos_b"),                # 3   reference anchor position, anchor frame
+    ObservationSlot("motion_anchor_pos_b"),            # 3   reference anchor position, anchor frame
     ObservationSlot("motion_anchor_ori_b"),
-    ObservationSlot("body_pos", "body_pos_b"),             # 3K  tracked bodies, anchor frame
-    ObservationSlot("body_ori", "body_ori_b"),             # 6K
-    ObservationSlot("base_lin_vel"),                       # 3
+    ObservationSlot("body_pos", "body_pos_b"),         # 3K  tracked bodies, anchor frame
+    ObservationSlot("body_ori", "body_ori_b"),         # 6K
+    ObservationSlot("base_lin_vel"),                   # 3
     ObservationSlot("base_ang_vel"),
     ObservationSlot("joint_pos", "joint_pos_rel"),
     ObservationSlot("joint_vel"),
@@ -64,17 +64,21 @@ OBSERVATION_SETTINGS = ("noise", "noise_scale")
 
 SETTINGS: dict[str, Any] = {
     "decimation": 4,                # physics substeps per control step: 0.005 s x 4 = 50 Hz
-    "episode_length_s": 10.0,       # time-out (a truncation); an episode also ends at the motion's last frame
+    # time-out (a truncation); an episode also ends at the motion's last frame
+    "episode_length_s": 10.0,
     "soft_joint_limit_factor": 0.9,
-    "fresh_kinematics": False,      # true: body poses and velocities at the state after each step (about
-                                    # 10% more physics time); false: those of the last substep, 5 ms old
+    # true: body poses and velocities at the state after each step (about 10% more physics time);
+    # false: those of the last substep, 5 ms old
+    "fresh_kinematics": False,
     "log_reward_terms": True,       # print the table of active reward terms when the env is built
-    # Joint target = offset + scale x robot action_scale x action. offset: reference (the motion's joint
-    # positions at the observed step: a zero action follows the motion) or default (the default pose, mjlab's)
+    # Joint target = offset + scale x robot action_scale x action. offset: reference (the motion's
+    # joint positions at the observed step: a zero action follows the motion) or default (the
+    # default pose, mjlab's)
     "actions": {"offset": "reference", "scale": 1.0},
     # What the policy is rewarded for: term: {weight, params}; weights are multiplied by dt (0.02 s)
     "rewards": {
-        "anchor_pos_error_exp": {"weight": 0.5, "params": {"std": 0.05}},  # mjlab: 0.3 (docs/tasks.md)
+        # mjlab: 0.3 (docs/tasks.md)
+        "anchor_pos_error_exp": {"weight": 0.5, "params": {"std": 0.05}},
         "anchor_ori_error_exp": {"weight": 0.5, "params": {"std": 0.4}},
         "body_pos_error_exp": {"weight": 1.0, "params": {"std": 0.3}},
         "body_ori_error_exp": {"weight": 1.0, "params": {"std": 0.4}},
@@ -93,19 +97,26 @@ SETTINGS: dict[str, Any] = {
     # Uniform noise +-scale on these policy observations while training (the critic gets none)
     "observations": {
         "noise": True,
-        "noise_scale": {"motion_anchor_ori_b": 0.05, "base_ang_vel": 0.2, "joint_pos": 0.01, "joint_vel": 0.5},
+        "noise_scale": {"motion_anchor_ori_b": 0.05, "base_ang_vel": 0.2, "joint_pos": 0.01,
+                        "joint_vel": 0.5},
     },
-    # Where new episodes start (sampler.py): adaptive (by per-bin failure rate) | uniform | start (frame 0)
-    "sampling": {"mode": "adaptive", "bin_s": 1.0, "kernel_size": 1, "lambda": 0.8, "uniform_ratio": 0.1,
+    # Where new episodes start (sampler.py): adaptive (by per-bin failure rate) | uniform | start
+    # (frame 0)
+    "sampling": {"mode": "adaptive", "bin_s": 1.0, "kernel_size": 1, "lambda": 0.8,
+                 "uniform_ratio": 0.1,
                  "alpha": 0.001},
     "randomization": {
         "enabled": True,            # false: none of the below (exact reference starts, no pushes)
-        # One strength in [0, 1] scales every range below (curriculum.py; docs/tasks.md, "Randomisation").
+        # One strength in [0, 1] scales every range below (curriculum.py; docs/tasks.md,
+        # "Randomisation").
         "curriculum": {
-            "start": 1.0,           # the strength training starts at (null: no curriculum, always 1)
-            "signal": "verdict",    # what moves it by `step`: each verdict check, or falls (finished episodes)
+            # the strength training starts at (null: no curriculum, always 1)
+            "start": 1.0,
+            # what moves it by `step`: each verdict check, or falls (finished episodes)
+            "signal": "verdict",
             "step": 0.25,
-            "raise_on": "tracked",  # up when the check tracked (or: stays_up, fewer than raise_below fell)
+            # up when the check tracked (or: stays_up, fewer than raise_below fell)
+            "raise_on": "tracked",
             "raise_below": 0.3,
             "lower_above": 0.6,     # down when more than this fraction of the episodes fell
             "fall_back_after": 8,   # checks in a row without tracking: down a step (null: never)
@@ -115,17 +126,21 @@ SETTINGS: dict[str, Any] = {
                        "roll": [-0.1, 0.1], "pitch": [-0.1, 0.1], "yaw": [-0.2, 0.2]},
         "reset_velocity": {"x": [-0.5, 0.5], "y": [-0.5, 0.5], "z": [-0.2, 0.2],
                            "roll": [-0.52, 0.52], "pitch": [-0.52, 0.52], "yaw": [-0.78, 0.78]},
-        "reset_joint_pos": [-0.1, 0.1],     # rad, added to the reference joints (clipped to the soft limits)
+        # rad, added to the reference joints (clipped to the soft limits)
+        "reset_joint_pos": [-0.1, 0.1],
         "friction": [0.3, 1.2],             # sliding friction per env
         "mass_scale": [0.9, 1.1],           # per robot body, per env (inertia scaled alike)
-        "payload": [0.0, 0.1],              # on the anchor body, a fraction of the robot's mass (null: none)
-        "motor_strength": [0.8, 1.2],       # kp, kd and effort limit of every servo times one factor per env
+        # on the anchor body, a fraction of the robot's mass (null: none)
+        "payload": [0.0, 0.1],
+        # kp, kd and effort limit of every servo times one factor per env
+        "motor_strength": [0.8, 1.2],
         "action_delay": [0, 1],             # control steps the joint targets arrive late, per env
-        "encoder_bias": [-0.01, 0.01],      # rad per joint and env: the policy reads q + bias, the servo holds it
+        # rad per joint and env: the policy reads q + bias, the servo holds it
+        "encoder_bias": [-0.01, 0.01],
         "anchor_com_offset": {"x": [-0.025, 0.025], "y": [-0.05, 0.05], "z": [-0.05, 0.05]},  # m
-        # Pushes (null: none), sized to the robot: linear in units of sqrt(g L) m/s, angular in sqrt(g / L)
-        # rad/s, L the reference's highest root height; speed: [low, high] of a horizontal kick in a random
-        # direction instead of the x and y ranges
+        # Pushes (null: none), sized to the robot: linear in units of sqrt(g L) m/s, angular in
+        # sqrt(g / L) rad/s, L the reference's highest root height; speed: [low, high] of a
+        # horizontal kick in a random direction instead of the x and y ranges
         "push": {
             "interval_s": [1.0, 3.0],
             "velocity": {"x": [-0.3, 0.3], "y": [-0.3, 0.3], "z": [-0.1, 0.1],
@@ -143,7 +158,7 @@ SETTING_CHOICES = {
     "randomization.curriculum.raise_on": ("tracked", "stays_up"),
 }
 
-# -- How a trained policy is played to judge it ------------------------------------------------------------
+# -- How a trained policy is played to judge it ----------------------------------------------------
 _STILL = dict.fromkeys(("x", "y", "z", "roll", "pitch", "yaw"), [0.0, 0.0])
 PLAY = PlaySettings(
     # body poses at the current state (as on hardware and in sim2sim), no randomisation, no noise
@@ -151,8 +166,8 @@ PLAY = PlaySettings(
                 "log_reward_terms": False, "fresh_kinematics": True},
     from_start={"sampling": {"mode": "start"}},
     spread={"sampling": {"mode": "uniform"}},
-    # the stress test's standard push (a horizontal kick of 0.2·√(g·L) in a random direction) every 1-3 s
-    # from exact reference starts, and nothing else (docs/tasks.md, "Training for robustness")
+    # the stress test's standard push (a horizontal kick of 0.2·√(g·L) in a random direction) every
+    # 1-3 s from exact reference starts, and nothing else (docs/tasks.md, "Training for robustness")
     robustness={"randomization": {
         "enabled": True, "curriculum": {"start": None},
         "reset_pose": _STILL, "reset_velocity": _STILL, "reset_joint_pos": [0.0, 0.0],
@@ -166,7 +181,7 @@ PLAY = PlaySettings(
                    ("anchor_height", "anchor_orientation", "end_effector_height"))},
 )
 
-# -- The trainer's defaults for this task --------------------------------------------------------------------
+# -- The trainer's defaults for this task ----------------------------------------------------------
 # a small exploration noise around the reference (docs/tasks.md, "When a motion does not track", 1.)
 TRAINER_DEFAULTS = {"policy": {"init_noise_std": 0.3}}
 
@@ -181,19 +196,22 @@ def make_tracking_env(
     registry: Registry,
     num_threads: int | None = None,
 ) -> TrackingEnv:
-    """Build the tracking env; ``config`` is merged over ``SETTINGS`` (so a full or partial config works)."""
+    """Build the tracking env; ``config`` is merged over ``SETTINGS`` (so a full or partial config
+    works)."""
     if motion is None:
         raise ConfigError(
             "the tracking task needs a reference motion",
             fix="pass a motion: primebot train MOTION.npz",
         )
     cfg = TRACKING.settings(config)
-    return TrackingEnv(robot, motion, num_envs, cfg, OBSERVATION_GROUPS, OBSERVATION_SETTINGS, registry=registry,
+    return TrackingEnv(robot, motion, num_envs, cfg, OBSERVATION_GROUPS, OBSERVATION_SETTINGS,
+                       registry=registry,
                        seed=seed, num_threads=num_threads)
 
 
 def verdict_probe(registry: Registry, cfg: Any, motion: Motion | None, *, seed: int):
-    """The stop rule's probe: the deterministic policy on a few evaluation episodes (``VerdictProbe``)."""
+    """The stop rule's probe: the deterministic policy on a few evaluation episodes
+    (``VerdictProbe``)."""
     from primebot.pipeline.api import VerdictProbe
 
     return VerdictProbe.for_run(registry, cfg, motion, seed=seed)
@@ -203,12 +221,13 @@ TRACKING = TaskSpec(
     name="tracking",
     make_env=make_tracking_env,
     default_config=SETTINGS,
-    description="Track a reference motion (mjlab BeyondMimic): 9 reward terms, adaptive start frames",
+    description="Track a reference motion (mjlab BeyondMimic): 9 reward terms, adaptive start "
+                "frames",
     needs_motion=True,
     default_robot="q1",
     open_config_sections=("rewards", "terminations", "observations"),
-    # what a motion file's training_overrides may set: its rewards, terminations, randomisation and its
-    # curriculum (docs/motions.md, "Training settings in the motion file")
+    # what a motion file's training_overrides may set: its rewards, terminations, randomisation and
+    # its curriculum (docs/motions.md, "Training settings in the motion file")
     motion_settings=("rewards", "terminations", "randomization"),
     verdict_probe=verdict_probe,
     evaluation_view=tracking_view,

@@ -1,4 +1,5 @@
-"""The tracking task's failure checks: pure functions of its ``TrackingState``, a bool ``[N]`` mask each.
+"""The tracking task's failure checks: pure functions of its ``TrackingState``, a bool ``[N]`` mask
+each.
 
 ``task.py`` names the ones it uses under ``terminations:`` with their
 thresholds (mjlab's values: 0.25 m anchor height, 0.8 gravity-z, 0.25 m
@@ -21,8 +22,8 @@ def anchor_height(state: TrackingState, threshold: float) -> np.ndarray:
 
 
 def anchor_orientation(state: TrackingState, threshold: float) -> np.ndarray:
-    """Gravity's z in the anchor frame differs from the reference's by more than ``threshold`` (tilt, not
-    heading)."""
+    """Gravity's z in the anchor frame differs from the reference's by more than ``threshold``
+    (tilt, not heading)."""
     x, y = state.anchor_quat_w[:, 1], state.anchor_quat_w[:, 2]
     gravity_z = 2.0 * (x * x + y * y) - 1.0  # z of R(q)ᵀ·(0, 0, -1)
     return np.abs(state.reference.anchor_gravity_z[state.time_steps] - gravity_z) > threshold
@@ -36,7 +37,8 @@ def end_effector_height(state: TrackingState, threshold: float) -> np.ndarray:
 
 
 TERMINATION_TERMS = (
-    TerminationTerm("anchor_height", anchor_height, "|z_ref - z| of the anchor body above threshold (m)"),
+    TerminationTerm("anchor_height", anchor_height,
+                    "|z_ref - z| of the anchor body above threshold (m)"),
     TerminationTerm("anchor_orientation", anchor_orientation,
                     "|g_z,ref - g_z|, gravity's z in the anchor frame, above threshold"),
     TerminationTerm("end_effector_height", end_effector_height,

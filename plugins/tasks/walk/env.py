@@ -46,14 +46,17 @@ class WalkEnv(VecEnv):
         if len(root_joints) != 3:
             raise RobotError(
                 f"robot {robot.name!r} has no planar base: extra['root_joints'] is {root_joints!r}",
-                fix="walk needs a sagittal-plane robot whose base is (slide x, slide z, hinge pitch), e.g. biped4",
+                fix="walk needs a sagittal-plane robot whose base is (slide x, slide z, hinge "
+                    "pitch), e.g. biped4",
             )
         # Checks joints, actuators and bodies against the spec and drives the joints with its gains.
         model = load_robot_model(robot)
         ix = robot_indices(model, robot)
         x_joint, z_joint, pitch_joint = (model.joint(name) for name in root_joints)
-        self._x_adr, self._z_adr, self._pitch_adr = (int(j.qposadr[0]) for j in (x_joint, z_joint, pitch_joint))
-        self._x_dof, self._z_dof, self._pitch_dof = (int(j.dofadr[0]) for j in (x_joint, z_joint, pitch_joint))
+        self._x_adr, self._z_adr, self._pitch_adr = (int(j.qposadr[0])
+                                                     for j in (x_joint, z_joint, pitch_joint))
+        self._x_dof, self._z_dof, self._pitch_dof = (int(j.dofadr[0])
+                                                     for j in (x_joint, z_joint, pitch_joint))
         self._qpos_adr = ix.qpos_adr
         self._dof_adr = ix.dof_adr
         self._actuators = ix.actuator_ids
@@ -64,7 +67,8 @@ class WalkEnv(VecEnv):
         self._init_qpos = key.qpos.copy()
         self._init_ctrl = key.ctrl.copy()
 
-        self.sim = BatchSim(model, num_envs, num_threads=num_threads, decimation=int(self.cfg["decimation"]))
+        self.sim = BatchSim(model, num_envs, num_threads=num_threads,
+                            decimation=int(self.cfg["decimation"]))
         self.num_envs = int(num_envs)
         self.num_obs = mdp.NUM_OBS
         self.num_critic_obs = mdp.NUM_CRITIC_OBS
@@ -82,16 +86,20 @@ class WalkEnv(VecEnv):
             forward_weight=float(self.cfg["forward_weight"]),
             alive_bonus=float(self.cfg["alive_bonus"]),
         )
-        """Return of walking upright at ``walking_speed`` for a whole episode (the "walking" bar)."""
+        """Return of walking upright at ``walking_speed`` for a whole episode (the "walking"
+        bar)."""
         self.termination_thresholds = {"min_height": float(self.cfg["min_height"]),
                                        "max_pitch": float(self.cfg["max_pitch"])}
-        """The fall (``mdp.has_fallen``), exported so a deploy loop ends episodes where training did."""
+        """The fall (``mdp.has_fallen``), exported so a deploy loop ends episodes where training
+        did."""
         self.action_clip = 1.0
-        """Actions are clipped to ±this before scaling (``mdp.actions_to_targets``); exported likewise."""
+        """Actions are clipped to ±this before scaling (``mdp.actions_to_targets``); exported
+        likewise."""
         self._rng = np.random.default_rng(seed)
         self._last_action = np.zeros((num_envs, self.num_actions))
         self._episode_step = np.zeros(num_envs, dtype=np.int64)
-        self.rewards = mdp.reward_manager(self.cfg, dt=self.step_dt, num_envs=self.num_envs, registry=registry)
+        self.rewards = mdp.reward_manager(self.cfg, dt=self.step_dt, num_envs=self.num_envs,
+                                          registry=registry)
         """The reward: the walk terms (``mdp.REWARD_TERMS``) weighted by the task settings."""
         self._episode_distance = np.zeros(num_envs)
 
@@ -103,7 +111,8 @@ class WalkEnv(VecEnv):
         return self._height_offset + self.sim.qpos[:, self._z_adr]
 
     def forward_distance(self, start_qpos: np.ndarray, final_qpos: np.ndarray) -> np.ndarray:
-        """Metres travelled along the walking direction between qpos rows [..., nq] (negative: backward)."""
+        """Metres travelled along the walking direction between qpos rows [..., nq] (negative:
+        backward)."""
         dx = np.asarray(final_qpos)[..., self._x_adr] - np.asarray(start_qpos)[..., self._x_adr]
         forward, _ = mdp.split_velocity(np.stack([dx, np.zeros_like(dx)], axis=-1), self._direction)
         return forward
@@ -118,7 +127,8 @@ class WalkEnv(VecEnv):
             self._last_action,
             self._default,
         )
-        critic = mdp.critic_observation(obs, qvel[:, self._x_dof], qvel[:, self._z_dof], self._height())
+        critic = mdp.critic_observation(obs, qvel[:, self._x_dof], qvel[:, self._z_dof],
+                                        self._height())
         return obs, critic
 
     # -- resets ---------------------------------------------------------------
@@ -128,7 +138,9 @@ class WalkEnv(VecEnv):
         qvel = np.zeros((n, self.sim.model.nv))
         noise = self.cfg["randomization"]
         if noise["enabled"]:
-            qpos[:, self._qpos_adr] += self._rng.uniform(-1, 1, (n, self.num_actions)) * noise["joint_pos"]
+            qpos[:, self._qpos_adr] += (
+                self._rng.uniform(-1, 1, (n, self.num_actions)) * noise["joint_pos"]
+            )
             qvel += self._rng.uniform(-1, 1, qvel.shape) * noise["velocity"]
         self.sim.reset(ids, qpos=qpos, qvel=qvel, ctrl=np.tile(self._init_ctrl, (n, 1)))
         self._last_action[ids] = 0.0
@@ -137,7 +149,8 @@ class WalkEnv(VecEnv):
         self.rewards.reset(ids)
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
-        """Reset every env to the standing pose (plus reset noise when ``randomization.enabled``)."""
+        """Reset every env to the standing pose (plus reset noise when
+        ``randomization.enabled``)."""
         self._reset_envs(np.arange(self.num_envs))
         return self._observations()
 
@@ -145,7 +158,8 @@ class WalkEnv(VecEnv):
     def step(self, actions: np.ndarray) -> StepResult:
         """Apply ``actions`` [N, 4] (clipped to [-1, 1]) for one control period."""
         cfg = self.cfg
-        clipped, targets = mdp.actions_to_targets(actions, self._default, self._scale, self._joint_range)
+        clipped, targets = mdp.actions_to_targets(actions, self._default, self._scale,
+                                                  self._joint_range)
         self.sim.ctrl[:, self._actuators] = targets
         x_before = self.sim.qpos[:, self._x_adr].copy()
         faults = self.sim.step()
@@ -186,7 +200,8 @@ class WalkEnv(VecEnv):
         """Means over the episodes that just finished (logged as ``episode/<name>``)."""
         duration = self._episode_step[done] * self.step_dt
         sums = self.rewards.episode_sums
-        info: dict[str, Any] = {f"episode/{name}": float(value[done].mean()) for name, value in sums.items()}
+        info: dict[str, Any] = {f"episode/{name}": float(value[done].mean())
+                                for name, value in sums.items()}
         info["episode/return"] = float(sum(value[done] for value in sums.values()).mean())
         info["episode/length"] = float(self._episode_step[done].mean())
         info["episode/forward_speed"] = float((self._episode_distance[done] / duration).mean())

@@ -58,7 +58,8 @@ OBSERVATION_NAMES: tuple[str, ...] = (
     "right_knee_last_action",
 )
 NUM_OBS = len(OBSERVATION_NAMES)
-CRITIC_EXTRA_NAMES: tuple[str, ...] = ("torso_forward_velocity", "torso_vertical_velocity", "torso_height")
+CRITIC_EXTRA_NAMES: tuple[str, ...] = ("torso_forward_velocity", "torso_vertical_velocity",
+                                       "torso_height")
 NUM_CRITIC_OBS = NUM_OBS + len(CRITIC_EXTRA_NAMES)
 
 
@@ -70,9 +71,11 @@ def policy_observation(
     last_action: np.ndarray,
     default_joint_pos: np.ndarray,
 ) -> np.ndarray:
-    """The 14-dim observation [N, 14] float32 from pitch [N], rate [N], joints [N, 4] and last action [N, 4]."""
+    """The 14-dim observation [N, 14] float32 from pitch [N], rate [N], joints [N, 4] and last
+    action [N, 4]."""
     return np.concatenate(
-        [pitch[:, None], pitch_rate[:, None], joint_pos - default_joint_pos, joint_vel, last_action],
+        [pitch[:, None], pitch_rate[:, None], joint_pos - default_joint_pos, joint_vel,
+         last_action],
         axis=1,
         dtype=np.float32,
     )
@@ -81,13 +84,16 @@ def policy_observation(
 def critic_observation(
     obs: np.ndarray, forward_velocity: np.ndarray, vertical_velocity: np.ndarray, height: np.ndarray
 ) -> np.ndarray:
-    """The critic's [N, 17] observation: the policy's plus torso forward/vertical velocity and height."""
+    """The critic's [N, 17] observation: the policy's plus torso forward/vertical velocity and
+    height."""
     extra = np.stack([forward_velocity, vertical_velocity, height], axis=1)
     return np.concatenate([obs, extra], axis=1, dtype=np.float32)
 
 
-def split_velocity(velocity_xy: np.ndarray, direction_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(forward, sideways) components [N] of ground-plane velocities [N, 2] along unit ``direction_xy``.
+def split_velocity(velocity_xy: np.ndarray,
+                   direction_xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(forward, sideways) components [N] of ground-plane velocities [N, 2] along unit
+    ``direction_xy``.
 
     Sideways is positive to the left of the walking direction.
     """
@@ -111,7 +117,8 @@ def posture_penalty(pitch: np.ndarray) -> np.ndarray:
 
 @dataclass
 class WalkState:
-    """What the walk reward terms read, one value per env (the ``state`` a ``RewardManager`` hands them)."""
+    """What the walk reward terms read, one value per env (the ``state`` a ``RewardManager`` hands
+    them)."""
 
     forward: np.ndarray
     """Torso velocity along the walking direction, m/s (averaged over the control period)."""
@@ -123,8 +130,10 @@ class WalkState:
     """bool: the env did not fall in this step."""
 
 
-def velocity(state: WalkState, forward_weight: float = 2.0, sideways_weight: float = 2.0) -> np.ndarray:
-    """Reward term ``velocity``: ``velocity_reward`` of the state (weight 1; the weights are its params)."""
+def velocity(state: WalkState, forward_weight: float = 2.0,
+             sideways_weight: float = 2.0) -> np.ndarray:
+    """Reward term ``velocity``: ``velocity_reward`` of the state (weight 1; the weights are its
+    params)."""
     return velocity_reward(state.forward, state.sideways, forward_weight, sideways_weight)
 
 
@@ -153,7 +162,8 @@ def reward_config(
     """The ``rewards`` config (term → weight, params) the walk settings stand for."""
     return {
         "velocity": {"weight": 1.0,
-                     "params": {"forward_weight": forward_weight, "sideways_weight": sideways_weight}},
+                     "params": {"forward_weight": forward_weight,
+                                "sideways_weight": sideways_weight}},
         "alive": {"weight": alive_bonus},
         "posture": {"weight": -posture_weight},
     }  # fmt: skip
@@ -162,7 +172,8 @@ def reward_config(
 def reward_manager(
     weights: Mapping[str, float], *, dt: float, num_envs: int, registry: Registry | None = None
 ) -> RewardManager:
-    """A ``RewardManager`` over the walk terms with ``weights`` (the four ``reward_config`` settings).
+    """A ``RewardManager`` over the walk terms with ``weights`` (the four ``reward_config``
+    settings).
 
     The terms are looked up in ``registry`` (where the walk plugin registered
     them); without one, in a registry holding only ``REWARD_TERMS``.
@@ -204,7 +215,8 @@ def step_reward(
     return {name: value.copy() for name, value in manager.step_values.items()}
 
 
-def has_fallen(height: np.ndarray, pitch: np.ndarray, min_height: float, max_pitch: float) -> np.ndarray:
+def has_fallen(height: np.ndarray, pitch: np.ndarray, min_height: float,
+               max_pitch: float) -> np.ndarray:
     """bool [N]: the torso dropped below ``min_height`` m or tilted more than ``max_pitch`` rad."""
     return (height < min_height) | (np.abs(pitch) > max_pitch)
 
@@ -212,7 +224,8 @@ def has_fallen(height: np.ndarray, pitch: np.ndarray, min_height: float, max_pit
 def walking_return(
     speed: float, *, episode_length: int, dt: float, forward_weight: float, alive_bonus: float
 ) -> float:
-    """The return of an episode walked upright at a constant ``speed`` (m/s) straight ahead to the time limit.
+    """The return of an episode walked upright at a constant ``speed`` (m/s) straight ahead to the
+    time limit.
 
     Upright means zero pitch, so the posture penalty is 0; a real gait pays
     some, and so has to walk a little faster than ``speed`` to reach it.
@@ -221,7 +234,8 @@ def walking_return(
 
 
 def actions_to_targets(
-    actions: np.ndarray, default_joint_pos: np.ndarray, action_scale: np.ndarray, joint_range: np.ndarray
+    actions: np.ndarray, default_joint_pos: np.ndarray, action_scale: np.ndarray,
+    joint_range: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """(clipped actions [N, J], joint targets [N, J] rad) for raw policy actions [N, J].
 
@@ -229,5 +243,6 @@ def actions_to_targets(
     targets are clipped to the joint range ``joint_range`` [J, 2].
     """
     clipped = np.clip(actions, -1.0, 1.0)
-    targets = np.clip(default_joint_pos + action_scale * clipped, joint_range[:, 0], joint_range[:, 1])
+    targets = np.clip(default_joint_pos + action_scale * clipped, joint_range[:, 0],
+                      joint_range[:, 1])
     return clipped, targets

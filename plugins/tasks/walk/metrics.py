@@ -20,7 +20,8 @@ from .env import WalkEnv
 
 
 def walk_metrics(env: WalkEnv, records: Sequence[EpisodeRecord]) -> dict[str, Any]:
-    """Walk metrics over ``records`` (speed = distance / episode duration, per episode, then averaged)."""
+    """Walk metrics over ``records`` (speed = distance / episode duration, per episode, then
+    averaged)."""
     returns = np.array([r.episode_return for r in records])
     lengths = np.array([r.length for r in records])
     fell = np.array([r.terminated for r in records])

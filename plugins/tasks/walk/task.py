@@ -27,7 +27,8 @@ from .env import WalkEnv
 from .metrics import walk_metrics
 
 PHYSICS_DT = 0.005
-"""biped4.xml's timestep, s (the threshold of another robot follows its own ``env.walking_threshold``)."""
+"""biped4.xml's timestep, s (the threshold of another robot follows its own
+``env.walking_threshold``)."""
 
 ENVS_PER_THREAD = 64
 """Physics threads: one per this many envs (see ``make_walk_env``)."""
@@ -90,7 +91,8 @@ TRAINER_DEFAULTS: dict[str, Any] = {
 """Seed 000's PPO preset, in place of the trainer's defaults for this task."""
 
 PLAY = PlaySettings(
-    evaluation={"randomization": {"enabled": False}},  # every episode from exactly the standing pose
+    # every episode from exactly the standing pose
+    evaluation={"randomization": {"enabled": False}},
     # export records its parity observations from walkers with reset noise
     spread={"randomization": {"enabled": True}},
 )
@@ -101,7 +103,8 @@ def task_settings(config: Mapping[str, Any] | None) -> dict[str, Any]:
     return WALK_TASK.settings(config)
 
 
-def walking_threshold(config: Mapping[str, Any] | None = None, physics_dt: float = PHYSICS_DT) -> float:
+def walking_threshold(config: Mapping[str, Any] | None = None,
+                      physics_dt: float = PHYSICS_DT) -> float:
     """The return of walking upright at ``walking_speed`` (0.5 m/s) for a whole episode.
 
     With the defaults: 1000 steps × 0.02 s × (1 alive + 2 × 0.5 m/s) = 40.0.
@@ -126,14 +129,16 @@ def make_walk_env(
     registry: Any = None,
     num_threads: int | None = None,
 ) -> WalkEnv:
-    """Build the walk environment (the ``make_env`` of the ``walk`` TaskSpec); ``motion`` is unused."""
+    """Build the walk environment (the ``make_env`` of the ``walk`` TaskSpec); ``motion`` is
+    unused."""
     del motion  # walking needs no reference motion
     if num_threads is None:
         # One biped substep costs ~7 µs: below ~64 envs per thread, handing work
         # to another thread costs more than it saves (16 envs: 0.59 ms per step
         # on one thread, 0.68 ms on two).
         num_threads = max(1, min(available_cores(), num_envs // ENVS_PER_THREAD))
-    return WalkEnv(robot, num_envs, task_settings(config), seed=seed, num_threads=num_threads, registry=registry)
+    return WalkEnv(robot, num_envs, task_settings(config), seed=seed, num_threads=num_threads,
+                   registry=registry)
 
 
 WALK_TASK = TaskSpec(
@@ -154,7 +159,8 @@ WALK_TASK = TaskSpec(
 
 @hookimpl
 def register_reward_terms(register) -> None:
-    """Register the walk reward terms ``velocity``, ``alive`` and ``posture`` (``mdp.REWARD_TERMS``)."""
+    """Register the walk reward terms ``velocity``, ``alive`` and ``posture``
+    (``mdp.REWARD_TERMS``)."""
     for term in mdp.REWARD_TERMS:
         register(term)
 
