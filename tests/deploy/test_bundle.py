@@ -14,11 +14,11 @@ import yaml
 from torch_free import run_sim2sim_without_torch
 from tracking_run import Q1_XML, tracking_host, train_tiny_run
 
+import primebot.pipeline.export.export_run as export_module
 from primebot.pipeline.deploy.deploy_bundle import bundle_mjcf, verify_bundle
 from primebot.pipeline.deploy.onnx_policy import parse_metadata
 from primebot.pipeline.deploy.sim2sim import sim2sim_run_dir
 from primebot.pipeline.errors import ExportError
-from primebot.pipeline.export import run as export_module
 from primebot.pipeline.export.export_run import FP16_ACTIONS_ATOL, closed_loop_gate, export_run
 from primebot.pipeline.export.graph import MOTION_OUTPUTS, PARITY_ATOL, format_value, read_metadata
 from primebot.pipeline.motion.format import file_sha256, load_motion

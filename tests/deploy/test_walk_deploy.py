@@ -243,6 +243,9 @@ def _run_with(onnx_path: str, tmp_path) -> str:
     run = tmp_path / "run"
     (run / "export").mkdir(parents=True)
     (run / "export" / "policy.onnx").write_bytes(Path(onnx_path).read_bytes())
+    # the run that exported it, as args.yaml records it: sim2sim judges a run by its own export only
+    run_id = read_metadata(onnx_path)["run_id"]
+    (run / "args.yaml").write_text(f"run:\n  id: '{run_id}'\n")
     return str(run)
 
 

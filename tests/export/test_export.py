@@ -10,10 +10,10 @@ import pytest
 import yaml
 from tracking_run import tracking_host, train_tiny_run
 
+import primebot.pipeline.export.export_run as export_module
 from primebot.pipeline.cli import main
 from primebot.pipeline.deploy.onnx_policy import parse_metadata
 from primebot.pipeline.errors import ExportError
-from primebot.pipeline.export import run as export_module
 from primebot.pipeline.export.export_run import export_run
 from primebot.pipeline.export.graph import (
     OUTPUT_NAMES,
