@@ -164,7 +164,12 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
         feet = np.ones(len(targets.bodies))
         feet[[e for entries in targets.foot_entries.values() for e in entries]] = FEET_HOLD
 
+        first_pass = qpos[:, indices.qpos_adr].copy()
+
         def solve_frame(t: int, q: np.ndarray, com: np.ndarray) -> np.ndarray:
+            # the joints the targets leave free (a wrist) stay where the first pass put them: drawn
+            # to the default pose instead, a frame solved on its own can swing them to another branch
+            ik.set_posture(first_pass[t])
             return ik.solve(q, targets.positions[t], targets.quats[t], com=com,
                             orientation_scale=targets.orientation_scale[t], position_scale=feet,
                             iterations=FRAME_ITERATIONS)
