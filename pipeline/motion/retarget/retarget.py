@@ -168,7 +168,7 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
 
         def solve_frame(t: int, q: np.ndarray, com: np.ndarray) -> np.ndarray:
             # the joints the targets leave free (a wrist) stay where the first pass put them: drawn
-            # to the default pose instead, a frame solved on its own can swing them to another branch
+            # to the default pose, a frame solved on its own can swing them to another solution
             ik.set_posture(first_pass[t])
             return ik.solve(q, targets.positions[t], targets.quats[t], com=com,
                             orientation_scale=targets.orientation_scale[t], position_scale=feet,
