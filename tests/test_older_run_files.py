@@ -77,3 +77,17 @@ def test_a_resume_of_a_run_that_left_mixed_precision_unsettled(tmp_path):
     _args(tmp_path, {"id": "a" * 32}, mixed_precision="off")
     assert _resume_config(TrainRequest(resume=str(tmp_path)))[0].ppo.mixed_precision == "off"
 
+
+
+def test_a_checkpoint_without_its_config_is_refused_by_name(tmp_path):
+    """Every checkpoint carries the config it was trained with; one without is not read with
+    args.yaml's instead (an older primebot's layout): a typed error naming the file."""
+    from primebot.pipeline.errors import CheckpointError
+    from primebot.pipeline.train.checkpoints import save_checkpoint
+    from primebot.pipeline.train.trained_policy import load_trained_policy
+
+    _args(tmp_path, {"id": "a" * 32})
+    save_checkpoint(tmp_path / "model_3.pt", {"run_id": "a" * 32, "iteration": 3,
+                                              "dims": {}, "learner": {}})
+    with pytest.raises(CheckpointError, match="model_3.pt lacks the config"):
+        load_trained_policy(tmp_path, "model_3.pt")

@@ -142,7 +142,7 @@ def run_policy_checkpoint(run_dir: Path) -> tuple[Path, dict[str, Any]]:
 def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = None) -> TrainedPolicy:
     """Rebuild the run's actor and observation normaliser from a checkpoint (CPU, eval mode)."""
     run_dir = Path(run_dir)
-    args = read_args(run_dir)
+    read_args(run_dir)  # a typed error naming the file when the run has no args.yaml
     if checkpoint is None:
         resolve_checkpoint(run_dir)  # names the run when it has no checkpoint at all
         path, payload = run_policy_checkpoint(run_dir)
@@ -153,7 +153,7 @@ def load_trained_policy(run_dir: str | Path, checkpoint: str | Path | None = Non
     assert run_id is not None  # read_args above found args.yaml
     require_same_run(payload, run_id, path)
     try:
-        cfg = TrainConfig.from_dict(payload.get("config") or args["config"])
+        cfg = TrainConfig.from_dict(payload["config"])
         dims = payload["dims"]
         learner = payload["learner"]
     except (KeyError, TypeError) as exc:

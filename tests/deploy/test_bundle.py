@@ -242,7 +242,7 @@ def test_bundle_mjcf_copies_included_files_and_assets(tmp_path):
     model = bundle_mjcf(src / "robot.xml", tmp_path / "out")
     assert model.file == "robot/robot.xml" and model.assets == ["robot/meshes/box.obj",
                                                                 "robot/parts/body.xml"]
-    # every asset with its SHA-256: verify_bundle checks each (issue 31)
+    # every asset with its SHA-256: verify_bundle checks each
     assert model.assets_sha256 == {a: file_sha256(tmp_path / "out" / a) for a in model.assets}
     compiled = mujoco.MjModel.from_xml_path(str(tmp_path / "out" / model.file))
     assert compiled.nmesh == 1 and compiled.nbody == 2
@@ -262,9 +262,8 @@ def test_bundle_mjcf_copies_included_files_and_assets(tmp_path):
 ], ids=["absolute", "dotdot", "no-sha256", "symlink"])
 def test_the_bundle_runner_refuses_deploy_yaml_entries_that_leave_the_bundle_or_skip_the_check(
         bundle, tmp_path, entry, words, capsys):
-    """deploy.yaml is as untrusted as the files it lists: before issue 31 an absolute or ../ path
-    made the runner hash and load a file outside the bundle, and an entry without sha256 skipped the
-    check."""
+    """deploy.yaml is as untrusted as the files it lists: an absolute or ../ path must not make the
+    runner hash and load a file outside the bundle, nor an entry without sha256 skip the check."""
     import shutil
 
     from primebot.pipeline.deploy.deploy_bundle import main as bundle_main

@@ -144,9 +144,8 @@ def _snapshot(directory) -> dict[str, bytes]:
 
 
 def test_a_failure_after_the_parity_check_leaves_the_previous_bundle_whole(exported, monkeypatch):
-    """Export builds in a staging directory and swaps it in at the end: before issue 31 it had
-    already replaced robot/ and policy.onnx when a later step (latency, the motion copy,
-    deploy.yaml) failed."""
+    """Export builds in a staging directory and swaps it in at the end: robot/ and policy.onnx are
+    not replaced yet when a later step (latency, the motion copy, deploy.yaml) fails."""
     host, run_dir, _ = exported
     # a complete bundle to keep
     export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
@@ -193,8 +192,8 @@ def test_the_bundle_records_the_checkpoint_and_run_it_holds(exported):
 
 
 def test_evaluate_and_export_refuse_a_checkpoint_copied_in_from_another_run(tmp_path):
-    """Each run has an identity (args.yaml run.id) that its checkpoints carry; before issue 31
-    another run's model_best.pt copied in was evaluated and exported as this run's."""
+    """Each run has an identity (args.yaml run.id) that its checkpoints carry: another run's
+    model_best.pt copied in is not evaluated or exported as this run's."""
     import shutil
 
     from primebot.pipeline.errors import CheckpointError

@@ -417,7 +417,7 @@ def test_resume_after_a_killed_run_skips_finished_stages_and_continues_training(
         assert doc["status"] == "running" and doc["stages"][3]["status"] == "running"
         # left behind; the kernel released its flock, the resume takes it
         assert (run_dir / LOCK_FILE).exists()
-        # written when the attempt began: the report of a killed run claims no verdict (issue 31)
+        # written when the attempt began: the report of a killed run claims no verdict
         assert "no verdict until it finishes" in (run_dir / "report.html").read_text(
             encoding="utf-8"
         )
@@ -448,7 +448,7 @@ def test_stages_after_one_that_reran_run_again_even_across_a_stop(run_cli, tmp_p
     result = run_cli("run", "--resume", str(run_dir), "--from", "train",
                      env={"FAKE_FAIL": "export"})
     assert result.exit_code != 0
-    # sim2sim's result checked the old policy: pipeline.json no longer shows it as done (issue 31)
+    # sim2sim's result checked the old policy: pipeline.json does not show it as done
     sim2sim = read_pipeline(run_dir)["stages"][6]
     assert sim2sim["status"] == "pending" and "predates evaluate's rerun" in sim2sim["reason"]
     result = run_cli("run", "--resume", str(run_dir), env={"FAKE_FAIL": ""})
@@ -461,8 +461,8 @@ def test_stages_after_one_that_reran_run_again_even_across_a_stop(run_cli, tmp_p
 
 
 def test_resume_with_more_iterations_on_a_finished_run_trains_again(run_cli, tmp_path):
-    """Before issue 31 ``--resume RUN --iterations N`` on a finished run kept train as done and
-    trained nothing; a stage whose settings changed (``Stage.settings``) now runs again, and so does
+    """``--resume RUN --iterations N`` on a finished run trains again (not: train kept as done,
+    nothing trained): a stage whose settings changed (``Stage.settings``) runs again, and so does
     everything after it."""
     logs = tmp_path / "logs"
     assert run_cli("run", "m.npz", "--log-dir", str(logs), "--iterations", "3").exit_code == 0

@@ -1,4 +1,4 @@
-"""A run directory that never lies (issue 31): report.html, pipeline.json and the commands agree
+"""A run directory that never lies: report.html, pipeline.json and the commands agree
 with the policy on disk; a run's motion copy never collides with its files; a changed source motion
 is refused, not trained on.
 
@@ -85,7 +85,7 @@ def _banner(page: str) -> str:
 
 def test_the_report_leaves_out_a_result_of_an_older_policy(tmp_path, host):
     """sim2sim.json made from another checkpoint than the run's model (after a rerun of train whose
-    sim2sim was skipped, failed or interrupted): before issue 31 the report led with its verdict."""
+    sim2sim was skipped, failed or interrupted): the report must not lead with its verdict."""
     run_dir = _pipeline_run(tmp_path, host)
     _sim2sim_json(run_dir, _policy(run_dir, digest="0" * 64), mpkpe=0.0123)
     (run_dir / "videos").mkdir(exist_ok=True)
@@ -129,9 +129,8 @@ def test_a_run_that_did_not_finish_gets_no_verdict_banner(tmp_path, host):
 def test_standalone_commands_record_what_they_did_so_a_resume_reruns_what_is_outdated(
     tmp_path, host, capsys
 ):
-    """Before issue 31 ``primebot eval`` / ``train --resume`` on a pipeline run left pipeline.json
-    untouched, and a following ``pipeline run --resume`` kept every stage and exited with the old
-    verdict."""
+    """``primebot eval`` / ``train --resume`` on a pipeline run update its pipeline.json, so that a
+    following ``pipeline run --resume`` does not keep every stage and exit with the old verdict."""
     run_dir = _pipeline_run(tmp_path, host)
     write_report(run_dir)
     assert main(["eval", str(run_dir), "--episodes", "1"]) == 0
@@ -181,9 +180,8 @@ def test_a_motion_named_like_a_run_file_never_overwrites_it(tmp_path, host, name
 
 
 def test_validate_refuses_a_source_motion_that_changed_after_training_started(tmp_path, host):
-    """``--from validate`` after the source motion was regenerated: before issue 31 the run's copy
-    was overwritten and a later stage failed on the hash; now validate stops first and the copy
-    stays."""
+    """``--from validate`` after the source motion was regenerated: validate stops first and the
+    run's copy stays (not: the copy overwritten, and a later stage failing on the hash)."""
     motion = tmp_path / "wave.npz"
     shutil.copy(WAVE, motion)
     logs, cli = tmp_path / "logs", build_cli(host)

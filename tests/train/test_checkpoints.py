@@ -176,7 +176,7 @@ def test_eval_and_export_load_the_newest_checkpoint_that_loads(tmp_path):
         load_trained_policy(run_dir, "/etc/passwd")
 
 
-# -- issue 31: only damage falls back --------------------------------------------------------------
+# -- only damage falls back ------------------------------------------------------------------------
 def _good_and_newer(tmp_path: Path) -> Path:
     save_checkpoint(tmp_path / "model_5.pt", {**_payload(), "iteration": 5})
     return save_checkpoint(tmp_path / "model_10.pt", {**_payload(), "iteration": 10})
@@ -236,8 +236,8 @@ def test_a_checkpoint_from_a_newer_primebot_stops_instead_of_falling_back(tmp_pa
 
 
 def test_a_resume_past_a_newer_checkpoint_never_overwrites_it(tmp_path, monkeypatch):
-    """Before issue 31 the newer file was taken for corrupt: training fell back to model_5.pt and
-    later wrote its own model_7.pt over the good one."""
+    """A newer checkpoint is not taken for a corrupt one: training does not fall back to model_5.pt
+    and later write its own model_7.pt over the good one."""
     import pointmass_task
 
     from primebot.pipeline.hooks.host import load_plugins

@@ -72,7 +72,7 @@ def test_a_motion_s_own_overrides_apply_and_a_set_of_the_same_key_wins(registry,
                                       "task.observations.noise=false", "seed=7"])
 def test_a_motion_may_not_size_the_run_or_switch_its_task(registry, tmp_path, override):
     # a shared motion file is untrusted: only rewards, terminations, randomisation (its curriculum)
-    # and the policy's initialisation travel in it; the rest is the user's (issue 31)
+    # and the policy's initialisation travel in it; the rest is the user's
     motion = _motion_with_overrides(tmp_path, "task.terminations.end_effector_height=null",
                                     override)
     with pytest.raises(ConfigError) as err:

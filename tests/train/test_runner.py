@@ -94,6 +94,23 @@ def test_resume_skips_a_corrupt_checkpoint_and_redoes_the_later_csv_rows(registr
     assert load_checkpoint(last)["iteration"] == 7  # rewritten, good again
 
 
+def test_resume_refuses_a_checkpoint_without_its_best_check(registry, tmp_path):
+    """A checkpoint without ``best_check`` (an older primebot's) is not resumed as if no check had
+    won: a typed error naming the file and the fix."""
+    from primebot.pipeline.errors import CheckpointError
+    from primebot.pipeline.train.checkpoints import save_checkpoint
+
+    first = _train(registry, tmp_path, iterations=2, seed=1)
+    last = first.run_dir / "model_2.pt"
+    older = {k: v for k, v in load_checkpoint(last).items()
+             if k not in ("format", "version", "digest", "best_check")}
+    save_checkpoint(last, older)
+    with pytest.raises(CheckpointError, match="model_2.pt records no best_check") as info:
+        run_training(registry,
+                     TrainRequest(resume=str(first.run_dir), iterations=3, progress=False))
+    assert "retrain" in info.value.fix
+
+
 def test_resume_refuses_changed_settings(registry, tmp_path):
     from primebot.pipeline.errors import ConfigError
 
@@ -418,7 +435,7 @@ def test_atomic_write_on_a_full_disk_is_a_disk_full_error_and_leaves_the_old_fil
     ) == ["a.txt"]
 
 
-# -- issue 31: crash windows ---------------------------------------------------------------------
+# -- crash windows ---------------------------------------------------------------------------------
 _BEST_AT_15 = [(False, 0.5, 0.05), (False, 1.0, 0.03), (True, 1.0, 0.01), (True, 1.0, 0.01),
                (False, 1.0, 0.04),
                (True, 1.0, 0.02), (True, 1.0, 0.02), (False, 0.2, 0.09), (False, 1.0, 0.03)]
