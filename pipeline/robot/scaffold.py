@@ -708,12 +708,15 @@ requires-python = ">=3.10"
 [project.entry-points.primebot]
 {name} = "{package}.spec"
 
-[tool.setuptools]
-packages = ["{package}"]
+# the package and its model folder: the model's folders are found as namespace packages, so that
+# setuptools installs them as data without a warning per folder
+[tool.setuptools.packages.find]
+include = ["{package}", "{package}.*"]
+namespaces = true
 
 [tool.setuptools.package-data]
 # the model and every mesh it loads: without them a non-editable install has no robot
-{package} = ["model/*", "model/**/*"]
+"*" = ["*"]
 '''
 
 

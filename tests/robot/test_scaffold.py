@@ -41,12 +41,14 @@ def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, c
     )
 
     site = tmp_path / "site"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation",
          "--no-index",
          "--target", str(site), str(tmp_path / "pkg")],
         check=True, capture_output=True, text=True,
     )
+    # the model's folders install as data: no setuptools warning per folder
+    assert "is absent from the `packages` configuration" not in installed.stdout + installed.stderr
     installed = site / "primebot_meshbot" / "model"
     # package data
     assert (installed / "meshbot.xml").is_file() and (installed / "meshes" / "foot.stl").is_file()
