@@ -312,6 +312,11 @@ def resample_command(
               show_default=True,
               help="Units of the source's positions (auto: BVH by the skeleton's size, others "
                    "metres).")
+@click.option("--start", "start_s", type=float, default=None,
+              help="Retarget from this time of the source, in seconds (default: its first frame): "
+                   "cut the first frames of a clip that starts mid-motion.")
+@click.option("--end", "end_s", type=float, default=None,
+              help="Retarget up to this time of the source, in seconds (default: its last frame).")
 @click.option("--no-align", is_flag=True,
               help="Keep the source's start position and heading (default: start "
               "at the origin facing +x).")
@@ -326,7 +331,8 @@ def resample_command(
 def retarget_command(
     host: PluginHost, source: str, output: str | None, robot: str | None, robot_xml: str | None,
     fmt: str | None,
-    map_path: str | None, fps: float | None, height: float | None, units: str, no_align: bool,
+    map_path: str | None, fps: float | None, height: float | None, units: str,
+    start_s: float | None, end_s: float | None, no_align: bool,
     no_balance: bool, video: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Retarget human motion (BVH, joint-position .npz, SMPL-H .pt) onto a robot (docs/motions.md).
@@ -350,7 +356,7 @@ def retarget_command(
     done = retarget_file(source, spec, out, fmt=fmt, fps=fps,
                          units=None if units == "auto" else units,
                          map_path=map_path, height=height, align=not no_align, progress=not as_json,
-                         balance=not no_balance)
+                         balance=not no_balance, start_s=start_s, end_s=end_s)
     report = validate_motion(done.motion, spec, path=str(out))
     if video:
         from ..render.skeleton import bones, side_by_side_video

@@ -299,6 +299,23 @@ def test_retarget_command_writes_a_valid_motion_and_prints_the_figures(capsys, c
     assert motion.fps == 50 and motion.num_frames == 32  # 19 frames at 30 fps = 0.633 s
 
 
+def test_start_and_end_retarget_a_window_of_the_source(capsys, clean_env, tmp_path):
+    """--start / --end cut a clip that starts mid-motion; a window outside it is a typed error."""
+    source = _npz(tmp_path, _standing_person())  # 20 frames at 30 fps: 0 to 0.633 s
+    out = tmp_path / "window_q1.npz"
+    code, stdout, err = run(capsys, "motion", "retarget", str(source), "--fps", "30", "-o",
+                            str(out), "--start", "0.1", "--end", "0.5", "--json")
+    assert code == 0, err
+    assert "frames 3–15 of the source (0.10–0.50 s)" in json.loads(stdout)["quality"]["notes"]
+    assert load_motion(out).num_frames == 21  # 13 frames at 30 fps = 0.4 s
+    for start, end, match in (("0.5", "0.2", "is not a window of the clip"),
+                              ("0.62", None, "fewer than 2 frames")):
+        window = ["--start", start] + (["--end", end] if end else [])
+        code, _, err = run(capsys, "motion", "retarget", str(source), "--fps", "30", "-o",
+                           str(out), *window)
+        assert code == 5 and match in err and "fix:" in err, err
+
+
 @pytest.mark.parametrize(
     "case, match",
     [

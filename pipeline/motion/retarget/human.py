@@ -8,7 +8,7 @@ and a skeleton without feet.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -54,6 +54,31 @@ class HumanMotion:
     def track(self, name: str) -> np.ndarray:
         """[T, 3] positions of one joint."""
         return self.positions[:, self.index(name)]
+
+
+def time_window(human: HumanMotion, start_s: float | None = None,
+                end_s: float | None = None) -> HumanMotion:
+    """The frames of ``human`` from ``start_s`` to ``end_s`` (seconds from the source's first frame;
+    None: its first or last frame), for a clip whose first or last frames a robot cannot do (a
+    recording that starts mid-motion, bent over a box)."""
+    if start_s is None and end_s is None:
+        return human
+    duration = (human.num_frames - 1) / human.fps
+    start = 0.0 if start_s is None else float(start_s)
+    end = duration if end_s is None else float(end_s)
+    if not (np.isfinite(start) and np.isfinite(end)) or start < 0 or end <= start:
+        raise RetargetError(f"{human.source}: --start {start:g} s / --end {end:g} s is not a "
+                            f"window of the clip (0 to {duration:.2f} s)",
+                            fix="give 0 <= --start < --end, in seconds from the clip's first frame")
+    first = int(np.ceil(start * human.fps - 1e-9))
+    last = min(int(np.floor(end * human.fps + 1e-9)), human.num_frames - 1)
+    if last - first < 1:
+        raise RetargetError(f"{human.source}: --start {start:g} s / --end {end:g} s leaves fewer "
+                            f"than 2 frames of the {duration:.2f} s clip",
+                            fix="choose a window inside the clip, at least two frames long")
+    note = f"frames {first}–{last} of the source ({first / human.fps:.2f}–{last / human.fps:.2f} s)"
+    return replace(human, positions=human.positions[first:last + 1].copy(),
+                   notes=[*human.notes, note])
 
 
 def y_up_to_z_up(positions: np.ndarray) -> np.ndarray:

@@ -252,13 +252,15 @@ def retarget_file(source: str | Path, spec: RobotSpec, output: str | Path, *,
                   fps: float | None = None, units: str | None = None,
                   map_path: str | Path | None = None,
                   height: float | None = None, align: bool = True, progress: bool = False,
-                  balance: bool = True) -> Retargeted:
-    """Read ``source``, retarget it onto ``spec``'s robot and write the motion atomically to
-    ``output``."""
+                  balance: bool = True, start_s: float | None = None,
+                  end_s: float | None = None) -> Retargeted:
+    """Read ``source`` (its frames from ``start_s`` to ``end_s`` seconds), retarget it onto
+    ``spec``'s robot and write the motion atomically to ``output``."""
     from ..format import save_motion
+    from .human import time_window
     from .sources import load_human
 
-    human = load_human(source, fmt=fmt, fps=fps, units=units)
+    human = time_window(load_human(source, fmt=fmt, fps=fps, units=units), start_s, end_s)
     done = retarget_human(human, spec, map_path=map_path, height=height, align=align,
                           progress=progress,
                           balance=balance)
