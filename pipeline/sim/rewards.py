@@ -8,6 +8,11 @@ weight and parameters (YAML)::
     rewards:
       body_pos_error_exp: {weight: 1.0, params: {std: 0.3}}
       action_rate_l2: {weight: -0.1}
+      body_pos_fine: {term: body_pos_error_exp, weight: 1.0, params: {std: 0.03}}
+
+A key is the registered term's name, or any name with ``term:`` naming the
+registered term: the same function twice with other parameters (a coarse and
+a fine kernel of one error, say) is two entries.
 
 The manager resolves names in the registry, multiplies each term by its
 weight and the control period ``dt`` (so sums are per simulated second and do
@@ -42,27 +47,36 @@ class ActiveTerm:
     weight: float
     params: Mapping[str, Any]
     plugin: str = ""
+    key: str = ""
+    """The name under ``rewards:`` when it is not the term's own (an entry with ``term:``)."""
 
     @property
     def name(self) -> str:
-        return self.term.name
+        return self.key or self.term.name
 
 
-def _term_config(name: str, raw: Any) -> tuple[float, dict[str, Any]]:
-    """(weight, params) from ``{weight: w, params: {...}}`` or a bare number (the weight)."""
+def _term_config(name: str, raw: Any) -> tuple[str, float, dict[str, Any]]:
+    """(registered term, weight, params) from ``{term: t, weight: w, params: {...}}`` (``term``
+    defaults to ``name``) or a bare number (the weight)."""
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        return float(raw), {}
+        return name, float(raw), {}
     if not isinstance(raw, Mapping):
         raise ConfigError(
             f"reward term {name!r}: expected a mapping {{weight: ..., params: {{...}}}}, got "
             f"{raw!r}",
             fix=f"write `{name}: {{weight: 1.0}}` under `rewards:`",
         )
-    unknown = set(raw) - {"weight", "params"}
+    unknown = set(raw) - {"term", "weight", "params"}
     if unknown:
         raise ConfigError(
             f"reward term {name!r}: unknown key(s) {', '.join(sorted(unknown))}",
-            fix="a term takes only `weight` and `params`",
+            fix="a term takes only `term`, `weight` and `params`",
+        )
+    term = raw.get("term", name)
+    if not isinstance(term, str) or not term:
+        raise ConfigError(
+            f"reward term {name!r}: term {term!r} is not a registered term's name",
+            fix="`term:` names a registered reward term (`primebot plugins` lists them)",
         )
     if "weight" not in raw:
         raise ConfigError(
@@ -77,7 +91,7 @@ def _term_config(name: str, raw: Any) -> tuple[float, dict[str, Any]]:
     params = raw.get("params") or {}
     if not isinstance(params, Mapping):
         raise ConfigError(f"reward term {name!r}: params must be a mapping, got {params!r}")
-    return weight, dict(params)
+    return term, weight, dict(params)
 
 
 def _check_params(term: RewardTerm, params: Mapping[str, Any]) -> None:
@@ -99,12 +113,13 @@ def resolve_reward_terms(config: Mapping[str, Any], registry: Registry) -> list[
     ones)."""
     active = []
     for name, raw in (config or {}).items():
-        weight, params = _term_config(name, raw)
-        registration = registry.registration("reward_terms", name)
+        term_name, weight, params = _term_config(name, raw)
+        registration = registry.registration("reward_terms", term_name)
         term: RewardTerm = registration.obj
         merged = {**term.default_params, **params}
         _check_params(term, merged)
-        active.append(ActiveTerm(term, weight, merged, registration.plugin))
+        active.append(ActiveTerm(term, weight, merged, registration.plugin,
+                                 key="" if name == term_name else name))
     return active
 
 

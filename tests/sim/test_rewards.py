@@ -165,3 +165,26 @@ def test_table_lists_every_active_term_with_weight_and_params():
         and "-0.1" in table
         and "dt = 0.02 s" in table
     )
+
+
+def test_one_term_twice_under_another_name_with_its_own_params():
+    """``term:`` names the registered function: a coarse and a fine kernel of one error."""
+    robot = np.zeros((1, 2, 3))
+    ref = robot.copy()
+    ref[..., 0] = 0.02  # 2 cm off on every body
+    state = SimpleNamespace(ref_body_pos_relative_w=ref, body_pos_w=robot)
+    config = {
+        "body_pos_error_exp": {"weight": 1.0},
+        "body_pos_fine": {"term": "body_pos_error_exp", "weight": 2.0, "params": {"std": 0.02}},
+    }
+    manager = RewardManager.from_config(config, _registry(), dt=1.0, num_envs=1)
+    assert manager.names == ["body_pos_error_exp", "body_pos_fine"]
+    manager.compute(state)
+    np.testing.assert_allclose(manager.step_values["body_pos_error_exp"], [np.exp(-4e-4 / 0.09)])
+    np.testing.assert_allclose(manager.step_values["body_pos_fine"], [2.0 / E])
+    assert "body_pos_fine" in manager.table() and "std=0.02" in manager.table()
+    with pytest.raises(UnknownNameError, match="body_pos_error_exp"):
+        RewardManager.from_config({"fine": {"term": "body_pos_eror_exp", "weight": 1.0}},
+                                  _registry(), 0.02, 1)
+    with pytest.raises(ConfigError, match="not a registered term"):
+        RewardManager.from_config({"fine": {"term": 3, "weight": 1.0}}, _registry(), 0.02, 1)
