@@ -330,13 +330,15 @@ def test_default_config_is_plain_yaml_with_every_documented_switch(host):
     assert yaml.safe_load(yaml.safe_dump(dict(cfg))) == cfg  # args.yaml holds it as it is
     assert cfg["randomization"]["enabled"] is True and cfg["observations"]["noise"] is True
     assert cfg["rewards"]["body_pos_error_exp"] == {"weight": 1.0, "params": {"std": 0.3}}
-    assert len(cfg["rewards"]) == 9 and "rewards" in spec.open_config_sections
+    assert cfg["rewards"]["body_pos_error_fine_exp"] == {
+        "term": "body_pos_error_exp", "weight": 1.0, "params": {"std": 0.02}}
+    assert len(cfg["rewards"]) == 10 and "rewards" in spec.open_config_sections
 
 
 def test_the_declared_task_is_the_one_before_the_declaration(host, motion):
     """What the policy sees, what it is rewarded for and what ends an episode, as before the
     tracking task was declared in task.py (the layout the exported ONNX files of earlier runs
-    name)."""
+    name), plus the fine kernel of the body position error added since."""
     env = make_env(host, motion, config=EXACT)
     j, k = 22, 14
     assert env.observation_terms == (("command", 2 * j), ("motion_anchor_ori_b", 6),
@@ -350,11 +352,12 @@ def test_the_declared_task_is_the_one_before_the_declaration(host, motion):
         ("actions", j))
     assert [(t.name, t.weight, dict(t.params)) for t in env.rewards.terms] == [
         ("anchor_pos_error_exp", 0.5, {"std": 0.05}), ("anchor_ori_error_exp", 0.5, {"std": 0.4}),
-        ("body_pos_error_exp", 1.0, {"std": 0.3}), ("body_ori_error_exp", 1.0, {"std": 0.4}),
-        ("body_lin_vel_error_exp", 1.0, {"std": 1.0}),
+        ("body_pos_error_exp", 1.0, {"std": 0.3}), ("body_pos_error_fine_exp", 1.0, {"std": 0.02}),
+        ("body_ori_error_exp", 1.0, {"std": 0.4}), ("body_lin_vel_error_exp", 1.0, {"std": 1.0}),
         ("body_ang_vel_error_exp", 1.0, {"std": 3.14}),
         ("action_rate_l2", -0.1, {}), ("joint_pos_limits", -10.0, {}),
         ("self_collision", -10.0, {})]
+    assert env.rewards.terms[3].term.name == "body_pos_error_exp"
     assert [(name, params) for name, _, params in env.terminations.checks] == [
         ("anchor_height", {"threshold": 0.25}), ("anchor_orientation", {"threshold": 0.8}),
         ("end_effector_height", {"threshold": 0.25})]

@@ -81,6 +81,10 @@ SETTINGS: dict[str, Any] = {
         "anchor_pos_error_exp": {"weight": 0.5, "params": {"std": 0.05}},
         "anchor_ori_error_exp": {"weight": 0.5, "params": {"std": 0.4}},
         "body_pos_error_exp": {"weight": 1.0, "params": {"std": 0.3}},
+        # the same error, a fine kernel: 1 cm from 2 cm, so pushes are not learnt at the pose's
+        # expense (docs/tasks.md, "Training for robustness")
+        "body_pos_error_fine_exp": {"term": "body_pos_error_exp", "weight": 1.0,
+                                    "params": {"std": 0.02}},
         "body_ori_error_exp": {"weight": 1.0, "params": {"std": 0.4}},
         "body_lin_vel_error_exp": {"weight": 1.0, "params": {"std": 1.0}},
         "body_ang_vel_error_exp": {"weight": 1.0, "params": {"std": 3.14}},
