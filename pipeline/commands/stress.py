@@ -28,7 +28,8 @@ from ..hooks.specs import hookimpl
               help="Seed of push times/directions and encoder errors.")
 @click.option("--video", is_flag=True,
               help="Render the standard push: videos/stress_push.mp4 (policy), "
-                   "stress_push_replay.mp4 (no policy).")
+                   "stress_push_replay.mp4 (no policy). Without it, those of an earlier stress "
+                   "test are removed (they would pass for this one's).")
 @pass_host
 def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int, window: float,
                    families: tuple[str, ...], standard_only: bool, seed: int, video: bool) -> None:
