@@ -8,7 +8,7 @@ weight and parameters (YAML)::
     rewards:
       body_pos_error_exp: {weight: 1.0, params: {std: 0.3}}
       action_rate_l2: {weight: -0.1}
-      body_pos_fine: {term: body_pos_error_exp, weight: 1.0, params: {std: 0.03}}
+      body_pos_fine: {term: body_pos_error_exp, weight: 1.0, params: {std: 0.02}}
 
 A key is the registered term's name, or any name with ``term:`` naming the
 registered term: the same function twice with other parameters (a coarse and
@@ -48,7 +48,7 @@ class ActiveTerm:
     params: Mapping[str, Any]
     plugin: str = ""
     key: str = ""
-    """The name under ``rewards:`` when it is not the term's own (an entry with ``term:``)."""
+    """The name under ``rewards:`` (the term's own unless the entry has ``term:``)."""
 
     @property
     def name(self) -> str:
@@ -118,8 +118,7 @@ def resolve_reward_terms(config: Mapping[str, Any], registry: Registry) -> list[
         term: RewardTerm = registration.obj
         merged = {**term.default_params, **params}
         _check_params(term, merged)
-        active.append(ActiveTerm(term, weight, merged, registration.plugin,
-                                 key="" if name == term_name else name))
+        active.append(ActiveTerm(term, weight, merged, registration.plugin, key=name))
     return active
 
 
