@@ -75,7 +75,20 @@ def test_a_strength_not_tracked_for_fall_back_after_checks_falls_back_and_holds_
     assert c.observe_verdict(1.0, tracked=True) and c.strength == 0.5  # the hold is over
     for _ in range(3):
         c.observe_verdict(1.0, tracked=False)
-    assert c.strength == 0.25 and c.hold == 12  # the second fall-back holds twice as long
+    assert c.strength == 0.25 and c.hold == 12  # the second fall-back from 0.5 holds twice as long
+
+
+def test_the_hold_doubles_per_strength_fallen_from_not_over_every_fall_back():
+    c = RandomizationCurriculum({"start": 1.0, "fall_back_after": 2}, window=4)
+    for strength in (0.75, 0.5, 0.25):  # once from each of 1, 0.75 and 0.5: 4 checks each time
+        assert not c.observe_verdict(1.0, tracked=False)
+        assert c.observe_verdict(1.0, tracked=False) and (c.strength, c.hold) == (strength, 4)
+    assert c.fall_backs == {1.0: 1, 0.75: 1, 0.5: 1}
+    for _ in range(4):
+        c.observe_verdict(1.0, tracked=True)
+    assert c.strength == 0.5  # back up after 4 checks, not 16
+    c.observe_verdict(1.0, tracked=False)
+    assert c.observe_verdict(1.0, tracked=False) and (c.strength, c.hold) == (0.25, 8)  # 0.5 again
 
 
 def test_a_fall_back_waits_for_checks_in_a_row_and_leaves_many_falls_to_lower_above():
@@ -101,8 +114,8 @@ def test_the_fall_back_counts_survive_a_resume_and_an_older_checkpoint_is_refuse
     c.observe_verdict(1.0, tracked=False)
     d = RandomizationCurriculum({"start": 0.5, "fall_back_after": 2}, window=4)
     d.load_state_dict(c.state_dict())
-    assert (d.strength, d.untracked, d.hold, d.fall_backs) == (0.25, 1, 3, 1)
-    old = {"strength_finished_fell": c.state_dict()["strength_finished_fell"]}
+    assert (d.strength, d.untracked, d.hold, d.fall_backs) == (0.25, 1, 3, {0.5: 1})
+    old = {k: v for k, v in c.state_dict().items() if k != "fall_backs_by_strength"}
     with pytest.raises(CheckpointError, match="no fall-back counts: an older primebot") as info:
         d.load_state_dict(old)
     assert "retrain" in info.value.fix

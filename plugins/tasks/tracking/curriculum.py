@@ -21,10 +21,14 @@ and moves by ``step`` on one of two signals:
   to lift a knee). Without verdict checks the strength stays at ``start``.
   A strength at which ``fall_back_after`` checks in a row did not track
   (and no more than ``lower_above`` fell) falls back a step and may not
-  rise again for twice as many checks (doubling at each fall-back): the
-  kick and the march, raised from 0.25 to 0.5 once they tracked, then fell
-  at up to half of their checks for the rest of the 15 minutes and never
-  tracked again, while the policy they had at 0.25 was still improving.
+  rise again for twice as many checks, doubling at each fall-back from that
+  same strength: the kick and the march, raised from 0.25 to 0.5 once they
+  tracked, then fell at up to half of their checks for the rest of the 15
+  minutes and never tracked again, while the policy they had at 0.25 was
+  still improving. (Doubling over every fall-back instead held the kick and
+  the H1's wave, which had fallen back from 1, 0.75 and 0.5 once each, at
+  0.25 for 64 checks; released, the H1 tracked at 0.5, 0.75 and 1 in the
+  next three.)
   ``null`` turns it off.
 - ``falls``: the fall rate of every ``num_envs`` finished training episodes,
   with the same thresholds (``raise_on`` does not apply).
@@ -102,7 +106,8 @@ class RandomizationCurriculum:
         """Verdict checks in a row at this strength that did not track."""
         self.hold = 0
         """Verdict checks left before the strength may rise again (after a fall-back)."""
-        self.fall_backs = 0
+        self.fall_backs: dict[float, int] = {}
+        """Fall-backs so far from each strength."""
 
     @property
     def follows_falls(self) -> bool:
@@ -135,8 +140,9 @@ class RandomizationCurriculum:
                 and fall_rate <= self.lower_above and self.strength > 0.0):
             # a strength the policy has not tracked in fall_back_after checks: back to the one
             # below, and stay
-            self.hold = self.fall_back_after * 2 ** (self.fall_backs + 1)
-            self.fall_backs += 1
+            before = self.fall_backs.get(self.strength, 0)
+            self.hold = self.fall_back_after * 2 ** (before + 1)
+            self.fall_backs[self.strength] = before + 1
             return self._move(up=False, down=True)
         up = tracked if self.raise_on == "tracked" else fall_rate < self.raise_below
         return self._move(up=up and self.hold == 0, down=fall_rate > self.lower_above)
@@ -158,17 +164,21 @@ class RandomizationCurriculum:
     def state_dict(self) -> dict[str, np.ndarray]:
         return {"strength_finished_fell": np.array([self.strength, self.finished, self.fell],
                                                    np.float64),
-                "untracked_hold_fall_backs": np.array([self.untracked, self.hold, self.fall_backs],
-                                                      np.int64)}
+                "untracked_hold_fall_backs": np.array([self.untracked, self.hold,
+                                                       sum(self.fall_backs.values())], np.int64),
+                "fall_backs_by_strength": np.array(sorted(self.fall_backs.items()),
+                                                   np.float64).reshape(-1, 2)}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         strength, finished, fell = (float(x) for x in state["strength_finished_fell"])
         self.strength, self.finished, self.fell = strength, int(finished), int(fell)
-        if "untracked_hold_fall_backs" not in state:
+        if "untracked_hold_fall_backs" not in state or "fall_backs_by_strength" not in state:
             raise CheckpointError(
                 "the checkpoint's curriculum state has no fall-back counts: an older primebot "
                 "wrote it",
                 fix="retrain the run with this primebot, or use the primebot that trained it",
             )
-        untracked, hold, fall_backs = (int(x) for x in state["untracked_hold_fall_backs"])
-        self.untracked, self.hold, self.fall_backs = untracked, hold, fall_backs
+        untracked, hold, _ = (int(x) for x in state["untracked_hold_fall_backs"])
+        self.untracked, self.hold = untracked, hold
+        self.fall_backs = {float(strength): int(count)
+                           for strength, count in state["fall_backs_by_strength"]}
