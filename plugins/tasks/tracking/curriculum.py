@@ -164,21 +164,19 @@ class RandomizationCurriculum:
     def state_dict(self) -> dict[str, np.ndarray]:
         return {"strength_finished_fell": np.array([self.strength, self.finished, self.fell],
                                                    np.float64),
-                "untracked_hold_fall_backs": np.array([self.untracked, self.hold,
-                                                       sum(self.fall_backs.values())], np.int64),
+                "untracked_hold": np.array([self.untracked, self.hold], np.int64),
                 "fall_backs_by_strength": np.array(sorted(self.fall_backs.items()),
                                                    np.float64).reshape(-1, 2)}
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         strength, finished, fell = (float(x) for x in state["strength_finished_fell"])
         self.strength, self.finished, self.fell = strength, int(finished), int(fell)
-        if "untracked_hold_fall_backs" not in state or "fall_backs_by_strength" not in state:
+        if "untracked_hold" not in state or "fall_backs_by_strength" not in state:
             raise CheckpointError(
                 "the checkpoint's curriculum state has no fall-back counts: an older primebot "
                 "wrote it",
                 fix="retrain the run with this primebot, or use the primebot that trained it",
             )
-        untracked, hold, _ = (int(x) for x in state["untracked_hold_fall_backs"])
-        self.untracked, self.hold = untracked, hold
+        self.untracked, self.hold = (int(x) for x in state["untracked_hold"])
         self.fall_backs = {float(strength): int(count)
                            for strength, count in state["fall_backs_by_strength"]}
