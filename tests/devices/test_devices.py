@@ -1,5 +1,5 @@
-"""Device resolution order (docs/architecture.md §4) and the backends' behaviour on this CPU-only
-machine."""
+"""Device resolution order (docs/architecture.md §4) and the backends' behaviour on a machine
+without a GPU (a GPU machine is made to look like one where a test needs it)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import sys
 import textwrap
 
 import pytest
+from subprocess_env import pythonpath_with
 
+from primebot.pipeline.api import Availability
 from primebot.pipeline.cli import main
 from primebot.pipeline.devices.backend import parse_device, resolve_device
 from primebot.pipeline.errors import ConfigError, DeviceUnavailableError
@@ -20,6 +22,15 @@ from primebot.pipeline.hooks.host import load_plugins
 @pytest.fixture
 def registry(clean_env):
     return load_plugins(entry_points_=[]).registry
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """This machine as CI sees it: no CUDA device, even where the tests run beside a GPU."""
+    from primebot.plugins.backends.cuda import CudaBackend
+
+    monkeypatch.setattr(CudaBackend, "availability",
+                        lambda self: Availability(False, "no CUDA device is visible (test)"))
 
 
 def test_default_is_cpu(registry):
@@ -39,8 +50,8 @@ def test_primebot_device_wins_over_visibility_variables(registry):
     assert resolve_device(registry, environ=environ).source == "PRIMEBOT_DEVICE"
 
 
-def test_cuda_visible_devices_falls_back_to_cpu_with_one_log_line(registry, caplog):
-    # No GPU on this machine: the inferred cuda request must fall back, not fail.
+def test_cuda_visible_devices_falls_back_to_cpu_with_one_log_line(registry, no_gpu, caplog):
+    # No GPU: the inferred cuda request must fall back, not fail.
     environ = {"CUDA_VISIBLE_DEVICES": "0", "ASCEND_RT_VISIBLE_DEVICES": "0"}
     with caplog.at_level("WARNING"):
         resolved = resolve_device(registry, environ=environ)
@@ -55,7 +66,7 @@ def test_empty_cuda_visible_devices_is_ignored(registry):
     assert resolved.source == "ASCEND_RT_VISIBLE_DEVICES (fallback)"
 
 
-def test_explicit_unavailable_device_says_what_to_install(registry):
+def test_explicit_unavailable_device_says_what_to_install(registry, no_gpu):
     with pytest.raises(DeviceUnavailableError) as err:
         resolve_device(registry, "npu", environ={})
     assert "torch_npu" in str(err.value) and "CANN" in str(err.value)
@@ -99,7 +110,7 @@ def test_broken_torch_npu_leaves_torch_importable_and_npu_unavailable(tmp_path):
         print(status.available, status.reason)
         """
     )
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = {**os.environ, "PYTHONPATH": pythonpath_with(tmp_path)}
     env.pop("TORCH_DEVICE_BACKEND_AUTOLOAD", None)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                             timeout=120)

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from subprocess_env import pythonpath_with
+
 REPO = Path(__file__).resolve().parents[2]
 WAVE = REPO / "motions" / "wave.npz"
 TINY_SETS = ["--set", "policy.actor_hidden=[16,16]", "--set", "policy.critic_hidden=[16,16]",
@@ -61,7 +63,7 @@ def environ(site: Path | None = None, **extra: str) -> dict[str, str]:
     env.update(MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"), PRIMEBOT_DEVICE="cpu",
                TORCH_DEVICE_BACKEND_AUTOLOAD="0")
     if site is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH", "")]))
+        env["PYTHONPATH"] = pythonpath_with(site, environ=env)
     env.update(extra)
     return env
 

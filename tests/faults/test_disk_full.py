@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from harness import EXIT, VERDICT_EXITS, environ
+from subprocess_env import pythonpath_with
 
 HERE = Path(__file__).resolve().parent
 
@@ -39,7 +40,7 @@ def chain(base_pipeline, tmp_path_factory) -> dict:
     if probe.returncode != 0:
         pytest.skip(f"cannot mount a private tmpfs here: {probe.stderr.strip()[:120]}")
     env = environ()
-    env["PYTHONPATH"] = f"{HERE}:{env.get('PYTHONPATH', '')}"
+    env["PYTHONPATH"] = pythonpath_with(HERE, environ=env)
     proc = subprocess.run(["unshare", *flags, "sh", "-c", script], capture_output=True, text=True,
                           env=env,
                           timeout=1800)

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 from import_graph import imports, source_files
+from subprocess_env import pythonpath_with
 
 from primebot.pipeline.errors import PluginError
 from primebot.pipeline.hooks.host import DEFAULT_PLUGINS, load_plugins
@@ -78,7 +79,7 @@ def test_import_failure_names_plugin_distribution_and_cause(clean_env, make_dist
 
 
 def _run_cli(args: list[str], site, **env) -> subprocess.CompletedProcess:
-    environ = {**os.environ, "PYTHONPATH": str(site), **env}
+    environ = {**os.environ, "PYTHONPATH": pythonpath_with(site), **env}
     environ.pop("PRIMEBOT_DISABLE_PLUGINS", None)
     return subprocess.run(
         [sys.executable, "-m", "primebot.pipeline", *args], capture_output=True, text=True,

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from pipeline_runs import only_run_dir, read_pipeline
+from subprocess_env import pythonpath_with
 
 from primebot.pipeline.cli import build_cli
 from primebot.pipeline.hooks.host import load_plugins
@@ -366,7 +367,7 @@ def test_the_exit_code_and_last_line_tell_robust_tracked_only_and_not_tracked(ru
 def _start(site: Path, args: list[str], cwd: Path, **env: str) -> subprocess.Popen:
     environ = {k: v for k, v in os.environ.items()
                if k not in ("PRIMEBOT_DEVICE", "FAKE_FAIL", "FAKE_SKIP")}
-    environ.update(PYTHONPATH=str(site), **DISABLE_BUILTINS, **env)
+    environ.update(PYTHONPATH=pythonpath_with(site), **DISABLE_BUILTINS, **env)
     # Ctrl-C as at a terminal: a shell starts background jobs with SIGINT ignored, and Python then
     # keeps ignoring it, so a suite run in the background would otherwise see SIGINT do nothing
     return subprocess.Popen([sys.executable, "-m", "primebot.pipeline", "pipeline", "run", *args],
