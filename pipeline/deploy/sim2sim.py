@@ -55,8 +55,8 @@ from ..evaluate.metrics import (
     failure_checks,
     first_failure,
     metric_gaps,
+    pooled_summary,
     step_errors,
-    summarise,
     threshold,
 )
 from ..rotations import quat_apply_inverse, quat_mul_about_z, quat_normalize, rotate_about_z
@@ -380,7 +380,6 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,),
     frames: dict[int, list] = {}
     tracked = setup.index["tracked"]
     body_names = tuple(meta["body_names"][int(i)] for i in tracked)
-    all_records: list[dict] = []
     for group, starts in (("from_start", [int(start_steps[0])]),
                           ("sampled", [int(s) for s in start_steps[1:]])):
         if not starts:
@@ -396,9 +395,8 @@ def run_sim2sim(onnx_path: str | Path, mjcf_path: str | Path, start_steps=(0,),
             if episode_frames is not None:
                 frames[start] = (episode_frames, episode.reference)
         groups[group] = {**metrics.summary(), "episode_records": metrics.episodes}
-        all_records += metrics.episodes
-    if all_records:
-        groups["overall"] = summarise(all_records, control_dt, body_names)
+    if groups:
+        groups["overall"] = pooled_summary(groups, control_dt, body_names)
     checks = setup.robot.checks
     return {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),

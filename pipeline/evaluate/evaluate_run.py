@@ -53,8 +53,8 @@ from .metrics import (
     TrackingSnapshot,
     failure_checks,
     first_failure,
+    pooled_summary,
     step_errors,
-    summarise,
     threshold,
 )
 from .view import TrackingView
@@ -266,7 +266,6 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
     """Adds the from-start, sampled and overall tracking metrics (and the ghost video) to
     ``report``."""
     report["settings"]["episodes_sampled"] = episodes
-    all_records: list[dict] = []
     body_names: tuple[str, ...] | None = None
     spec = registry.get("tasks", policy.config.task)
     groups = (("from_start", 1, spec.play.from_start), ("sampled", episodes, spec.play.spread))
@@ -289,9 +288,9 @@ def _evaluate_tracking(registry: Registry, policy: TrainedPolicy, report: dict[s
         finally:
             env.close()
         report[name] = {**metrics.summary(), "episode_records": metrics.episodes}
-        all_records += metrics.episodes
-    report["overall"] = summarise(all_records, report["settings"].get("control_dt", 0.02),
-                                  body_names)
+    report["overall"] = pooled_summary(
+        {name: report[name] for name, _, _ in groups if name in report},
+        report["settings"].get("control_dt", 0.02), body_names)
 
 
 def _evaluate_task_episodes(registry: Registry, policy: TrainedPolicy, episode_metrics: Any,

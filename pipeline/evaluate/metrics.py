@@ -298,7 +298,9 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     ``min_success_rate`` *and* its MPKPE is at most ``rule.limit(statue)``:
     max(``floor_m``, ``statue_fraction`` × statue MPKPE), but never more than
     (1 − ``min_fraction_removed``) × statue MPKPE. A policy that holds still
-    scores the statue's MPKPE and so never passes the second test.
+    scores the statue's MPKPE and so never passes the second test. Where the
+    metrics carry ``first_frame_episode`` (``pooled_summary``), that episode
+    must also reach its end.
     """
     success, mpkpe, statue = (metrics.get(k) for k in ("success_rate", "mpkpe_m", "statue_mpkpe_m"))
     if success is None or mpkpe is None or statue is None:
@@ -311,6 +313,10 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     if not mpkpe <= limit:
         reasons.append(f"MPKPE {mpkpe:.3f} m > {limit:.3f} m (the limit for a statue MPKPE of "
                        f"{statue:.3f} m)")
+    first = metrics.get("first_frame_episode")
+    if first and first.get("failure") is not None:
+        reasons.append(f"the episode from the motion's first frame, the one a deployment plays, "
+                       f"ends at {first['length_s']:.1f} s ({first['failure']})")
     tracked = not reasons
     return {
         "tracked": tracked,
@@ -374,6 +380,26 @@ def summarise(episodes: list[dict], step_dt: float, body_names=None,
         top = max(worst, key=lambda e: e["worst_step_mpkpe_m"])
         out["worst_step_mpkpe_m"], out["worst_step"] = top["worst_step_mpkpe_m"], top["worst_step"]
     if "statue_mpkpe_m" in out:
+        out["verdict"] = tracking_verdict(out)
+    return out
+
+
+def pooled_summary(groups: Mapping[str, dict], step_dt: float, body_names=None) -> dict:
+    """The summary of every group's ``episode_records`` together (eval.json's and sim2sim.json's
+    ``overall``).
+
+    When a ``from_start`` group is among them, its episode (the one a
+    deployment plays: from the motion's first frame, docs/deploy.md) is
+    named in ``first_frame_episode`` and the verdict also needs it to reach
+    its end: a policy that falls there is not tracked, however many of the
+    sampled starts succeed.
+    """
+    records = [r for group in groups.values() for r in group.get("episode_records", [])]
+    out = summarise(records, step_dt, body_names)
+    first = (groups.get("from_start") or {}).get("episode_records") or []
+    if first and "verdict" in out:
+        out["first_frame_episode"] = {"failure": first[0]["failure"],
+                                      "length_s": first[0]["length"] * step_dt}
         out["verdict"] = tracking_verdict(out)
     return out
 

@@ -76,23 +76,22 @@ def headline_metrics(doc: dict[str, Any] | None) -> dict[str, Any]:
 
     eval.json carries them as ``overall``; sim2sim.json has one group per
     kind of start (``from_start``, ``sampled``), pooled here from their
-    episode records with the same ``summarise`` evaluation uses.
+    episode records with the same ``pooled_summary`` evaluation uses.
     """
     if not doc:
         return {}
     if isinstance(doc.get("overall"), dict):
         return doc["overall"]
-    groups = [doc[g] for g in ("from_start", "sampled") if isinstance(doc.get(g), dict)]
-    records = [r for g in groups for r in g.get("episode_records", [])]
-    if not records:
-        return groups[0] if groups else {}
-    from ..evaluate.metrics import summarise
+    groups = {g: doc[g] for g in ("from_start", "sampled") if isinstance(doc.get(g), dict)}
+    if not any(g.get("episode_records") for g in groups.values()):
+        return next(iter(groups.values()), {})
+    from ..evaluate.metrics import pooled_summary
 
     policy_hz = (doc.get("loop") or {}).get("policy_hz")
     control_dt = (
         1.0 / policy_hz if policy_hz else (doc.get("settings") or {}).get("control_dt", 0.02)
     )
-    return summarise(records, control_dt)
+    return pooled_summary(groups, control_dt)
 
 
 def _scalars(metrics: dict[str, Any]) -> dict[str, float]:

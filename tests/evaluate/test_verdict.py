@@ -9,9 +9,11 @@ import pytest
 
 from primebot.pipeline.evaluate.evaluate_run import play_episodes
 from primebot.pipeline.evaluate.metrics import (
+    ERROR_KEYS,
     EpisodeMetrics,
     TrackingSnapshot,
     VerdictRule,
+    pooled_summary,
     statue_mpkpe,
     step_errors,
     tracking_verdict,
@@ -82,6 +84,31 @@ def test_verdict_rule_needs_both_success_and_a_fraction_of_the_statue_error():
     for statue_error in (0.001, 0.01, 0.02, 0.05, 0.3):
         assert rule.limit(statue_error) < statue_error
     assert tracking_verdict({"success_rate": 1.0})["tracked"] is None
+
+
+def _record(failure: str | None, length: int, start: int) -> dict:
+    errors = {key: 0.01 for key in ERROR_KEYS}
+    return {**errors, "length": length, "failure": failure, "start_step": start,
+            "statue_mpkpe_m": 0.10}
+
+
+def test_the_episode_from_the_first_frame_must_reach_its_end():
+    # 32 of 33 episodes succeed (0.97, above the 0.9 bar), but the one a deployment plays, from
+    # the first frame, falls 3.3 s in: not tracked, and the reason says so
+    sampled = {"episode_records": [_record(None, 250, 10 * i) for i in range(1, 33)]}
+    falls = pooled_summary({"from_start": {"episode_records": [_record("anchor_height", 165, 0)]},
+                            "sampled": sampled}, 0.02)
+    assert falls["success_rate"] == pytest.approx(32 / 33)
+    assert falls["first_frame_episode"] == {"failure": "anchor_height",
+                                            "length_s": pytest.approx(3.3)}
+    assert falls["verdict"]["tracked"] is False
+    assert "first frame" in falls["verdict"]["reason"] and "3.3 s" in falls["verdict"]["reason"]
+    # the same episodes with the first one succeeding track; without a from_start group the rule
+    # is the pooled one alone
+    finishes = pooled_summary({"from_start": {"episode_records": [_record(None, 250, 0)]},
+                               "sampled": sampled}, 0.02)
+    assert finishes["verdict"]["tracked"] is True
+    assert pooled_summary({"sampled": sampled}, 0.02)["verdict"]["tracked"] is True
 
 
 @pytest.fixture(scope="module")
