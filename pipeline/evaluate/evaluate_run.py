@@ -131,10 +131,13 @@ class VerdictProbe:
     episodes.
 
     A tracking env of the run's task as evaluation plays it (no randomisation,
-    no observation noise), start frames drawn uniformly, one episode per slot;
-    ``probe(policy)`` returns their summary with the verdict. Cheaper and
-    noisier than ``primebot eval``; the evaluate and sim2sim stages still
-    give the verdict that counts.
+    no observation noise), start frames drawn uniformly, one episode per slot,
+    and, as in eval and sim2sim, one more episode from the motion's first
+    frame (``TaskSpec.play.from_start``); ``probe(policy)`` returns their
+    pooled summary with the verdict (``evaluate.metrics.pooled_summary``:
+    the first-frame episode must reach its end). Cheaper and noisier than
+    ``primebot eval``; the evaluate and sim2sim stages still give the
+    verdict that counts.
 
     When the task declares ``TaskSpec.play.robustness``, a second env
     plays as many episodes under them (tracking: its randomisation at full
@@ -144,8 +147,9 @@ class VerdictProbe:
     The stress stage still gives the robustness verdict that counts.
     """
 
-    def __init__(self, view: TrackingView, perturbed: TrackingView | None = None) -> None:
-        self.view, self.perturbed = view, perturbed
+    def __init__(self, view: TrackingView, perturbed: TrackingView | None = None,
+                 first: TrackingView | None = None) -> None:
+        self.view, self.perturbed, self.first = view, perturbed, first
         self.env = view.env
 
     @classmethod
@@ -159,17 +163,23 @@ class VerdictProbe:
             return None
         spread = spec.play.spread
         env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spread)
+        first = spec.evaluation_view(make_eval_env(registry, cfg, motion, 1, seed=seed,
+                                                   overrides=spec.play.from_start))
         perturbed = None
         if spec.play.robustness is not None:
             overrides = merge_settings(spread, spec.play.robustness)
             perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, robust_episodes,
                                                            seed=seed + 1,
                                                            overrides=overrides))
-        return cls(spec.evaluation_view(env), perturbed)
+        return cls(spec.evaluation_view(env), perturbed, first)
 
     def __call__(self, policy: Any) -> dict[str, Any]:
         metrics, _ = play_episodes(self.view, policy)
-        summary = metrics.summary()
+        groups = {"sampled": {"episode_records": metrics.episodes}}
+        if self.first is not None:
+            first, _ = play_episodes(self.first, policy)
+            groups["from_start"] = {"episode_records": first.episodes}
+        summary = pooled_summary(groups, metrics.step_dt, metrics.body_names)
         if self.perturbed is not None:
             success = play_episodes(self.perturbed, policy)[0].summary().get("success_rate") or 0.0
             summary.update(robust_success_rate=success, robust=success >= ROBUST_SUCCESS)
@@ -177,8 +187,9 @@ class VerdictProbe:
 
     def close(self) -> None:
         self.env.close()
-        if self.perturbed is not None:
-            self.perturbed.env.close()
+        for view in (self.perturbed, self.first):
+            if view is not None:
+                view.env.close()
 
 
 def play_episodes(view: TrackingView, policy: TrainedPolicy,

@@ -179,3 +179,29 @@ def test_training_logs_the_verdict_of_its_checks(tmp_path):
         "verdict/tracked",
     } <= set(header)
     assert all(float(r["verdict/statue_mpkpe_m"]) > 0 for r in rows)
+
+
+def test_trainings_checks_play_the_first_frame_episode_too(host, tmp_path):
+    # the probe behind those checks pools a from-start episode with the sampled ones, as eval and
+    # sim2sim do, so model_best.pt and the stop rule cannot choose a policy that fails from frame 0
+    from tracking_run import TINY, WAVE
+
+    from primebot.pipeline.evaluate.evaluate_run import VerdictProbe
+    from primebot.pipeline.train.session import TrainRequest, run_training
+    from primebot.pipeline.train.trained_policy import load_trained_policy
+
+    request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=1, seed=3,
+                           log_dir=str(tmp_path), progress=False, sets=list(TINY))
+    config = load_trained_policy(run_training(host.registry, request).run_dir).config
+    probe = VerdictProbe.for_run(host.registry, config, load_motion(WAVE), episodes=2,
+                                 robust_episodes=2)
+    joints = len(host.registry.get("robots", "q1").joint_names)
+    try:
+        replay = probe(_Constant(np.zeros(joints)))  # the reference under PD: q1 waves open loop
+        assert replay["episodes"] == 3
+        assert replay["first_frame_episode"]["failure"] is None and replay["verdict"]["tracked"]
+        thrown = probe(_Constant(np.full(joints, 3.0)))  # every joint driven far off: it falls
+        assert thrown["first_frame_episode"]["failure"] is not None
+        assert not thrown["verdict"]["tracked"]
+    finally:
+        probe.close()
