@@ -1,4 +1,5 @@
-"""The tracking task's nine reward terms (mjlab's BeyondMimic port is the reference).
+"""The tracking task's reward functions: mjlab's nine (its BeyondMimic port is the reference).
+The task weighs ``body_pos_error_exp`` twice, with a coarse and a fine kernel: ten terms.
 
 Each is a pure function of the task's ``TrackingState`` returning one value
 per environment; ``task.py`` names them under ``rewards:`` with their

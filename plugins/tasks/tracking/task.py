@@ -225,7 +225,7 @@ TRACKING = TaskSpec(
     name="tracking",
     make_env=make_tracking_env,
     default_config=SETTINGS,
-    description="Track a reference motion (mjlab BeyondMimic): 9 reward terms, adaptive start "
+    description="Track a reference motion (mjlab BeyondMimic): 10 reward terms, adaptive start "
                 "frames",
     needs_motion=True,
     default_robot="q1",
