@@ -95,6 +95,7 @@ from .sim.observation_terms import (
     ObservationLayout,
     ObservationSlot,
     ObservationTerm,
+    appended_noise,
     appended_slots,
 )
 from .sim.physics import STAGE_NONE, STAGE_VEL, BatchSim, available_cores
@@ -185,7 +186,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # observation, reward and termination terms
     "terms": (
         "ObservationTerm", "ObservationSlot", "ObservationLayout", "ObservationGroup",
-        "appended_slots", "RewardTerm", "RewardManager", "TerminationTerm", "TerminationManager",
+        "appended_noise", "appended_slots", "RewardTerm", "RewardManager", "TerminationTerm",
+        "TerminationManager",
     ),
     "devices": (
         "Backend", "Availability", "ResolvedDevice", "probe_device",

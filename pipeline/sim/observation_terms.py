@@ -152,15 +152,16 @@ def appended_slots(config: Mapping[str, Any], groups: Sequence[str], settings: S
                    ) -> dict[str, list[ObservationSlot]]:
     """The slots a task config adds to its groups: every key of ``config`` (the task's
     ``observations`` section) that is not one of the task's own ``settings`` names a registered
-    observation term, as ``<term>: {group: policy|critic|both, params: {...}}`` (group defaults to
-    both)."""
+    observation term, as ``<term>: {group: policy|critic|both, params: {...}, noise: scale}`` (group
+    defaults to both; ``noise``: see ``appended_noise``)."""
     added: dict[str, list[ObservationSlot]] = {group: [] for group in groups}
     for name, raw in config.items():
         if name in settings:
             continue
         raw = raw or {}
-        if not isinstance(raw, Mapping) or set(raw) - {"group", "params"}:
-            raise ConfigError(f"observations.{name}: expected {{group: ..., params: {{...}}}}, got "
+        if not isinstance(raw, Mapping) or set(raw) - {"group", "params", "noise"}:
+            raise ConfigError(f"observations.{name}: expected {{group: ..., params: {{...}}, "
+                              f"noise: ...}}, got "
                               f"{raw!r}",
                               fix=f"--set task.observations.{name}={{group: critic}}")
         group = raw.get("group", "both")
@@ -172,3 +173,19 @@ def appended_slots(config: Mapping[str, Any], groups: Sequence[str], settings: S
         for target in targets:
             added[target].append(ObservationSlot(name, params=dict(raw.get("params") or {})))
     return added
+
+
+def appended_noise(config: Mapping[str, Any], settings: Sequence[str]) -> dict[str, float]:
+    """The training noise of appended terms: ``<term>: {..., noise: scale}`` adds uniform noise
+    ±scale to that term in the policy group, as the task's ``noise_scale`` does for its own
+    terms."""
+    noise = {}
+    for name, raw in config.items():
+        if name in settings or not isinstance(raw, Mapping) or raw.get("noise") is None:
+            continue
+        scale = raw["noise"]
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale >= 0:
+            raise ConfigError(f"observations.{name}.noise must be a number ≥ 0, got {scale!r}",
+                              fix=f"--set 'task.observations.{name}={{group: policy, noise: 0.1}}'")
+        noise[name] = float(scale)
+    return noise

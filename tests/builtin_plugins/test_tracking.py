@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from primebot.pipeline.errors import CheckpointError
+from primebot.pipeline.errors import CheckpointError, ConfigError
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.hooks.specs import hookimpl
 from primebot.pipeline.motion.format import load_motion
@@ -413,6 +413,23 @@ def test_a_plugin_observation_and_termination_term_reach_the_tracking_task_throu
     assert result.terminated.all() and result.info["terminations/test_anchor_below"] == 2.0
     with pytest.raises(Exception, match="test_anchor_hieght"):
         make_env(host, motion, config={**EXACT, "observations": {"test_anchor_hieght": {}}})
+
+
+def test_a_term_appended_to_the_policy_takes_its_own_training_noise(host, motion):
+    plain = make_env(host, motion, num_envs=2)
+    env = make_env(host, motion, num_envs=2,
+                   config={"observations": {"base_lin_vel": {"group": "policy", "noise": 0.5}}})
+    assert env.num_obs == plain.num_obs + 3
+    span, cols = env.policy_observations._noise, env.policy_observations.layout.slice("base_lin_vel")
+    # uniform ±0.5: the span stores 2·scale
+    assert span.scale[cols.start - span.cols.start:].tolist() == [1.0] * 3
+    quiet = make_env(host, motion, num_envs=2, config={
+        "observations": {"noise": False, "base_lin_vel": {"group": "policy", "noise": 0.5}}})
+    assert quiet.policy_observations._noise is None
+    for bad in (-1, "loud", True):
+        with pytest.raises(ConfigError, match="observations.base_lin_vel.noise"):
+            make_env(host, motion, num_envs=2,
+                     config={"observations": {"base_lin_vel": {"group": "policy", "noise": bad}}})
 
 
 def test_critic_body_terms_are_tracked_bodies_in_the_anchor_frame(host, motion):

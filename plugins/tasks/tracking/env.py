@@ -34,6 +34,7 @@ from primebot.pipeline.api import (
     StepResult,
     TerminationManager,
     VecEnv,
+    appended_noise,
     appended_slots,
     quat_apply_inverse,
     quat_from_euler_xyz,
@@ -244,7 +245,8 @@ class TrackingEnv(VecEnv):
                             settings: Sequence[str],
                             obs_cfg: Mapping[str, Any], registry: Registry) -> None:
         added = appended_slots(obs_cfg, tuple(groups), settings)
-        noise = obs_cfg["noise_scale"] if obs_cfg["noise"] else None
+        noise = ({**obs_cfg["noise_scale"], **appended_noise(obs_cfg, settings)}
+                 if obs_cfg["noise"] else None)
         self.policy_observations = ObservationGroup(
             [*groups["policy"], *added["policy"]], registry, self.state, self.num_envs, noise,
             self.rngs["noise"]
