@@ -420,7 +420,8 @@ def test_a_term_appended_to_the_policy_takes_its_own_training_noise(host, motion
     env = make_env(host, motion, num_envs=2,
                    config={"observations": {"base_lin_vel": {"group": "policy", "noise": 0.5}}})
     assert env.num_obs == plain.num_obs + 3
-    span, cols = env.policy_observations._noise, env.policy_observations.layout.slice("base_lin_vel")
+    span = env.policy_observations._noise
+    cols = env.policy_observations.layout.slice("base_lin_vel")
     # uniform ±0.5: the span stores 2·scale
     assert span.scale[cols.start - span.cols.start:].tolist() == [1.0] * 3
     quiet = make_env(host, motion, num_envs=2, config={

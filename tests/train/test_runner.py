@@ -543,3 +543,17 @@ def test_a_robust_check_beats_a_tracked_one_and_only_robust_checks_stop_training
         "0.95",
         "0.9",
     ]
+
+
+def test_success_under_perturbation_within_one_standard_error_is_a_tie_that_progress_breaks():
+    """The Booster T1's wave: a check at a quarter of the randomisation succeeded under the push in
+    one episode of 32 more than checks at full strength, and became model_best.pt."""
+    from primebot.pipeline.train.verdict_checks import outranks
+
+    # (tracked, robust, success under the push, curriculum progress, success, -MPKPE)
+    quarter, full = (1.0, 0.0, 0.81, 0.25, 1.0, -0.002), (1.0, 0.0, 0.78, 1.0, 1.0, -0.003)
+    assert outranks(full, quarter) and not outranks(quarter, full)
+    # beyond the tie, the push still decides
+    assert outranks((1.0, 0.0, 0.9, 0.25, 1.0, -0.002), full)
+    # a check that did not track never outranks one that did, however robust
+    assert not outranks((0.0, 0.0, 1.0, 1.0, 1.0, -0.001), quarter)
