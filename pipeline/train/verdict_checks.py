@@ -7,10 +7,11 @@ tracked means"). This module keeps what the checks decide
 (docs/architecture.md §3):
 
 - ``model_best.pt`` is the policy of the best check, ranked by ``check_rank``
-  and compared by ``rank_key``: tracked first; among tracked checks, the
+  and compared by ``outranks``: tracked first; among tracked checks, the
   robust one (where the probe also plays episodes under the task's
-  randomisation at full strength, ``evaluate.evaluate_run.VerdictProbe``), then the
-  higher success under it (within ``ROBUST_SUCCESS_TIE``, a tie), then the policy trained
+  robustness settings, ``TaskSpec.play.robustness``, through
+  ``evaluate.evaluate_run.VerdictProbe``), then the higher success under
+  them (within ``ROBUST_SUCCESS_TIE``, a tie), then the policy trained
   furthest along the env's curriculum; then the success rate, then the lower
   MPKPE. Progress does not order checks that did not track: a curriculum
   that starts at the full conditions and falls back when the first checks
