@@ -128,6 +128,18 @@ def test_reset_noise_scales_with_the_curriculum_strength(host, motion):
     assert np.all(half > 0) and np.all(half < full)
 
 
+def test_the_env_hands_the_curriculum_the_checks_mpkpe_as_a_share_of_its_limit(host, motion):
+    config = {"randomization": {"curriculum": {"start": 0.5, "fall_back_after": 1}}}
+    env = make_env(host, motion, num_envs=2, config=config)
+    env.observe_verdict({"success_rate": 1.0, "verdict": {"tracked": False}})  # fell back: held
+    assert env.randomization_strength == 0.25 and env.curriculum.hold == 2
+    close = {"tracked": True, "mpkpe_m": 0.008, "mpkpe_limit_m": 0.01}
+    env.observe_verdict({"success_rate": 1.0, "verdict": close})
+    assert env.randomization_strength == 0.25
+    env.observe_verdict({"success_rate": 1.0, "verdict": {**close, "mpkpe_m": 0.005}})
+    assert env.randomization_strength == 0.5
+
+
 def test_a_verdict_check_moves_a_verdict_curriculum_and_the_next_resets_feel_it(host, motion):
     config = {"sampling": {"mode": "uniform"},
               "randomization": {"curriculum": {"start": 1.0, "signal": "verdict", "step": 0.5}}}

@@ -169,3 +169,25 @@ def test_a_termination_set_to_null_is_switched_off_and_a_word_is_still_refused()
     with pytest.raises(ValueError, match="expects a number"):
         for key, value in parse_set(["task.terminations.anchor_height=high"]):
             set_value(cfg, key, value)
+
+
+def test_a_check_tracked_well_inside_its_limit_ends_a_hold_early():
+    """The Booster T1's squat: held at 0.25 after a fall-back from 0.5, it tracked at a fraction of
+    the limit for 14 checks before the hold ran out, then tracked at 0.5, 0.75 and 1."""
+    c = RandomizationCurriculum({"start": 0.5, "fall_back_after": 2}, window=4)
+    c.observe_verdict(1.0, tracked=False)
+    assert c.observe_verdict(1.0, tracked=False, mpkpe_share=1.3) and (c.strength, c.hold) == (
+        0.25, 4)
+    # tracked, but close to the limit: the hold runs on
+    assert not c.observe_verdict(1.0, tracked=True, mpkpe_share=0.9) and c.hold == 3
+    # tracked with room to spare: released, and up at once
+    assert c.observe_verdict(1.0, tracked=True, mpkpe_share=0.5) and (c.strength, c.hold) == (
+        0.5, 0)
+    held = RandomizationCurriculum({"start": 0.5, "fall_back_after": 2, "release_below": None},
+                                   window=4)
+    held.observe_verdict(1.0, tracked=False)
+    held.observe_verdict(1.0, tracked=False)
+    assert not held.observe_verdict(1.0, tracked=True, mpkpe_share=0.1) and held.strength == 0.25
+    for bad in (1.5, -0.1, "half", True):
+        with pytest.raises(ConfigError, match="release_below"):
+            RandomizationCurriculum({"start": 0.0, "release_below": bad}, window=4)

@@ -25,7 +25,11 @@ and moves by ``step`` on one of two signals:
   same strength: the kick and the march, raised from 0.25 to 0.5 once they
   tracked, then fell at up to half of their checks for the rest of the 15
   minutes and never tracked again, while the policy they had at 0.25 was
-  still improving. (Doubling over every fall-back instead held the kick and
+  still improving. A hold ends early at a check that tracks with its MPKPE
+  at most ``release_below`` (0.6) of the verdict's limit: the Booster T1's
+  squat, held at 0.25 from iteration 650, tracked there at 3–6 mm against a
+  9 mm limit from iteration 700 and, released at 1050, tracked at 0.5, 0.75
+  and 1 in its next three checks. (Doubling over every fall-back instead held the kick and
   the H1's wave, which had fallen back from 1, 0.75 and 0.5 once each, at
   0.25 for 64 checks; released, the H1 tracked at 0.5, 0.75 and 1 in the
   next three.)
@@ -43,12 +47,13 @@ import numpy as np
 
 from primebot.pipeline.api import CheckpointError, ConfigError
 
-KEYS = ("start", "signal", "step", "raise_on", "raise_below", "lower_above", "fall_back_after")
+KEYS = ("start", "signal", "step", "raise_on", "raise_below", "lower_above", "fall_back_after",
+        "release_below")
 SIGNALS = ("falls", "verdict")
 RAISE_ON = ("tracked", "stays_up")
 DEFAULTS = {"start": None, "signal": "verdict", "step": 0.25, "raise_on": "tracked",
             "raise_below": 0.3,
-            "lower_above": 0.6, "fall_back_after": 8}
+            "lower_above": 0.6, "fall_back_after": 8, "release_below": 0.6}
 """What a key left out of ``randomization.curriculum`` means; ``start`` None (or no mapping at all)
 is off."""
 
@@ -98,6 +103,16 @@ class RandomizationCurriculum:
                               f"≥ 1 or null, not {fall_back_after!r}",
                               fix="--set task.randomization.curriculum.fall_back_after=8 (or null: "
                                   "never)")
+        release_below = cfg["release_below"]
+        if release_below is not None and (isinstance(release_below, bool)
+                                          or not isinstance(release_below, (int, float))
+                                          or not 0.0 <= release_below <= 1.0):
+            raise ConfigError("tracking task: randomization.curriculum.release_below must be a "
+                              f"fraction of the verdict's MPKPE limit in [0, 1] or null, not "
+                              f"{release_below!r}",
+                              fix="--set task.randomization.curriculum.release_below=0.6 (or null: "
+                                  "a hold always runs its course)")
+        self.release_below = None if release_below is None else float(release_below)
         self.window = max(1, int(window))
         self.strength = self.start if self.enabled else 1.0
         self.finished = 0
@@ -128,13 +143,18 @@ class RandomizationCurriculum:
         self.finished = self.fell = 0
         return self._move(up=rate < self.raise_below, down=rate > self.lower_above)
 
-    def observe_verdict(self, success_rate: float | None, tracked: bool) -> bool:
-        """A verdict check's success rate (nominal episodes) and whether it tracked; True when the
-        strength changed."""
+    def observe_verdict(self, success_rate: float | None, tracked: bool,
+                        mpkpe_share: float | None = None) -> bool:
+        """A verdict check's success rate (nominal episodes), whether it tracked and its MPKPE as a
+        share of the verdict's limit; True when the strength changed."""
         if not self.enabled or self.signal != "verdict" or success_rate is None:
             return False
         fall_rate = 1.0 - float(success_rate)
         self.hold = max(0, self.hold - 1)
+        if (self.hold and tracked and self.release_below is not None and mpkpe_share is not None
+                and mpkpe_share <= self.release_below):
+            # tracked with room to spare: the policy has outgrown the strength it fell back to
+            self.hold = 0
         self.untracked = 0 if tracked else self.untracked + 1
         if (self.fall_back_after is not None and self.untracked >= self.fall_back_after
                 and fall_rate <= self.lower_above and self.strength > 0.0):

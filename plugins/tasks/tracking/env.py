@@ -430,9 +430,11 @@ class TrackingEnv(VecEnv):
     def observe_verdict(self, summary: dict[str, Any]) -> None:
         """Move a verdict-driven curriculum by the check's outcome (``curriculum.signal:
         verdict``)."""
-        tracked = bool((summary.get("verdict") or {}).get("tracked"))
+        verdict = summary.get("verdict") or {}
+        mpkpe, limit = verdict.get("mpkpe_m"), verdict.get("mpkpe_limit_m")
+        share = mpkpe / limit if mpkpe is not None and limit else None
         if self.curriculum is not None and self.curriculum.observe_verdict(
-            summary.get("success_rate"), tracked
+            summary.get("success_rate"), bool(verdict.get("tracked")), share
         ):
             self._apply_strength()
 

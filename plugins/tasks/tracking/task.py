@@ -124,6 +124,8 @@ SETTINGS: dict[str, Any] = {
             "raise_below": 0.3,
             "lower_above": 0.6,     # down when more than this fraction of the episodes fell
             "fall_back_after": 8,   # checks in a row without tracking: down a step (null: never)
+            # a check tracked with MPKPE ≤ this share of its limit ends a fall-back's hold
+            "release_below": 0.6,
         },
         # added to the reference root pose (m, rad) and velocity (m/s, rad/s, world frame) at reset
         "reset_pose": {"x": [-0.05, 0.05], "y": [-0.05, 0.05], "z": [-0.01, 0.01],
