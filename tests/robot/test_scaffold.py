@@ -188,15 +188,15 @@ def test_scaffold_raises_each_servo_frequency_just_enough_to_hold_the_robot_stan
     import mujoco
     from capsulebot import write_capsulebot
 
-    from primebot.pipeline.robot.scaffold import (
+    from primebot.pipeline.robot.model_guess import (
         FREQUENCY_STEP_HZ,
         MAX_SAG,
         NATURAL_FREQUENCY_HZ,
         STANCE_STIFFNESS_SAFETY,
-        gravity_stiffness,
-        scaffold_robot,
-        standing_torques,
     )
+    from primebot.pipeline.robot.scaffold import scaffold_robot
+    from primebot.pipeline.robot.stance import standing_torques
+    from primebot.pipeline.robot.statics import gravity_stiffness
 
     made = scaffold_robot("softbot", write_capsulebot(tmp_path / "src"), tmp_path / "pkg")
     guess = made.guess

@@ -14,7 +14,8 @@ from test_scaffold import run
 
 from primebot.pipeline.hooks.host import load_plugins, reset_host
 from primebot.pipeline.robot.checks import check_robot
-from primebot.pipeline.robot.scaffold import Guess, spec_source
+from primebot.pipeline.robot.model_guess import Guess
+from primebot.pipeline.robot.scaffold import spec_source
 
 
 def _payload(sentinel) -> str:
