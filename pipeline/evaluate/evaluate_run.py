@@ -140,8 +140,8 @@ class VerdictProbe:
     verdict that counts.
 
     When the task declares ``TaskSpec.play.robustness``, a second env
-    plays as many episodes under them (tracking: its randomisation at full
-    strength, pushes included); the summary then carries ``robust`` (their
+    plays ``robust_episodes`` episodes under them (tracking: the stress
+    test's standard push, once per 4-second episode); the summary then carries ``robust`` (their
     success rate at least ``ROBUST_SUCCESS``) and ``robust_success_rate``,
     which training's best check and stop rule read (``train.verdict_checks``).
     The stress stage still gives the robustness verdict that counts.

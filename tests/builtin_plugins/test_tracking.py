@@ -596,6 +596,34 @@ def test_a_push_adds_root_velocity_when_due(host, motion):
     assert 1.0 / env.step_dt <= env.pusher.countdown[0] <= 3.0 / env.step_dt
 
 
+def test_the_checks_robustness_episodes_are_the_stress_tests_one_push_each(host, motion):
+    """Pushed every 1-3 s from any start, a check's episodes near a motion's end were never
+    pushed: on the 4.3 s kick almost half of them, and a check at 0.75 under the push was a policy
+    that the stress test's push knocked over in every episode."""
+    from primebot.pipeline.sim.task import merge_settings
+    from primebot.plugins.tasks.tracking.task import PLAY
+
+    settings = merge_settings(merge_settings(PLAY.evaluation, PLAY.spread), PLAY.robustness)
+    # no failures: every episode runs its whole window
+    settings = merge_settings(settings, {"terminations": dict.fromkeys(
+        ("anchor_height", "anchor_orientation", "end_effector_height"))})
+    env = make_env(host, motion, num_envs=64, seed=4, config=settings)
+    env.reset()
+    window = round(4.0 / env.step_dt)
+    assert env.max_episode_length == window
+    assert env.time_steps.max() <= motion.num_frames - 1 - window
+    pushed_at = np.full(64, -1)
+    for k in range(1, window + 1):
+        result = env.step(np.zeros((64, 22), np.float32))
+        assert result.truncated.all() == (k == window) and not result.terminated.any()
+        pushed_at[(env.pusher.countdown > window) & (pushed_at < 0)] = k
+    # each env pushed exactly once, in the window's second quarter, like the stress test's push
+    assert env.pusher.total == 64
+    assert np.all((pushed_at >= window // 4) & (pushed_at <= window // 2))
+    # the time-out started new episodes: each is due a push of its own
+    assert np.all((env.pusher.countdown >= window // 4) & (env.pusher.countdown <= window // 2))
+
+
 def test_the_curriculum_is_complete_only_at_full_strength(host, motion):
     assert not make_env(
         host, motion, num_envs=2, config={"randomization": {"curriculum": {"start": 0.0}}}

@@ -470,6 +470,8 @@ class TrackingEnv(VecEnv):
         t = self.sampler.sample(n)
         self.time_steps[ids] = t
         self.episode_length[ids] = 0
+        if self.pusher is not None:
+            self.pusher.restart(ids)
 
         root_pos = ref.root_pos_w[t].copy()
         root_quat = ref.root_quat_w[t].copy()

@@ -158,8 +158,14 @@ class ActuationRandomization:
         self.servos.bias = strength * self.drawn_bias
 
 
+_NEVER = np.iinfo(np.int64).max // 2
+"""A countdown that does not run out (a ``once`` pusher's env until its next episode)."""
+
+
 class Pusher:
-    """Adds a random root velocity to each env every ``interval_s`` (drawn per push).
+    """Adds a random root velocity to each env every ``interval_s`` (drawn per push), or with
+    ``once`` exactly once per episode, ``interval_s`` after its start (``restart``), as the stress
+    test's push lands once per episode.
 
     The velocity ranges are sized to the robot (docs/tasks.md, "Randomisation"): linear ones in
     units of √(g·L) m/s and angular ones in units of √(g/L) rad/s, L being the reference's highest
@@ -186,6 +192,9 @@ class Pusher:
             tm.root_lin_vel_qvel,
             tm.root_ang_vel_qvel,
         )
+        self.once = bool(config.get("once", False))
+        """One push per episode, timed from its start; else a push every interval, episodes or
+        not."""
         self.strength = 1.0
         """Factor on the push velocities (the curriculum's strength)."""
         self.countdown = self._draw_interval(sim.num_envs)
@@ -194,6 +203,11 @@ class Pusher:
 
     def _draw_interval(self, count: int) -> np.ndarray:
         return np.round(self.rng.uniform(*self.interval_steps, size=count)).astype(np.int64)
+
+    def restart(self, ids: np.ndarray) -> None:
+        """Envs ``ids`` start an episode: with ``once``, each is pushed ``interval_s`` from now."""
+        if self.once:
+            self.countdown[ids] = self._draw_interval(len(ids))
 
     def step(self) -> int:
         """Push the envs whose countdown ran out; return how many."""
@@ -211,6 +225,6 @@ class Pusher:
         qvel[due, self._lin] += d_lin
         # the free joint's angular velocity is in the body frame
         qvel[due, self._ang] += quat_apply_inverse(qpos[due, self._quat], d_ang_w)
-        self.countdown[due] = self._draw_interval(due.size)
+        self.countdown[due] = _NEVER if self.once else self._draw_interval(due.size)
         self.total += int(due.size)
         return int(due.size)

@@ -37,6 +37,10 @@ class StartFrameSampler:
         self.kernel_lambda = float(config.get("lambda", 0.8))
         self.uniform_ratio = float(config.get("uniform_ratio", 0.1))
         self.alpha = float(config.get("alpha", 0.001))
+        window_s = config.get("window_s")
+        self.window_steps = 0 if window_s is None else max(0, round(float(window_s) / step_dt))
+        """``uniform`` draws only start steps that leave this many steps of motion (as many as fit;
+        0: any)."""
         kernel = self.kernel_lambda ** np.arange(self.kernel_size)
         self._kernel = kernel / kernel.sum()
         self.failed_count = np.zeros(self.num_bins)
@@ -71,7 +75,7 @@ class StartFrameSampler:
             return np.zeros(count, np.int64)
         last = max(self.num_steps - 1, 1)
         if self.mode == "uniform":
-            return self.rng.integers(0, last, size=count)
+            return self.rng.integers(0, max(last - self.window_steps, 1), size=count)
         bins = self.rng.choice(self.num_bins, size=count, p=self.probabilities())
         steps = (bins + self.rng.random(count)) / self.num_bins * last
         return np.minimum(steps.astype(np.int64), last - 1)

@@ -106,9 +106,10 @@ SETTINGS: dict[str, Any] = {
     },
     # Where new episodes start (sampler.py): adaptive (by per-bin failure rate) | uniform | start
     # (frame 0)
+    # (window_s: uniform draws only starts that leave that many seconds of motion; null: any)
     "sampling": {"mode": "adaptive", "bin_s": 1.0, "kernel_size": 1, "lambda": 0.8,
                  "uniform_ratio": 0.1,
-                 "alpha": 0.001},
+                 "alpha": 0.001, "window_s": None},
     "randomization": {
         "enabled": True,            # false: none of the below (exact reference starts, no pushes)
         # One strength in [0, 1] scales every range below (curriculum.py; docs/tasks.md,
@@ -146,12 +147,14 @@ SETTINGS: dict[str, Any] = {
         "anchor_com_offset": {"x": [-0.025, 0.025], "y": [-0.05, 0.05], "z": [-0.05, 0.05]},  # m
         # Pushes (null: none), sized to the robot: linear in units of sqrt(g L) m/s, angular in
         # sqrt(g / L) rad/s, L the reference's highest root height; speed: [low, high] of a
-        # horizontal kick in a random direction instead of the x and y ranges
+        # horizontal kick in a random direction instead of the x and y ranges; once: one push per
+        # episode, interval_s after its start (the stress test's way), instead of one every interval
         "push": {
             "interval_s": [1.0, 3.0],
             "velocity": {"x": [-0.3, 0.3], "y": [-0.3, 0.3], "z": [-0.1, 0.1],
                          "roll": [-0.12, 0.12], "pitch": [-0.12, 0.12], "yaw": [-0.18, 0.18]},
             "speed": None,
+            "once": False,
         },
     },
 }
@@ -172,14 +175,16 @@ PLAY = PlaySettings(
                 "log_reward_terms": False, "fresh_kinematics": True},
     from_start={"sampling": {"mode": "start"}},
     spread={"sampling": {"mode": "uniform"}},
-    # the stress test's standard push (a horizontal kick of 0.2·√(g·L) in a random direction) every
-    # 1-3 s from exact reference starts, and nothing else (docs/tasks.md, "Training for robustness")
-    robustness={"randomization": {
+    # the stress test's standard push, as it plays it: 4 s episodes from exact reference starts that
+    # leave 4 s of motion, each kicked once, 1-2 s in (the window's second quarter), horizontally
+    # by 0.2·√(g·L) in a random direction, and nothing else (docs/tasks.md, "Training for
+    # robustness")
+    robustness={"episode_length_s": 4.0, "sampling": {"window_s": 4.0}, "randomization": {
         "enabled": True, "curriculum": {"start": None},
         "reset_pose": _STILL, "reset_velocity": _STILL, "reset_joint_pos": [0.0, 0.0],
         **dict.fromkeys(("friction", "mass_scale", "payload", "motor_strength", "action_delay",
                          "encoder_bias", "anchor_com_offset")),
-        "push": {"interval_s": [1.0, 3.0], "velocity": _STILL, "speed": [0.2, 0.2]},
+        "push": {"interval_s": [1.0, 2.0], "velocity": _STILL, "speed": [0.2, 0.2], "once": True},
     }},
     # zero actions replay the reference through the servos, from frame 0, whatever the body does
     open_loop={"actions": {"offset": "reference"}, "sampling": {"mode": "start"},
