@@ -39,6 +39,13 @@ INSTALL_HINT = (
     "(then MUJOCO_GL=egl or MUJOCO_GL=osmesa); the rest of the pipeline runs without the video"
 )
 
+MULTISAMPLE = False
+"""Frames are drawn without multisample anti-aliasing unless asked. On software (Mesa) OpenGL,
+MuJoCo's default 4× multisampling made a ghost-video frame 2.8× slower for the q1 (primitives),
+2.4× for the Menagerie G1 (0.39 million mesh triangles) and 3.9× for the Apptronik Apollo (1.4
+million; 2.3 s a frame), so the Apollo's evaluation, sim2sim and stress videos took longer than
+their physics (tools/bench_render.py); at 640×480 only the far floor's edges show the difference."""
+
 
 def _gl_candidates() -> list[str]:
     chosen = os.environ.get("MUJOCO_GL", "").strip().lower()
@@ -69,14 +76,19 @@ class MotionRenderer:
     """Renders frames of motions for one robot model into RGB arrays."""
 
     def __init__(
-        self, model: mujoco.MjModel, indices: RobotIndices, width: int = 640, height: int = 480
+        self, model: mujoco.MjModel, indices: RobotIndices, width: int = 640, height: int = 480,
+        multisample: bool = MULTISAMPLE,
     ) -> None:
+        """``multisample``: draw with the model's own multisample anti-aliasing (``<visual><quality
+        offsamples>``, 4 unless it says otherwise), not ``MULTISAMPLE``'s plain edges."""
         self.model = model
         self.indices = indices
         self.width, self.height = width, height
         # the offscreen buffer must hold the frame, whatever the MJCF's <global offwidth> says
         model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
         model.vis.global_.offheight = max(model.vis.global_.offheight, height)
+        if not multisample:
+            model.vis.quality.offsamples = 0
         self.backend, self._gl = open_gl_context(width, height)
         self.data = mujoco.MjData(model)
         self.scene = mujoco.MjvScene(model, maxgeom=2000)

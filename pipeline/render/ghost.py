@@ -19,7 +19,7 @@ import mujoco
 import numpy as np
 
 from ..errors import RenderError
-from ..motion.replay import MotionRenderer, write_video
+from ..motion.replay import MULTISAMPLE, MotionRenderer, write_video
 from ..robot.camera import CameraConfig
 from ..robot.kinematics import set_qpos
 
@@ -117,16 +117,18 @@ def render_ghost_video(
     height: int = 480,
     camera: CameraConfig | None = None,
     camera_name: str | None = None,
+    multisample: bool = MULTISAMPLE,
 ) -> Path | None:
     """Write an H.264 video of ``robot_qpos`` with ``ghost_qpos`` overlaid; ``None`` (logged)
     without OpenGL.
 
     ``ghost_qpos=None`` draws the robot alone; ``camera_name`` views it through that MJCF camera
-    instead of the trailing free ``camera``.
+    instead of the trailing free ``camera``; ``multisample`` as ``MotionRenderer`` takes it.
     """
     try:
         # indices only serve frames()
-        renderer = MotionRenderer(model, None, width, height)  # type: ignore[arg-type]
+        renderer = MotionRenderer(model, None, width, height,  # type: ignore[arg-type]
+                                  multisample=multisample)
     except RenderError as exc:
         log.warning("skipping the %s video: %s", title, exc)
         return None

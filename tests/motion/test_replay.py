@@ -60,3 +60,26 @@ def test_without_opengl_the_error_names_the_packages_and_the_pipeline_can_skip(
     assert err.value.exit_code == 9
     assert replay_or_skip(short_wave, q1_spec(Q1_MJCF), tmp_path / "v.mp4") is None
     assert not (tmp_path / "v.mp4").exists()
+
+
+def test_frames_are_drawn_without_multisampling_unless_asked(short_wave):
+    """4x multisampling is what a frame costs most on software OpenGL (tools/bench_render.py); the
+    renderer turns it off for videos, and a caller that wants smooth edges still gets them."""
+    from primebot.pipeline.motion.replay import MotionRenderer
+    from primebot.pipeline.robot.spec import load_robot_model, robot_indices
+
+    spec = q1_spec(Q1_MJCF)
+    images = {}
+    for multisample in (False, True):
+        model = load_robot_model(spec)
+        assert model.vis.quality.offsamples == 4  # MuJoCo's default, as the MJCF leaves it
+        asked = {"multisample": True} if multisample else {}  # the default: without
+        renderer = MotionRenderer(model, robot_indices(model, spec), 160, 120, **asked)
+        try:
+            assert model.vis.quality.offsamples == (4 if multisample else 0)
+            images[multisample] = next(renderer.frames(short_wave)).astype(np.int16)
+        finally:
+            renderer.close()
+    assert images[False].std() > 10  # a rendered scene
+    # the same scene: only edges differ
+    assert np.mean(np.abs(images[False] - images[True]) > 40) < 0.05
