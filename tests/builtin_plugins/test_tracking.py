@@ -556,6 +556,30 @@ def test_randomisation_draws_per_env_physics_and_one_switch_turns_it_all_off(hos
     )
 
 
+def test_reset_noise_and_centre_of_mass_offsets_are_sized_to_the_robot(host, motion):
+    """As the pushes are: lengths in units of L (the reference's highest root height), speeds in
+    √(g·L), rates in √(g/L); for the q1 they stay what they were in metres (mjlab's values)."""
+    from primebot.plugins.tasks.tracking.randomization import reset_noise_ranges
+    from primebot.plugins.tasks.tracking.task import SETTINGS
+
+    rand = SETTINGS["randomization"]
+    length = float(motion.body_pos_w[:, 0, 2].max())
+    (_, pose), (_, velocity) = reset_noise_ranges(rand, length)
+    np.testing.assert_allclose(pose, [0.05, 0.05, 0.01, 0.1, 0.1, 0.2], rtol=0.03)
+    np.testing.assert_allclose(velocity, [0.5, 0.5, 0.2, 0.52, 0.52, 0.78], rtol=0.03)
+    # a robot twice as tall: twice the offsets, √2 the speeds, 1/√2 the rates, the same angles
+    (_, pose_2), (_, velocity_2) = reset_noise_ranges(rand, 2 * length)
+    np.testing.assert_allclose(pose_2 / pose, [2, 2, 2, 1, 1, 1])
+    np.testing.assert_allclose(velocity_2 / velocity, [2**0.5] * 3 + [2**-0.5] * 3)
+
+    env = make_env(host, motion, num_envs=16, config=FULL_STRENGTH)
+    np.testing.assert_allclose(env._reset_velocity_range[1], velocity)
+    model, anchor = env.model_info.model, env.model_info.indices.anchor_body_id
+    offset = env.sim.batch.expanded("body_ipos")[:, anchor] - model.body_ipos[anchor]
+    reach = np.array([0.05, 0.1, 0.1]) * length
+    assert np.all(np.abs(offset) <= reach + 1e-12) and np.all(np.abs(offset).max(0) > 0.5 * reach)
+
+
 def test_a_delayed_env_gets_its_targets_a_step_late_and_the_servo_holds_the_biased_reading(
     host, motion
 ):

@@ -44,12 +44,10 @@ from primebot.pipeline.api import (
 from .curriculum import RandomizationCurriculum
 from .model import build_tracking_model
 from .randomization import (
-    AXES_ANGULAR,
-    AXES_LINEAR,
     ActuationRandomization,
     PhysicsRandomization,
     Pusher,
-    uniform_ranges,
+    reset_noise_ranges,
 )
 from .reference import MotionReference
 from .sampler import StartFrameSampler
@@ -210,11 +208,12 @@ class TrackingEnv(VecEnv):
     def _build_randomization(self, rand: Mapping[str, Any]) -> None:
         tm, num_envs = self.model_info, self.num_envs
         self.randomize = bool(rand["enabled"])
-        self.physics_randomization = (
-            PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"]) if self.randomize
-            else None
-        )
+        # L, the length every range is sized by (docs/tasks.md, "Randomisation")
         highest_root = float(self.reference.root_pos_w[:, 2].max())
+        self.physics_randomization = (
+            PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"], highest_root)
+            if self.randomize else None
+        )
         self.pusher = (
             Pusher(self.sim, tm, rand["push"], self.rngs["push"], highest_root)
             if self.randomize and rand.get("push")
@@ -234,9 +233,8 @@ class TrackingEnv(VecEnv):
         """The randomisation curriculum when one runs, else None (full strength throughout)."""
         if self.randomize:
             # reset-noise ranges, parsed once rather than at every reset
-            axes = AXES_LINEAR + AXES_ANGULAR
-            self._reset_pose_range = uniform_ranges(rand["reset_pose"], axes)
-            self._reset_velocity_range = uniform_ranges(rand["reset_velocity"], axes)
+            self._reset_pose_range, self._reset_velocity_range = reset_noise_ranges(rand,
+                                                                                 highest_root)
             self._reset_joint_range = rand["reset_joint_pos"]
             if self.curriculum is not None:
                 self._apply_strength()

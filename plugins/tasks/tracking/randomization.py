@@ -38,8 +38,27 @@ def uniform_ranges(
     return low, high
 
 
+def reset_noise_ranges(
+    config: Mapping[str, Any], root_height: float
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """(low, high) over ``AXES_LINEAR + AXES_ANGULAR`` of the reset noise on the root pose and
+    velocity, sized to the robot as the pushes are (docs/tasks.md, "Randomisation"): positions in
+    units of L m (angles in rad), linear velocities in √(g·L) m/s, angular ones in √(g/L) rad/s, L
+    being the reference's highest root height."""
+    axes = AXES_LINEAR + AXES_ANGULAR
+    pose_unit = np.array([root_height] * 3 + [1.0] * 3)
+    velocity_unit = np.array([push_speed_unit(root_height)] * 3 + [push_rate_unit(root_height)] * 3)
+    pose = uniform_ranges(config["reset_pose"], axes)
+    velocity = uniform_ranges(config["reset_velocity"], axes)
+    return ((pose_unit * pose[0], pose_unit * pose[1]),
+            (velocity_unit * velocity[0], velocity_unit * velocity[1]))
+
+
 class PhysicsRandomization:
     """Per-env friction, body masses, payload, anchor centre of mass and motor strength.
+
+    The centre-of-mass offsets are in units of L, the reference's highest root height
+    (``root_height``), as the reset noise and the pushes are sized.
 
     Drawn once at start-up at full range; ``apply(strength)`` sets each value
     to ``nominal + strength × (drawn − nominal)``, so the curriculum
@@ -48,7 +67,8 @@ class PhysicsRandomization:
     """
 
     def __init__(
-        self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator
+        self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator,
+        root_height: float,
     ) -> None:
         n, model = sim.num_envs, tm.model
         self.sim = sim
@@ -70,7 +90,7 @@ class PhysicsRandomization:
         mass = nominal_mass * (rng.uniform(*mass_range, size=(n, robot_bodies.size))
                                if mass_range is not None else 1.0)
         if com_ranges is not None:
-            low, high = uniform_ranges(com_ranges, AXES_LINEAR)
+            low, high = (root_height * r for r in uniform_ranges(com_ranges, AXES_LINEAR))
             ipos = sim.expand("body_ipos")
             anchor = tm.indices.anchor_body_id
             nominal = model.body_ipos[anchor]

@@ -128,11 +128,16 @@ SETTINGS: dict[str, Any] = {
             # a check tracked with MPKPE ≤ this share of its limit ends a fall-back's hold
             "release_below": 0.6,
         },
-        # added to the reference root pose (m, rad) and velocity (m/s, rad/s, world frame) at reset
-        "reset_pose": {"x": [-0.05, 0.05], "y": [-0.05, 0.05], "z": [-0.01, 0.01],
+        # Every length and speed below is sized to the robot, L being the reference's highest root
+        # height (about the leg length): lengths in units of L, linear velocities in sqrt(g L)
+        # m/s, angular ones in sqrt(g / L) rad/s; angles in rad. For the q1 (L 0.497 m) the
+        # reset noise and centre-of-mass offsets are within 3 % of the metres and m/s they were
+        # before being sized (mjlab's values for its G1).
+        # added to the reference root pose and velocity (world frame) at reset
+        "reset_pose": {"x": [-0.1, 0.1], "y": [-0.1, 0.1], "z": [-0.02, 0.02],
                        "roll": [-0.1, 0.1], "pitch": [-0.1, 0.1], "yaw": [-0.2, 0.2]},
-        "reset_velocity": {"x": [-0.5, 0.5], "y": [-0.5, 0.5], "z": [-0.2, 0.2],
-                           "roll": [-0.52, 0.52], "pitch": [-0.52, 0.52], "yaw": [-0.78, 0.78]},
+        "reset_velocity": {"x": [-0.23, 0.23], "y": [-0.23, 0.23], "z": [-0.09, 0.09],
+                           "roll": [-0.12, 0.12], "pitch": [-0.12, 0.12], "yaw": [-0.18, 0.18]},
         # rad, added to the reference joints (clipped to the soft limits)
         "reset_joint_pos": [-0.1, 0.1],
         "friction": [0.3, 1.2],             # sliding friction per env
@@ -144,9 +149,8 @@ SETTINGS: dict[str, Any] = {
         "action_delay": [0, 1],             # control steps the joint targets arrive late, per env
         # rad per joint and env: the policy reads q + bias, the servo holds it
         "encoder_bias": [-0.01, 0.01],
-        "anchor_com_offset": {"x": [-0.025, 0.025], "y": [-0.05, 0.05], "z": [-0.05, 0.05]},  # m
-        # Pushes (null: none), sized to the robot: linear in units of sqrt(g L) m/s, angular in
-        # sqrt(g / L) rad/s, L the reference's highest root height; speed: [low, high] of a
+        "anchor_com_offset": {"x": [-0.05, 0.05], "y": [-0.1, 0.1], "z": [-0.1, 0.1]},  # L
+        # Pushes (null: none), sized to the robot as above; speed: [low, high] of a
         # horizontal kick in a random direction instead of the x and y ranges; once: one push per
         # episode, interval_s after its start (the stress test's way), instead of one every interval
         "push": {
