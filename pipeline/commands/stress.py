@@ -17,7 +17,10 @@ from ..hooks.specs import hookimpl
 @click.option("--mjcf", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Robot model to run on. [default: the run's robot as registered]")
 @click.option("--starts", type=click.IntRange(min=1), default=16, show_default=True,
-              help="Start frames per perturbation cell (each controller runs every one).")
+              help="Start frames per cell of a graded level (each controller runs every one).")
+@click.option("--standard-starts", type=click.IntRange(min=1), default=None,
+              help="Start frames per cell the verdict reads: every family's standard level and "
+                   "nominal. [default: twice --starts]")
 @click.option("--window", type=click.FloatRange(min=0.5), default=4.0, show_default=True,
               help="Seconds per episode (less when the motion is shorter).")
 @click.option("--family", "families", multiple=True, type=click.Choice(list(FAMILIES)),
@@ -31,8 +34,9 @@ from ..hooks.specs import hookimpl
                    "stress_push_replay.mp4 (no policy). Without it, those of an earlier stress "
                    "test are removed (they would pass for this one's).")
 @pass_host
-def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int, window: float,
-                   families: tuple[str, ...], standard_only: bool, seed: int, video: bool) -> None:
+def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int,
+                   standard_starts: int | None, window: float, families: tuple[str, ...],
+                   standard_only: bool, seed: int, video: bool) -> None:
     """What RUN_DIR/export/policy.onnx survives, beside replaying its reference with no policy.
 
     Torch-free like sim2sim. From the same start frames it runs the policy,
@@ -54,9 +58,8 @@ def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int
     from ..rundir import STRESS_FILE, VIDEO_DIR, read_args
     from .run_record import note_in_pipeline
 
-    plan = StressPlan(starts=starts, window_s=window, families=families or None,
-                      standard_only=standard_only,
-                      seed=seed)
+    plan = StressPlan(starts=starts, standard_starts=standard_starts, window_s=window,
+                      families=families or None, standard_only=standard_only, seed=seed)
     with run_dir_lock(run_dir):
         name = read_args(run_dir).get("config", {}).get("robot")
         mjcf = mjcf or str(host.registry.get("robots", name).mjcf)

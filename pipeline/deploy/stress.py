@@ -17,7 +17,9 @@ starts are spread evenly over the motion so that every window fits in it),
 scored with the shared metrics (``evaluate.metrics``: the same failure
 checks and errors as evaluation and sim2sim). Start *i* carries the same
 push time and direction and encoder bias signs in every cell and for every
-controller, so policy and replay are compared on identical disturbances.
+controller, so policy and replay are compared on identical disturbances. The
+cells the verdict reads (``verdict_reads``) run ``standard_starts`` starts,
+twice the graded levels' by default.
 
 All episodes run side by side in one batch per physics rate
 (``sim.physics.BatchSim``): the actuators are PD servos computing
@@ -89,7 +91,11 @@ class StressPlan:
     """How big the stress test is."""
 
     starts: int = 16
-    """Start frames per cell; every controller runs each."""
+    """Start frames per cell of a graded level; every controller runs each."""
+    standard_starts: int | None = None
+    """Start frames of each cell the verdict reads (every family's standard level, and nominal);
+    None: twice ``starts``. The verdict's cells decide ROBUST at success 0.9, where one episode in
+    16 is 0.06 (docs/deploy.md, "How many starts")."""
     window_s: float = 4.0
     """Seconds per episode (less when the motion is shorter)."""
     physics_hz: float = 500.0
@@ -135,23 +141,17 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     meta, ref = setup.meta, setup.reference
     num_steps = ref["joint_pos"].shape[0]
     window = max(1, min(int(round(plan.window_s / setup.control_dt)), num_steps - 1))
-    starts = start_steps(num_steps, window, plan.starts)
     root = int(setup.index["root"][0])
     height = float(ref["body_pos_w"][:, root, 2].max())
     unit = push_speed_unit(height)
     rng = np.random.default_rng(plan.seed)
-    # one draw per start, shared by every cell and controller; push directions and times stratified
-    # (evenly spread, at a random offset, paired with the starts at random) so that few starts cover
-    # every direction
-    spread = (np.arange(plan.starts) + rng.uniform(size=2)[:, None]) / plan.starts
-    low, high = PUSH_WINDOW
-    per_start = {
-        "push_angle": 2 * np.pi * rng.permutation(spread[0]),
-        "push_step": np.round(window * (low + (high - low) * rng.permutation(spread[1]))).astype(
-            np.int64
-        ),
-        "bias_sign": rng.choice([-1.0, 1.0], size=(plan.starts, len(meta["joint_names"]))),
-    }
+    # two sets of starts: the verdict's cells' and the graded levels' (the first indices of the
+    # concatenated arrays are the verdict's)
+    verdict_count = plan.standard_starts or 2 * plan.starts
+    sets = [_draw_starts(verdict_count, num_steps, window, len(meta["joint_names"]), rng),
+            _draw_starts(plan.starts, num_steps, window, len(meta["joint_names"]), rng)]
+    starts = np.concatenate([steps for steps, _ in sets])
+    per_start = {key: np.concatenate([draws[key] for _, draws in sets]) for key in sets[0][1]}
     plan_cells = cells(plan.families, plan.standard_only)
     timestep = 1.0 / plan.physics_hz
     model_timestep = float(_mjcf_timestep(mjcf_path))
@@ -159,8 +159,10 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     for cell in plan_cells:
         hz = physics_hz_of(cell, plan.physics_hz, model_timestep)
         group = groups.setdefault(hz, _Episodes())
+        first, count = ((0, verdict_count) if verdict_reads(cell)
+                        else (verdict_count, plan.starts))
         for controller in CONTROLLERS:
-            for i in range(plan.starts):
+            for i in range(first, first + count):
                 group.cells.append(cell)
                 group.controllers.append(controller)
                 group.start_index.append(i)
@@ -196,7 +198,8 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
         "loop": {"physics_hz": plan.physics_hz, "policy_hz": 1.0 / setup.control_dt,
                  "actuation": "PD servos in MuJoCo: kp*(target-q) - kd*qd, clipped to effort",
                  "window_steps": window, "episodes": sum(len(g.cells) for g in groups.values())},
-        "start_steps": [int(s) for s in starts],
+        "start_steps": [int(s) for s in starts[:verdict_count]],
+        "graded_start_steps": [int(s) for s in starts[verdict_count:]],
         "reference_root_height_m": height, "push_unit_m_s": unit,
         "families": {name: {"description": f.description, "unit": f.unit,
                             "levels": [f.label(level, unit) for level in f.levels],
@@ -209,6 +212,28 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     if record_video_of is not None:
         report["_frames"], report["_setup"] = frames, setup
     return report
+
+
+def verdict_reads(cell: Cell) -> bool:
+    """Whether the verdict reads ``cell``: a family's standard level, or nominal (where replaying
+    the reference must track for "needs no policy")."""
+    return cell.standard or cell.family == NOMINAL
+
+
+def _draw_starts(count: int, num_steps: int, window: int, num_joints: int,
+                 rng: np.random.Generator) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``count`` start steps and each one's disturbances, shared by every cell and controller that
+    runs it: push directions and times stratified (evenly spread, at a random offset, paired with
+    the starts at random) so that few starts cover every direction; encoder bias signs."""
+    spread = (np.arange(count) + rng.uniform(size=2)[:, None]) / count
+    low, high = PUSH_WINDOW
+    return start_steps(num_steps, window, count), {
+        "push_angle": 2 * np.pi * rng.permutation(spread[0]),
+        "push_step": np.round(window * (low + (high - low) * rng.permutation(spread[1]))).astype(
+            np.int64
+        ),
+        "bias_sign": rng.choice([-1.0, 1.0], size=(count, num_joints)),
+    }
 
 
 def _mjcf_timestep(mjcf_path: str | Path) -> float:
@@ -517,7 +542,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("onnx")
     parser.add_argument("mjcf")
     parser.add_argument("--starts", type=int, default=StressPlan.starts,
-                        help="start frames per cell")
+                        help="start frames per cell of a graded level")
+    parser.add_argument("--standard-starts", type=int,
+                        help="start frames per cell the verdict reads (default: twice --starts)")
     parser.add_argument("--window", type=float, default=StressPlan.window_s,
                         help="seconds per episode")
     parser.add_argument("--family", action="append", choices=list(FAMILIES),
@@ -525,8 +552,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=StressPlan.seed)
     parser.add_argument("--output", help="write the report here as JSON")
     args = parser.parse_args(argv)
-    plan = StressPlan(starts=args.starts, window_s=args.window,
-                      families=tuple(args.family) if args.family else None,
+    plan = StressPlan(starts=args.starts, standard_starts=args.standard_starts,
+                      window_s=args.window, families=tuple(args.family) if args.family else None,
                       seed=args.seed)
     try:
         report = run_stress(args.onnx, args.mjcf, plan, progress=True)

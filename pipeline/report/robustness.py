@@ -97,7 +97,8 @@ def robustness_section(run_dir: Path, report: dict[str, Any] | None) -> str:
     loop = report.get("loop", {})
     parts.append(f"<p class='detail'>{loop.get('episodes', '?')} episodes of "
                  f"{loop.get('window_steps', '?')} steps "
-                 f"from {len(report.get('start_steps', []))} start frames per cell, physics "
+                 f"from {len(report.get('start_steps', []))} start frames per cell above "
+                 f"({len(report.get('graded_start_steps', []))} per graded level), physics "
                  f"{loop.get('physics_hz', 0):.0f} Hz; every level of every family is in "
                  "<a href='stress.json'><code>stress.json</code></a>.</p>")
     parts.append("<table><thead><tr><th>family</th><th>standard level</th>" + head +

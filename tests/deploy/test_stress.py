@@ -126,6 +126,16 @@ def test_pushes_encoder_bias_and_latency_act_on_real_physics(zero_stress):
     assert rows[("latency", "3 steps")]["joint_pos_error_rad"] > nominal["joint_pos_error_rad"]
 
 
+def test_the_cells_the_verdict_reads_run_twice_the_starts_of_a_graded_level(zero_stress):
+    """ROBUST is decided at success 0.9 by the standard levels, where one episode in 16 moves a cell
+    by 0.06: those cells (and nominal) get twice the starts of the graded levels."""
+    episodes = {(r["family"], r["standard"]): r["policy"]["episodes"] for r in zero_stress["cells"]}
+    assert episodes[("nominal", False)] == episodes[("push", True)] == 4
+    assert episodes[("push", False)] == episodes[("latency", False)] == 2
+    assert len(zero_stress["start_steps"]) == 4 and len(zero_stress["graded_start_steps"]) == 2
+    assert zero_stress["plan"]["standard_starts"] is None  # the default: twice
+
+
 def test_cells_and_standard_levels():
     everything = cells()
     assert everything[0] == Cell("nominal") and not everything[0].standard
@@ -177,9 +187,10 @@ def test_stress_of_a_run_writes_stress_json_and_runs_without_torch(exported, tmp
     report = stress_run_dir(run_dir, Q1_XML, StressPlan(starts=1, window_s=1.0, standard_only=True))
     saved = json.loads((run_dir / "stress.json").read_text())
     assert saved == json.loads(json.dumps(report))
+    # nominal and the 12 standard levels, 3 controllers, twice the one start (the verdict's cells)
     assert [r["family"] for r in saved["cells"]][:2] == ["nominal", "push"] and saved["loop"][
         "episodes"
-    ] == 39
+    ] == 13 * 3 * 2
     out = tmp_path / "stress.json"
     done = run_sim2sim_without_torch([onnx_path, Q1_XML, "--starts", "1", "--window", "1",
                                       "--family", "latency",
