@@ -38,20 +38,29 @@ def uniform_ranges(
     return low, high
 
 
+def _sized_ranges(ranges: Mapping[str, Any], units: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``uniform_ranges`` over ``AXES_LINEAR + AXES_ANGULAR``, each axis times its unit."""
+    low, high = uniform_ranges(ranges, AXES_LINEAR + AXES_ANGULAR)
+    return units * low, units * high
+
+
+def sized_velocity_ranges(ranges: Mapping[str, Any],
+                          root_height: float) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) over ``AXES_LINEAR + AXES_ANGULAR`` of root velocity ranges sized to the robot
+    (docs/tasks.md, "Randomisation"): linear ones in units of √(g·L) m/s, angular ones in √(g/L)
+    rad/s, L being the reference's highest root height (``root_height``)."""
+    return _sized_ranges(ranges, np.array([push_speed_unit(root_height)] * 3
+                                          + [push_rate_unit(root_height)] * 3))
+
+
 def reset_noise_ranges(
     config: Mapping[str, Any], root_height: float
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """(low, high) over ``AXES_LINEAR + AXES_ANGULAR`` of the reset noise on the root pose and
-    velocity, sized to the robot as the pushes are (docs/tasks.md, "Randomisation"): positions in
-    units of L m (angles in rad), linear velocities in √(g·L) m/s, angular ones in √(g/L) rad/s, L
-    being the reference's highest root height."""
-    axes = AXES_LINEAR + AXES_ANGULAR
-    pose_unit = np.array([root_height] * 3 + [1.0] * 3)
-    velocity_unit = np.array([push_speed_unit(root_height)] * 3 + [push_rate_unit(root_height)] * 3)
-    pose = uniform_ranges(config["reset_pose"], axes)
-    velocity = uniform_ranges(config["reset_velocity"], axes)
-    return ((pose_unit * pose[0], pose_unit * pose[1]),
-            (velocity_unit * velocity[0], velocity_unit * velocity[1]))
+    velocity, sized to the robot as the pushes are: positions in units of L m (angles in rad),
+    velocities as ``sized_velocity_ranges``."""
+    pose = _sized_ranges(config["reset_pose"], np.array([root_height] * 3 + [1.0] * 3))
+    return pose, sized_velocity_ranges(config["reset_velocity"], root_height)
 
 
 class PhysicsRandomization:
@@ -199,12 +208,12 @@ class Pusher:
     ) -> None:
         self.sim, self.rng = sim, rng
         self.interval_steps = np.array(config["interval_s"], dtype=np.float64) / sim.control_dt
-        velocity = config.get("velocity", {})
-        linear, angular = push_speed_unit(root_height), push_rate_unit(root_height)
-        self.lin_low, self.lin_high = (linear * r for r in uniform_ranges(velocity, AXES_LINEAR))
-        self.ang_low, self.ang_high = (angular * r for r in uniform_ranges(velocity, AXES_ANGULAR))
+        low, high = sized_velocity_ranges(config.get("velocity", {}), root_height)
+        self.lin_low, self.lin_high = low[:3], high[:3]
+        self.ang_low, self.ang_high = low[3:], high[3:]
         speed = config.get("speed")
-        self.speed = None if speed is None else linear * np.asarray(speed, dtype=np.float64)
+        self.speed = (None if speed is None
+                      else push_speed_unit(root_height) * np.asarray(speed, dtype=np.float64))
         """[low, high] m/s of a horizontal kick in a random direction (replaces the x and y ranges),
         or None."""
         self._quat, self._lin, self._ang = (
