@@ -91,3 +91,19 @@ def test_a_checkpoint_without_its_config_is_refused_by_name(tmp_path):
                                               "dims": {}, "learner": {}})
     with pytest.raises(CheckpointError, match="model_3.pt lacks the config"):
         load_trained_policy(tmp_path, "model_3.pt")
+
+
+def test_a_tracking_run_from_before_its_ranges_were_sized_to_the_robot_is_not_resumed(tmp_path):
+    """The tracking task's reset noise became units of the robot's size (version 2): a run that
+    records no version recorded metres, and resuming it would read them as units of L."""
+    from primebot.pipeline.hooks.host import load_plugins
+    from primebot.pipeline.train.session import require_task_config_version
+
+    tracking = load_plugins().registry.get("tasks", "tracking")
+    assert tracking.config_version >= 2
+    _args(tmp_path, {"id": "a" * 32})
+    with pytest.raises(ConfigError, match="records version 1 of task 'tracking'") as info:
+        require_task_config_version(tmp_path, tracking)
+    assert "retrain" in info.value.fix
+    _args(tmp_path, {"id": "a" * 32, "task_config_version": tracking.config_version})
+    require_task_config_version(tmp_path, tracking)

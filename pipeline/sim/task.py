@@ -124,6 +124,12 @@ class TaskSpec:
     setting_choices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Task settings that take one of a few words (``"actions.offset": ("reference", "default")``),
     checked with the trainer's where every setting is checked (``train.train_config``)."""
+    config_version: int = 1
+    """The version of what ``default_config``'s settings mean. A task raises it when a setting
+    that a run records is read differently from then on (a range now in other units, a key
+    renamed): a run records the version it trained under (args.yaml ``run.task_config_version``;
+    one that records none was written under 1), and ``--resume`` refuses a run of another version
+    instead of continuing it under settings that now mean something else."""
 
     def __post_init__(self) -> None:
         if self.export_kind not in EXPORT_KINDS:

@@ -38,6 +38,7 @@ from ..rundir import (
     read_run_id,
     write_args,
 )
+from ..sim.task import TaskSpec
 from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoints
 from .distributed import DistContext, context_from_env, init_distributed
 from .on_policy_runner import OnPolicyRunner, RunResult
@@ -94,6 +95,19 @@ def _device_for_rank(resolved: ResolvedDevice, ctx: DistContext) -> ResolvedDevi
     if set_device is not None:
         set_device(device.torch_device)
     return device
+
+
+def require_task_config_version(run_dir: Path, spec: TaskSpec) -> None:
+    """Refuse to resume a run recorded under another version of its task's settings
+    (``TaskSpec.config_version``): its args.yaml would be read as settings it did not train with."""
+    recorded = (read_args(run_dir).get("run") or {}).get("task_config_version", 1)
+    if recorded != spec.config_version:
+        raise ConfigError(
+            f"{run_dir}/{ARGS_FILE} records version {recorded} of task {spec.name!r}'s settings; "
+            f"this primebot's {spec.name} reads version {spec.config_version}, where some recorded "
+            "settings mean something else, so a resume would not continue the run it trained",
+            fix=OLDER_RUN_FIX,
+        )
 
 
 def _resume_config(request: TrainRequest) -> tuple[TrainConfig, list[str]]:
@@ -245,6 +259,8 @@ def _run_training(registry: Registry, request: TrainRequest,
     cfg.device = resolved.torch_device
 
     spec = registry.get("tasks", cfg.task)
+    if request.resume:
+        require_task_config_version(Path(request.resume), spec)
     robot = registry.get("robots", cfg.robot) if cfg.robot else None
     motion = None
     if spec.needs_motion:
@@ -318,7 +334,8 @@ def _run_training(registry: Registry, request: TrainRequest,
             # this process holds the run's lock: nobody is writing them
             for partial in interrupted_writes(run_dir):
                 partial.unlink(missing_ok=True)
-            write_args(run_dir, _args_document(cfg, resolved, ctx, history, runner.run_id))
+            write_args(run_dir, _args_document(cfg, resolved, ctx, history, runner.run_id,
+                                               spec.config_version))
             log.info("run directory: %s", run_dir)
         result = runner.learn()
     finally:
@@ -358,7 +375,7 @@ def _keep_damaged_aside(run_dir: Path, resumed_from: Path) -> None:
 
 def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext,
                    resumes: list[dict[str, Any]] | None = None,
-                   run_id: str | None = None) -> dict[str, Any]:
+                   run_id: str | None = None, task_config_version: int = 1) -> dict[str, Any]:
     document = {
         "config": cfg.to_dict(),
         "run": {
@@ -371,6 +388,8 @@ def _args_document(cfg: TrainConfig, device: ResolvedDevice, ctx: DistContext,
             # why ppo.mixed_precision=auto settled as config.ppo records (resolve_mixed_precision)
             "native_autocast": device.backend.native_autocast() or "none",
             "world_size": ctx.world_size,
+            # what the task's settings above mean (TaskSpec.config_version): a resume checks it
+            "task_config_version": task_config_version,
             "command": " ".join(sys.argv),
         },
     }

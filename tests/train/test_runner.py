@@ -119,6 +119,29 @@ def test_resume_refuses_changed_settings(registry, tmp_path):
         run_training(registry, TrainRequest(resume=str(first.run_dir), sets=["ppo.gamma=0.5"]))
 
 
+def test_resume_refuses_a_run_of_another_version_of_the_tasks_settings(registry, tmp_path):
+    """args.yaml records the version of the task's settings the run trained under; a resume under
+    another refuses, naming the file, instead of reading the settings as they now mean."""
+    import yaml
+
+    from primebot.pipeline.errors import ConfigError
+    from primebot.pipeline.rundir import read_args, write_args
+
+    first = _train(registry, tmp_path, iterations=2)
+    args = read_args(first.run_dir)
+    assert args["run"]["task_config_version"] == 1  # the point mass's, TaskSpec's default
+    args["run"]["task_config_version"] = 0
+    write_args(first.run_dir, args)
+    resume = TrainRequest(resume=str(first.run_dir), iterations=3, progress=False)
+    with pytest.raises(ConfigError, match=r"records version 0 of task 'pointmass'") as info:
+        run_training(registry, resume)
+    assert "retrain" in info.value.fix
+    del args["run"]["task_config_version"]  # written before versions: version 1
+    (first.run_dir / "args.yaml").write_text(yaml.safe_dump(args), encoding="utf-8")
+    assert run_training(registry, resume).result.iteration == 3
+    assert read_args(first.run_dir)["run"]["task_config_version"] == 1
+
+
 def test_nan_in_observations_stops_training_naming_it_and_writes_no_bad_checkpoint(
     registry, tmp_path
 ):

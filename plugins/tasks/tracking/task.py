@@ -232,6 +232,11 @@ def verdict_probe(registry: Registry, cfg: Any, motion: Motion | None, *, seed: 
     return VerdictProbe.for_run(registry, cfg, motion, seed=seed)
 
 
+CONFIG_VERSION = 2
+"""What the settings above mean (``TaskSpec.config_version``; a resume refuses another): 1, the
+first; 2, the reset noise and the anchor's centre-of-mass offsets in units of L (they were metres
+and m/s, before they were sized to the robot)."""
+
 TRACKING = TaskSpec(
     name="tracking",
     make_env=make_tracking_env,
@@ -250,6 +255,7 @@ TRACKING = TaskSpec(
     play=PLAY,
     trainer_defaults=TRAINER_DEFAULTS,
     setting_choices=SETTING_CHOICES,
+    config_version=CONFIG_VERSION,
 )
 
 
