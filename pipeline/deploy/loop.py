@@ -4,7 +4,7 @@ no torch).
 Each episode starts from a fresh ``MjData`` (as on a robot that boots),
 then every policy step: the graph's inputs from sensed quantities, the
 policy, its actions as joint targets, ``substeps`` physics steps of the PD
-torque loop (``onnx_policy.hold_joint_targets``), the sensed state again. A
+torque loop (``joint_hal.hold_joint_targets``), the sensed state again. A
 policy output that is not finite ends the episode at once as a failure
 (``onnx_policy.NON_FINITE_ACTION``): the joints keep the last finite targets and
 nothing non-finite reaches them (docs/deploy.md, "What the loop does"). What
@@ -23,7 +23,8 @@ import mujoco
 import numpy as np
 import onnxruntime as ort
 
-from .onnx_policy import NON_FINITE_ACTION, hold_joint_targets
+from .joint_hal import hold_joint_targets
+from .onnx_policy import NON_FINITE_ACTION
 
 
 class EpisodeKind(Protocol):

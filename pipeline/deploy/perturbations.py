@@ -193,7 +193,7 @@ def apply_to_model(sim: Any, conditions: Conditions, robot: Any) -> None:
     """Put the physical conditions into ``sim``'s per-environment model (a
     ``sim.physics.BatchSim``).
 
-    ``robot``: the ``DeployRobot`` (its actuators are PD servos, ``onnx_policy.setup_servo_loop``).
+    ``robot``: the ``DeployRobot`` (its actuators are PD servos, ``joint_hal.setup_servo_loop``).
     Only the fields some environment changes are expanded.
     """
     import mujoco  # late: the stress command's options read FAMILIES at start-up

@@ -40,15 +40,14 @@ import onnxruntime as ort
 
 from ..evaluate.metrics import summarise, threshold
 from . import loop
+from .joint_hal import PHYSICS_HZ, setup_torque_loop
 from .onnx_policy import (
-    PHYSICS_HZ,
     POLICY_KEYS,
     Sim2SimError,
     gain_check,
     joint_targets,
     load_policy,
     match_joints,
-    setup_torque_loop,
 )
 
 POSE_TOLERANCE_RAD = 1e-6

@@ -64,8 +64,8 @@ from ..rundir import EVAL_FILE, EXPORT_DIR, SIM2SIM_FILE, VIDEO_DIR
 from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .heading import align_reference
+from .joint_hal import PHYSICS_HZ, setup_servo_loop, setup_torque_loop
 from .onnx_policy import (
-    PHYSICS_HZ,
     POLICY_KEYS,
     DeployObservation,
     DeployRobot,
@@ -78,8 +78,6 @@ from .onnx_policy import (
     reference_table,
     require_own_export,
     robot_spec_check,
-    setup_servo_loop,
-    setup_torque_loop,
 )
 from .planar import is_planar_policy, run_planar_sim2sim
 
@@ -195,7 +193,7 @@ def prepare(onnx_path: str | Path, mjcf_path: str | Path, physics_hz: float = PH
     """Load both files, check that they fit, set up the PD loop and read the reference.
 
     ``physics_hz`` is the rate of the physics and of the PD loop (a joint HAL runs at 500 Hz–1 kHz).
-    The actuators become torque motors driven by ``onnx_policy.hold_joint_targets`` (one episode at
+    The actuators become torque motors driven by ``joint_hal.hold_joint_targets`` (one episode at
     a time), or with ``servo`` position servos that compute the same PD inside MuJoCo (a batch of
     episodes, ``deploy.stress``). ``robot_spec``: the run's registered robot, when known; its
     default pose and action scale are then checked against the metadata.

@@ -24,7 +24,7 @@ twice the graded levels' by default.
 All episodes run side by side in one batch per physics rate
 (``sim.physics.BatchSim``): the actuators are PD servos computing
 τ = kp·(q* − q) − kd·q̇ clipped to the effort limit inside MuJoCo
-(``onnx_policy.setup_servo_loop``) at ``physics_hz`` (500 Hz by default: a joint
+(``joint_hal.setup_servo_loop``) at ``physics_hz`` (500 Hz by default: a joint
 HAL's rate; sim2sim's 1 kHz torque loop runs one episode at a time).
 
 The report (``stress.json``) gives, per cell and controller, the success

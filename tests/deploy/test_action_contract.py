@@ -15,9 +15,9 @@ from tracking_run import Q1_XML, REPO, tracking_host, train_tiny_run
 
 from primebot.pipeline.deploy import loop
 from primebot.pipeline.deploy.deploy_bundle import run_bundle
+from primebot.pipeline.deploy.joint_hal import hold_joint_targets
 from primebot.pipeline.deploy.onnx_policy import (
     ACTION_OFFSET_BAKED,
-    hold_joint_targets,
     initial_last_action,
     load_policy,
 )

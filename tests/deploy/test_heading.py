@@ -207,7 +207,7 @@ def test_a_non_finite_action_ends_the_episode_as_a_failure_holding_the_last_fini
     graphs, monkeypatch
 ):
     from primebot.pipeline.deploy import loop
-    from primebot.pipeline.deploy.onnx_policy import hold_joint_targets
+    from primebot.pipeline.deploy.joint_hal import hold_joint_targets
 
     sent = []
     monkeypatch.setattr(loop, "hold_joint_targets", lambda robot, data, meta, target, substeps: (
