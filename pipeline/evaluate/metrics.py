@@ -309,10 +309,15 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     removed = 1.0 - mpkpe / statue if statue > 0 else None
     reasons = []
     if success < rule.min_success_rate:
-        reasons.append(f"success {success:.2f} < {rule.min_success_rate:.2f}")
+        reasons.append(f"success {success:.2f} < {rule.min_success_rate:.2f}"
+                       + _where_episodes_fail(metrics))
     if not mpkpe <= limit:
+        worst = (f"; the largest error on {metrics['worst_body']}" if metrics.get("worst_body")
+                 else "")
+        if worst and metrics.get("worst_step_s") is not None:
+            worst += f", worst at {metrics['worst_step_s']:.1f} s of the motion"
         reasons.append(f"MPKPE {mpkpe:.3f} m > {limit:.3f} m (the limit for a statue MPKPE of "
-                       f"{statue:.3f} m)")
+                       f"{statue:.3f} m{worst})")
     first = metrics.get("first_frame_episode")
     if first and first.get("failure") is not None:
         reasons.append(f"the episode from the motion's first frame, the one a deployment plays, "
@@ -330,6 +335,23 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
                   + (f" ({removed:.0%} of the statue's error removed)" if removed is not None
                      else ""),
     }
+
+
+def _where_episodes_fail(metrics: dict) -> str:
+    """`` (N of M episodes fail, at a–b s of the motion …)``: where the reference is too hard to
+    follow, or not learnt yet (``failure_times_s``); empty without it."""
+    times = metrics.get("failure_times_s")
+    if not times:
+        return ""
+    count = f"{len(times)} of {metrics['episodes']} episodes fail"
+    if len(times) == 1:
+        return f" ({count}, at {times[0]:.1f} s of the motion)"
+    low, high = times[0], times[-1]
+    if len(times) < 4:
+        return f" ({count}, at {low:.1f}–{high:.1f} s of the motion)"
+    q1, q3 = np.percentile(times, [25, 75])
+    return (f" ({count}, at {low:.1f}–{high:.1f} s of the motion, half of them at "
+            f"{q1:.1f}–{q3:.1f} s)")
 
 
 def summarise(episodes: list[dict], step_dt: float, body_names=None,
@@ -379,6 +401,11 @@ def summarise(episodes: list[dict], step_dt: float, body_names=None,
     if worst:
         top = max(worst, key=lambda e: e["worst_step_mpkpe_m"])
         out["worst_step_mpkpe_m"], out["worst_step"] = top["worst_step_mpkpe_m"], top["worst_step"]
+        out["worst_step_s"] = top["worst_step"] * step_dt
+    if all(e.get("start_step") is not None for e in episodes):
+        # where in the motion each failed episode ended (s): what a NOT TRACKED verdict points at
+        out["failure_times_s"] = sorted((e["start_step"] + e["length"]) * step_dt
+                                        for e in episodes if e["failure"] is not None)
     if "statue_mpkpe_m" in out:
         out["verdict"] = tracking_verdict(out)
     return out

@@ -111,6 +111,27 @@ def test_the_episode_from_the_first_frame_must_reach_its_end():
     assert pooled_summary({"sampled": sampled}, 0.02)["verdict"]["tracked"] is True
 
 
+def test_a_verdict_that_fails_says_where_in_the_motion():
+    # 3 of 10 episodes fall, ending 5.2, 5.4 and 5.9 s into the motion: the reason points there,
+    # so the user knows which part of the reference to look at, cut or slow
+    records = [_record(None, 100, 20 * i) for i in range(7)]
+    records += [_record("anchor_height", 10, 250), _record("ee_height", 20, 250),
+                _record("anchor_height", 95, 200)]
+    summary = pooled_summary({"sampled": {"episode_records": records}}, 0.02)
+    assert summary["failure_times_s"] == pytest.approx([5.2, 5.4, 5.9])
+    assert "3 of 10 episodes fail, at 5.2–5.9 s of the motion" in summary["verdict"]["reason"]
+    # many failures: their range and where half of them are
+    many = [_record("anchor_height", 10, start) for start in (0, 240, 250, 255, 260, 400)]
+    reason = pooled_summary({"sampled": {"episode_records": many}}, 0.02)["verdict"]["reason"]
+    assert "6 of 6 episodes fail, at 0.2–8.2 s of the motion, half of them at 5.0–5.4 s" in reason
+    # an error too large names the body and the moment
+    off = [{**_record(None, 100, 0), "mpkpe_m": 0.09, "body_mpkpe_m": [0.02, 0.16],
+            "worst_step_mpkpe_m": 0.3, "worst_step": 65}]
+    reason = pooled_summary({"sampled": {"episode_records": off}}, 0.02,
+                            body_names=["pelvis", "right_hand"])["verdict"]["reason"]
+    assert "the largest error on right_hand, worst at 1.3 s of the motion" in reason
+
+
 @pytest.fixture(scope="module")
 def host():
     return load_plugins()
