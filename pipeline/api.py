@@ -46,17 +46,15 @@ from .motion.format import Motion, file_sha256, load_motion, save_motion
 from .registry import Register, Registry
 from .report.page import headline_metrics
 from .report.tables import metrics_headline, metrics_summary
-from .robot.spec import (
+from .robot.model import (
     RobotIndices,
-    RobotSpec,
     apply_spec_actuators,
-    check_robot_model,
     compile_mjcf,
-    get_robot,
     load_robot_model,
-    pd_gains,
     robot_indices,
 )
+from .robot.model_checks import check_robot_model
+from .robot.spec import RobotSpec, get_robot, pd_gains
 from .rotations import (
     cross,
     matrix_first_two_columns,

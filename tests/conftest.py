@@ -33,7 +33,7 @@ def spec():
 @pytest.fixture(scope="session")
 def model(spec):
     """The q1 MjModel compiled once per session; tests make their own MjData and never edit it."""
-    from primebot.pipeline.robot.spec import load_robot_model
+    from primebot.pipeline.robot.model import load_robot_model
 
     return load_robot_model(spec)
 

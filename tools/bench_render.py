@@ -24,7 +24,8 @@ import mujoco
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.replay import MULTISAMPLE
 from primebot.pipeline.render.ghost import render_ghost_video
-from primebot.pipeline.robot.spec import get_robot, load_robot_model, robot_indices
+from primebot.pipeline.robot.model import load_robot_model, robot_indices
+from primebot.pipeline.robot.spec import get_robot
 
 
 def _seconds_per_frame(spec, frames: int, multisample: bool, folder: Path) -> float:

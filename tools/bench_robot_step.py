@@ -21,7 +21,8 @@ import mujoco
 from mujoco.batch import Batch
 
 from primebot.pipeline.hooks.host import load_plugins
-from primebot.pipeline.robot.spec import get_robot, load_robot_model, robot_indices
+from primebot.pipeline.robot.model import load_robot_model, robot_indices
+from primebot.pipeline.robot.spec import get_robot
 
 
 def main(argv: list[str] | None = None) -> None:

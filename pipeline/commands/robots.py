@@ -160,7 +160,7 @@ def guessed_retarget_maps(name: str, model_dir, guess) -> list:
     where `motion retarget` looks for them; written here because robot/ sits below motion/
     (docs/architecture.md §1)."""
     from ..motion.retarget.maps import write_guessed_maps
-    from ..robot.spec import compile_mjcf
+    from ..robot.model import compile_mjcf
 
     model = compile_mjcf(model_dir / f"{name}.xml", name)
     return write_guessed_maps(model, model_dir / "retarget", root=guess.root_body,

@@ -18,7 +18,7 @@ import numpy as np
 from .. import __version__
 from ..deploy.onnx_policy import ACTION_OFFSET_BAKED
 from ..errors import ExportError
-from ..robot.spec import compile_mjcf
+from ..robot.model import compile_mjcf
 from ..sim.task import (
     ACTION_OFFSET_DEFAULT,
     ACTION_OFFSET_REFERENCE,

@@ -38,7 +38,8 @@ from ..robot.kinematics import (
     posed_frames,
     robot_geoms,
 )
-from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
+from ..robot.model import RobotIndices, load_robot_model, robot_indices
+from ..robot.spec import RobotSpec
 from ..rotations import quat_from_euler_xyz, quat_slerp
 from .format import Motion, malformed_overrides
 from .keyframe_ik import IKTarget, parse_ik, solve_keyframe

@@ -24,7 +24,7 @@ import mujoco
 import numpy as np
 
 from ..robot.kinematics import geom_vertical_extent, posed_frames, robot_geoms
-from ..robot.spec import RobotIndices
+from ..robot.model import RobotIndices
 from ..robot.stance import CONTACT_TOL, convex_hull, signed_margin, sole_points
 
 GRAVITY = 9.81

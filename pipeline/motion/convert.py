@@ -17,7 +17,8 @@ import numpy as np
 from ..atomic import atomic_open
 from ..errors import MotionError
 from ..limits import MAX_MOTION_FRAMES, MAX_TEXT_BYTES, over_budget
-from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
+from ..robot.model import RobotIndices, load_robot_model, robot_indices
+from ..robot.spec import RobotSpec
 from ..rotations import quat_normalize, quat_slerp
 from .format import Motion
 from .trajectory import motion_from_trajectory

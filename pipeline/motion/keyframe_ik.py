@@ -19,7 +19,8 @@ import numpy as np
 
 from ..errors import MotionError
 from ..robot.kinematics import geom_vertical_extent, robot_geoms, set_qpos
-from ..robot.spec import RobotIndices, RobotSpec
+from ..robot.model import RobotIndices
+from ..robot.spec import RobotSpec
 from .retarget.ik import BodyIK
 
 COM = "com"

@@ -16,7 +16,7 @@ import mujoco
 import numpy as np
 
 from ..robot.kinematics import set_qpos
-from ..robot.spec import RobotIndices
+from ..robot.model import RobotIndices
 
 ANKLE_JOINTS = 2
 """Hinge joints nearest each foot that level it (pitch and roll)."""

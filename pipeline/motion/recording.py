@@ -57,7 +57,8 @@ import yaml
 from ..errors import MotionError
 from ..registry import DEFAULT_TASK, Registry
 from ..robot.kinematics import lowest_point
-from ..robot.spec import RobotSpec, load_robot_model, robot_indices
+from ..robot.model import load_robot_model, robot_indices
+from ..robot.spec import RobotSpec
 from .author import author_motion, load_source
 from .format import Motion, load_motion, save_motion
 from .trajectory import motion_from_trajectory

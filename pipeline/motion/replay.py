@@ -23,7 +23,8 @@ from ..atomic import atomic_path
 from ..errors import RenderError
 from ..robot.camera import CameraConfig
 from ..robot.kinematics import set_qpos
-from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
+from ..robot.model import RobotIndices, load_robot_model, robot_indices
+from ..robot.spec import RobotSpec
 from ..rotations import quat_normalize
 from .format import Motion
 

@@ -7,7 +7,7 @@ import mujoco
 import numpy as np
 
 from ..robot.kinematics import body_states, qpos_trajectory, qvel_from_qpos
-from ..robot.spec import RobotIndices
+from ..robot.model import RobotIndices
 from .format import Motion
 
 

@@ -17,7 +17,8 @@ import numpy as np
 from ..errors import MotionError
 from ..robot.checks import TRAINING_FPS
 from ..robot.kinematics import geom_vertical_extent, posed_frames, robot_geoms
-from ..robot.spec import RobotIndices, RobotSpec, load_robot_model, robot_indices
+from ..robot.model import RobotIndices, load_robot_model, robot_indices
+from ..robot.spec import RobotSpec
 from ..rotations import (
     quat_conjugate,
     quat_error_magnitude,

@@ -44,7 +44,7 @@ def motion_stills(motion, spec, count: int = 5, *, width: int = 320,
                   height: int = 240) -> list[np.ndarray]:
     """``count`` replay frames of ``motion`` on ``spec``'s robot, evenly spread (needs OpenGL)."""
     from ..motion.replay import MotionRenderer
-    from ..robot.spec import load_robot_model, robot_indices
+    from ..robot.model import load_robot_model, robot_indices
 
     model = load_robot_model(spec)
     renderer = MotionRenderer(model, robot_indices(model, spec), width, height)

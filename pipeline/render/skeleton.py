@@ -19,7 +19,8 @@ from ..motion.format import Motion
 from ..motion.replay import MotionRenderer, write_video
 from ..robot.camera import CameraConfig
 from ..robot.kinematics import set_qpos
-from ..robot.spec import RobotSpec, load_robot_model, robot_indices
+from ..robot.model import load_robot_model, robot_indices
+from ..robot.spec import RobotSpec
 from ..rotations import quat_normalize
 
 BONES = (

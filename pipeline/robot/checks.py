@@ -1,7 +1,7 @@
 """``primebot robots check``: every model requirement of a robot, checked up front, each with its
 fix.
 
-The requirements are ``robot.robot_problems`` (names, actuators and the gains
+The requirements are ``model_checks.robot_problems`` (names, actuators and the gains
 contract, armature, keyframe, floor and the feet touching it), plus the
 timestep and what needs the standing pose or a simulation: the stand pose on
 the floor, no self-collision in it, the keyframe equal to the default pose,
@@ -21,14 +21,9 @@ import numpy as np
 from ..errors import RobotError
 from .camera import CameraConfig
 from .kinematics import geom_vertical_extent, robot_geoms
-from .spec import (
-    PER_JOINT_FIELDS,
-    RobotSpec,
-    apply_spec_actuators,
-    compile_mjcf,
-    robot_indices,
-    robot_problems,
-)
+from .model import apply_spec_actuators, compile_mjcf, robot_indices
+from .model_checks import robot_problems
+from .spec import PER_JOINT_FIELDS, RobotSpec
 from .stance import balancing_lean, standing_balance, standing_torques
 from .statics import stiffness_ratios
 

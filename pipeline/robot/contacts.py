@@ -5,7 +5,7 @@ MuJoCo makes a contact between two geoms when their contact bits allow it
 explicit ``<contact><pair>`` names them: the Menagerie's Apollo, for one,
 turns every geom's bits off and lists its contacts as pairs in a scene file.
 Floor contact, a robot's height and the feet's support (robot/kinematics.py,
-robot/stance.py) and the floor requirement (robot/spec.py) all read this.
+robot/stance.py) and the floor requirement (robot/model_checks.py) all read this.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ from __future__ import annotations
 import mujoco
 
 from .kinematics import standing_height
-from .spec import RobotSpec, load_robot_model, robot_indices
+from .model import load_robot_model, robot_indices
+from .spec import RobotSpec
 
 
 def describe_robot(spec: RobotSpec, model: mujoco.MjModel | None = None) -> dict:

@@ -14,7 +14,7 @@ import mujoco
 import numpy as np
 
 from .contacts import collision_geoms
-from .spec import RobotIndices
+from .model import RobotIndices
 
 _PLANE = mujoco.mjtGeom.mjGEOM_PLANE
 

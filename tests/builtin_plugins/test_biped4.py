@@ -8,11 +8,8 @@ import pytest
 
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.robot.describe import describe_robot
-from primebot.pipeline.robot.spec import (
-    load_robot_model,
-    robot_indices,
-    robot_problems,
-)
+from primebot.pipeline.robot.model import load_robot_model, robot_indices
+from primebot.pipeline.robot.model_checks import robot_problems
 from primebot.plugins.robots.biped4.spec import BIPED4_MJCF, JOINT_NAMES, ROOT_JOINTS, biped4_spec
 
 

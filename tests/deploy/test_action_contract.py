@@ -25,7 +25,7 @@ from primebot.pipeline.deploy.sim2sim import TrackingEpisode, prepare, run_episo
 from primebot.pipeline.evaluate.metrics import EpisodeMetrics
 from primebot.pipeline.export.export_run import export_run
 from primebot.pipeline.export.graph import read_metadata
-from primebot.pipeline.robot.spec import load_robot_model, robot_indices
+from primebot.pipeline.robot.model import load_robot_model, robot_indices
 from primebot.pipeline.sim.task import (
     ACTION_OFFSET_DEFAULT,
     ACTION_OFFSET_REFERENCE,

@@ -18,7 +18,7 @@ from primebot.pipeline.motion.format import (
     save_motion,
 )
 from primebot.pipeline.robot.kinematics import lowest_point
-from primebot.pipeline.robot.spec import robot_indices
+from primebot.pipeline.robot.model import robot_indices
 
 
 def write(tmp_path, text: str, name: str = "src.yaml"):

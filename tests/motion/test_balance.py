@@ -7,7 +7,7 @@ import pytest
 
 from primebot.pipeline.motion.balance import balance_margins, convex_hull, signed_margin
 from primebot.pipeline.motion.format import load_motion
-from primebot.pipeline.robot.spec import robot_indices
+from primebot.pipeline.robot.model import robot_indices
 from primebot.pipeline.rotations import quat_normalize
 
 SQUARE = np.array([[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])

@@ -12,7 +12,7 @@ from primebot.pipeline.errors import MotionError
 from primebot.pipeline.motion.author import author_motion, load_source
 from primebot.pipeline.motion.validate import validate_motion
 from primebot.pipeline.robot.kinematics import posed_frames
-from primebot.pipeline.robot.spec import robot_indices
+from primebot.pipeline.robot.model import robot_indices
 
 
 def write(tmp_path, text: str):

@@ -66,7 +66,7 @@ def test_frames_are_drawn_without_multisampling_unless_asked(short_wave):
     """4x multisampling is what a frame costs most on software OpenGL (tools/bench_render.py); the
     renderer turns it off for videos, and a caller that wants smooth edges still gets them."""
     from primebot.pipeline.motion.replay import MotionRenderer
-    from primebot.pipeline.robot.spec import load_robot_model, robot_indices
+    from primebot.pipeline.robot.model import load_robot_model, robot_indices
 
     spec = q1_spec(Q1_MJCF)
     images = {}

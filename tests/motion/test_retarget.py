@@ -35,7 +35,7 @@ from primebot.pipeline.robot.kinematics import (
     robot_geoms,
     standing_height,
 )
-from primebot.pipeline.robot.spec import robot_indices
+from primebot.pipeline.robot.model import robot_indices
 
 FPS = 50.0
 # SMPL-H joint → the q1 body whose origin stands in for it in the synthetic person

@@ -16,7 +16,7 @@ from primebot.pipeline.motion.author import author_file
 from primebot.pipeline.motion.format import load_motion, save_motion
 from primebot.pipeline.motion.trajectory import motion_from_trajectory
 from primebot.pipeline.motion.validate import validate_motion_file
-from primebot.pipeline.robot.spec import robot_indices
+from primebot.pipeline.robot.model import robot_indices
 
 KNEE = 3  # left_knee_joint
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ import yaml
 from capsulebot import write_capsulebot
 
 from primebot.pipeline.motion.author import author_file
+from primebot.pipeline.robot.model import load_robot_model
 from primebot.pipeline.robot.scaffold import scaffold_robot
-from primebot.pipeline.robot.spec import load_robot_model
 
 
 def _bench(repo_root):

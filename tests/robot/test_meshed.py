@@ -15,7 +15,7 @@ from primebot.pipeline.robot.kinematics import (
     robot_geoms,
     standing_height,
 )
-from primebot.pipeline.robot.spec import load_robot_model, robot_indices
+from primebot.pipeline.robot.model import load_robot_model, robot_indices
 
 
 def _stand(model, keyframe="stand"):

@@ -10,12 +10,8 @@ from meshbot import JOINTS, meshbot_spec, write_meshbot
 
 from primebot.pipeline.deploy.onnx_policy import gain_check
 from primebot.pipeline.errors import RobotError
-from primebot.pipeline.robot.spec import (
-    compile_mjcf,
-    load_robot_model,
-    robot_indices,
-    robot_problems,
-)
+from primebot.pipeline.robot.model import compile_mjcf, load_robot_model, robot_indices
+from primebot.pipeline.robot.model_checks import robot_problems
 
 
 def _meta(spec):

@@ -80,7 +80,7 @@ def test_a_model_with_its_own_scenery_keeps_it(tmp_path):
 def test_contact_sheet_stills_are_the_frames_of_the_replay(repo_root, spec, model):
     from primebot.pipeline.motion.format import load_motion
     from primebot.pipeline.render.contact_sheet import motion_stills
-    from primebot.pipeline.robot.spec import robot_indices
+    from primebot.pipeline.robot.model import robot_indices
 
     # the shipped wave, shortened to 15 frames
     motion = load_motion(repo_root / "motions" / "wave.npz")

@@ -17,7 +17,7 @@ import mujoco
 import numpy as np
 
 from ...robot.kinematics import set_qpos
-from ...robot.spec import RobotIndices
+from ...robot.model import RobotIndices
 
 SOLVER = "daqp"
 STEP_DT = 0.02

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...robot.spec import RobotIndices
+from ...robot.model import RobotIndices
 from ...robot.stance import polygon_centroid, signed_margin
 from ..balance import GRAVITY, support_margins, zmp_and_support
 

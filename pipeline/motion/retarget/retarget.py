@@ -16,7 +16,8 @@ import mujoco
 import numpy as np
 
 from ...robot.kinematics import geom_vertical_extent, posed_frames, robot_geoms, standing_height
-from ...robot.spec import RobotSpec, load_robot_model, robot_indices
+from ...robot.model import load_robot_model, robot_indices
+from ...robot.spec import RobotSpec
 from ..format import Motion
 from ..trajectory import motion_from_trajectory
 from .human import HumanMotion, RetargetError, check_human, stature_estimate
