@@ -2,8 +2,8 @@
 
 Not a command itself: ``primebot train --resume``, ``eval``, ``export``, ``sim2sim`` and ``stress``
 call ``note_in_pipeline`` while they hold the run's lock, so a run directory made by ``pipeline
-run`` keeps saying what was done to it (``stages.stage_runner.record_command``) and its report shows
-the policy on disk.
+run`` keeps saying what was done to it (``stages.command_record.record_command``) and its report
+shows the policy on disk.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import click
 
 from ..hooks.host import PluginHost
 from ..rundir import REPORT_FILE
-from ..stages.stage_runner import record_command
+from ..stages.command_record import record_command
 
 log = logging.getLogger(__name__)
 

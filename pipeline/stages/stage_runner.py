@@ -339,7 +339,7 @@ class PipelineRunner:
             return "interrupted"
         except Exception as exc:  # noqa: BLE001 - any stage failure is recorded, then reported
             self._finish(record, start, "failed")
-            record.error = _error_dict(exc)
+            record.error = error_dict(exc)
             self.record.save()
             self.echo(f"      FAILED after {format_duration(record.duration_s)}: "
                       f"{record.error['type']}: {record.error['message']}")
@@ -522,7 +522,7 @@ def _run_stage(stage: Stage, ctx: StageContext, plugin: str) -> Any:
         ) from None
 
 
-def _error_dict(exc: BaseException) -> dict[str, Any]:
+def error_dict(exc: BaseException) -> dict[str, Any]:
     message = str(exc.args[0]) if isinstance(exc, PrimebotError) and exc.args else str(exc)
     if isinstance(exc, PrimebotError) and exc.fix:
         message = message.split("\n  fix: ")[0]
@@ -550,61 +550,3 @@ def _sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
-
-
-
-
-def record_command(registry: Registry, run_dir: str | Path, stage: str, *, status: str = "done",
-                   outputs: dict[str, str] | None = None, summary: dict[str, Any] | None = None,
-                   message: str = "",
-                   warnings: Sequence[str] = (), error: BaseException | None = None,
-                   settings: dict[str, Any] | None = None, command: str = "",
-                   reason: str = "") -> bool:
-    """Record in a pipeline run's pipeline.json what a single-stage command did to it, as its stage
-    would have.
-
-    ``primebot train --resume``, ``eval``, ``export``, ``sim2sim`` and ``stress`` on a pipeline run
-    call this (holding the run's lock; ``command`` names it): the stage gets the command's outcome
-    and a new ``sequence``, ``settings`` (e.g. train's ``iterations``) are updated, and every stage
-    the change outdates is marked pending (``settle_outdated``), so a following ``pipeline run
-    --resume`` reruns exactly what is out of date. Returns False (and records nothing) when
-    ``run_dir`` is not a pipeline run or has no such stage.
-    """
-    run_dir = Path(run_dir)
-    if not (run_dir / PIPELINE_FILE).is_file():
-        return False
-    stages = ordered_stages(registry)
-    if stage not in [s.name for s, _ in stages]:
-        return False
-    from .record import resumed_record
-
-    record = resumed_record(run_dir, stages)
-    for key, value in (settings or {}).items():
-        setattr(record.settings, key, value)
-    entry, now = record.stage(stage), now_iso()
-    command = command or "primebot " + " ".join(sys.argv[1:])
-    entry.attempts += 1
-    entry.started = entry.finished = now
-    entry.duration_s = None
-    entry.status, entry.error = status, (_error_dict(error) if error is not None else None)
-    entry.reason = "" if status == "done" else reason or f"{command}: {status}"
-    if status == "done":
-        entry.sequence = max(r.sequence for r in record.stages) + 1
-        entry.settings = {key: getattr(record.settings, key, None)
-                          for key in next(s for s, _ in stages if s.name == stage).settings}
-        entry.outputs, entry.summary = dict(outputs or {}), dict(summary or {})
-        entry.message, entry.warnings = (
-            f"{message} (by {command}, outside the pipeline)",
-            list(warnings),
-        )
-    record.history.append({"started": now, "finished": now, "argv": sys.argv[1:], "stage": stage,
-                           "status": status})
-    PipelineRunner(registry, record, stages, echo=lambda line: None).settle_outdated()
-    if all(r.status in ("done", "skipped") for r in record.stages):
-        record.status = "done"
-    elif status != "done":
-        record.status = status
-    elif record.status == "done":
-        record.status = "pending"  # work to do for the policy on disk: --resume does it
-    record.save()
-    return True
