@@ -55,6 +55,7 @@ from ..evaluate.metrics import (
     step_errors,
     summarise,
     tracking_verdict,
+    where_episodes_fail,
 )
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
 from ..sim.physics import BatchSim
@@ -254,7 +255,9 @@ def _cell_figures(summary: dict, causes: Counter) -> dict:
     keys = ("episodes", "success_rate", "fall_rate", "mpkpe_m", "statue_mpkpe_m",
             "joint_pos_error_rad",
             "mean_episode_length_s")
-    figures = {key: summary[key] for key in keys if summary.get(key) is not None}
+    # failure_times_s: where in the motion the failed episodes ended (the verdict names it)
+    figures = {key: summary[key] for key in (*keys, "failure_times_s")
+               if summary.get(key) is not None}
     figures["failures"] = {cause: count for cause, count in sorted(causes.items())
                            if cause != "none"}
     return figures
@@ -401,8 +404,9 @@ def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dic
     rows = report["cells"]
     standard = [r for r in rows if r["standard"]]
     nominal = next((r for r in rows if r["family"] == NOMINAL), None)
-    short = [f"{r['family']} {r['label']}: {r['policy']['success_rate']:.2f}" for r in standard
-             if not r["policy"]["success_rate"] >= min_success]
+    short = [f"{r['family']} {r['label']}: {r['policy']['success_rate']:.2f}"
+             + where_episodes_fail(r["policy"])
+             for r in standard if not r["policy"]["success_rate"] >= min_success]
     robust = bool(standard) and not short
     replay_short = [r for r in standard if not r["replay"]["success_rate"] >= min_success]
     replay_tracked = bool(nominal and tracking_verdict(nominal["replay"]).get("tracked"))

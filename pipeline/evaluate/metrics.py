@@ -310,7 +310,7 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     reasons = []
     if success < rule.min_success_rate:
         reasons.append(f"success {success:.2f} < {rule.min_success_rate:.2f}"
-                       + _where_episodes_fail(metrics))
+                       + where_episodes_fail(metrics))
     if not mpkpe <= limit:
         worst = (f"; the largest error on {metrics['worst_body']}" if metrics.get("worst_body")
                  else "")
@@ -337,9 +337,10 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     }
 
 
-def _where_episodes_fail(metrics: dict) -> str:
+def where_episodes_fail(metrics: dict) -> str:
     """`` (N of M episodes fail, at a–b s of the motion …)``: where the reference is too hard to
-    follow, or not learnt yet (``failure_times_s``); empty without it."""
+    follow, or not learnt yet, or where a perturbation costs most (``failure_times_s``, beside
+    ``episodes``); empty without it."""
     times = metrics.get("failure_times_s")
     if not times:
         return ""

@@ -170,6 +170,12 @@ def test_the_verdict_robust_not_robust_and_when_the_motion_needs_no_policy():
     assert not fragile["robust"] and fragile["short_of"] == ["push push 1: 0.62"]
     assert "success < 0.90 at push push 1: 0.62" in fragile["reason"]
 
+    # where in the motion the failed episodes ended, when the cell knows it
+    report = _report({"push": 0.62, "motor": 1.0}, {"push": 0.5, "motor": 1.0})
+    report["cells"][1]["policy"].update(episodes=8, failure_times_s=[2.5, 2.6, 3.1])
+    assert robustness_verdict(report)["short_of"] == [
+        "push push 1: 0.62 (3 of 8 episodes fail, at 2.5–3.1 s of the motion)"]
+
     needless = robustness_verdict(_report({"push": 0.62, "motor": 0.9},
                                           {"push": 0.75, "motor": 1.0}))
     assert needless["replay_does_as_well"] and needless["replay_tracked"]
