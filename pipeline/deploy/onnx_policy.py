@@ -26,7 +26,7 @@ import onnxruntime as ort
 
 from ..errors import ExportError
 from ..robot.actuators import actuator_kind, gain_problems
-from ..rotations import matrix_first_two_columns, quat_conjugate, quat_mul
+from ..rotations import matrix_first_two_columns, quat_apply_inverse, quat_conjugate, quat_mul
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
 
 LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names",
@@ -419,6 +419,7 @@ def match_joints(model: mujoco.MjModel, joints: list[str], problems: list[str],
 
 def _expected_size(name: str, num_joints: int) -> int | None:
     return {"command": 2 * num_joints, "motion_anchor_ori_b": 6, "base_ang_vel": 3,
+            "base_lin_vel": 3,
             "joint_pos": num_joints,
             "joint_vel": num_joints, "actions": num_joints}.get(name)
 
@@ -483,8 +484,10 @@ class SensedState:
     """What N robots sense at one control step, in the metadata's joint order (arrays float64).
 
     The encoders (``joint_pos``, ``joint_vel``), the root IMU's gyro in the
-    root frame (``root_ang_vel_b``) and the anchor body's world orientation
-    from forward kinematics and the IMU (``anchor_quat_w``, w x y z).
+    root frame (``root_ang_vel_b``), the anchor body's world orientation
+    from forward kinematics and the IMU (``anchor_quat_w``, w x y z), and the
+    root's linear velocity in the root frame (``root_lin_vel_b``: what a state
+    estimator gives; only a policy trained to observe it reads it).
     """
 
     joint_pos: np.ndarray
@@ -495,6 +498,8 @@ class SensedState:
     """[N, 3] rad/s."""
     anchor_quat_w: np.ndarray
     """[N, 4]."""
+    root_lin_vel_b: np.ndarray
+    """[N, 3] m/s."""
 
     @classmethod
     def of(cls, robot: DeployRobot, qpos: np.ndarray, qvel: np.ndarray,
@@ -503,11 +508,12 @@ class SensedState:
         [N, nbody, 4].
 
         The free joint's angular velocity is already in the root body's frame (what a gyro there
-        reads).
+        reads); its linear velocity is in the world frame, rotated here into the root's.
         """
-        d = robot.root_dof_adr
+        d, a = robot.root_dof_adr, robot.root_qpos_adr
         return cls(joint_pos=qpos[:, robot.qpos_adr], joint_vel=qvel[:, robot.dof_adr],
-                   root_ang_vel_b=qvel[:, d + 3:d + 6], anchor_quat_w=xquat[:, robot.anchor_body])
+                   root_ang_vel_b=qvel[:, d + 3:d + 6], anchor_quat_w=xquat[:, robot.anchor_body],
+                   root_lin_vel_b=quat_apply_inverse(qpos[:, a + 3:a + 7], qvel[:, d:d + 3]))
 
 
 class DeployObservation:
@@ -517,7 +523,8 @@ class DeployObservation:
     (reference anchor orientation in the robot anchor frame, first two columns
     of its rotation matrix, row by row), ``base_ang_vel`` (root gyro, root
     frame), ``joint_pos`` (minus the default pose), ``joint_vel``, ``actions``
-    (the previous policy output). ``build_batch`` makes N observations at
+    (the previous policy output); ``base_lin_vel`` (root frame) for a policy
+    trained to observe it. ``build_batch`` makes N observations at
     once (each robot at its own reference step); ``build`` one, from an ``MjData``.
     """
 
@@ -547,6 +554,8 @@ class DeployObservation:
                 parts.append(matrix_first_two_columns(relative))
             elif name == "base_ang_vel":
                 parts.append(state.root_ang_vel_b)
+            elif name == "base_lin_vel":
+                parts.append(state.root_lin_vel_b)
             elif name == "joint_pos":
                 parts.append(state.joint_pos - self.default)
             elif name == "joint_vel":

@@ -108,10 +108,7 @@ def test_swapped_joint_order_in_the_metadata_fails_the_checks(exported, tmp_path
     assert not checks["reference_pose_matches_kinematics"]["ok"]
 
 
-def test_deploy_observation_equals_the_tracking_task_observation(exported):
-    """Two independent implementations of docs/architecture.md §5's policy observation, on the same
-    states."""
-    host, run_dir, onnx_path = exported
+def _assert_deploy_observation_is_the_tasks(host, run_dir, onnx_path) -> None:
     setup = prepare(onnx_path, Q1_XML)
     policy = load_trained_policy(run_dir)
     env = make_run_env(host.registry, policy, 4, seed=2,
@@ -136,6 +133,31 @@ def test_deploy_observation_equals_the_tracking_task_observation(exported):
     finally:
         env.close()
     assert compared >= 8
+
+
+def test_deploy_observation_equals_the_tracking_task_observation(exported):
+    """Two independent implementations of docs/architecture.md §5's policy observation, on the same
+    states."""
+    _assert_deploy_observation_is_the_tasks(*exported)
+
+
+def test_a_policy_that_observes_its_base_velocity_gets_it_on_the_deploy_side(tmp_path):
+    """``task.observations.base_lin_vel={group: policy}``: the root's linear velocity in the root
+    frame (a state estimator's), built by the deploy loop as the task builds it."""
+    from tracking_run import TINY, WAVE, tracking_host
+
+    from primebot.pipeline.export.export_run import export_run
+    from primebot.pipeline.train.session import TrainRequest, run_training
+
+    host = tracking_host()
+    sets = [*TINY, "task.observations.base_lin_vel={group: policy, noise: 0.2}"]
+    run_dir = run_training(host.registry, TrainRequest(
+        motion=str(WAVE), num_envs=4, iterations=1, seed=3, sets=sets, log_dir=str(tmp_path),
+        progress=False)).run_dir
+    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
+    onnx_path = run_dir / "export" / "policy.onnx"
+    assert "base_lin_vel" in read_metadata(onnx_path)["observation_names"].split(",")
+    _assert_deploy_observation_is_the_tasks(host, run_dir, onnx_path)
 
 
 def test_sim2sim_of_a_run_starts_where_eval_did_and_reports_the_gap(exported):
