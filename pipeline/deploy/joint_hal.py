@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 import mujoco
 import numpy as np
 
+from ..robot.actuators import set_position_servos
+
 if TYPE_CHECKING:
     from .onnx_policy import DeployRobot
 
@@ -70,26 +72,9 @@ def setup_servo_loop(robot: DeployRobot, meta: dict, control_dt: float, physics_
     """
     substeps = max(1, int(round(control_dt * physics_hz)))
     robot.model.opt.timestep = control_dt / substeps
-    to_servo_mode(robot.model, robot.actuator_ids, meta["joint_stiffness"], meta["joint_damping"],
-                  effort_limit(meta))
+    set_position_servos(robot.model, robot.actuator_ids, meta["joint_stiffness"],
+                        meta["joint_damping"], effort_limit(meta))
     return substeps
-
-
-def to_servo_mode(model: mujoco.MjModel, actuator_ids: np.ndarray, kp: np.ndarray, kd: np.ndarray,
-                  effort: np.ndarray) -> None:
-    """Make each actuator a PD position servo: force = kp·(ctrl − q) − kd·q̇, clipped to ±effort."""
-    for act, p, d, limit in zip(actuator_ids, kp, kd, effort, strict=True):
-        model.actuator_gaintype[act] = mujoco.mjtGain.mjGAIN_FIXED
-        model.actuator_biastype[act] = mujoco.mjtBias.mjBIAS_AFFINE
-        model.actuator_gainprm[act, :] = 0.0
-        model.actuator_gainprm[act, 0] = p
-        model.actuator_biasprm[act, :] = 0.0
-        model.actuator_biasprm[act, 1:3] = (-p, -d)
-        model.actuator_gear[act, :] = 0.0
-        model.actuator_gear[act, 0] = 1.0
-        model.actuator_ctrllimited[act] = 0
-        model.actuator_forcelimited[act] = int(np.isfinite(limit))
-        model.actuator_forcerange[act] = (-limit, limit) if np.isfinite(limit) else (0.0, 0.0)
 
 
 def hold_joint_targets(robot: DeployRobot, data: mujoco.MjData, meta: dict, target: np.ndarray,

@@ -56,3 +56,23 @@ def gain_problems(
             bad.append(f"{name}: {source} kp={kp[j]:.6g} kd={kd[j]:.6g}, MJCF kp={mkp:.6g} "
                        f"kv={mkd:.6g}")
     return bad, compared
+
+
+def set_position_servos(model: mujoco.MjModel, actuator_ids: np.ndarray, kp: np.ndarray,
+                        kd: np.ndarray, effort: np.ndarray) -> None:
+    """Make each actuator a PD position servo, in place: force = kp·(ctrl − q) − kd·q̇, clipped to
+    ±effort (unclipped where it is infinite), so ``ctrl`` is the joint target. The robot's model
+    gets the spec's gains this way (``robot.model.apply_spec_actuators``), the deploy loops the
+    metadata's (``deploy.joint_hal``)."""
+    for act, p, d, limit in zip(actuator_ids, kp, kd, effort, strict=True):
+        model.actuator_gaintype[act] = mujoco.mjtGain.mjGAIN_FIXED
+        model.actuator_biastype[act] = mujoco.mjtBias.mjBIAS_AFFINE
+        model.actuator_gainprm[act, :] = 0.0
+        model.actuator_gainprm[act, 0] = p
+        model.actuator_biasprm[act, :] = 0.0
+        model.actuator_biasprm[act, 1:3] = (-p, -d)
+        model.actuator_gear[act, :] = 0.0
+        model.actuator_gear[act, 0] = 1.0
+        model.actuator_ctrllimited[act] = 0
+        model.actuator_forcelimited[act] = int(np.isfinite(limit))
+        model.actuator_forcerange[act] = (-limit, limit) if np.isfinite(limit) else (0.0, 0.0)

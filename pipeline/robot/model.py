@@ -12,6 +12,7 @@ import mujoco
 import numpy as np
 
 from ..errors import RobotError
+from .actuators import set_position_servos
 from .model_checks import check_robot_model, joint_actuators, model_body_names, object_name
 from .spec import RobotSpec
 
@@ -74,19 +75,8 @@ def apply_spec_actuators(model: mujoco.MjModel, spec: RobotSpec, indices: RobotI
     The spec, not the MJCF, is what deployment metadata reports, so a swapped-in
     model is driven with the same gains the policy is exported with.
     """
-    for j, act in enumerate(indices.actuator_ids):
-        kp, kd = float(spec.stiffness[j]), float(spec.damping[j])
-        model.actuator_gaintype[act] = mujoco.mjtGain.mjGAIN_FIXED
-        model.actuator_biastype[act] = mujoco.mjtBias.mjBIAS_AFFINE
-        model.actuator_gainprm[act, :] = 0.0
-        model.actuator_biasprm[act, :] = 0.0
-        model.actuator_gainprm[act, 0] = kp
-        model.actuator_biasprm[act, 1:3] = (-kp, -kd)
-        model.actuator_gear[act, :] = 0.0
-        model.actuator_gear[act, 0] = 1.0
-        model.actuator_forcelimited[act] = 1
-        model.actuator_forcerange[act] = (-spec.effort_limit[j], spec.effort_limit[j])
-        model.actuator_ctrllimited[act] = 0
+    set_position_servos(model, indices.actuator_ids, spec.stiffness, spec.damping,
+                        spec.effort_limit)
 
 
 def load_robot_model(spec: RobotSpec, *, apply_gains: bool = True) -> mujoco.MjModel:
