@@ -669,3 +669,22 @@ def test_the_strength_is_logged_only_when_a_curriculum_runs(host, motion):
     off = make_env(host, motion, num_envs=2, config=FULL_STRENGTH)
     off.reset()
     assert "randomization/strength" not in off.step(np.zeros((2, 22), np.float32)).info
+
+
+def test_the_env_counts_the_start_samplers_visits_with_per_visit(host, motion):
+    env = make_env(host, motion, num_envs=8, config={"sampling": {"per_visit": True}})
+    try:
+        env.reset()
+        for _ in range(5):
+            env.step(np.zeros((8, env.num_actions), dtype=np.float32))
+        # 8 envs x 5 steps, counted where each env was (moving average, alpha per step)
+        assert env.sampler.visit_count.sum() == pytest.approx(
+            8 * sum(0.001 * 0.999 ** k for k in range(5)), rel=0.02)
+        assert "sampler/visit_count" in env.state_dict()
+    finally:
+        env.close()
+    plain = make_env(host, motion, num_envs=2)
+    try:
+        assert "sampler/visit_count" not in plain.state_dict()  # mjlab's counts: nothing new
+    finally:
+        plain.close()

@@ -76,3 +76,38 @@ def test_state_round_trips_and_other_modes():
     assert _sampler(mode="uniform").sample(100).max() < 499
     with pytest.raises(ConfigError):
         _sampler(mode="sometimes")
+
+
+def _episodes_to_the_end(sampler: StartFrameSampler, rng: np.random.Generator,
+                         steps: int = 3000, envs: int = 64, fail_per_step: float = 0.004) -> None:
+    """Episodes that start uniformly and run to the motion's end, failing at the same rate per step
+    in every bin: the late bins are visited by every episode that started before them."""
+    t = rng.integers(0, 499, size=envs)
+    for _ in range(steps):
+        failed = rng.random(envs) < fail_per_step
+        sampler.record_visits(t)
+        sampler.record_failures(t[failed])
+        sampler.update()
+        t = np.where(failed | (t >= 498), rng.integers(0, 499, size=envs), t + 1)
+
+
+def test_per_visit_weighs_failure_rates_not_counts_that_favour_the_motions_end():
+    # every bin equally hard: by failure counts the sampler favours the last bins (visited most),
+    # by failures per visit it stays near uniform
+    by_count, per_visit = _sampler(), _sampler(per_visit=True)
+    _episodes_to_the_end(by_count, np.random.default_rng(1))
+    _episodes_to_the_end(per_visit, np.random.default_rng(1))
+    counts, rates = by_count.probabilities(), per_visit.probabilities()
+    assert counts[-2] > 2.5 * counts[0]
+    assert rates.max() < 1.6 * rates.min()
+    # a bin that is really harder still wins, and its state round-trips with the visits
+    hard = _sampler(per_visit=True, alpha=0.01)
+    for _ in range(300):
+        hard.record_visits(np.arange(0, 499, 10))
+        hard.record_failures(np.array([170, 330]) if _ % 2 else np.array([170]))
+        hard.update()
+    p = hard.probabilities()
+    assert int(np.argmax(p)) == 3 and p[3] > 0.5 and p.min() >= 0.1 / 11 - 1e-12
+    copy = _sampler(per_visit=True)
+    copy.load_state_dict(hard.state_dict())
+    np.testing.assert_array_equal(copy.probabilities(), p)

@@ -361,6 +361,7 @@ class TrackingEnv(VecEnv):
             (self.episode_length >= self.max_episode_length)
             | (self.time_steps >= self.reference.num_steps - 1)
         ) & ~terminated
+        self.sampler.record_visits(self.time_steps[~faults])
         self.sampler.record_failures(self.time_steps[terminated & ~faults])
         self.sampler.update()
         return failed, terminated, truncated

@@ -3,9 +3,16 @@
 The motion is cut into bins of ``bin_s`` seconds. Each failure is counted in
 the bin where the env *was* when it failed; the counts decay as an
 exponential moving average (``alpha`` per env step). Start bins are drawn with
-probability proportional to the smoothed failure rate plus a uniform floor
+probability proportional to the smoothed failure count plus a uniform floor
 (``uniform_ratio``); the smoothing kernel λ⁰, λ¹, … spreads a bin's weight to
 the bins before it, so envs start a little ahead of where they tend to fall.
+
+With ``per_visit`` a bin's weight is its failures per visit instead (the env
+steps spent in it, counted the same way): a failure count grows with the
+visits, and a bin late in a short motion is visited by every episode that
+starts before it, and more often still once the sampler favours it, so by
+counts the last bins draw most starts whatever their difficulty. The weights
+are then the rates' shares, mixed with ``uniform_ratio`` of uniform draws.
 """
 
 from __future__ import annotations
@@ -46,6 +53,10 @@ class StartFrameSampler:
         self.failed_count = np.zeros(self.num_bins)
         """Decaying count of failures per bin."""
         self._current_failed = np.zeros(self.num_bins)
+        self.per_visit = bool(config.get("per_visit", False))
+        self.visit_count = np.zeros(self.num_bins)
+        """Decaying count of env steps per bin (``per_visit`` only)."""
+        self._current_visits = np.zeros(self.num_bins)
 
     def bin_of(self, time_steps: np.ndarray) -> np.ndarray:
         bins = (np.asarray(time_steps) * self.num_bins) // max(self.num_steps, 1)
@@ -56,15 +67,29 @@ class StartFrameSampler:
         if len(time_steps):
             self._current_failed += np.bincount(self.bin_of(time_steps), minlength=self.num_bins)
 
+    def record_visits(self, time_steps: np.ndarray) -> None:
+        """Count the envs at ``time_steps`` this step (every env; used with ``per_visit``)."""
+        if self.per_visit and len(time_steps):
+            self._current_visits += np.bincount(self.bin_of(time_steps), minlength=self.num_bins)
+
     def update(self) -> None:
-        """Fold this step's failures into the moving average (call once per env step)."""
-        self.failed_count *= 1.0 - self.alpha
-        self.failed_count += self.alpha * self._current_failed
-        self._current_failed[:] = 0.0
+        """Fold this step's failures (and visits) into the moving averages (call once per env
+        step)."""
+        for count, current in ((self.failed_count, self._current_failed),
+                               (self.visit_count, self._current_visits)):
+            count *= 1.0 - self.alpha
+            count += self.alpha * current
+            current[:] = 0.0
 
     def probabilities(self) -> np.ndarray:
         """Sampling probability of each bin."""
-        weights = self.failed_count + self.uniform_ratio / self.num_bins
+        if self.per_visit:
+            rates = self.failed_count / np.maximum(self.visit_count, 1e-12)
+            total = rates.sum()
+            shares = rates / total if total > 0 else np.full(self.num_bins, 1.0 / self.num_bins)
+            weights = (1.0 - self.uniform_ratio) * shares + self.uniform_ratio / self.num_bins
+        else:
+            weights = self.failed_count + self.uniform_ratio / self.num_bins
         padded = np.concatenate((weights, np.full(self.kernel_size - 1, weights[-1])))
         smoothed = np.convolve(padded, self._kernel[::-1], mode="valid")
         return smoothed / smoothed.sum()
@@ -96,11 +121,18 @@ class StartFrameSampler:
         }
 
     def state_dict(self) -> dict[str, np.ndarray]:
-        return {
+        state = {
             "failed_count": self.failed_count.copy(),
             "current_failed": self._current_failed.copy(),
         }
+        if self.per_visit:
+            state.update(visit_count=self.visit_count.copy(),
+                         current_visits=self._current_visits.copy())
+        return state
 
     def load_state_dict(self, state: Mapping[str, np.ndarray]) -> None:
         self.failed_count[:] = state["failed_count"]
         self._current_failed[:] = state["current_failed"]
+        if self.per_visit:
+            self.visit_count[:] = state["visit_count"]
+            self._current_visits[:] = state["current_visits"]

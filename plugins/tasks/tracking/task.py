@@ -107,9 +107,10 @@ SETTINGS: dict[str, Any] = {
     # Where new episodes start (sampler.py): adaptive (by per-bin failure rate) | uniform | start
     # (frame 0)
     # (window_s: uniform draws only starts that leave that many seconds of motion; null: any)
+    # (per_visit: weigh bins by failures per visit, not failure counts, which favour the last bins)
     "sampling": {"mode": "adaptive", "bin_s": 1.0, "kernel_size": 1, "lambda": 0.8,
                  "uniform_ratio": 0.1,
-                 "alpha": 0.001, "window_s": None},
+                 "alpha": 0.001, "window_s": None, "per_visit": False},
     "randomization": {
         "enabled": True,            # false: none of the below (exact reference starts, no pushes)
         # One strength in [0, 1] scales every range below (curriculum.py; docs/tasks.md,
