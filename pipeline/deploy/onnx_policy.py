@@ -498,8 +498,15 @@ class SensedState:
     """[N, 3] rad/s."""
     anchor_quat_w: np.ndarray
     """[N, 4]."""
-    root_lin_vel_b: np.ndarray
-    """[N, 3] m/s."""
+    root_quat_w: np.ndarray
+    """[N, 4], the root body's world orientation."""
+    root_lin_vel_w: np.ndarray
+    """[N, 3] m/s, the root's linear velocity in the world frame."""
+
+    @property
+    def root_lin_vel_b(self) -> np.ndarray:
+        """[N, 3] m/s in the root frame (computed only for a policy that reads it)."""
+        return quat_apply_inverse(self.root_quat_w, self.root_lin_vel_w)
 
     @classmethod
     def of(cls, robot: DeployRobot, qpos: np.ndarray, qvel: np.ndarray,
@@ -513,7 +520,7 @@ class SensedState:
         d, a = robot.root_dof_adr, robot.root_qpos_adr
         return cls(joint_pos=qpos[:, robot.qpos_adr], joint_vel=qvel[:, robot.dof_adr],
                    root_ang_vel_b=qvel[:, d + 3:d + 6], anchor_quat_w=xquat[:, robot.anchor_body],
-                   root_lin_vel_b=quat_apply_inverse(qpos[:, a + 3:a + 7], qvel[:, d:d + 3]))
+                   root_quat_w=qpos[:, a + 3:a + 7], root_lin_vel_w=qvel[:, d:d + 3])
 
 
 class DeployObservation:

@@ -361,7 +361,8 @@ class TrackingEnv(VecEnv):
             (self.episode_length >= self.max_episode_length)
             | (self.time_steps >= self.reference.num_steps - 1)
         ) & ~terminated
-        self.sampler.record_visits(self.time_steps[~faults])
+        if self.sampler.per_visit:  # nothing to count otherwise: keep the step as it was
+            self.sampler.record_visits(self.time_steps[~faults])
         self.sampler.record_failures(self.time_steps[terminated & ~faults])
         self.sampler.update()
         return failed, terminated, truncated

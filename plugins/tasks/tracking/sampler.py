@@ -75,8 +75,10 @@ class StartFrameSampler:
     def update(self) -> None:
         """Fold this step's failures (and visits) into the moving averages (call once per env
         step)."""
-        for count, current in ((self.failed_count, self._current_failed),
-                               (self.visit_count, self._current_visits)):
+        pairs = [(self.failed_count, self._current_failed)]
+        if self.per_visit:
+            pairs.append((self.visit_count, self._current_visits))
+        for count, current in pairs:
             count *= 1.0 - self.alpha
             count += self.alpha * current
             current[:] = 0.0
