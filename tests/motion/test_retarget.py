@@ -167,6 +167,67 @@ def test_a_lean_over_the_toes_is_brought_back_over_the_feet(spec, model, tmp_pat
     assert steps[True] <= steps[False] + 0.02, steps
     assert any(note.startswith("balance: ZMP outside") for note in done.quality.notes)
 
+def test_feet_keep_their_sides_when_the_first_frame_has_the_pelvis_over_one_foot(spec, model,
+                                                                                 tmp_path):
+    """Walking, the pelvis is over the stance foot, so both feet can be on one side of it in the
+    clip's first frame: the sides come from the robot's standing pose, and every foot is measured
+    (a first frame once named both feet "right": one foot's contacts then drove both feet's floor
+    level, and its skate was never measured)."""
+    frames = 30
+    standing = np.tile(spec.default_joint_pos, (frames, 1))
+    human, bodies = synthetic_person(model, spec, standing, tmp_path / "weight_left.npz")
+    feet_y = [bodies[f"{side}_ankle_roll_link"][0, 1] for side in ("left", "right")]
+    upper = [j for j, name in enumerate(human.names)
+             if not any(k in name for k in ("Ankle", "Toe"))]
+    human.positions[:, upper, 1] += max(feet_y) - bodies["pelvis"][0, 1] + 0.02
+    map_file = tmp_path / "q1_positions.yaml"
+    map_file.write_text(POSITION_MAP, encoding="utf-8")
+    done = retarget_human(human, spec, map_path=map_file, height=standing_height(model),
+                          model=model, balance=False)
+    pelvis, feet = (done.motion.body_pos_w[0, done.motion.body_names.index(b), 1]
+                    for b in ("pelvis", "left_ankle_roll_link"))
+    assert pelvis > feet  # the case: both feet are to the right of the pelvis
+    assert sorted(done.quality.skate_cm) == ["left", "right"]
+    assert done.quality.contact_phases == 2
+
+
+def test_a_swinging_foot_pitched_toes_down_near_the_floor_does_not_lift_the_planted_one(
+        spec, model, tmp_path):
+    """The person steps 25 cm forward with the right foot, toes pitched 0.8 rad down at the top of
+    a 6 cm lift. The robot's sole is longer for its leg than a person's: pitched as much near the
+    floor, its toe would go below it, the motion is raised to keep it out, and the planted left
+    foot ends up in the air (1.8 cm here before the pitch faded towards the floor), where the
+    balance check no longer counts it as support."""
+    frames = 50
+    human, _ = synthetic_person(model, spec, np.tile(spec.default_joint_pos, (frames, 1)),
+                                tmp_path / "step.npz")
+    at = human.names.index
+    swing = np.zeros(frames)
+    swing[10:40] = np.sin(np.linspace(0.0, np.pi, 30))
+    ankle = human.positions[:, at("R_Ankle")].copy()
+    ankle[:, 0] += 0.25 * np.cumsum(swing) / swing.sum()
+    ankle[:, 2] += 0.06 * swing
+    pitch = 0.8 * swing  # toes down
+    toe = ankle + np.stack([0.08 * np.cos(pitch) - 0.03 * np.sin(pitch), np.zeros(frames),
+                            -0.03 * np.cos(pitch) - 0.08 * np.sin(pitch)], axis=1)
+    human.positions[:, at("R_Ankle")], human.positions[:, at("R_Toe")] = ankle, toe
+    map_file = tmp_path / "q1_positions.yaml"
+    map_file.write_text(POSITION_MAP, encoding="utf-8")
+    done = retarget_human(human, spec, map_path=map_file, height=standing_height(model),
+                          model=model, balance=False)
+    assert not done.targets.contact["right"][20:30].any() and done.targets.contact["left"].all()
+    indices = robot_indices(model, spec)
+    left = indices.feet_body_ids[[model.body(int(f)).name for f in indices.feet_body_ids]
+                                 .index("left_ankle_roll_link")]
+    m, mask = done.motion, robot_geoms(model)
+    on_left = mask & (model.geom_bodyid == left)
+    heights = [geom_vertical_extent(model, data)[0][on_left].min()
+               for _, data in posed_frames(model, indices, m.body_pos_w[:, 0], m.body_quat_w[:, 0],
+                                           m.joint_pos)]
+    assert max(heights) < 0.005, max(heights)  # on the floor (within the 1 cm of support)
+    assert done.quality.penetration_cm <= 1.0
+
+
 BVH = """\
 HIERARCHY
 ROOT Hips

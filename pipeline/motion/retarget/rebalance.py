@@ -99,9 +99,12 @@ def com_path(com: np.ndarray, zmp: np.ndarray, hulls: list, margins: np.ndarray,
         row[t - 1:t + 2] = (-k, 1.0 + 2.0 * k, -k)
         rows.append(row)
         rhs.append(wanted[t])
+    for t in {0, frames - 1}:  # the ends have no ZMP rows: held where they are, not swung
+        rows.append(np.eye(frames)[t])
+        rhs.append(com[t, :2])
     anchor = np.sqrt(STAY_WEIGHT) * np.eye(frames)
-    system = np.vstack([*rows, anchor]) if rows else anchor
-    target = np.vstack([*rhs, np.sqrt(STAY_WEIGHT) * com[:, :2]]) if rhs else anchor @ com[:, :2]
+    system = np.vstack([*rows, anchor])
+    target = np.vstack([*rhs, np.sqrt(STAY_WEIGHT) * com[:, :2]])
     return np.linalg.lstsq(system, target, rcond=None)[0]
 
 

@@ -52,17 +52,30 @@ def _keyframe(model: mujoco.MjModel, spec: RobotSpec) -> int:
     return key if key >= 0 else 0
 
 
+def _standing(model, indices, spec) -> mujoco.MjData:
+    """The robot in its default pose, root at the origin, upright and facing +x."""
+    return next(iter(posed_frames(model, indices, np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]),
+                                  spec.default_joint_pos[None])))[1]
+
+
+def _foot_sides(model, indices, spec) -> list[str]:
+    """"left" or "right" for each foot body (``indices.feet_body_ids`` order), from where it is in
+    the standing pose: a motion's own frame cannot tell (walking, the pelvis is over one foot, and
+    both feet are on the same side of it)."""
+    data = _standing(model, indices, spec)
+    return ["left" if data.xpos[foot, 1] > data.xpos[indices.root_body_id, 1] else "right"
+            for foot in indices.feet_body_ids]
+
+
 def _rest_pose(model, indices, spec,
                bodies: list[str]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """side → the foot body's height above its sole when flat; body → its orientation standing (root
     upright, facing +x)."""
-    data = next(iter(posed_frames(model, indices, np.zeros((1, 3)), np.array([[1.0, 0, 0, 0]]),
-                                  spec.default_joint_pos[None])))[1]
+    data = _standing(model, indices, spec)
     low = geom_vertical_extent(model, data)[0]
     mask = robot_geoms(model)
     feet = {}
-    for foot in indices.feet_body_ids:
-        side = "left" if data.xpos[foot, 1] > data.xpos[indices.root_body_id, 1] else "right"
+    for foot, side in zip(indices.feet_body_ids, _foot_sides(model, indices, spec), strict=True):
         subtree = [b for b in range(model.nbody) if _below(model, int(foot), b)]
         on = mask & np.isin(model.geom_bodyid, subtree)
         feet[side] = float(data.xpos[foot, 2] - low[on].min()) if on.any() else 0.0
@@ -140,6 +153,7 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
         notes.append(f"the person's height estimated at {stature:.2f} m from the skeleton "
                      "(--height to set it)")
     robot_height = standing_height(model, _keyframe(model, spec))
+    sides = _foot_sides(model, indices, spec)
     feet_rest, rest_quats = _rest_pose(model, indices, spec, [e.body for e in retarget_map.entries])
     targets = build_targets(human, roles, retarget_map, stature=stature, robot_height=robot_height,
                             foot_rest_height=feet_rest, body_rest_quat=rest_quats, fps=OUTPUT_FPS,
@@ -176,17 +190,17 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
                             iterations=FRAME_ITERATIONS)
 
         qpos, report = rebalance(ik, indices, qpos, solve_frame, OUTPUT_FPS,
-                                 lambda q: _finish(model, indices, q, targets))
+                                 lambda q: _finish(model, indices, q, targets, sides))
         notes.append(report.line())
-    root_pos, root_quat, joint_pos = _finish(model, indices, qpos, targets)
+    root_pos, root_quat, joint_pos = _finish(model, indices, qpos, targets, sides)
     motion = motion_from_trajectory(model, indices, spec.joint_names, OUTPUT_FPS, root_pos,
                                     root_quat, joint_pos)
-    quality = _quality(model, indices, motion, targets, time.perf_counter() - started, stature,
-                       notes)
+    quality = _quality(model, indices, motion, targets, sides, time.perf_counter() - started,
+                       stature, notes)
     return Retargeted(motion, quality, targets, retarget_map, human, roles)
 
 
-def _finish(model, indices, qpos: np.ndarray, targets: Targets):
+def _finish(model, indices, qpos: np.ndarray, targets: Targets, sides: list[str]):
     """The solved frames [T, nq] as the motion will have them: (root position, root orientation,
     joint angles), the joints smoothed and within their ranges, the root raised or lowered so that
     planted soles rest on the floor."""
@@ -195,7 +209,7 @@ def _finish(model, indices, qpos: np.ndarray, targets: Targets):
     lo, hi = indices.joint_range.T
     joint_pos = np.clip(gaussian_smooth(qpos[:, indices.qpos_adr], JOINT_SMOOTHING_S * OUTPUT_FPS),
                         lo, hi)
-    root_pos[:, 2] += _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets)
+    root_pos[:, 2] += _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets, sides)
     return root_pos, root_quat, joint_pos
 
 
@@ -208,32 +222,29 @@ def _foot_lows(model, indices, root_pos, root_quat, joint_pos):
                for f in indices.feet_body_ids}
     lowest = np.empty(len(joint_pos))
     feet = np.empty((len(joint_pos), len(indices.feet_body_ids)))
-    sides = []
     for t, data in posed_frames(model, indices, root_pos, root_quat, joint_pos):
         low = geom_vertical_extent(model, data)[0]
         lowest[t] = low[mask].min()
         feet[t] = [low[subtree[int(f)]].min() for f in indices.feet_body_ids]
-        if t == 0:
-            sides = ["left" if data.xpos[f, 1] > data.xpos[indices.root_body_id, 1] else "right"
-                     for f in indices.feet_body_ids]
-    return lowest, feet, sides
+    return lowest, feet
 
 
-def _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets: Targets) -> np.ndarray:
+def _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets: Targets,
+                 sides: list[str]) -> np.ndarray:
     """[T] root height change: a planted foot's sole rests on the floor, and nothing ever goes below
     it."""
-    lowest, feet, sides = _foot_lows(model, indices, root_pos, root_quat, joint_pos)
+    lowest, feet = _foot_lows(model, indices, root_pos, root_quat, joint_pos)
     planted = np.stack([targets.contact[side] for side in sides], axis=1)
     shift = np.where(planted.any(axis=1), -np.where(planted, feet, np.inf).min(axis=1), 0.0)
     shift = gaussian_smooth(shift, FLOOR_SMOOTHING_S * targets.fps)
     return np.maximum(shift, -lowest)
 
 
-def _quality(model, indices, motion: Motion, targets: Targets, seconds, stature, notes) -> Quality:
+def _quality(model, indices, motion: Motion, targets: Targets, sides: list[str], seconds, stature,
+             notes) -> Quality:
     root = indices.root_body_id - 1
-    lowest, _, sides = _foot_lows(model, indices, motion.body_pos_w[:, root],
-                                  motion.body_quat_w[:, root],
-                                  motion.joint_pos)
+    lowest, _ = _foot_lows(model, indices, motion.body_pos_w[:, root], motion.body_quat_w[:, root],
+                           motion.joint_pos)
     tracks = {side: motion.body_pos_w[:, int(f) - 1]
               for side, f in zip(sides, indices.feet_body_ids, strict=True)}
     body_pos, target_pos = {}, {}

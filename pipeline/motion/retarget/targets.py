@@ -25,6 +25,9 @@ SMOOTHING_S = 0.03
 jitter."""
 REST_PERCENTILE = 5
 """A foot joint's resting height is this percentile of its height over the clip."""
+PITCH_FADE_M = 0.1
+"""m (the person's): a swinging foot keeps the person's pitch from this height above its resting
+level up, and lands flat (the pitch fades to 0 at the floor)."""
 
 
 def resample_positions(positions: np.ndarray, fps: float, target_fps: float) -> np.ndarray:
@@ -194,16 +197,18 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
              for side in ("left", "right")}
     rest = {j: float(np.percentile(pos[:, names.index(j), 2], REST_PERCENTILE))
             for js in sides.values() for j in js}
-    contact = {}
+    contact, lift = {}, {}
     for side, joints in sides.items():
-        height = np.min([pos[:, names.index(j), 2] - rest[j] for j in joints], axis=0)
-        contact[side] = detect_contacts(height,
+        lift[side] = np.min([pos[:, names.index(j), 2] - rest[j] for j in joints], axis=0)
+        contact[side] = detect_contacts(lift[side],
                                         horizontal_speed(pos[:, names.index(joints[0])], fps), fps)
-    # a swinging foot pitches as the person's does (heel up, toes down)
+    # a swinging foot pitches as the person's does (heel up, toes down), less the nearer it is to
+    # the floor: pitched at the floor, the robot's longer sole would reach below it
     for side, joints in sides.items():
         if f"{side}_ankle" in frames and len(joints) == 2:
             tilt = foot_pitch(pos[:, names.index(joints[0])], pos[:, names.index(joints[1])],
                               contact[side])
+            tilt = tilt * np.clip(lift[side] / PITCH_FADE_M, 0.0, 1.0)
             frames[f"{side}_ankle"] = frames[f"{side}_ankle"] @ pitch_about_y(tilt)
     # the floor level: a resting ankle maps to the robot's foot height with the sole flat
     ankles = [(side, joints[0]) for side, joints in sides.items()]
