@@ -21,6 +21,10 @@ from ..hooks.specs import hookimpl
 @click.option("--standard-starts", type=click.IntRange(min=1), default=None,
               help="Start frames per cell the verdict reads: every family's standard level and "
                    "nominal. [default: twice --starts]")
+@click.option("--confirm-starts", type=click.IntRange(min=0), default=None,
+              help="More start frames for a standard level whose policy success is too near 0.9 "
+                   "to call (of 32 starts, 27-31 successes), pooled with the first; 0: none. "
+                   "[default: three times --standard-starts]")
 @click.option("--window", type=click.FloatRange(min=0.5), default=4.0, show_default=True,
               help="Seconds per episode (less when the motion is shorter).")
 @click.option("--family", "families", multiple=True, type=click.Choice(list(FAMILIES)),
@@ -35,8 +39,9 @@ from ..hooks.specs import hookimpl
                    "test are removed (they would pass for this one's).")
 @pass_host
 def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int,
-                   standard_starts: int | None, window: float, families: tuple[str, ...],
-                   standard_only: bool, seed: int, video: bool) -> None:
+                   standard_starts: int | None, confirm_starts: int | None, window: float,
+                   families: tuple[str, ...], standard_only: bool, seed: int,
+                   video: bool) -> None:
     """What RUN_DIR/export/policy.onnx survives, beside replaying its reference with no policy.
 
     Torch-free like sim2sim. From the same start frames it runs the policy,
@@ -58,7 +63,8 @@ def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int
     from ..rundir import STRESS_FILE, VIDEO_DIR, read_args
     from .run_record import note_in_pipeline
 
-    plan = StressPlan(starts=starts, standard_starts=standard_starts, window_s=window,
+    plan = StressPlan(starts=starts, standard_starts=standard_starts,
+                      confirm_starts=confirm_starts, window_s=window,
                       families=families or None, standard_only=standard_only, seed=seed)
     with run_dir_lock(run_dir):
         name = read_args(run_dir).get("config", {}).get("robot")

@@ -19,7 +19,9 @@ checks and errors as evaluation and sim2sim). Start *i* carries the same
 push time and direction and encoder bias signs in every cell and for every
 controller, so policy and replay are compared on identical disturbances. The
 cells the verdict reads (``verdict_reads``) run ``standard_starts`` starts,
-twice the graded levels' by default.
+twice the graded levels' by default, and a standard cell whose policy success
+is too near ``ROBUST_SUCCESS`` to tell (``undecided``) runs ``confirm_starts``
+more (docs/deploy.md, "How many starts").
 
 All episodes run side by side in one batch per physics rate
 (``sim.physics.BatchSim``): the actuators are PD servos computing
@@ -48,14 +50,11 @@ import numpy as np
 
 from ..evaluate.metrics import (
     PHYSICS_FAULT,
-    ROBUST_SUCCESS,
     EpisodeMetrics,
     failure_checks,
     first_failure,
     step_errors,
     summarise,
-    tracking_verdict,
-    where_episodes_fail,
 )
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
 from ..sim.physics import BatchSim
@@ -79,6 +78,7 @@ from .perturbations import (
     physics_hz_of,
     push_speed_unit,
 )
+from .robust_verdict import robustness_verdict, undecided
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
@@ -97,6 +97,9 @@ class StressPlan:
     """Start frames of each cell the verdict reads (every family's standard level, and nominal);
     None: twice ``starts``. The verdict's cells decide ROBUST at success 0.9, where one episode in
     16 is 0.06 (docs/deploy.md, "How many starts")."""
+    confirm_starts: int | None = None
+    """More start frames for a standard cell whose policy success cannot yet be told from 0.9
+    (``undecided``); pooled with the first. None: three times ``standard_starts``; 0: none."""
     window_s: float = 4.0
     """Seconds per episode (less when the motion is shorter)."""
     physics_hz: float = 500.0
@@ -156,38 +159,53 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     plan_cells = cells(plan.families, plan.standard_only)
     timestep = 1.0 / plan.physics_hz
     model_timestep = float(_mjcf_timestep(mjcf_path))
-    groups: dict[float, _Episodes] = {}
-    for cell in plan_cells:
-        hz = physics_hz_of(cell, plan.physics_hz, model_timestep)
-        group = groups.setdefault(hz, _Episodes())
-        first, count = ((0, verdict_count) if verdict_reads(cell)
-                        else (verdict_count, plan.starts))
-        for controller in CONTROLLERS:
-            for i in range(first, first + count):
-                group.cells.append(cell)
-                group.controllers.append(controller)
-                group.start_index.append(i)
     records: dict[tuple[Cell, str], list[dict]] = {}
     causes: dict[tuple[Cell, str], Counter] = {}
     frames: dict[str, list] = {}
-    bar = _progress(sum(len(g.cells) for g in groups.values()) * window, progress)
-    for hz, group in groups.items():
-        setup.robot.model.opt.timestep = setup.control_dt / max(1,
-                                                                int(round(setup.control_dt * hz)))
-        episodes = _run_group(setup, group, starts, window, per_start, unit, rng, record_video_of,
-                              frames, bar)
-        for cell, controller, record in episodes:
-            records.setdefault((cell, controller), []).append(record)
-            causes.setdefault((cell, controller), Counter())[record["failure"] or "none"] += 1
+
+    def run(groups: dict[float, _Episodes], starts, per_start, video: Cell | None) -> None:
+        bar = _progress(sum(len(g.cells) for g in groups.values()) * window, progress)
+        for hz, group in groups.items():
+            setup.robot.model.opt.timestep = setup.control_dt / max(
+                1, int(round(setup.control_dt * hz)))
+            for cell, controller, record in _run_group(setup, group, starts, window, per_start,
+                                                       unit, rng, video, frames, bar):
+                records.setdefault((cell, controller), []).append(record)
+                causes.setdefault((cell, controller), Counter())[record["failure"] or "none"] += 1
+        if bar is not None:
+            bar.close()
+
+    def episodes_of(chosen, first_count) -> dict[float, _Episodes]:
+        groups: dict[float, _Episodes] = {}
+        for cell in chosen:
+            group = groups.setdefault(physics_hz_of(cell, plan.physics_hz, model_timestep),
+                                      _Episodes())
+            first, count = first_count(cell)
+            for controller in CONTROLLERS:
+                group.cells += [cell] * count
+                group.controllers += [controller] * count
+                group.start_index += range(first, first + count)
+        return groups
+
+    run(episodes_of(plan_cells, lambda cell: (0, verdict_count) if verdict_reads(cell)
+                    else (verdict_count, plan.starts)), starts, per_start, record_video_of)
+    # a standard cell too near the threshold to tell: more starts, pooled with the first
+    confirm_count = 3 * verdict_count if plan.confirm_starts is None else plan.confirm_starts
+    confirmed = [cell for cell in plan_cells if cell.standard and undecided(
+        [not r["failure"] for r in records[(cell, "policy")]])] if confirm_count else []
+    confirm_steps = np.zeros(0, np.int64)
+    if confirmed:
+        confirm_steps, confirm_draws = _draw_starts(confirm_count, num_steps, window,
+                                                    len(meta["joint_names"]), rng)
+        run(episodes_of(confirmed, lambda cell: (0, confirm_count)), confirm_steps,
+            confirm_draws, None)
     setup.robot.model.opt.timestep = timestep
-    if bar is not None:
-        bar.close()
     tracked = setup.index["tracked"]
     body_names = tuple(meta["body_names"][int(i)] for i in tracked)
     table = []
     for cell in plan_cells:
         row = {"family": cell.family, "level": cell.level, "label": cell.label(unit),
-               "standard": cell.standard}
+               "standard": cell.standard, "confirmed": cell in confirmed}
         for controller in CONTROLLERS:
             summary = summarise(records[(cell, controller)], setup.control_dt, body_names)
             row[controller] = _cell_figures(summary, causes[(cell, controller)])
@@ -198,9 +216,10 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
         "plan": {**asdict(plan), "families": list(plan.families or FAMILIES)},
         "loop": {"physics_hz": plan.physics_hz, "policy_hz": 1.0 / setup.control_dt,
                  "actuation": "PD servos in MuJoCo: kp*(target-q) - kd*qd, clipped to effort",
-                 "window_steps": window, "episodes": sum(len(g.cells) for g in groups.values())},
+                 "window_steps": window, "episodes": sum(len(v) for v in records.values())},
         "start_steps": [int(s) for s in starts[:verdict_count]],
         "graded_start_steps": [int(s) for s in starts[verdict_count:]],
+        "confirmation_start_steps": [int(s) for s in confirm_steps],
         "reference_root_height_m": height, "push_unit_m_s": unit,
         "families": {name: {"description": f.description, "unit": f.unit,
                             "levels": [f.label(level, unit) for level in f.levels],
@@ -392,63 +411,6 @@ def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> n
 
 
 # -- the verdict -----------------------------------------------------------------------------------
-def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:
-    """ROBUST or not, and what the network adds over replaying the reference, from a stress report's
-    cells.
-
-    ``robust``: the policy's success is at least ``min_success`` at every standard level of every
-    family. ``replay_does_as_well``: replaying the reference with no policy tracks the motion
-    undisturbed (``tracking_verdict``) and succeeds at least as often as the policy at every
-    standard level: then this motion needs no policy, and the sentence says so.
-    """
-    rows = report["cells"]
-    standard = [r for r in rows if r["standard"]]
-    nominal = next((r for r in rows if r["family"] == NOMINAL), None)
-    short = [f"{r['family']} {r['label']}: {r['policy']['success_rate']:.2f}"
-             + where_episodes_fail(r["policy"])
-             for r in standard if not r["policy"]["success_rate"] >= min_success]
-    robust = bool(standard) and not short
-    replay_short = [r for r in standard if not r["replay"]["success_rate"] >= min_success]
-    replay_tracked = bool(nominal and tracking_verdict(nominal["replay"]).get("tracked"))
-    gains = [r["policy"]["success_rate"] - r["replay"]["success_rate"] for r in rows
-             if r["family"] != NOMINAL]
-    mean_gain = float(np.mean(gains)) if gains else 0.0
-    as_well = replay_tracked and all(r["replay"]["success_rate"] >= r["policy"]["success_rate"]
-                                     for r in standard)
-    push = next((r for r in standard if r["family"] == "push"), None)
-    at_push = (f"at the standard push ({push['label']}) the policy succeeds in "
-               f"{push['policy']['success_rate']:.0%} "
-               f"of the episodes, replaying the reference in "
-               f"{push['replay']['success_rate']:.0%}") if push else ""
-    adds = (
-        f"over every perturbation the network adds {mean_gain:+.2f} to the success rate on average"
-    )
-    if as_well:
-        sentence = ("Replaying the reference under PD with no policy does as well: this motion "
-                    "needs no policy; "
-                    f"{adds}" + (f" ({at_push})" if at_push else "") + ".")
-    else:
-        sentence = (f"The policy survives {len(standard) - len(short)} of {len(standard)} standard "
-                    "perturbations "
-                    f"(replaying the reference: {len(standard) - len(replay_short)}); {adds}"
-                    + (f"; {at_push}" if at_push else "") + ".")
-    return {
-        "robust": robust,
-        "label": "robust" if robust else "not robust",
-        "min_success_rate": min_success,
-        "short_of": short,
-        "reason": (f"success ≥ {min_success:.2f} at every standard level ({len(standard)})"
-                   if robust else
-                   f"success < {min_success:.2f} at " + "; ".join(short)) if standard
-                   else "no standard levels run",
-        "replay_tracked": replay_tracked,
-        "replay_robust": bool(standard) and not replay_short,
-        "replay_does_as_well": as_well,
-        "mean_success_gain_over_replay": mean_gain,
-        "sentence": sentence,
-    }
-
-
 # -- a run directory ------------------------------------------------------------------------------
 VIDEO_CELL = Cell("push", FAMILIES["push"].standard[0])
 """The cell the stress videos show: the standard push."""
@@ -531,8 +493,13 @@ def format_table(report: dict) -> str:
             c = row[controller]
             figures.append(f"{c['success_rate']:>5.2f} "
                            f"{1000 * c.get('mpkpe_m', float('nan')):>6.1f}mm")
-        lines.append(f"{row['family']:<11} {row['label']:<13} {'*' if row['standard'] else '':<3} "
+        mark = ("*+" if row.get("confirmed") else "*") if row["standard"] else ""
+        lines.append(f"{row['family']:<11} {row['label']:<13} {mark:<3} "
                      + " ".join(f"{f:>15}" for f in figures))
+    confirmed = [r for r in report["cells"] if r.get("confirmed")]
+    if confirmed:
+        lines.append(f"*+ too near {report['verdict']['min_success_rate']:.1f} to call at first: "
+                     f"{confirmed[0]['policy']['episodes']} starts")
     verdict = report["verdict"]
     lines.append(f"{verdict['label'].upper()}: {verdict['reason']}")
     lines.append(verdict["sentence"])
@@ -549,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="start frames per cell of a graded level")
     parser.add_argument("--standard-starts", type=int,
                         help="start frames per cell the verdict reads (default: twice --starts)")
+    parser.add_argument("--confirm-starts", type=int,
+                        help="more starts for a standard cell too near 0.9 to call (default: three "
+                             "times --standard-starts; 0: none)")
     parser.add_argument("--window", type=float, default=StressPlan.window_s,
                         help="seconds per episode")
     parser.add_argument("--family", action="append", choices=list(FAMILIES),
@@ -557,8 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", help="write the report here as JSON")
     args = parser.parse_args(argv)
     plan = StressPlan(starts=args.starts, standard_starts=args.standard_starts,
-                      window_s=args.window, families=tuple(args.family) if args.family else None,
-                      seed=args.seed)
+                      confirm_starts=args.confirm_starts, window_s=args.window,
+                      families=tuple(args.family) if args.family else None, seed=args.seed)
     try:
         report = run_stress(args.onnx, args.mjcf, plan, progress=True)
     except Sim2SimError as exc:

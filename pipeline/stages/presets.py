@@ -45,6 +45,9 @@ class Preset:
     stress_standard_only: bool = False
     """Run only each perturbation family's standard levels (enough for the verdict, not for the
     plot)."""
+    stress_confirm: bool = True
+    """Run more starts for a standard level whose success is too near 0.9 to call (docs/deploy.md,
+    "How many starts"); off in quick, whose few starts never could."""
 
 
 LAPTOP_TRAINING = (
@@ -74,6 +77,7 @@ PRESETS: dict[str, Preset] = {
             train_sets=(*LAPTOP_TRAINING, "runner.save_interval=10"),
             stress_starts=4,
             stress_standard_only=True,
+            stress_confirm=False,
         ),
         Preset(
             name="default",
@@ -145,6 +149,7 @@ class PipelineSettings:
     smoke_iterations: int = PRESETS["default"].smoke_iterations
     stress_starts: int = PRESETS["default"].stress_starts
     stress_standard_only: bool = PRESETS["default"].stress_standard_only
+    stress_confirm: bool = PRESETS["default"].stress_confirm
     seed: int = 1
     train_sets: list[str] = field(default_factory=list)
     """``--set key=value`` overrides passed to training (preset's first, then the user's)."""
@@ -197,6 +202,7 @@ def resolve_settings(
         smoke_iterations=chosen.smoke_iterations,
         stress_starts=chosen.stress_starts,
         stress_standard_only=chosen.stress_standard_only,
+        stress_confirm=chosen.stress_confirm,
         seed=seed,
         train_sets=[*chosen.train_sets, *train_sets],
     )

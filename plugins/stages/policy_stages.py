@@ -126,7 +126,8 @@ def stress(ctx: StageContext) -> StageResult:
     s = ctx.settings
     robot = read_args(ctx.run_dir).get("config", {}).get("robot") or ctx.robot_name()
     mjcf = str(ctx.registry.get("robots", robot).mjcf)
-    plan = StressPlan(starts=s.stress_starts, standard_only=s.stress_standard_only, seed=s.seed)
+    plan = StressPlan(starts=s.stress_starts, standard_only=s.stress_standard_only, seed=s.seed,
+                      confirm_starts=None if s.stress_confirm else 0)
     report, warnings = _with_video(
         ctx, lambda video: stress_run_dir(ctx.run_dir, mjcf, plan, video=video, progress=True),
         "stress")

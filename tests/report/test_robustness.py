@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from primebot.pipeline.deploy.perturbations import cells
-from primebot.pipeline.deploy.stress import robustness_verdict
+from primebot.pipeline.deploy.robust_verdict import robustness_verdict
 from primebot.pipeline.report.robustness import PLOT, robustness_section
 
 

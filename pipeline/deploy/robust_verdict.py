@@ -1,0 +1,84 @@
+"""Is an exported policy ROBUST? The verdict from a stress report's cells, and when a cell's
+success rate is too near the threshold to call (docs/deploy.md, "Before you deploy: the stress
+report" and "How many starts")."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..evaluate.metrics import ROBUST_SUCCESS, tracking_verdict, where_episodes_fail
+from .perturbations import NOMINAL
+
+CONFIRM_Z = 1.645
+"""A standard cell is ``undecided`` while the 90 % Wilson interval of its policy success holds
+``ROBUST_SUCCESS``: of 32 starts, 27 to 31 successes (0.84–0.97); 26 or 32 decide."""
+
+
+def undecided(successes: list[bool], threshold: float = ROBUST_SUCCESS,
+              z: float = CONFIRM_Z) -> bool:
+    """Whether ``successes`` cannot tell a success rate from ``threshold`` (Wilson score
+    interval)."""
+    n = len(successes)
+    if n == 0:
+        return False
+    p = sum(successes) / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return bool(centre - half <= threshold <= centre + half)
+
+
+def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:
+    """ROBUST or not, and what the network adds over replaying the reference, from a stress report's
+    cells.
+
+    ``robust``: the policy's success is at least ``min_success`` at every standard level of every
+    family. ``replay_does_as_well``: replaying the reference with no policy tracks the motion
+    undisturbed (``tracking_verdict``) and succeeds at least as often as the policy at every
+    standard level: then this motion needs no policy, and the sentence says so.
+    """
+    rows = report["cells"]
+    standard = [r for r in rows if r["standard"]]
+    nominal = next((r for r in rows if r["family"] == NOMINAL), None)
+    short = [f"{r['family']} {r['label']}: {r['policy']['success_rate']:.2f}"
+             + where_episodes_fail(r["policy"])
+             for r in standard if not r["policy"]["success_rate"] >= min_success]
+    robust = bool(standard) and not short
+    replay_short = [r for r in standard if not r["replay"]["success_rate"] >= min_success]
+    replay_tracked = bool(nominal and tracking_verdict(nominal["replay"]).get("tracked"))
+    gains = [r["policy"]["success_rate"] - r["replay"]["success_rate"] for r in rows
+             if r["family"] != NOMINAL]
+    mean_gain = float(np.mean(gains)) if gains else 0.0
+    as_well = replay_tracked and all(r["replay"]["success_rate"] >= r["policy"]["success_rate"]
+                                     for r in standard)
+    push = next((r for r in standard if r["family"] == "push"), None)
+    at_push = (f"at the standard push ({push['label']}) the policy succeeds in "
+               f"{push['policy']['success_rate']:.0%} "
+               f"of the episodes, replaying the reference in "
+               f"{push['replay']['success_rate']:.0%}") if push else ""
+    adds = (
+        f"over every perturbation the network adds {mean_gain:+.2f} to the success rate on average"
+    )
+    if as_well:
+        sentence = ("Replaying the reference under PD with no policy does as well: this motion "
+                    "needs no policy; "
+                    f"{adds}" + (f" ({at_push})" if at_push else "") + ".")
+    else:
+        sentence = (f"The policy survives {len(standard) - len(short)} of {len(standard)} standard "
+                    "perturbations "
+                    f"(replaying the reference: {len(standard) - len(replay_short)}); {adds}"
+                    + (f"; {at_push}" if at_push else "") + ".")
+    return {
+        "robust": robust,
+        "label": "robust" if robust else "not robust",
+        "min_success_rate": min_success,
+        "short_of": short,
+        "reason": (f"success ≥ {min_success:.2f} at every standard level ({len(standard)})"
+                   if robust else
+                   f"success < {min_success:.2f} at " + "; ".join(short)) if standard
+                   else "no standard levels run",
+        "replay_tracked": replay_tracked,
+        "replay_robust": bool(standard) and not replay_short,
+        "replay_does_as_well": as_well,
+        "mean_success_gain_over_replay": mean_gain,
+        "sentence": sentence,
+    }
