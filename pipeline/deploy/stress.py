@@ -192,7 +192,7 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     # a standard cell too near the threshold to tell: more starts, pooled with the first
     confirm_count = 3 * verdict_count if plan.confirm_starts is None else plan.confirm_starts
     confirmed = [cell for cell in plan_cells if cell.standard and undecided(
-        [not r["failure"] for r in records[(cell, "policy")]])] if confirm_count else []
+        [r["failure"] is None for r in records[(cell, "policy")]])] if confirm_count else []
     confirm_steps = np.zeros(0, np.int64)
     if confirmed:
         confirm_steps, confirm_draws = _draw_starts(confirm_count, num_steps, window,
