@@ -14,7 +14,7 @@ joint tensors (30 fps, z up, metres; the box is ignored). The G1 is the one from
 onboarded as tools/bench_robot.py does (``robots new``, then ``pip install`` the scaffold, whose
 guessed joint maps ``motion retarget`` finds beside its model). Every step is a user's command:
 ``primebot motion retarget CLIP --robot R --fps 30 --height H [--start S] --json`` (sub10 from
-1.0 s: ``CLIP_STARTS``), then optionally
+1.0 s, sub3 from 0.5 s: ``CLIP_STARTS``), then optionally
 ``primebot pipeline run MOTION --robot R`` (default preset).
 
 Per clip and robot it prints: foot skate (cm per contact phase: worst and mean), the worst floor
@@ -46,11 +46,11 @@ DEMO_PREFIX = "holosoma_retargeting/demo_data/OMOMO_new/"
 CLIPS = {"sub3_largebox_003": 1.941, "sub10_largebox_049": 1.651}
 """OMOMO clip → the subject's stature (m), as the wheel's demo_data/height_dict.pkl lists it (sub3,
 sub10; read here as facts, the pickle is never loaded)."""
-CLIP_STARTS = {"sub10_largebox_049": 1.0}
-"""Seconds cut from a clip's start (``motion retarget --start``) unless ``--uncut``: sub10's
-recording starts with the person already moving, bent towards the box, and a robot put in that
-pose at that speed tips forward (docs/motions.md, "Measured on real mocap": uncut it does not
-track on q1 in 25 minutes; from 1.0 s it does)."""
+CLIP_STARTS = {"sub10_largebox_049": 1.0, "sub3_largebox_003": 0.5}
+"""Seconds cut from a clip's start (``motion retarget --start``) unless ``--uncut``: each recording
+starts with the person already moving, bent towards the box, and a robot put in that pose at that
+speed tips forward (docs/motions.md, "Measured on real mocap": uncut neither tracks on q1 in 25
+minutes; cut, both do)."""
 CLIP_FPS = 30.0
 ROBOTS = ("q1", "g1")
 TARGETS = {"skate_cm": 2.0, "penetration_cm": 1.0, "seconds": 30.0}
@@ -227,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clips", nargs="+", default=list(CLIPS), choices=list(CLIPS))
     parser.add_argument("--video", action="store_true", help="also write each side-by-side video")
     parser.add_argument("--uncut", action="store_true",
-                        help="retarget every clip from its first frame (default: sub10 from 1.0 s, "
-                             "CLIP_STARTS)")
+                        help="retarget every clip from its first frame (default: sub10 from "
+                             "1.0 s, sub3 from 0.5 s: CLIP_STARTS)")
     parser.add_argument("--pipeline", nargs="*", metavar="ROBOT:CLIP",
                         help="then run the pipeline: on the ROBOT:CLIP pairs named, or on every "
                              "one when none is")
