@@ -410,7 +410,6 @@ def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> n
     return np.concatenate(out).astype(np.float64)
 
 
-# -- the verdict -----------------------------------------------------------------------------------
 # -- a run directory ------------------------------------------------------------------------------
 VIDEO_CELL = Cell("push", FAMILIES["push"].standard[0])
 """The cell the stress videos show: the standard push."""
