@@ -58,28 +58,27 @@ def _standing(model, indices, spec) -> mujoco.MjData:
                                   spec.default_joint_pos[None])))[1]
 
 
-def _foot_sides(model, indices, spec) -> list[str]:
+def _foot_sides(indices, standing: mujoco.MjData) -> list[str]:
     """"left" or "right" for each foot body (``indices.feet_body_ids`` order), from where it is in
-    the standing pose: a motion's own frame cannot tell (walking, the pelvis is over one foot, and
-    both feet are on the same side of it)."""
-    data = _standing(model, indices, spec)
-    return ["left" if data.xpos[foot, 1] > data.xpos[indices.root_body_id, 1] else "right"
+    the standing pose (``_standing``): a motion's own frame cannot tell (walking, the pelvis is over
+    one foot, and both feet are on the same side of it)."""
+    root_y = standing.xpos[indices.root_body_id, 1]
+    return ["left" if standing.xpos[foot, 1] > root_y else "right"
             for foot in indices.feet_body_ids]
 
 
-def _rest_pose(model, indices, spec,
+def _rest_pose(model, indices, standing: mujoco.MjData, sides: list[str],
                bodies: list[str]) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """side → the foot body's height above its sole when flat; body → its orientation standing (root
     upright, facing +x)."""
-    data = _standing(model, indices, spec)
-    low = geom_vertical_extent(model, data)[0]
+    low = geom_vertical_extent(model, standing)[0]
     mask = robot_geoms(model)
     feet = {}
-    for foot, side in zip(indices.feet_body_ids, _foot_sides(model, indices, spec), strict=True):
+    for foot, side in zip(indices.feet_body_ids, sides, strict=True):
         subtree = [b for b in range(model.nbody) if _below(model, int(foot), b)]
         on = mask & np.isin(model.geom_bodyid, subtree)
-        feet[side] = float(data.xpos[foot, 2] - low[on].min()) if on.any() else 0.0
-    quats = {b: data.xquat[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b)].copy()
+        feet[side] = float(standing.xpos[foot, 2] - low[on].min()) if on.any() else 0.0
+    quats = {b: standing.xquat[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b)].copy()
              for b in bodies}
     return feet, quats
 
@@ -153,8 +152,10 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
         notes.append(f"the person's height estimated at {stature:.2f} m from the skeleton "
                      "(--height to set it)")
     robot_height = standing_height(model, _keyframe(model, spec))
-    sides = _foot_sides(model, indices, spec)
-    feet_rest, rest_quats = _rest_pose(model, indices, spec, [e.body for e in retarget_map.entries])
+    standing = _standing(model, indices, spec)
+    sides = _foot_sides(indices, standing)
+    feet_rest, rest_quats = _rest_pose(model, indices, standing, sides,
+                                       [e.body for e in retarget_map.entries])
     targets = build_targets(human, roles, retarget_map, stature=stature, robot_height=robot_height,
                             foot_rest_height=feet_rest, body_rest_quat=rest_quats, fps=OUTPUT_FPS,
                             align=align)
