@@ -56,6 +56,7 @@ from ..evaluate.metrics import (
     step_errors,
     summarise,
 )
+from ..rotations import yaw_angle
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
 from ..sim.physics import BatchSim
 from .onnx_policy import (
@@ -82,6 +83,10 @@ from .robust_verdict import robustness_verdict, undecided
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
+PUSH_DIRECTIONS = ("forward", "left", "backward", "right")
+"""Where a push points relative to the robot's heading when it lands: four 90° sectors centred on
+forward (the robot shoved from behind), left, backward and right."""
+
 PUSH_WINDOW = (0.25, 0.5)
 """A push lands at a time in this fraction of the episode window (then it has at least half of it to
 recover)."""
@@ -209,6 +214,8 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
         for controller in CONTROLLERS:
             summary = summarise(records[(cell, controller)], setup.control_dt, body_names)
             row[controller] = _cell_figures(summary, causes[(cell, controller)])
+            if cell.family == "push":
+                row[controller]["by_direction"] = by_push_direction(records[(cell, controller)])
         table.append(row)
     report = {
         "onnx": str(onnx_path), "mjcf": str(mjcf_path),
@@ -348,7 +355,8 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
                and group.controllers[i] in ("policy", "replay")]
     keep = np.zeros(n, bool)
     keep[watched] = True  # a video shows the whole window, the fall included
-    d = robot.root_dof_adr
+    d, a = robot.root_dof_adr, robot.root_qpos_adr
+    push_direction = np.full(n, -1, np.int64)
     for k in range(window):
         t = np.minimum(start + k, last)
         for i in watched:
@@ -372,6 +380,8 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
         sim.ctrl[:] = actuation.command(targets)
         due = pushed[push_step[pushed] == k]
         sim.qvel[due, d:d + 2] += kick[due]
+        heading = yaw_angle(sim.qpos[due, a + 3:a + 7])
+        push_direction[due] = push_sector(per_start["push_angle"][index[due]] - heading)
         # a finished episode's robot stays where it ended
         faults = sim.step(np.flatnonzero(running | keep))
         after = np.minimum(t + 1, last)
@@ -387,7 +397,27 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
         if not (running | keep).any():
             break
     metrics.finish(np.arange(n), failure, start)
+    for i in np.flatnonzero(push_direction >= 0):
+        metrics.episodes[i]["push_direction"] = PUSH_DIRECTIONS[push_direction[i]]
     return [(group.cells[i], group.controllers[i], metrics.episodes[i]) for i in range(n)]
+
+
+def push_sector(angle: np.ndarray) -> np.ndarray:
+    """The ``PUSH_DIRECTIONS`` index of kicks at ``angle`` rad from the robot's heading
+    (counter-clockwise seen from above, as yaw)."""
+    turns = np.mod(np.asarray(angle, dtype=np.float64) / (2 * np.pi) + 1 / 8, 1.0)
+    return np.minimum((turns * 4).astype(np.int64), 3)
+
+
+def by_push_direction(records: list[dict]) -> dict[str, dict]:
+    """Episodes and success rate per ``PUSH_DIRECTIONS`` sector of a push cell's episodes (a sector
+    no push pointed to is left out)."""
+    out = {}
+    for name in PUSH_DIRECTIONS:
+        ok = [r["failure"] is None for r in records if r.get("push_direction") == name]
+        if ok:
+            out[name] = {"episodes": len(ok), "success_rate": float(np.mean(ok))}
+    return out
 
 
 def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> np.ndarray:
@@ -478,7 +508,10 @@ def stage_summary(report: dict) -> tuple[dict, str]:
     if push is not None:
         summary.update(push_m_s=round(push["level"] * report["push_unit_m_s"], 3),
                        push_success_policy=push["policy"]["success_rate"],
-                       push_success_replay=push["replay"]["success_rate"])
+                       push_success_replay=push["replay"]["success_rate"],
+                       push_success_by_direction={
+                           name: figures["success_rate"]
+                           for name, figures in push["policy"].get("by_direction", {}).items()})
     return summary, f"{verdict['label'].upper()}: {verdict['reason']}"
 
 
@@ -495,6 +528,9 @@ def format_table(report: dict) -> str:
         mark = ("*+" if row.get("confirmed") else "*") if row["standard"] else ""
         lines.append(f"{row['family']:<11} {row['label']:<13} {mark:<3} "
                      + " ".join(f"{f:>15}" for f in figures))
+    directions = push_directions_line(report)
+    if directions:
+        lines.append(directions)
     confirmed = [r for r in report["cells"] if r.get("confirmed")]
     if confirmed:
         lines.append(f"*+ too near {report['verdict']['min_success_rate']:.1f} to call at first: "
@@ -503,6 +539,21 @@ def format_table(report: dict) -> str:
     lines.append(f"{verdict['label'].upper()}: {verdict['reason']}")
     lines.append(verdict["sentence"])
     return "\n".join(lines)
+
+
+def push_directions_line(report: dict) -> str | None:
+    """One line on the standard push's success by where it points, the policy beside replaying the
+    reference (None without a standard push cell)."""
+    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"),
+                None)
+    if push is None or not push["policy"].get("by_direction"):
+        return None
+    replay = push["replay"].get("by_direction", {})
+    parts = [f"{name} {figures['success_rate']:.2f}"
+             + (f" ({replay[name]['success_rate']:.2f})" if name in replay else "")
+             for name, figures in push["policy"]["by_direction"].items()]
+    return (f"standard push ({push['label']}) by where it points, policy (replay): "
+            + ", ".join(parts))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_path
+from ..deploy.stress import push_directions_line
 from ..train.training_curves import pyplot
 from .curves import PLOT_DIR
 
@@ -104,6 +105,10 @@ def robustness_section(run_dir: Path, report: dict[str, Any] | None) -> str:
     parts.append("<table><thead><tr><th>family</th><th>standard level</th>" + head +
                  "<th>policy failures</th></tr></thead><tbody>" + "".join(body)
                  + "</tbody></table>")
+    directions = push_directions_line(report)
+    if directions:
+        parts.append(f"<p class='detail'>{_e(directions)}: forward is a kick from behind, "
+                     "relative to the robot's heading when it lands.</p>")
     return "\n".join(parts)
 
 

@@ -102,8 +102,9 @@ def zero_stress(zero_policy):
 
 def test_replaying_the_reference_equals_a_zero_action_policy(zero_stress):
     for row in zero_stress["cells"]:
-        for key in ("success_rate", "mpkpe_m", "joint_pos_error_rad"):
-            assert row["policy"][key] == row["replay"][key], (row["family"], row["label"], key)
+        for key in ("success_rate", "mpkpe_m", "joint_pos_error_rad", "by_direction"):
+            assert row["policy"].get(key) == row["replay"].get(key), (row["family"], row["label"],
+                                                                      key)
     assert zero_stress["verdict"]["mean_success_gain_over_replay"] == 0.0
 
 
@@ -120,6 +121,35 @@ def test_pushes_encoder_bias_and_latency_act_on_real_physics(zero_stress):
     bias = rows[("encoder", "±0.04 rad")]
     assert bias["joint_pos_error_rad"] > nominal["joint_pos_error_rad"] + 0.02
     assert rows[("latency", "3 steps")]["joint_pos_error_rad"] > nominal["joint_pos_error_rad"]
+
+
+def test_a_push_is_named_by_where_it_points_from_the_robots_heading():
+    quarter = np.pi / 2
+    angles = np.array([0.0, quarter, np.pi, -quarter, 0.24 * np.pi, 0.26 * np.pi, 2 * np.pi - 0.1,
+                       -np.pi, 7 * np.pi])
+    names = [stress.PUSH_DIRECTIONS[i] for i in stress.push_sector(angles)]
+    assert names == ["forward", "left", "backward", "right", "forward", "left", "forward",
+                     "backward", "backward"]
+
+
+def test_every_pushed_episode_is_counted_in_one_direction(zero_stress):
+    """Success by where the push pointed: each push cell's episodes split over the four sectors,
+    and the table and the stage's summary say it."""
+    for row in zero_stress["cells"]:
+        if row["family"] != "push":
+            assert "by_direction" not in row["policy"]
+            continue
+        sectors = row["policy"]["by_direction"]
+        assert set(sectors) <= set(stress.PUSH_DIRECTIONS)
+        assert sum(s["episodes"] for s in sectors.values()) == row["policy"]["episodes"]
+        rate = sum(s["success_rate"] * s["episodes"] for s in sectors.values())
+        assert rate / row["policy"]["episodes"] == pytest.approx(row["policy"]["success_rate"])
+    line = stress.push_directions_line(zero_stress)
+    assert line.startswith("standard push (") and line in stress.format_table(zero_stress)
+    summary, _ = stress.stage_summary(zero_stress)
+    standard = next(r for r in zero_stress["cells"] if r["family"] == "push" and r["standard"])
+    assert summary["push_success_by_direction"] == {
+        name: s["success_rate"] for name, s in standard["policy"]["by_direction"].items()}
 
 
 def test_the_cells_the_verdict_reads_run_twice_the_starts_of_a_graded_level(zero_stress):
