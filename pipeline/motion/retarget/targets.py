@@ -4,7 +4,10 @@
 The one affine map from the person's world to the robot's is ``scale · R(−heading₀) · (p − start)``
 with z measured from a floor level chosen so that a resting ankle maps to the height of the robot's
 foot body when its sole is flat on the floor; every target uses it, so the feet land flat and the
-rest of the body keeps its height above them. Orientation targets come from segment frames of
+rest of the body keeps its height above them. Each foot's targets then move up or down by what its
+own resting ankle is off that level: a person's two ankles rarely rest at one height (the G1's
+scale turned the 1.6 cm of an OMOMO subject into one planted foot 1.1 cm in the air, where the
+balance check does not count it as support). Orientation targets come from segment frames of
 the positions (``segment_frames``) times the body's orientation in the robot's standing pose.
 """
 
@@ -223,12 +226,16 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
     quats = np.empty((count, len(entries), 4))
     orientation_scale = np.ones((count, len(entries)))
     foot_entries: dict[str, list[int]] = {"left": [], "right": []}
+    # each foot on its own floor: its resting ankle at the robot's foot height
+    own_floor = {side: foot_rest_height[side] - (rest[ankle] - floor) * scale
+                 for side, ankle in ankles}
     for e, entry in enumerate(entries):
         track = mapped[:, names.index(entry.joint)]
         side = next((sd for sd, js in sides.items() if entry.joint in js), None)
         if side is not None:
             foot_entries[side].append(e)
-            rest_z = (rest[entry.joint] - floor) * scale
+            track = track + [0.0, 0.0, own_floor[side]]
+            rest_z = (rest[entry.joint] - floor) * scale + own_floor[side]
             track = lock_contacts(track, contact[side], fps, rest_z=rest_z)
             orientation_scale[:, e] = np.where(contact[side], 1.0, SWING_ORIENTATION)
         positions[:, e] = track
