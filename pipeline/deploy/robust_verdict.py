@@ -27,6 +27,19 @@ def undecided(successes: list[bool], threshold: float = ROBUST_SUCCESS,
     return bool(centre - half <= threshold <= centre + half)
 
 
+def weakest_direction(figures: dict, min_success: float = ROBUST_SUCCESS) -> str:
+    """``, weakest kicked backward: 0.50 of 8`` for a push cell whose worst direction
+    (``by_direction``) is below ``min_success``; empty otherwise."""
+    sectors = figures.get("by_direction") or {}
+    if not sectors:
+        return ""
+    name = min(sectors, key=lambda k: sectors[k]["success_rate"])
+    worst = sectors[name]
+    if worst["success_rate"] >= min_success:
+        return ""
+    return f", weakest kicked {name}: {worst['success_rate']:.2f} of {worst['episodes']}"
+
+
 def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:
     """ROBUST or not, and what the network adds over replaying the reference, from a stress report's
     cells.
@@ -40,7 +53,7 @@ def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dic
     standard = [r for r in rows if r["standard"]]
     nominal = next((r for r in rows if r["family"] == NOMINAL), None)
     short = [f"{r['family']} {r['label']}: {r['policy']['success_rate']:.2f}"
-             + where_episodes_fail(r["policy"])
+             + where_episodes_fail(r["policy"]) + weakest_direction(r["policy"], min_success)
              for r in standard if not r["policy"]["success_rate"] >= min_success]
     robust = bool(standard) and not short
     replay_short = [r for r in standard if not r["replay"]["success_rate"] >= min_success]
