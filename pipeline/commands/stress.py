@@ -35,8 +35,10 @@ from ..hooks.specs import hookimpl
               help="Seed of push times/directions and encoder errors.")
 @click.option("--video", is_flag=True,
               help="Render the standard push: videos/stress_push.mp4 (policy), "
-                   "stress_push_replay.mp4 (no policy). Without it, those of an earlier stress "
-                   "test are removed (they would pass for this one's).")
+                   "stress_push_replay.mp4 (no policy), both from the first start, and "
+                   "stress_push_failure.mp4 (the policy's first failed start, when that is "
+                   "another). Without it, those of an earlier stress test are removed (they "
+                   "would pass for this one's).")
 @pass_host
 def stress_command(host: PluginHost, run_dir: str, mjcf: str | None, starts: int,
                    standard_starts: int | None, confirm_starts: int | None, window: float,

@@ -138,7 +138,9 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     """Run every cell × controller × start of ``plan`` and return the stress report.
 
     ``record_video_of``: a cell whose first start's policy and replay episodes keep their frames
-    (``_frames`` in the returned dict, with ``_setup``), for a video.
+    (``_frames`` in the returned dict, with ``_setup``), for a video; when the policy's first start
+    succeeds and another fails, the first failing one is played again for its frames
+    (``_frames["failure"]``; its start step in ``failure_video_start_step``).
     """
     t0 = time.perf_counter()
     setup = prepare(onnx_path, mjcf_path, plan.physics_hz, servo=True)
@@ -168,11 +170,14 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     causes: dict[tuple[Cell, str], Counter] = {}
     frames: dict[str, list] = {}
 
+    def at_rate(hz: float) -> None:
+        substeps = max(1, int(round(setup.control_dt * hz)))
+        setup.robot.model.opt.timestep = setup.control_dt / substeps
+
     def run(groups: dict[float, _Episodes], starts, per_start, video: Cell | None) -> None:
         bar = _progress(sum(len(g.cells) for g in groups.values()) * window, progress)
         for hz, group in groups.items():
-            setup.robot.model.opt.timestep = setup.control_dt / max(
-                1, int(round(setup.control_dt * hz)))
+            at_rate(hz)
             for cell, controller, record in _run_group(setup, group, starts, window, per_start,
                                                        unit, rng, video, frames, bar):
                 records.setdefault((cell, controller), []).append(record)
@@ -192,8 +197,11 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
                 group.start_index += range(first, first + count)
         return groups
 
-    run(episodes_of(plan_cells, lambda cell: (0, verdict_count) if verdict_reads(cell)
-                    else (verdict_count, plan.starts)), starts, per_start, record_video_of)
+    def first_count(cell: Cell) -> tuple[int, int]:
+        """The first start index of ``cell``'s episodes and their count."""
+        return (0, verdict_count) if verdict_reads(cell) else (verdict_count, plan.starts)
+
+    run(episodes_of(plan_cells, first_count), starts, per_start, record_video_of)
     # a standard cell too near the threshold to tell: more starts, pooled with the first
     confirm_count = 3 * verdict_count if plan.confirm_starts is None else plan.confirm_starts
     confirmed = [cell for cell in plan_cells if cell.standard and undecided(
@@ -204,6 +212,17 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
                                                     len(meta["joint_names"]), rng)
         run(episodes_of(confirmed, lambda cell: (0, confirm_count)), confirm_steps,
             confirm_draws, None)
+    failure_step = None
+    if record_video_of is not None:
+        first, count = first_count(record_video_of)
+        failed = [r["failure"] is not None for r in records[(record_video_of, "policy")][:count]]
+        if not failed[0] and any(failed):
+            # the same start, push and (for a push cell, noiseless) encoders: the same episode
+            again, watch = {}, first + failed.index(True)
+            at_rate(physics_hz_of(record_video_of, plan.physics_hz, model_timestep))
+            _run_group(setup, _Episodes([record_video_of], ["policy"], [watch]), starts, window,
+                       per_start, unit, rng, record_video_of, again, None, watch_start=watch)
+            frames["failure"], failure_step = again["policy"], int(starts[watch])
     setup.robot.model.opt.timestep = timestep
     tracked = setup.index["tracked"]
     body_names = tuple(meta["body_names"][int(i)] for i in tracked)
@@ -238,6 +257,7 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     report["wall_s"] = time.perf_counter() - t0
     if record_video_of is not None:
         report["_frames"], report["_setup"] = frames, setup
+        report["failure_video_start_step"] = failure_step
     return report
 
 
@@ -320,9 +340,10 @@ class Actuation:
 def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window: int,
                per_start: dict,
                unit: float, rng: np.random.Generator, video_cell: Cell | None, frames: dict,
-               bar) -> list[tuple[Cell, str, dict]]:
+               bar, watch_start: int = 0) -> list[tuple[Cell, str, dict]]:
     """Run one physics rate's episodes side by side; returns (cell, controller, episode record) per
-    env."""
+    env. The policy's and the replay's episodes of ``video_cell`` from start ``watch_start`` keep
+    their frames in ``frames``."""
     robot, meta, ref = setup.robot, setup.meta, setup.reference
     n = len(group.cells)
     substeps = int(round(setup.control_dt / robot.model.opt.timestep))
@@ -351,7 +372,8 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
                              reference_body_pos=ref["body_pos_w"][:, setup.index["tracked"]],
                              max_episode_steps=window)
     last = ref["joint_pos"].shape[0] - 1
-    watched = [i for i in range(n) if group.cells[i] == video_cell and group.start_index[i] == 0
+    watched = [i for i in range(n) if group.cells[i] == video_cell
+               and group.start_index[i] == watch_start
                and group.controllers[i] in ("policy", "replay")]
     keep = np.zeros(n, bool)
     keep[watched] = True  # a video shows the whole window, the fall included
@@ -443,8 +465,9 @@ def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> n
 # -- a run directory ------------------------------------------------------------------------------
 VIDEO_CELL = Cell("push", FAMILIES["push"].standard[0])
 """The cell the stress videos show: the standard push."""
-STRESS_VIDEOS = ("stress_push.mp4", "stress_push_replay.mp4")
-"""In ``VIDEO_DIR``: the policy's and the replay's episode of ``VIDEO_CELL``."""
+STRESS_VIDEOS = ("stress_push.mp4", "stress_push_replay.mp4", "stress_push_failure.mp4")
+"""In ``VIDEO_DIR``: the policy's and the replay's episode of ``VIDEO_CELL`` from its first start,
+and the policy's first failed episode there when that start did not fail."""
 
 
 def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = StressPlan(), *,
@@ -453,7 +476,8 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
     """The stress test of a run's export/policy.onnx on ``mjcf``: writes ``stress.json`` (and, with
     ``video``, ``videos/stress_push.mp4`` and ``videos/stress_push_replay.mp4``: the first start
     under the standard push, the policy and replaying the reference, each with the reference as a
-    ghost)."""
+    ghost; and ``videos/stress_push_failure.mp4``, the policy's first failed episode there, when
+    the first start's did not fail)."""
     from ..atomic import atomic_write_text
     from .onnx_policy import load_policy
     from .planar import is_planar_policy
@@ -477,9 +501,13 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
         from .sim2sim import render_episode
 
         videos = {}
-        for controller, name in zip(("policy", "replay"), STRESS_VIDEOS, strict=True):
+        for controller, name in zip(("policy", "replay", "failure"), STRESS_VIDEOS, strict=True):
             if controller in frames:
                 title = f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}, {controller}"
+                if controller == "failure":
+                    start_s = report["failure_video_start_step"] * setup.control_dt
+                    title = (f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}, policy, "
+                             f"a failed episode (from {start_s:.1f} s)")
                 path = render_episode(setup, frames[controller], run_dir / VIDEO_DIR / name,
                                       title=title)
                 if path is not None:

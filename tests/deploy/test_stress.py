@@ -152,6 +152,31 @@ def test_every_pushed_episode_is_counted_in_one_direction(zero_stress):
         name: s["success_rate"] for name, s in standard["policy"]["by_direction"].items()}
 
 
+def test_a_start_played_again_alone_is_the_same_episode(zero_policy):
+    """The failure video plays the first failed start of the standard push again, alone: it must be
+    the episode the table counted (same start, push, physics), not a look-alike."""
+    setup = prepare(zero_policy, Q1_XML, 500.0, servo=True)
+    rng = np.random.default_rng(5)
+    window = 60
+    steps, draws = stress._draw_starts(4, setup.reference["joint_pos"].shape[0], window,
+                                       len(setup.meta["joint_names"]), rng)
+    cell = Cell("push", 0.4)  # hard enough to fail some starts
+    batch = stress._Episodes([cell] * 4, ["policy"] * 4, [0, 1, 2, 3])
+    args = (steps, window, draws, 2.0, rng)
+    together = stress._run_group(setup, batch, *args, cell, {}, None)
+    failed = [i for i, (_, _, record) in enumerate(together) if record["failure"] is not None]
+    assert failed  # the case: a start that fails
+    frames: dict = {}
+    alone = stress._run_group(setup, stress._Episodes([cell], ["policy"], [failed[-1]]), *args,
+                              cell, frames, None, watch_start=failed[-1])
+    keys = ("failure", "length", "push_direction")
+    again, counted = alone[0][2], together[failed[-1]][2]
+    assert {k: again[k] for k in keys} == {k: counted[k] for k in keys}
+    # summed in another order: equal to the last bits
+    assert again["mpkpe_m"] == pytest.approx(counted["mpkpe_m"], rel=1e-9)
+    assert len(frames["policy"]) == window  # its frames kept, the fall included
+
+
 def test_the_cells_the_verdict_reads_run_twice_the_starts_of_a_graded_level(zero_stress):
     """ROBUST is decided at success 0.9 by the standard levels, where one episode in 16 moves a cell
     by 0.06: those cells (and nominal) get twice the starts of the graded levels."""
