@@ -8,6 +8,7 @@ import numpy as np
 
 from ..evaluate.metrics import ROBUST_SUCCESS, tracking_verdict, where_episodes_fail
 from .perturbations import NOMINAL
+from .push_direction import weakest_direction
 
 CONFIRM_Z = 1.645
 """A standard cell is ``undecided`` while the 90 % Wilson interval of its policy success holds
@@ -25,19 +26,6 @@ def undecided(successes: list[bool], threshold: float = ROBUST_SUCCESS,
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return bool(centre - half <= threshold <= centre + half)
-
-
-def weakest_direction(figures: dict, min_success: float = ROBUST_SUCCESS) -> str:
-    """``, weakest kicked backward: 0.50 of 8`` for a push cell whose worst direction
-    (``by_direction``) is below ``min_success``; empty otherwise."""
-    sectors = figures.get("by_direction") or {}
-    if not sectors:
-        return ""
-    name = min(sectors, key=lambda k: sectors[k]["success_rate"])
-    worst = sectors[name]
-    if worst["success_rate"] >= min_success:
-        return ""
-    return f", weakest kicked {name}: {worst['success_rate']:.2f} of {worst['episodes']}"
 
 
 def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:

@@ -79,14 +79,11 @@ from .perturbations import (
     physics_hz_of,
     push_speed_unit,
 )
+from .push_direction import PUSH_DIRECTIONS, by_push_direction, push_directions_line, push_sector
 from .robust_verdict import robustness_verdict, undecided
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")
-PUSH_DIRECTIONS = ("forward", "left", "backward", "right")
-"""Where a push points relative to the robot's heading when it lands: four 90° sectors centred on
-forward (the robot shoved from behind), left, backward and right."""
-
 PUSH_WINDOW = (0.25, 0.5)
 """A push lands at a time in this fraction of the episode window (then it has at least half of it to
 recover)."""
@@ -424,24 +421,6 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     return [(group.cells[i], group.controllers[i], metrics.episodes[i]) for i in range(n)]
 
 
-def push_sector(angle: np.ndarray) -> np.ndarray:
-    """The ``PUSH_DIRECTIONS`` index of kicks at ``angle`` rad from the robot's heading
-    (counter-clockwise seen from above, as yaw)."""
-    turns = np.mod(np.asarray(angle, dtype=np.float64) / (2 * np.pi) + 1 / 8, 1.0)
-    return np.minimum((turns * 4).astype(np.int64), 3)
-
-
-def by_push_direction(records: list[dict]) -> dict[str, dict]:
-    """Episodes and success rate per ``PUSH_DIRECTIONS`` sector of a push cell's episodes (a sector
-    no push pointed to is left out)."""
-    out = {}
-    for name in PUSH_DIRECTIONS:
-        ok = [r["failure"] is None for r in records if r.get("push_direction") == name]
-        if ok:
-            out[name] = {"episodes": len(ok), "success_rate": float(np.mean(ok))}
-    return out
-
-
 def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> np.ndarray:
     """The policy's actions [N, J] for N observations, in chunks of the graph's batch size when it
     is fixed."""
@@ -567,21 +546,6 @@ def format_table(report: dict) -> str:
     lines.append(f"{verdict['label'].upper()}: {verdict['reason']}")
     lines.append(verdict["sentence"])
     return "\n".join(lines)
-
-
-def push_directions_line(report: dict) -> str | None:
-    """One line on the standard push's success by where it points, the policy beside replaying the
-    reference (None without a standard push cell)."""
-    push = next((row for row in report["cells"] if row["standard"] and row["family"] == "push"),
-                None)
-    if push is None or not push["policy"].get("by_direction"):
-        return None
-    replay = push["replay"].get("by_direction", {})
-    parts = [f"{name} {figures['success_rate']:.2f}"
-             + (f" ({replay[name]['success_rate']:.2f})" if name in replay else "")
-             for name, figures in push["policy"]["by_direction"].items()]
-    return (f"standard push ({push['label']}) by where it points, policy (replay): "
-            + ", ".join(parts))
 
 
 def main(argv: list[str] | None = None) -> int:

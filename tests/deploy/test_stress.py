@@ -13,7 +13,7 @@ from torch import nn
 from torch_free import run_sim2sim_without_torch
 from tracking_run import Q1_XML, REPO
 
-from primebot.pipeline.deploy import stress
+from primebot.pipeline.deploy import push_direction, stress
 from primebot.pipeline.deploy.perturbations import FAMILIES, Cell, Conditions, apply_to_model, cells
 from primebot.pipeline.deploy.robust_verdict import robustness_verdict, undecided
 from primebot.pipeline.deploy.sim2sim import prepare
@@ -127,7 +127,7 @@ def test_a_push_is_named_by_where_it_points_from_the_robots_heading():
     quarter = np.pi / 2
     angles = np.array([0.0, quarter, np.pi, -quarter, 0.24 * np.pi, 0.26 * np.pi, 2 * np.pi - 0.1,
                        -np.pi, 7 * np.pi])
-    names = [stress.PUSH_DIRECTIONS[i] for i in stress.push_sector(angles)]
+    names = [push_direction.PUSH_DIRECTIONS[i] for i in push_direction.push_sector(angles)]
     assert names == ["forward", "left", "backward", "right", "forward", "left", "forward",
                      "backward", "backward"]
 
@@ -140,11 +140,11 @@ def test_every_pushed_episode_is_counted_in_one_direction(zero_stress):
             assert "by_direction" not in row["policy"]
             continue
         sectors = row["policy"]["by_direction"]
-        assert set(sectors) <= set(stress.PUSH_DIRECTIONS)
+        assert set(sectors) <= set(push_direction.PUSH_DIRECTIONS)
         assert sum(s["episodes"] for s in sectors.values()) == row["policy"]["episodes"]
         rate = sum(s["success_rate"] * s["episodes"] for s in sectors.values())
         assert rate / row["policy"]["episodes"] == pytest.approx(row["policy"]["success_rate"])
-    line = stress.push_directions_line(zero_stress)
+    line = push_direction.push_directions_line(zero_stress)
     assert line.startswith("standard push (") and line in stress.format_table(zero_stress)
     summary, _ = stress.stage_summary(zero_stress)
     standard = next(r for r in zero_stress["cells"] if r["family"] == "push" and r["standard"])
