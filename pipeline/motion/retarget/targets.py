@@ -226,16 +226,16 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
     quats = np.empty((count, len(entries), 4))
     orientation_scale = np.ones((count, len(entries)))
     foot_entries: dict[str, list[int]] = {"left": [], "right": []}
-    # each foot on its own floor: its resting ankle at the robot's foot height
-    own_floor = {side: foot_rest_height[side] - (rest[ankle] - floor) * scale
-                 for side, ankle in ankles}
+    # each foot on its own floor: the shift that puts its resting ankle at the robot's foot height
+    foot_shift = {side: foot_rest_height[side] - (rest[ankle] - floor) * scale
+                  for side, ankle in ankles}
     for e, entry in enumerate(entries):
         track = mapped[:, names.index(entry.joint)]
         side = next((sd for sd, js in sides.items() if entry.joint in js), None)
         if side is not None:
             foot_entries[side].append(e)
-            track = track + [0.0, 0.0, own_floor[side]]
-            rest_z = (rest[entry.joint] - floor) * scale + own_floor[side]
+            track = track + [0.0, 0.0, foot_shift[side]]
+            rest_z = (rest[entry.joint] - floor) * scale + foot_shift[side]
             track = lock_contacts(track, contact[side], fps, rest_z=rest_z)
             orientation_scale[:, e] = np.where(contact[side], 1.0, SWING_ORIENTATION)
         positions[:, e] = track
