@@ -398,9 +398,10 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
         targets[statue] = hold[statue]
         sim.ctrl[:] = actuation.command(targets)
         due = pushed[push_step[pushed] == k]
-        sim.qvel[due, d:d + 2] += kick[due]
-        heading = yaw_angle(sim.qpos[due, a + 3:a + 7])
-        push_direction[due] = push_sector(per_start["push_angle"][index[due]] - heading)
+        if due.size:
+            sim.qvel[due, d:d + 2] += kick[due]
+            heading = yaw_angle(sim.qpos[due, a + 3:a + 7])
+            push_direction[due] = push_sector(per_start["push_angle"][index[due]] - heading)
         # a finished episode's robot stays where it ended
         faults = sim.step(np.flatnonzero(running | keep))
         after = np.minimum(t + 1, last)
