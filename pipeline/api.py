@@ -46,6 +46,7 @@ from .motion.format import Motion, file_sha256, load_motion, save_motion
 from .registry import Register, Registry
 from .report.page import headline_metrics
 from .report.tables import metrics_headline, metrics_summary
+from .robot.mirror import JointMirror, joint_mirror
 from .robot.model import (
     RobotIndices,
     apply_spec_actuators,
@@ -89,6 +90,7 @@ from .rundir import (
 )
 from .sim.env import StepResult, VecEnv
 from .sim.observation_terms import (
+    MIRROR_KINDS,
     ObservationGroup,
     ObservationLayout,
     ObservationSlot,
@@ -167,7 +169,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "robots": (
         "RobotSpec", "RobotIndices", "get_robot", "load_robot_model", "robot_indices",
-        "compile_mjcf", "check_robot_model", "apply_spec_actuators", "pd_gains",
+        "compile_mjcf", "check_robot_model", "apply_spec_actuators", "pd_gains", "JointMirror",
+        "joint_mirror",
     ),
     "motions": (
         "Motion", "load_motion", "save_motion", "file_sha256", "validate_motion_file",
@@ -184,8 +187,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # observation, reward and termination terms
     "terms": (
         "ObservationTerm", "ObservationSlot", "ObservationLayout", "ObservationGroup",
-        "appended_noise", "appended_slots", "RewardTerm", "RewardManager", "TerminationTerm",
-        "TerminationManager",
+        "MIRROR_KINDS", "appended_noise", "appended_slots", "RewardTerm", "RewardManager",
+        "TerminationTerm", "TerminationManager",
     ),
     "devices": (
         "Backend", "Availability", "ResolvedDevice", "probe_device",

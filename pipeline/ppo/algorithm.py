@@ -22,6 +22,7 @@ from .config import PPOConfig
 from .networks import ActorCritic
 from .normalizer import EmpiricalNormalizer, Reducer
 from .storage import RolloutStorage
+from .symmetry import Mirror
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +50,7 @@ class PPO:
         compile_update: bool = False,
         reduce: Reducer | None = None,
         world_size: int = 1,
+        mirror: tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> None:
         if noise not in ("host", "device"):
             raise ValueError(f"noise must be 'host' or 'device', not {noise!r}")
@@ -79,6 +81,10 @@ class PPO:
         self.scaler = _grad_scaler(device) if autocast_dtype == torch.float16 else None
         self.reduce = reduce
         self.world_size = world_size
+        self.mirror = (None if mirror is None else
+                       Mirror(*mirror, num_obs, self.num_actions, self.obs_normalizer, device))
+        """With ``(observation, action)`` mirrors (``VecEnv.mirror``), the policy loss is taken
+        over each sample and its mirror image too (symmetry.py)."""
         self.nonfinite: list[str] = []
         """What went non-finite in the last ``update`` (empty when all is well)."""
 
@@ -164,16 +170,23 @@ class PPO:
     def losses(self, batch) -> dict[str, torch.Tensor]:
         """The PPO losses of one mini-batch (float32 even under autocast)."""
         cfg = self.cfg
-        mean, values = (self._compiled_forward or self._forward)(batch.obs, batch.critic_obs,
-                                                                 self.autocast_dtype)
-        log_std = self.actor_critic.action_log_std().expand_as(mean)
-        new_log_probs = gaussian.log_prob(batch.actions, mean, log_std)
-        log_ratio = new_log_probs - batch.log_probs
-        ratio = torch.exp(log_ratio)
-        pg_loss1 = -batch.advantages * ratio
-        pg_loss2 = -batch.advantages * torch.clamp(ratio, 1.0 - cfg.clip_param,
-                                                   1.0 + cfg.clip_param)
+        obs, actions, old_log_probs, advantages = (batch.obs, batch.actions, batch.log_probs,
+                                                   batch.advantages)
+        if self.mirror is not None:  # the samples, then their mirror images (symmetry.py)
+            obs = torch.cat([obs, self.mirror.observations(obs)])
+            actions = torch.cat([actions, self.mirror.actions(actions)])
+            old_log_probs = torch.cat([old_log_probs, old_log_probs])
+            advantages = torch.cat([advantages, advantages])
+        all_mean, values = (self._compiled_forward or self._forward)(obs, batch.critic_obs,
+                                                                     self.autocast_dtype)
+        log_std = self.actor_critic.action_log_std().expand_as(all_mean)
+        new_log_probs = gaussian.log_prob(actions, all_mean, log_std)
+        ratio = torch.exp(new_log_probs - old_log_probs)
+        pg_loss1 = -advantages * ratio
+        pg_loss2 = -advantages * torch.clamp(ratio, 1.0 - cfg.clip_param, 1.0 + cfg.clip_param)
         pg_loss = torch.max(pg_loss1, pg_loss2).mean()
+        originals = len(batch.obs)
+        mean, log_std, ratio = all_mean[:originals], log_std[:originals], ratio[:originals]
         if cfg.use_clipped_value_loss:
             v_clipped = batch.values + torch.clamp(values - batch.values, -cfg.clip_param,
                                                    cfg.clip_param)

@@ -85,6 +85,9 @@ class PPOConfig:
     """Clip the value update around the rollout's values (as the policy ratio)."""
     normalize_advantage: bool = True
     """Standardise advantages over the rollout."""
+    symmetry: bool = False
+    """Take the policy loss over each sample and its left-right mirror image too (``symmetry.py``;
+    the task's env says how its observations and actions mirror, ``VecEnv.mirror``)."""
     mixed_precision: str = "auto"
     """Autocast in the update: 'auto' (on where the device runs the autocast dtype natively: an
     accelerator, a CPU with bf16 instructions), 'on' or 'off'."""

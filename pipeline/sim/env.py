@@ -80,6 +80,15 @@ class VecEnv(ABC):
         conditions. The default ignores it.
         """
 
+    def mirror(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """The left-right mirror image of a policy observation and of an action, each as
+        ``(source, sign)``: ``sign · x[..., source]`` (``ppo.symmetry``, docs/training.md). The
+        default: this env has none."""
+        from ..errors import ConfigError
+
+        raise ConfigError(f"{type(self).__name__} does not say how its observations and actions "
+                          "mirror", fix="train without ppo.symmetry")
+
     def state_dict(self) -> dict[str, Any]:
         """RNG and sampler state needed to resume bit-for-bit (numpy arrays and scalars only)."""
         return {}

@@ -40,9 +40,26 @@ class ObservationTerm:
     """Columns the term fills: a number, or a function of the task's state (e.g. 2 per joint)."""
     description: str = ""
     default_params: Mapping[str, Any] = field(default_factory=dict)
+    mirror: str = ""
+    """What the term's values become in the robot's left-right mirror image (``MIRROR_KINDS``;
+    ``ppo.symmetry``, docs/training.md): empty when the term does not say, and then a policy that
+    sees it trains without symmetry."""
 
     def width(self, state: Any) -> int:
         return int(self.size(state) if callable(self.size) else self.size)
+
+
+MIRROR_KINDS = {
+    "joints": "blocks of one value per policy joint: each taken from its mirror partner, negated "
+              "for a roll or yaw joint",
+    "rotation": "the first two columns of a rotation matrix between two frames of the robot's "
+                "sagittal plane (r00 r01 r10 r11 r20 r21): M R M with M = diag(1, -1, 1)",
+    "polar": "a position or linear velocity in such a frame: y negated",
+    "axial": "an angular velocity in such a frame: x and z negated",
+    "invariant": "unchanged (a time, a phase, a height)",
+}
+"""How an observation term changes in the mirror image (``ObservationTerm.mirror``)."""
+_MIRROR_SIGNS = {"rotation": (1, -1, -1, 1, 1, -1), "polar": (1, -1, 1), "axial": (-1, 1, -1)}
 
 
 @dataclass(frozen=True)
@@ -100,6 +117,35 @@ class ObservationGroup:
         self.buffer = np.zeros((num_envs, self.layout.size), np.float32)
         self._slices = [self.layout.slice(name) for name, _, _ in self.slots]
         self._noise = _NoiseSpan(self.layout, noise or {}, num_envs, rng) if noise else None
+
+    def mirror(self, joint_source: np.ndarray,
+               joint_sign: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(source, sign)`` over the whole vector: ``sign · obs[source]`` is the observation of
+        the robot's mirror image, given the policy joints' mirror (``joint_source``,
+        ``joint_sign``); a ``ConfigError`` naming a slot whose term does not say how it mirrors."""
+        joints = len(joint_source)
+        source, sign = [], []
+        for (name, term, _), cols in zip(self.slots, self._slices, strict=True):
+            width, start = cols.stop - cols.start, cols.start
+            kind = term.mirror
+            if kind == "joints" and width % joints == 0:
+                for block in range(start, cols.stop, joints):
+                    source.append(block + np.asarray(joint_source))
+                    sign.append(np.asarray(joint_sign, dtype=float))
+            elif kind in _MIRROR_SIGNS and width == len(_MIRROR_SIGNS[kind]):
+                source.append(np.arange(start, cols.stop))
+                sign.append(np.asarray(_MIRROR_SIGNS[kind], dtype=float))
+            elif kind == "invariant":
+                source.append(np.arange(start, cols.stop))
+                sign.append(np.ones(width))
+            else:
+                raise ConfigError(
+                    f"observation {name!r} (term {term.name!r}, {width} values) does not say how "
+                    f"it mirrors (mirror={kind!r})",
+                    fix="train without ppo.symmetry, or register the term with mirror= one of "
+                        f"{', '.join(MIRROR_KINDS)} (docs/training.md)",
+                )
+        return np.concatenate(source).astype(np.int64), np.concatenate(sign)
 
     def compute(self, state: Any) -> np.ndarray:
         """Fill the buffer from ``state`` (then the noise, if any) and return it."""

@@ -168,6 +168,7 @@ class OnPolicyRunner:
             compile_update=cfg.ppo.compile_update == "on",
             reduce=self.dist.all_reduce_sum if self.dist.enabled else None,
             world_size=self.dist.world_size,
+            mirror=env.mirror() if cfg.ppo.symmetry else None,
         )
 
     # -- collection -----------------------------------------------------------------

@@ -36,6 +36,7 @@ from primebot.pipeline.api import (
     VecEnv,
     appended_noise,
     appended_slots,
+    joint_mirror,
     quat_apply_inverse,
     quat_from_euler_xyz,
     quat_mul,
@@ -437,6 +438,21 @@ class TrackingEnv(VecEnv):
             summary.get("success_rate"), bool(verdict.get("tracked")), share
         ):
             self._apply_strength()
+
+    def mirror(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """The policy observation's and the action's mirror images (``VecEnv.mirror``): the joints'
+        from the robot's geometry (robot/mirror.py), each observation term's by its kind."""
+        info = self.model_info
+        joints = joint_mirror(info.model, info.indices, tuple(self.robot.joint_names),
+                              self._default_joint_pos)
+        scale = np.asarray(self.action_scale, dtype=np.float64)
+        if not np.allclose(scale[joints.source], scale, rtol=0.02):
+            j = int(np.argmax(np.abs(scale[joints.source] - scale)))
+            raise ConfigError(f"the action scale of {self.robot.joint_names[j]} differs from its "
+                              "mirror partner's: the servos are not left-right symmetric",
+                              fix="train without ppo.symmetry")
+        obs = self.policy_observations.mirror(joints.source, joints.sign)
+        return obs, (joints.source, joints.sign)
 
     def _encoder_bias(self) -> np.ndarray | None:
         """What the joint encoders add to every reading the policy gets [N, J] (None: nothing)."""
