@@ -5,11 +5,13 @@ Training can learn from every transition twice, as it happened and as its mirror
 (``ppo.symmetry``, docs/training.md). That needs, for each policy joint, the joint that plays its
 part on the other side. Names are not trusted for it (a model's names are data, and "l_"/"left"
 conventions vary); the model's kinematics say it: with every joint at zero, the root at the origin,
-a joint's partner is the one whose anchor is the mirror image of its own through the root frame's
-x–z plane, about the mirrored axis. An axis is a rotation (an axial vector), so its mirror image is
-(−x, y, −z): a hinge whose mirrored axis is its partner's turns the same way on both sides (a
-pitch joint, sign +1); one whose mirrored axis is opposite turns the other way (a roll or yaw
-joint, sign −1). A joint on the plane (a waist) is its own partner.
+a joint's partner is the one whose axis is the mirror image of its own through the root frame's
+x–z plane (the line, and of the lines that fit, the one whose anchor is nearest the mirrored
+anchor: a left and a right hip pitch share one line). An axis is a rotation (an axial vector), so
+its mirror image is (−x, y, −z): a hinge whose mirrored axis is its partner's turns the same way
+on both sides (a pitch joint, sign +1); one whose mirrored axis is opposite turns the other way (a
+roll or yaw joint, sign −1; and a pitch joint of a model that defines its right side's axes
+opposite to its left's, as the OP3 does). A joint on the plane (a waist) is its own partner.
 """
 
 from __future__ import annotations
@@ -81,14 +83,17 @@ def joint_mirror(model: mujoco.MjModel, indices: RobotIndices, joint_names: tupl
     sign = np.empty(len(anchors))
     for j in range(len(anchors)):
         image, axis = anchors[j] * REFLECT, axes[j] * REFLECT_AXIAL
-        distance = np.linalg.norm(anchors - image, axis=1)
+        offset = anchors - image
+        distance = np.linalg.norm(offset, axis=1)
+        # a hinge is its axis line: an anchor anywhere along it is the same joint
+        off_line = np.linalg.norm(offset - np.sum(offset * axes, axis=1)[:, None] * axes, axis=1)
         alignment = axes @ axis
-        fits = np.flatnonzero((distance <= tolerance) & (np.abs(alignment) >= AXIS_TOLERANCE))
+        fits = np.flatnonzero((off_line <= tolerance) & (np.abs(alignment) >= AXIS_TOLERANCE))
         if len(fits) == 0:
             raise RobotError(
-                f"joint {joint_names[j]!r} has no mirror partner: no joint sits at its mirror "
-                f"image through the root's x–z plane ({tolerance * 100:.1f} cm) about the "
-                "mirrored axis",
+                f"joint {joint_names[j]!r} has no mirror partner: no joint's axis is the mirror "
+                f"image of its own through the root's x–z plane (within {tolerance * 100:.1f} cm "
+                "and 8°)",
                 fix="ppo.symmetry needs a left-right symmetric robot; train without it",
             )
         best = fits[np.argmin(distance[fits])]

@@ -4,10 +4,12 @@ MuJoCo: the mirror of what q1 observes is what its mirror image observes, step a
 from __future__ import annotations
 
 import copy
+import types
 
 import mujoco
 import numpy as np
 import pytest
+from tracking_run import WAVE
 
 from primebot.pipeline.errors import RobotError
 from primebot.pipeline.hooks.host import load_plugins
@@ -15,8 +17,6 @@ from primebot.pipeline.motion.format import load_motion
 from primebot.pipeline.motion.trajectory import motion_from_trajectory
 from primebot.pipeline.robot.mirror import joint_mirror
 from primebot.pipeline.robot.model import load_robot_model, robot_indices
-
-from tracking_run import WAVE
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +96,35 @@ def test_the_mirror_of_an_observation_is_what_the_mirrored_robot_observes(regist
     finally:
         for env in envs:
             env.close()
+
+
+MIRRORED_CONVENTIONS = """
+<mujoco>
+  <worldbody>
+    <body name="torso" pos="0 0 1">
+      <freejoint/>
+      <geom type="box" size="0.1 0.15 0.2"/>
+      <body name="head" pos="0.01 0.02 0.25">
+        <joint name="neck_tilt" axis="0 1 0"/>  <!-- off the plane, its axis line on it -->
+        <geom type="sphere" size="0.05"/>
+      </body>
+      <body name="arm_a" pos="0 0.2 0.1">
+        <joint name="a_pitch" axis="0 1 0"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.03"/>
+      </body>
+      <body name="arm_b" pos="0 -0.2 0.1">
+        <joint name="b_pitch" axis="0 -1 0"/>  <!-- the right side's axis defined the other way -->
+        <geom type="capsule" fromto="0 0 0 0 0 -0.2" size="0.03"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def test_the_mirror_comes_from_axis_lines_whatever_the_names_and_axis_conventions():
+    model = mujoco.MjModel.from_xml_string(MIRRORED_CONVENTIONS)
+    indices = types.SimpleNamespace(root_qpos_adr=0, root_body_id=1, joint_ids=np.array([1, 2, 3]))
+    names = ("neck_tilt", "a_pitch", "b_pitch")
+    mirror = joint_mirror(model, indices, names, np.zeros(3))
+    assert mirror.describe(names) == ["neck_tilt ↔ itself", "a_pitch ↔ b_pitch (angle negated)"]
