@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import RobotError
 from .camera import CameraConfig
 from .kinematics import geom_vertical_extent, robot_geoms
+from .mirror import joint_mirror
 from .model import apply_spec_actuators, compile_mjcf, robot_indices
 from .model_checks import robot_problems
 from .spec import PER_JOINT_FIELDS, RobotSpec
@@ -288,8 +289,22 @@ def check_robot(spec: RobotSpec, *, simulate: bool = True) -> list[Finding]:
         findings += _floor_and_height(model, spec, ix, key)
     if simulate and not any(p.check in ("floor", "actuators") for p in problems):
         findings.append(_standing_under_pd(model, spec, ix, key))
+    findings.append(_mirror(model, spec, ix))
     findings.append(_camera(model))
     return findings
+
+
+def _mirror(model, spec: RobotSpec, indices) -> Finding:
+    """Whether training can learn from mirror images (``ppo.symmetry``, robot/mirror.py)."""
+    try:
+        mirror = joint_mirror(model, indices, spec.joint_names, spec.default_joint_pos)
+    except RobotError as exc:
+        return Finding("mirror", "info",
+                       f"not left-right symmetric, so no ppo.symmetry: {str(exc).splitlines()[0]}")
+    pairs = int((mirror.source != np.arange(len(mirror.source))).sum()) // 2
+    return Finding("mirror", "info", f"left-right symmetric from its geometry: {pairs} joint "
+                   f"pairs, {len(mirror.source) - 2 * pairs} on the plane; ppo.symmetry can "
+                   "train it (docs/training.md)")
 
 
 def require_passing(spec: RobotSpec, findings: list[Finding]) -> None:

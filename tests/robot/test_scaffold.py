@@ -81,6 +81,8 @@ def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, c
         and checks["actuators"] == "ok"
         and checks["camera"] == "info"
     )
+    mirror = next(f["detail"] for f in json.loads(out) if f["check"] == "mirror")
+    assert mirror.startswith("left-right symmetric from its geometry"), mirror
 
 
 def test_robots_new_refuses_a_non_empty_folder_and_a_bad_name(tmp_path, capsys, clean_env):
