@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ConfigError
+
 
 @dataclass
 class StepResult:
@@ -84,8 +86,6 @@ class VecEnv(ABC):
         """The left-right mirror image of a policy observation and of an action, each as
         ``(source, sign)``: ``sign · x[..., source]`` (``ppo.symmetry``, docs/training.md). The
         default: this env has none."""
-        from ..errors import ConfigError
-
         raise ConfigError(f"{type(self).__name__} does not say how its observations and actions "
                           "mirror", fix="train without ppo.symmetry")
 

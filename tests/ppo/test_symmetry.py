@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from primebot.pipeline.errors import ConfigError
 from primebot.pipeline.ppo.algorithm import PPO
 from primebot.pipeline.ppo.config import PPOConfig
 from primebot.pipeline.ppo.networks import ActorCritic
@@ -71,3 +72,11 @@ def test_the_policy_loss_is_taken_over_each_sample_and_its_mirror_image():
     for key in ("value", "approx_kl", "clip_fraction"):
         torch.testing.assert_close(with_mirror[key], plain[key])
     assert not torch.allclose(with_mirror["surrogate"], plain["surrogate"])
+
+
+def test_an_env_that_does_not_say_how_it_mirrors_refuses_symmetry_by_name():
+    from pointmass_task import DEFAULT_CONFIG, make_env
+
+    env = make_env(num_envs=2, seed=0, config=DEFAULT_CONFIG)
+    with pytest.raises(ConfigError, match="PointMassEnv does not say how its observations"):
+        env.mirror()
