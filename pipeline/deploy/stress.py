@@ -481,13 +481,12 @@ def stress_run_dir(run_dir: str | Path, mjcf: str | Path, plan: StressPlan = Str
         from .sim2sim import render_episode
 
         videos = {}
-        for controller, name in zip(("policy", "replay", "failure"), STRESS_VIDEOS, strict=True):
+        push = f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}"
+        failed_from = (report["failure_video_start_step"] or 0) * setup.control_dt
+        titles = {"policy": f"{push}, policy", "replay": f"{push}, replay",
+                  "failure": f"{push}, policy, a failed episode (from {failed_from:.1f} s)"}
+        for (controller, title), name in zip(titles.items(), STRESS_VIDEOS, strict=True):
             if controller in frames:
-                title = f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}, {controller}"
-                if controller == "failure":
-                    start_s = report["failure_video_start_step"] * setup.control_dt
-                    title = (f"stress: push {VIDEO_CELL.label(report['push_unit_m_s'])}, policy, "
-                             f"a failed episode (from {start_s:.1f} s)")
                 path = render_episode(setup, frames[controller], run_dir / VIDEO_DIR / name,
                                       title=title)
                 if path is not None:
