@@ -45,6 +45,7 @@ DEFAULT_PLUGINS: dict[str, str] = {
     "commands.export": "primebot.pipeline.commands.export",
     "commands.sim2sim": "primebot.pipeline.commands.sim2sim",
     "commands.stress": "primebot.pipeline.commands.stress",
+    "commands.compare": "primebot.pipeline.commands.compare",
     "commands.pipeline": "primebot.pipeline.commands.pipeline",
     "stages.builtin": "primebot.plugins.stages.builtin",
 }

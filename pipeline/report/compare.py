@@ -1,0 +1,250 @@
+"""Runs side by side (``primebot compare``): what their settings differ in and what each policy is
+worth.
+
+One column per run directory, one row per figure: the settings of ``args.yaml`` that differ between
+the runs, the training (iterations, minutes, and the verdict checks' success under the standard
+push: the median over all checks and over the last ten, the figure that says whether a change
+helped before the stress test does), the exported policy's iteration, sim2sim's verdict and error,
+the stress test's verdict, every standard level's success (replaying the reference in brackets)
+and the standard push by where it points. Results are read as report.html reads them
+(``currency.run_currency``): a result made from another policy than the run's current one is left
+out and the run's status row says so. Files are read as data only (JSON, YAML's safe loader, CSV)
+and every string printed from them is escaped (``printable``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigError
+from ..robot.model_names import printable
+from ..rundir import (
+    ARGS_FILE,
+    CSV_FILE,
+    EXPORT_DIR,
+    EXPORT_REPORT,
+    PIPELINE_FILE,
+    SIM2SIM_FILE,
+    STRESS_FILE,
+    read_args,
+)
+from ..train.log import complete_rows
+from .currency import run_currency
+
+MISSING = "—"
+PUSH_CHECK_COLUMN = "verdict/robust_success_rate"
+LAST_CHECKS = 10
+SKIPPED_SETTINGS = ("motion", "motion_sha256", "robot")
+"""``config`` keys with rows of their own."""
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2}")
+
+
+@dataclass
+class RunColumn:
+    """One run's figures, by row label."""
+
+    run_dir: Path
+    name: str
+    cells: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
+    """Flattened ``args.yaml`` config: dotted key → value as text."""
+
+
+def resolve_run_dir(path: str | Path) -> Path:
+    """``path`` itself when it is a run directory (it holds pipeline.json or args.yaml), else the
+    newest run directory below it (``--log-dir LOGS --run-name NAME`` puts each run in
+    LOGS/NAME/<timestamp>); a ``ConfigError`` naming it when there is none."""
+    path = Path(path)
+    if _is_run_dir(path):
+        return path
+    below = sorted((p for p in path.glob("*") if p.is_dir() and _is_run_dir(p)),
+                   key=lambda p: p.name) if path.is_dir() else []
+    if below:
+        return below[-1]
+    raise ConfigError(f"{path} is not a run directory: no {PIPELINE_FILE} or {ARGS_FILE} in it or "
+                      "in a folder below it",
+                      fix="pass the directory `primebot pipeline run` printed (\"run directory: "
+                          "…\")")
+
+
+def _is_run_dir(path: Path) -> bool:
+    return (path / PIPELINE_FILE).is_file() or (path / ARGS_FILE).is_file()
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def flatten(config: Any, prefix: str = "") -> dict[str, str]:
+    """Nested mappings as dotted keys → their values as compact text."""
+    if not isinstance(config, dict):
+        if not prefix:
+            return {}
+        return {prefix: config if isinstance(config, str)
+                else json.dumps(config, ensure_ascii=False, default=str)}
+    out: dict[str, str] = {}
+    for key, value in config.items():
+        out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number else None  # NaN is no figure
+
+
+def _training(column: RunColumn) -> None:
+    path = column.run_dir / CSV_FILE
+    if not path.is_file():
+        return
+    _, rows = complete_rows(path)
+    if not rows:
+        return
+    last = rows[-1]
+    iteration, elapsed = _number(last.get("iteration")), _number(last.get("elapsed_s"))
+    if iteration is not None:
+        column.cells["training"] = (f"{int(iteration)} it."
+                                    + (f" in {elapsed / 60:.1f} min" if elapsed is not None
+                                       else ""))
+    checks = [v for v in (_number(r.get(PUSH_CHECK_COLUMN)) for r in rows) if v is not None]
+    if checks:
+        column.cells["checks under the push: median, all / last ten"] = (
+            f"{statistics.median(checks):.2f} / {statistics.median(checks[-LAST_CHECKS:]):.2f} "
+            f"({len(checks)} checks)")
+
+
+def _sim2sim(column: RunColumn, doc: dict[str, Any]) -> None:
+    overall = doc.get("overall") or {}
+    verdict = overall.get("verdict") or {}
+    mpkpe, statue = _number(overall.get("mpkpe_m")), _number(overall.get("statue_mpkpe_m"))
+    success = _number(overall.get("success_rate"))
+    parts = [str(verdict.get("label", "")).upper() or MISSING]
+    if mpkpe is not None:
+        parts.append(f"{1000 * mpkpe:.0f} mm" + (f" (statue {1000 * statue:.0f})"
+                                                 if statue is not None else ""))
+    if success is not None:
+        parts.append(f"success {success:.2f}")
+    column.cells["sim2sim"] = ", ".join(parts)
+
+
+def _passes(figures: dict[str, Any], minimum: float) -> bool:
+    return (_number(figures.get("success_rate")) or 0.0) >= minimum
+
+
+def _stress(column: RunColumn, doc: dict[str, Any]) -> None:
+    verdict = doc.get("verdict") or {}
+    minimum = _number(verdict.get("min_success_rate")) or 0.9
+    standard = [c for c in doc.get("cells") or [] if c.get("standard")]
+    policy = sum(_passes(c.get("policy") or {}, minimum) for c in standard)
+    replay = sum(_passes(c.get("replay") or {}, minimum) for c in standard)
+    column.cells["stress"] = (f"{str(verdict.get('label', '')).upper() or MISSING}: "
+                              f"{policy} of {len(standard)} standard levels (replay {replay})")
+    for cell in standard:
+        mine, theirs = cell.get("policy") or {}, cell.get("replay") or {}
+        success = _number(mine.get("success_rate"))
+        if success is None:
+            continue
+        text = f"{success:.2f} of {mine.get('episodes', '?')}"
+        other = _number(theirs.get("success_rate"))
+        column.cells[f"  {cell.get('family')} {cell.get('label')}"] = (
+            text + (f" ({other:.2f})" if other is not None else ""))
+        sectors = mine.get("by_direction") or {}
+        if cell.get("family") == "push" and sectors:
+            column.cells["  push by direction: " + " / ".join(sectors)] = " / ".join(
+                f"{(_number(f.get('success_rate')) or 0.0):.2f}" for f in sectors.values())
+
+
+def _pipeline_status(pipeline: dict[str, Any]) -> str:
+    """``done in 24.8 min`` (every stage's time, retries included), or the status it has."""
+    status = str(pipeline.get("status", "pending"))
+    seconds = [_number(s.get("total_s")) for s in pipeline.get("stages") or []]
+    total = sum(s for s in seconds if s is not None)
+    return f"{status} in {total / 60:.1f} min" if total and status == "done" else status
+
+
+def read_run(run_dir: str | Path) -> RunColumn:
+    """One run directory's figures (see the module docstring)."""
+    run_dir = resolve_run_dir(run_dir)
+    name = run_dir.parent.name if _TIMESTAMP.fullmatch(run_dir.name) else run_dir.name
+    column = RunColumn(run_dir, name)
+    pipeline = _read_json(run_dir / PIPELINE_FILE)
+    try:
+        config = read_args(run_dir).get("config") or {}
+    except ConfigError:
+        config = {}
+    motion = config.get("motion") or (pipeline or {}).get("settings", {}).get("motion")
+    if motion:
+        column.cells["motion"] = Path(str(motion)).name
+    if config.get("robot"):
+        column.cells["robot"] = str(config["robot"])
+    column.settings = {k: v for k, v in flatten(config).items() if k not in SKIPPED_SETTINGS}
+    currency = run_currency(run_dir, pipeline)
+    status = [] if pipeline is None else [_pipeline_status(pipeline)]
+    if currency.staleness.stale:
+        status.append("stale, left out: " + ", ".join(sorted(
+            p for p in currency.staleness.stale if not p.endswith(".mp4"))))
+    if currency.staleness.unknown:
+        status.append(f"which results are current could not be checked: "
+                      f"{currency.staleness.unknown}")
+    column.cells["status"] = "; ".join(status) or "a run made by hand (no pipeline.json)"
+    _training(column)
+    exported = currency.read(f"{EXPORT_DIR}/{EXPORT_REPORT}")
+    if exported and exported.get("iteration") is not None:
+        column.cells["exported policy"] = f"iteration {exported['iteration']}"
+    sim2sim = currency.read(SIM2SIM_FILE)
+    if sim2sim:
+        _sim2sim(column, sim2sim)
+    stress = currency.read(STRESS_FILE)
+    if stress:
+        _stress(column, stress)
+    return column
+
+
+def comparison(columns: list[RunColumn]) -> list[tuple[str, list[str]]]:
+    """(row label, one value per run) rows: the settings that differ first, then the figures in the
+    order the runs have them."""
+    names = _unique_names(columns)
+    rows: list[tuple[str, list[str]]] = [("run", names)]
+    keys = list(dict.fromkeys(k for c in columns for k in c.settings))
+    differing = [k for k in keys if len({c.settings.get(k, MISSING) for c in columns}) > 1]
+    for key in differing:
+        rows.append((f"set {key}", [c.settings.get(key, MISSING) for c in columns]))
+    labels = list(dict.fromkeys(k for c in columns for k in c.cells))
+    rows += [(label, [c.cells.get(label, MISSING) for c in columns]) for label in labels]
+    return [(printable(label), [printable(v) for v in values]) for label, values in rows]
+
+
+def _unique_names(columns: list[RunColumn]) -> list[str]:
+    names = [c.name for c in columns]
+    return [f"{c.name} ({c.run_dir.name})" if names.count(c.name) > 1 else c.name
+            for c in columns]
+
+
+def format_comparison(rows: Iterable[tuple[str, list[str]]]) -> str:
+    """The rows as a text table, one column per run."""
+    rows = list(rows)
+    label_width = max(len(label) for label, _ in rows)
+    widths = [max(len(values[i]) for _, values in rows) for i in range(len(rows[0][1]))]
+    return "\n".join(
+        f"{label:<{label_width}}  " + "  ".join(f"{v:<{w}}" for v, w in zip(values, widths,
+                                                                            strict=True)).rstrip()
+        for label, values in rows)
+
+
+def comparison_json(rows: list[tuple[str, list[str]]]) -> dict[str, Any]:
+    """The rows for ``--json``: the runs' names and each row's values in their order."""
+    return {"runs": rows[0][1], "rows": [{"label": label.strip(), "values": values}
+                                         for label, values in rows[1:]]}
