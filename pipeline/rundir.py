@@ -3,6 +3,7 @@ args.yaml."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from pathlib import Path
@@ -91,6 +92,16 @@ def write_args(run_dir: str | Path, args: dict[str, Any]) -> Path:
     path = Path(run_dir) / ARGS_FILE
     atomic_write_text(path, yaml.safe_dump(args, sort_keys=False))
     return path
+
+
+def read_result(path: str | Path) -> dict[str, Any] | None:
+    """A JSON result file of a run directory (pipeline.json, sim2sim.json, …) as a mapping; None
+    when it is missing, unreadable or not a JSON object (read as data only)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def read_args(run_dir: str | Path) -> dict[str, Any]:

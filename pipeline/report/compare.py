@@ -33,6 +33,7 @@ from ..rundir import (
     SIM2SIM_FILE,
     STRESS_FILE,
     read_args,
+    read_result,
 )
 from ..train.log import complete_rows
 from .currency import run_currency
@@ -75,14 +76,6 @@ def resolve_run_dir(path: str | Path) -> Path:
 
 def _is_run_dir(path: Path) -> bool:
     return (path / PIPELINE_FILE).is_file() or (path / ARGS_FILE).is_file()
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def flatten(config: Any, prefix: str = "") -> dict[str, str]:
@@ -180,7 +173,7 @@ def read_run(run_dir: str | Path) -> RunColumn:
     run_dir = resolve_run_dir(run_dir)
     name = run_dir.parent.name if _TIMESTAMP.fullmatch(run_dir.name) else run_dir.name
     column = RunColumn(run_dir, name)
-    pipeline = _read_json(run_dir / PIPELINE_FILE)
+    pipeline = read_result(run_dir / PIPELINE_FILE)
     try:
         config = read_args(run_dir).get("config") or {}
     except ConfigError:

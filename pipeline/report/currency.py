@@ -17,11 +17,11 @@ after the page was written, and if it is killed the page stays as it is.
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..rundir import read_result
 from ..train.provenance import Staleness, covered, results, stale_results
 
 
@@ -42,7 +42,7 @@ class Currency:
         None."""
         if name not in self._docs:
             self._docs[name] = (
-                None if self.staleness.reason(name) else _read_json(self.run_dir / name)
+                None if self.staleness.reason(name) else read_result(self.run_dir / name)
             )
         return self._docs[name]
 
@@ -68,16 +68,6 @@ class Currency:
                          f"{html.escape(self.staleness.unknown)}"
                          "</div>")
         return f'<div class="verdict unknown stale">{"".join(items)}</div>' if items else ""
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def run_currency(run_dir: Path, pipeline: dict[str, Any] | None) -> Currency:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-import json
 import logging
 from importlib import resources
 from pathlib import Path
@@ -34,6 +33,7 @@ from ..rundir import (
     STRESS_FILE,
     VIDEO_DIR,
     read_args,
+    read_result,
 )
 from ..stages.record import format_duration
 from ..train.log import read_csv_rows
@@ -61,14 +61,10 @@ CARD_METRICS = (
 
 # -- reading the run directory ------------------------------------------------------
 def _read_json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        log.warning("report: %s is unreadable (%s)", path, exc)
-        return None
-    return data if isinstance(data, dict) else None
+    data = read_result(path)
+    if data is None and path.is_file():
+        log.warning("report: %s is unreadable or not a JSON object", path)
+    return data
 
 
 def headline_metrics(doc: dict[str, Any] | None) -> dict[str, Any]:

@@ -18,7 +18,6 @@ marked (but another run's result); beside one, a record that names no policy
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from ..rundir import (
     SIM2SIM_FILE,
     STRESS_FILE,
     VIDEO_DIR,
+    read_result,
     read_run_id,
 )
 
@@ -152,14 +152,6 @@ class Staleness:
         return ""
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def covered(record: str, document: dict[str, Any]) -> list[str]:
     """The paths a result record stands for: itself, all of ``export/`` for the bundle's record, and
     the videos it names."""
@@ -170,7 +162,7 @@ def covered(record: str, document: dict[str, Any]) -> list[str]:
 
 def results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     """The result records present in ``run_dir`` (relative path → its content)."""
-    found = {record: _read(Path(run_dir) / record) for record in RECORDS}
+    found = {record: read_result(Path(run_dir) / record) for record in RECORDS}
     return {record: document for record, document in found.items() if document is not None}
 
 
