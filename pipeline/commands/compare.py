@@ -19,7 +19,8 @@ def compare_command(run_dirs: tuple[str, ...], as_json: bool) -> None:
     logs/NAME). Rows: every `args.yaml` setting that differs between the
     runs; training iterations and minutes; the verdict checks' success under
     the standard push (median over all checks and over the last ten: did a
-    change help?); the exported policy's iteration; sim2sim's verdict and
+    change help?); the exported policy's iteration and the randomisation
+    strength it trained at; sim2sim's verdict and
     MPKPE against the statue's; the stress test's verdict, each standard
     level's success of N starts (replaying the reference in brackets) and
     the standard push by where it points. Results made from another policy

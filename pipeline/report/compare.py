@@ -4,7 +4,8 @@ worth.
 One column per run directory, one row per figure: the settings of ``args.yaml`` that differ between
 the runs, the training (iterations, minutes, and the verdict checks' success under the standard
 push: the median over all checks and over the last ten, the figure that says whether a change
-helped before the stress test does), the exported policy's iteration, sim2sim's verdict and error,
+helped before the stress test does), the exported policy's iteration and the curriculum's
+randomisation strength there, sim2sim's verdict and error,
 the stress test's verdict, every standard level's success (replaying the reference in brackets)
 and the standard push by where it points. Results are read as report.html reads them
 (``currency.run_currency``): a result made from another policy than the run's current one is left
@@ -40,6 +41,7 @@ from .currency import run_currency
 
 MISSING = "—"
 PUSH_CHECK_COLUMN = "verdict/robust_success_rate"
+STRENGTH_COLUMN = "randomization/strength"
 LAST_CHECKS = 10
 SKIPPED_SETTINGS = ("motion", "motion_sha256", "robot")
 """``config`` keys with rows of their own."""
@@ -99,13 +101,15 @@ def _number(value: Any) -> float | None:
     return number if number == number else None  # NaN is no figure
 
 
-def _training(column: RunColumn) -> None:
+def _training(column: RunColumn) -> dict[int, float]:
+    """Fill the training rows; returns the curriculum's randomisation strength at each iteration
+    that logged one."""
     path = column.run_dir / CSV_FILE
     if not path.is_file():
-        return
+        return {}
     _, rows = complete_rows(path)
     if not rows:
-        return
+        return {}
     last = rows[-1]
     iteration, elapsed = _number(last.get("iteration")), _number(last.get("elapsed_s"))
     if iteration is not None:
@@ -117,6 +121,12 @@ def _training(column: RunColumn) -> None:
         column.cells["checks under the push: median, all / last ten"] = (
             f"{statistics.median(checks):.2f} / {statistics.median(checks[-LAST_CHECKS:]):.2f} "
             f"({len(checks)} checks)")
+    strength = {}
+    for row in rows:
+        iteration, value = _number(row.get("iteration")), _number(row.get(STRENGTH_COLUMN))
+        if iteration is not None and value is not None:
+            strength[int(iteration)] = value
+    return strength
 
 
 def _sim2sim(column: RunColumn, doc: dict[str, Any]) -> None:
@@ -193,10 +203,14 @@ def read_run(run_dir: str | Path) -> RunColumn:
         status.append(f"which results are current could not be checked: "
                       f"{currency.staleness.unknown}")
     column.cells["status"] = "; ".join(status) or "a run made by hand (no pipeline.json)"
-    _training(column)
+    strength = _training(column)
     exported = currency.read(f"{EXPORT_DIR}/{EXPORT_REPORT}")
     if exported and exported.get("iteration") is not None:
-        column.cells["exported policy"] = f"iteration {exported['iteration']}"
+        iteration = exported["iteration"]
+        trained_at = strength.get(iteration) if isinstance(iteration, int) else None
+        column.cells["exported policy"] = f"iteration {iteration}" + (
+            f", trained at randomisation strength {trained_at:g}" if trained_at is not None
+            else "")
     sim2sim = currency.read(SIM2SIM_FILE)
     if sim2sim:
         _sim2sim(column, sim2sim)
