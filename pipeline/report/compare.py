@@ -93,6 +93,16 @@ def flatten(config: Any, prefix: str = "") -> dict[str, str]:
     return out
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a mapping, else {}: a file of the wrong shape shows as missing figures,
+    never as a traceback."""
+    return value if isinstance(value, dict) else {}
+
+
+def _mappings(value: Any) -> list[dict[str, Any]]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
 def _number(value: Any) -> float | None:
     try:
         number = float(value)
@@ -130,8 +140,8 @@ def _training(column: RunColumn) -> dict[int, float]:
 
 
 def _sim2sim(column: RunColumn, doc: dict[str, Any]) -> None:
-    overall = doc.get("overall") or {}
-    verdict = overall.get("verdict") or {}
+    overall = _mapping(doc.get("overall"))
+    verdict = _mapping(overall.get("verdict"))
     mpkpe, statue = _number(overall.get("mpkpe_m")), _number(overall.get("statue_mpkpe_m"))
     success = _number(overall.get("success_rate"))
     parts = [str(verdict.get("label", "")).upper() or MISSING]
@@ -148,15 +158,15 @@ def _passes(figures: dict[str, Any], minimum: float) -> bool:
 
 
 def _stress(column: RunColumn, doc: dict[str, Any]) -> None:
-    verdict = doc.get("verdict") or {}
+    verdict = _mapping(doc.get("verdict"))
     minimum = _number(verdict.get("min_success_rate")) or 0.9
-    standard = [c for c in doc.get("cells") or [] if c.get("standard")]
-    policy = sum(_passes(c.get("policy") or {}, minimum) for c in standard)
-    replay = sum(_passes(c.get("replay") or {}, minimum) for c in standard)
+    standard = [c for c in _mappings(doc.get("cells")) if c.get("standard")]
+    policy = sum(_passes(_mapping(c.get("policy")), minimum) for c in standard)
+    replay = sum(_passes(_mapping(c.get("replay")), minimum) for c in standard)
     column.cells["stress"] = (f"{str(verdict.get('label', '')).upper() or MISSING}: "
                               f"{policy} of {len(standard)} standard levels (replay {replay})")
     for cell in standard:
-        mine, theirs = cell.get("policy") or {}, cell.get("replay") or {}
+        mine, theirs = _mapping(cell.get("policy")), _mapping(cell.get("replay"))
         success = _number(mine.get("success_rate"))
         if success is None:
             continue
@@ -164,16 +174,17 @@ def _stress(column: RunColumn, doc: dict[str, Any]) -> None:
         other = _number(theirs.get("success_rate"))
         column.cells[f"  {cell.get('family')} {cell.get('label')}"] = (
             text + (f" ({other:.2f})" if other is not None else ""))
-        sectors = mine.get("by_direction") or {}
+        sectors = _mapping(mine.get("by_direction"))
         if cell.get("family") == "push" and sectors:
-            column.cells["  push by direction: " + " / ".join(sectors)] = " / ".join(
-                f"{(_number(f.get('success_rate')) or 0.0):.2f}" for f in sectors.values())
+            column.cells["  push by direction: " + " / ".join(map(str, sectors))] = " / ".join(
+                f"{(_number(_mapping(f).get('success_rate')) or 0.0):.2f}"
+                for f in sectors.values())
 
 
 def _pipeline_status(pipeline: dict[str, Any]) -> str:
     """``done in 24.8 min`` (every stage's time, retries included), or the status it has."""
     status = str(pipeline.get("status", "pending"))
-    seconds = [_number(s.get("total_s")) for s in pipeline.get("stages") or []]
+    seconds = [_number(s.get("total_s")) for s in _mappings(pipeline.get("stages"))]
     total = sum(s for s in seconds if s is not None)
     return f"{status} in {total / 60:.1f} min" if total and status == "done" else status
 
@@ -184,11 +195,14 @@ def read_run(run_dir: str | Path) -> RunColumn:
     name = run_dir.parent.name if _TIMESTAMP.fullmatch(run_dir.name) else run_dir.name
     column = RunColumn(run_dir, name)
     pipeline = read_result(run_dir / PIPELINE_FILE)
+    if pipeline is not None and not all(isinstance(s, dict)
+                                        for s in pipeline.get("stages") or []):
+        pipeline = {"status": "unreadable"}  # stages of another shape: nothing to judge it by
     try:
-        config = read_args(run_dir).get("config") or {}
+        config = _mapping(read_args(run_dir).get("config"))
     except ConfigError:
         config = {}
-    motion = config.get("motion") or (pipeline or {}).get("settings", {}).get("motion")
+    motion = config.get("motion") or _mapping(_mapping(pipeline).get("settings")).get("motion")
     if motion:
         column.cells["motion"] = Path(str(motion)).name
     if config.get("robot"):
@@ -205,7 +219,7 @@ def read_run(run_dir: str | Path) -> RunColumn:
     column.cells["status"] = "; ".join(status) or "a run made by hand (no pipeline.json)"
     strength = _training(column)
     exported = currency.read(f"{EXPORT_DIR}/{EXPORT_REPORT}")
-    if exported and exported.get("iteration") is not None:
+    if exported and isinstance(exported.get("iteration"), int | str):
         iteration = exported["iteration"]
         trained_at = strength.get(iteration) if isinstance(iteration, int) else None
         column.cells["exported policy"] = f"iteration {iteration}" + (

@@ -101,3 +101,15 @@ def test_strings_from_a_run_directory_are_printed_escaped(stressed, tmp_path):
     hostile = _copy(stressed, tmp_path / "hostile", robot="q1\x1b[2J\nrm -rf")
     text = format_comparison(comparison([read_run(hostile)]))
     assert "\x1b" not in text and "\\x1b[2J\\nrm -rf" in text
+
+
+def test_result_files_of_another_shape_are_missing_figures_not_a_traceback(stressed, tmp_path):
+    broken = shutil.copytree(stressed, tmp_path / "broken")
+    (broken / "pipeline.json").write_text(json.dumps({"status": 3, "stages": [1, "x"],
+                                                      "settings": []}))
+    stress = json.loads((broken / "stress.json").read_text(encoding="utf-8"))
+    stress.update(verdict=[], cells=[None, {"standard": True, "policy": 5, "replay": []}, 7])
+    (broken / "stress.json").write_text(json.dumps(stress), encoding="utf-8")
+    rows = _rows(broken)
+    assert rows["status"] == ["unreadable"] and rows["stress"] == ["—: 0 of 1 standard levels "
+                                                                   "(replay 0)"]
