@@ -21,13 +21,16 @@ person can see what each policy does. ``--json`` keeps the rows.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from primebot.pipeline.report.compare import strength_by_iteration
+from primebot.pipeline.rundir import read_result
+from primebot.pipeline.train.log import complete_rows
 
 REPO = Path(__file__).resolve().parents[1]
 MOTIONS = REPO / "motions"
@@ -39,10 +42,7 @@ def _run_dir(log_dir: Path, name: str) -> Path | None:
 
 
 def _read(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
+    return read_result(path) or {}
 
 
 def bench_one(motion: Path, args: argparse.Namespace) -> dict:
@@ -111,14 +111,9 @@ def run_figures(run_dir: Path) -> dict:
 def _strength_at(csv_path: Path, iteration) -> float | None:
     """The randomisation strength the policy of ``iteration`` trained under (train.csv), if
     logged."""
-    try:
-        with csv_path.open(encoding="utf-8", newline="") as f:
-            for r in csv.DictReader(f):
-                if r.get("iteration") == str(iteration) and r.get("randomization/strength"):
-                    return float(r["randomization/strength"])
-    except OSError:
-        pass
-    return None
+    if not csv_path.is_file() or not isinstance(iteration, int):
+        return None
+    return strength_by_iteration(complete_rows(csv_path)[1]).get(iteration)
 
 
 def _fmt(value, spec: str) -> str:

@@ -131,6 +131,11 @@ def _training(column: RunColumn) -> dict[int, float]:
         column.cells["checks under the push: median, all / last ten"] = (
             f"{statistics.median(checks):.2f} / {statistics.median(checks[-LAST_CHECKS:]):.2f} "
             f"({len(checks)} checks)")
+    return strength_by_iteration(rows)
+
+
+def strength_by_iteration(rows: list[dict[str, str]]) -> dict[int, float]:
+    """Iteration → the curriculum's randomisation strength, from train.csv's rows (where logged)."""
     strength = {}
     for row in rows:
         iteration, value = _number(row.get("iteration")), _number(row.get(STRENGTH_COLUMN))
