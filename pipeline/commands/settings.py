@@ -16,20 +16,11 @@ from ..cli import pass_host
 from ..hooks.host import PluginHost
 from ..hooks.specs import hookimpl
 from ..stages.presets import PRESETS, get_preset
+from ..train.train_config import flatten
 
 TRAINER_DEFAULT = "trainer default"
 SETTLED_AT_START = ("device", "motion_sha256")
 """Settings a run fills in when it starts (the device resolved, the motion's checksum)."""
-
-
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """A nested dict as ``{"a.b.c": leaf}`` (lists are leaves)."""
-    if isinstance(value, dict) and value:
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            out.update(flatten(item, f"{prefix}{key}."))
-        return out
-    return {prefix.rstrip("."): value}
 
 
 def source_of(key: str, sources: dict[str, str], task: str) -> str:

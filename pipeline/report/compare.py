@@ -37,6 +37,7 @@ from ..rundir import (
     read_result,
 )
 from ..train.log import complete_rows
+from ..train.train_config import flatten
 from .currency import run_currency
 
 MISSING = "—"
@@ -80,19 +81,6 @@ def _is_run_dir(path: Path) -> bool:
     return (path / PIPELINE_FILE).is_file() or (path / ARGS_FILE).is_file()
 
 
-def flatten(config: Any, prefix: str = "") -> dict[str, str]:
-    """Nested mappings as dotted keys → their values as compact text."""
-    if not isinstance(config, dict):
-        if not prefix:
-            return {}
-        return {prefix: config if isinstance(config, str)
-                else json.dumps(config, ensure_ascii=False, default=str)}
-    out: dict[str, str] = {}
-    for key, value in config.items():
-        out.update(flatten(value, f"{prefix}.{key}" if prefix else str(key)))
-    return out
-
-
 def _mapping(value: Any) -> dict[str, Any]:
     """``value`` when it is a mapping, else {}: a file of the wrong shape shows as missing figures,
     never as a traceback."""
@@ -101,6 +89,10 @@ def _mapping(value: Any) -> dict[str, Any]:
 
 def _mappings(value: Any) -> list[dict[str, Any]]:
     return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _number(value: Any) -> float | None:
@@ -212,7 +204,8 @@ def read_run(run_dir: str | Path) -> RunColumn:
         column.cells["motion"] = Path(str(motion)).name
     if config.get("robot"):
         column.cells["robot"] = str(config["robot"])
-    column.settings = {k: v for k, v in flatten(config).items() if k not in SKIPPED_SETTINGS}
+    column.settings = {k: _text(v) for k, v in flatten(config).items()
+                       if k not in SKIPPED_SETTINGS}
     currency = run_currency(run_dir, pipeline)
     status = [] if pipeline is None else [_pipeline_status(pipeline)]
     if currency.staleness.stale:

@@ -158,6 +158,16 @@ MOTION_POLICY_SETTINGS = ("policy.init_action_gain", "policy.init_noise_std")
 starts (docs/architecture.md §2). The task names the rest (``TaskSpec.motion_settings``)."""
 
 
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """A nested dict as the dotted keys of ``--set``: ``{"a.b.c": leaf}`` (lists are leaves)."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(flatten(item, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
 def motion_may_set(key: str, task_sections: tuple[str, ...]) -> bool:
     """Whether a motion file's ``training_overrides`` may set ``key`` (after ``KEY_ALIASES``)."""
     if key in MOTION_POLICY_SETTINGS:
