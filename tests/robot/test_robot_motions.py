@@ -1,4 +1,4 @@
-"""tools/bench_robot.py writes a wave and a squat for a robot from its structure alone (no network
+"""tools/robot_motions.py writes a wave and a squat for a robot from its structure alone (no network
 here: the models are made in the test), or says why a robot cannot have one."""
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from primebot.pipeline.robot.model import load_robot_model
 from primebot.pipeline.robot.scaffold import scaffold_robot
 
 
-def _bench(repo_root):
+def _robot_motions(repo_root):
     sys.path.insert(0, str(repo_root / "tools"))
     try:
-        import bench_robot
+        import robot_motions
     finally:
         sys.path.remove(str(repo_root / "tools"))
-    return bench_robot
+    return robot_motions
 
 
 def _scaffolded_spec(tmp_path, name, mjcf):
@@ -36,11 +36,11 @@ def _scaffolded_spec(tmp_path, name, mjcf):
 def test_a_wave_and_a_squat_from_the_robots_structure_author_and_do_what_they_say(
     repo_root, tmp_path
 ):
-    bench = _bench(repo_root)
+    tool = _robot_motions(repo_root)
     spec = _scaffolded_spec(tmp_path, "capbot", write_capsulebot(tmp_path / "src"))
     model = load_robot_model(spec)
     motions = {}
-    for name, source in bench.motion_sources(spec, model).items():
+    for name, source in tool.motion_sources(spec, model).items():
         assert isinstance(source, dict), source
         path = tmp_path / f"{name}.yaml"
         path.write_text(yaml.safe_dump({"robot": "capbot", "fps": 50, **source}), encoding="utf-8")
@@ -66,24 +66,24 @@ def test_a_wave_and_a_squat_from_the_robots_structure_author_and_do_what_they_sa
 def test_a_robot_without_arms_or_knees_gets_the_reason_instead(repo_root, tmp_path):
     from meshbot import write_meshbot
 
-    bench = _bench(repo_root)
+    tool = _robot_motions(repo_root)
     # meshbot: legs of a hip and a knee (no ankle pitch between knee and foot), no arms
     spec = _scaffolded_spec(tmp_path, "legbot",
                             write_meshbot(tmp_path / "src", actuators=None, keyframe=False))
-    sources = bench.motion_sources(spec, load_robot_model(spec))
+    sources = tool.motion_sources(spec, load_robot_model(spec))
     assert sources["wave"].startswith("no wave: the robot has no arms")
     assert sources["squat"].startswith("no squat:")
 
 
 def test_an_ankle_that_cannot_keep_the_feet_flat_gets_the_reason_instead(repo_root, tmp_path):
-    bench = _bench(repo_root)
+    tool = _robot_motions(repo_root)
     mjcf = write_capsulebot(tmp_path / "src")
     # ankle pitch that barely bends toes-up: the squat's shins cannot tilt forward over flat feet
     mjcf.write_text(mjcf.read_text(encoding="utf-8").replace('range="-0.8 0.8"',
                                                              'range="-0.05 0.8"'),
                     encoding="utf-8")
     spec = _scaffolded_spec(tmp_path, "stiffbot", mjcf)
-    squat = bench.motion_sources(spec, load_robot_model(spec))["squat"]
+    squat = tool.motion_sources(spec, load_robot_model(spec))["squat"]
     assert isinstance(squat, str) and squat.startswith("no squat: the feet cannot stay flat: "), (
         squat
     )
