@@ -97,6 +97,7 @@ from .sim.observation_terms import (
     ObservationTerm,
     appended_noise,
     appended_slots,
+    with_history,
 )
 from .sim.physics import STAGE_NONE, STAGE_VEL, BatchSim, available_cores
 from .sim.rewards import RewardManager, RewardTerm
@@ -187,8 +188,8 @@ GROUPS: dict[str, tuple[str, ...]] = {
     # observation, reward and termination terms
     "terms": (
         "ObservationTerm", "ObservationSlot", "ObservationLayout", "ObservationGroup",
-        "MIRROR_KINDS", "appended_noise", "appended_slots", "RewardTerm", "RewardManager",
-        "TerminationTerm", "TerminationManager",
+        "MIRROR_KINDS", "appended_noise", "appended_slots", "with_history", "RewardTerm",
+        "RewardManager", "TerminationTerm", "TerminationManager",
     ),
     "devices": (
         "Backend", "Availability", "ResolvedDevice", "probe_device",

@@ -6,11 +6,8 @@ metadata (lists split on commas, floats exact); ``check_policy_robot``
 matches the policy to an MJCF by name and refuses, listing every mismatch,
 an ONNX whose observation size, joints or bodies do not fit;
 ``reference_table`` reads the whole reference motion out of the graph in one
-batched call (one call per step for a static batch); ``DeployObservation``
-builds the policy observation (docs/deploy.md) from sensed quantities
-(encoders, root IMU, forward kinematics) with MuJoCo's own quaternion
-routines, in the order the metadata's ``observation_names`` gives;
-``joint_targets`` turns actions into joint targets. ``sim2sim`` drives a
+batched call (one call per step for a static batch); ``joint_targets``
+turns actions into joint targets (the observation: ``deploy.observation``). ``sim2sim`` drives a
 simulated robot with these (its joints' PD in ``joint_hal``); a robot-side
 port replaces the simulator with the real sensors.
 """
@@ -26,8 +23,8 @@ import onnxruntime as ort
 
 from ..errors import ExportError
 from ..robot.actuators import actuator_kind, gain_problems
-from ..rotations import matrix_first_two_columns, quat_apply_inverse, quat_conjugate, quat_mul
 from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
+from .observation import expected_size, history_lengths
 
 LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names",
              "end_effector_body_names",
@@ -295,13 +292,23 @@ def check_policy_robot(session: ort.InferenceSession, meta: dict,
     if obs_input != declared:
         problems.append(f"observation size: the graph takes {obs_input} values, observation_sizes "
                         f"add up to {declared}")
-    for name, size in zip(meta["observation_names"], meta["observation_sizes"], strict=False):
-        expected = _expected_size(name, n)
+    lengths = history_lengths(meta)
+    if len(lengths) != len(meta["observation_names"]):
+        problems.append("metadata observation_names and observation_terms_history_length differ "
+                        "in length")
+    flat = meta.get("observation_terms_flatten_history_dim") or [1] * len(lengths)
+    for name, size, length, flattened in zip(meta["observation_names"], meta["observation_sizes"],
+                                             lengths, flat, strict=False):
+        expected = expected_size(name, n)
+        steps = f" and a history of {length} steps" if length > 1 else ""
         if expected is None:
             problems.append(f"observation term {name!r} is unknown to this deploy loop")
-        elif size != expected:
-            problems.append(f"observation term {name!r} has size {size}; with {n} joints it must "
-                            f"be {expected}")
+        elif size != expected * length:
+            problems.append(f"observation term {name!r} has size {size}; with {n} joints{steps} "
+                            f"it must be {expected * length}")
+        if length > 1 and not flattened:
+            problems.append(f"observation term {name!r} keeps its history as a dimension of its "
+                            "own; this loop reads it flattened")
     actions = graph_width(session, "actions")
     if actions != n:
         problems.append(f"the graph outputs {actions} actions for {n} joint_names")
@@ -417,13 +424,6 @@ def match_joints(model: mujoco.MjModel, joints: list[str], problems: list[str],
     return joint_ids, actuators
 
 
-def _expected_size(name: str, num_joints: int) -> int | None:
-    return {"command": 2 * num_joints, "motion_anchor_ori_b": 6, "base_ang_vel": 3,
-            "base_lin_vel": 3,
-            "joint_pos": num_joints,
-            "joint_vel": num_joints, "actions": num_joints}.get(name)
-
-
 def gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
     """The gains contract (``robot.actuators.gain_problems``): every MJCF position servo carries the
     metadata's kp/kd (kp = gain, kd = kv); a motor carries none, so there is nothing to compare for
@@ -477,96 +477,3 @@ def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.n
         parts.append(session.run(list(REFERENCE_OUTPUTS), {"obs": obs, "time_step": time_step}))
     return {k: np.concatenate([p[i] for p in parts])[:steps].astype(np.float64)
             for i, k in enumerate(REFERENCE_OUTPUTS)}
-
-
-@dataclass
-class SensedState:
-    """What N robots sense at one control step, in the metadata's joint order (arrays float64).
-
-    The encoders (``joint_pos``, ``joint_vel``), the root IMU's gyro in the
-    root frame (``root_ang_vel_b``), the anchor body's world orientation
-    from forward kinematics and the IMU (``anchor_quat_w``, w x y z), and the
-    root's linear velocity in the root frame (``root_lin_vel_b``: what a state
-    estimator gives; only a policy trained to observe it reads it).
-    """
-
-    joint_pos: np.ndarray
-    """[N, J] rad."""
-    joint_vel: np.ndarray
-    """[N, J] rad/s."""
-    root_ang_vel_b: np.ndarray
-    """[N, 3] rad/s."""
-    anchor_quat_w: np.ndarray
-    """[N, 4]."""
-    root_quat_w: np.ndarray
-    """[N, 4], the root body's world orientation."""
-    root_lin_vel_w: np.ndarray
-    """[N, 3] m/s, the root's linear velocity in the world frame."""
-
-    @property
-    def root_lin_vel_b(self) -> np.ndarray:
-        """[N, 3] m/s in the root frame (computed only for a policy that reads it)."""
-        return quat_apply_inverse(self.root_quat_w, self.root_lin_vel_w)
-
-    @classmethod
-    def of(cls, robot: DeployRobot, qpos: np.ndarray, qvel: np.ndarray,
-           xquat: np.ndarray) -> SensedState:
-        """From N simulations' ``qpos`` [N, nq], ``qvel`` [N, nv] and body orientations ``xquat``
-        [N, nbody, 4].
-
-        The free joint's angular velocity is already in the root body's frame (what a gyro there
-        reads); its linear velocity is in the world frame, rotated here into the root's.
-        """
-        d, a = robot.root_dof_adr, robot.root_qpos_adr
-        return cls(joint_pos=qpos[:, robot.qpos_adr], joint_vel=qvel[:, robot.dof_adr],
-                   root_ang_vel_b=qvel[:, d + 3:d + 6], anchor_quat_w=xquat[:, robot.anchor_body],
-                   root_quat_w=qpos[:, a + 3:a + 7], root_lin_vel_w=qvel[:, d:d + 3])
-
-
-class DeployObservation:
-    """The policy observation from sensed quantities, in the metadata's term order.
-
-    Terms: ``command`` (reference joint pos then vel), ``motion_anchor_ori_b``
-    (reference anchor orientation in the robot anchor frame, first two columns
-    of its rotation matrix, row by row), ``base_ang_vel`` (root gyro, root
-    frame), ``joint_pos`` (minus the default pose), ``joint_vel``, ``actions``
-    (the previous policy output); ``base_lin_vel`` (root frame) for a policy
-    trained to observe it. ``build_batch`` makes N observations at
-    once (each robot at its own reference step); ``build`` one, from an ``MjData``.
-    """
-
-    def __init__(self, robot: DeployRobot, meta: dict) -> None:
-        self.robot = robot
-        self.terms = list(zip(meta["observation_names"], meta["observation_sizes"], strict=True))
-        self.default = np.asarray(meta["default_joint_pos"], dtype=np.float64)
-        self.anchor_index = meta["body_names"].index(meta["anchor_body_name"])
-        self.size = sum(size for _, size in self.terms)
-
-    def build(self, data: mujoco.MjData, ref: dict[str, np.ndarray], t: int,
-              last_action: np.ndarray) -> np.ndarray:
-        """The observation [size] of the robot in ``data`` at reference step ``t``."""
-        state = SensedState.of(self.robot, data.qpos[None], data.qvel[None], data.xquat[None])
-        return self.build_batch(state, ref, np.array([t]), np.asarray(last_action)[None])[0]
-
-    def build_batch(self, state: SensedState, ref: dict[str, np.ndarray], t: np.ndarray,
-                    last_action: np.ndarray) -> np.ndarray:
-        """The observations [N, size] of N robots, robot i at reference step ``t[i]`` (float32)."""
-        parts = []
-        for name, _ in self.terms:
-            if name == "command":
-                parts += [ref["joint_pos"][t], ref["joint_vel"][t]]
-            elif name == "motion_anchor_ori_b":
-                relative = quat_mul(quat_conjugate(state.anchor_quat_w),
-                                    ref["body_quat_w"][t, self.anchor_index])
-                parts.append(matrix_first_two_columns(relative))
-            elif name == "base_ang_vel":
-                parts.append(state.root_ang_vel_b)
-            elif name == "base_lin_vel":
-                parts.append(state.root_lin_vel_b)
-            elif name == "joint_pos":
-                parts.append(state.joint_pos - self.default)
-            elif name == "joint_vel":
-                parts.append(state.joint_vel)
-            elif name == "actions":
-                parts.append(last_action)
-        return np.concatenate(parts, axis=-1).astype(np.float32)

@@ -12,7 +12,7 @@ from training on purpose:
   from the metadata's gains (as a joint HAL does at 500 Hz–1 kHz);
 - the policy runs at the metadata's control rate (50 Hz), no randomisation
   and no observation noise;
-- observations come from ``deploy.onnx_policy.DeployObservation``, written
+- observations come from ``deploy.observation.DeployObservation``, written
   independently of the training task, from what the robot senses (joint
   encoders, the root IMU's orientation and gyro, forward kinematics to the
   anchor body), in the order ``observation_names`` gives.
@@ -65,9 +65,9 @@ from . import loop, planar
 from .gaps import GAP_THRESHOLDS, checkpoint_flags, gap_flags
 from .heading import align_reference
 from .joint_hal import PHYSICS_HZ, setup_servo_loop, setup_torque_loop
+from .observation import DeployObservation
 from .onnx_policy import (
     POLICY_KEYS,
-    DeployObservation,
     DeployRobot,
     Sim2SimError,
     check_policy_robot,
@@ -292,6 +292,7 @@ class TrackingEpisode:
         self.last = setup.reference["joint_pos"].shape[0] - 1
         self.failure: str | None = None
         self._time_step = np.zeros((1, 1), np.float32)
+        self.history = setup.observation.history(1)
 
     def start(self, data: mujoco.MjData, start_step: int) -> int:
         t = int(min(max(start_step, 0), self.last))
@@ -304,15 +305,19 @@ class TrackingEpisode:
                                           data.xquat[self.robot.root_body])
                           if self.align_heading else self.setup.reference)
         self.failure = None
+        if self.history is not None:
+            self.history.restart()
         return t
 
     def first_action(self, t: int) -> np.ndarray:
         return initial_last_action(self.meta, self.reference, np.array([t]))[0]
 
     def inputs(self, data: mujoco.MjData, t: int, last_action: np.ndarray) -> dict[str, np.ndarray]:
-        obs = self.setup.observation.build(data, self.reference, t, last_action)
+        obs = self.setup.observation.build(data, self.reference, t, last_action)[None]
+        if self.history is not None:
+            obs = self.history.push(obs)
         self._time_step[0, 0] = t
-        return {"obs": obs[None], "time_step": self._time_step}
+        return {"obs": obs, "time_step": self._time_step}
 
     def targets(self, t: int, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         last_action = actions.astype(np.float64)

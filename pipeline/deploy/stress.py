@@ -7,7 +7,7 @@ file and the robot's MJCF only. From the same start frames it runs three
 family at one level, and ``nominal``):
 
 - ``policy``: the exported policy (observations from sensed quantities,
-  ``onnx_policy.DeployObservation``; targets by ``onnx_policy.joint_targets``);
+  ``observation.DeployObservation``; targets by ``onnx_policy.joint_targets``);
 - ``replay``: no policy, the reference's joint positions as the PD targets
   (for an export whose ``action_offset`` is the reference, a zero action);
 - ``statue``: no policy, the start frame's joint positions held.
@@ -59,10 +59,10 @@ from ..evaluate.metrics import (
 from ..rotations import yaw_angle
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
 from ..sim.physics import BatchSim
+from .observation import SensedState
 from .onnx_policy import (
     NON_FINITE_ACTION,
     POLICY_KEYS,
-    SensedState,
     Sim2SimError,
     initial_last_action,
     joint_targets,
@@ -362,6 +362,7 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
     kick = (conditions.push * unit)[:, None] * np.stack(
         [np.cos(per_start["push_angle"][index]), np.sin(per_start["push_angle"][index])], axis=1)
     last_action = initial_last_action(meta, ref, start[policy])
+    history = setup.observation.history(policy.size)
     targets = hold.copy()
     running = np.ones(n, bool)
     failure: list[str | None] = [None] * n
@@ -385,6 +386,8 @@ def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window
             state = SensedState.of(robot, qpos, qvel, xquat[policy])
             state.joint_pos = actuation.sensed(state.joint_pos, policy)
             obs = setup.observation.build_batch(state, ref, t[policy], last_action)
+            if history is not None:
+                obs = history.push(obs)
             actions = run_policy(setup, obs, t[policy])
             finite = np.isfinite(actions).all(axis=1)
             for i in policy[~finite & running[policy]]:

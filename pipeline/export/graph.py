@@ -222,8 +222,10 @@ def format_value(value) -> str:
 class ObservationTerm:
     """One policy observation term as deployment code must build it (mjlab's per-term fields).
 
-    primebot's terms are raw values (scale 1), unclipped, without history; the
-    fields are written out so a consumer checks them instead of assuming them.
+    primebot's terms are raw values (scale 1), unclipped; a term with
+    ``history_length`` H holds its last H values, oldest first, flattened
+    (docs/deploy.md). The fields are written out so a consumer checks them
+    instead of assuming them.
     """
 
     name: str
@@ -235,11 +237,14 @@ class ObservationTerm:
     flatten_history_dim: bool = True
 
 
-def observation_layout(terms: Sequence[tuple[str, int]]) -> list[ObservationTerm]:
-    """Offsets of consecutive observation terms ``(name, size)`` (scale 1, no clip, no history)."""
+def observation_layout(terms: Sequence[tuple[str, int]],
+                       history: Sequence[int] | None = None) -> list[ObservationTerm]:
+    """Offsets of consecutive observation terms ``(name, size)``, ``size`` with the term's history
+    (``history``: steps per term, 0 for none; scale 1, no clip)."""
     out, offset = [], 0
-    for name, size in terms:
-        out.append(ObservationTerm(str(name), offset, int(size)))
+    for i, (name, size) in enumerate(terms):
+        out.append(ObservationTerm(str(name), offset, int(size),
+                                   history_length=int(history[i]) if history else 0))
         offset += int(size)
     return out
 

@@ -34,7 +34,9 @@ def task_metadata(env: Any, policy: TrainedPolicy, task: TaskExport) -> dict[str
     """The ``metadata_props`` of a task's export: robot keys, the task's keys (``task``), run
     keys."""
     return {
-        **robot_metadata(env.robot, observation_layout(task.observation_terms), policy),
+        **robot_metadata(env.robot,
+                         observation_layout(task.observation_terms, task.observation_history),
+                         policy),
         **task.metadata,
         **run_metadata(policy),
     }

@@ -15,18 +15,23 @@ ones). A task config may append registered terms to a group
 Noise: uniform ``±scale`` per slot, drawn for the span of columns from the
 first to the last slot that has a scale, in one call per step (zero where
 a slot in between has none), on the policy group only.
+
+History: a slot with ``history`` H holds its last H values, oldest first
+(``observation_history.py``); noise is drawn for the current values, so each
+past value keeps the noise it was observed with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from ..errors import ConfigError
 from ..registry import Registry
+from .observation_history import ObservationHistory, stacked_lengths
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,9 @@ class ObservationSlot:
     term: str = ""
     """The registered term's name; empty: the same as ``name``."""
     params: Mapping[str, Any] = field(default_factory=dict)
+    history: int = 0
+    """How many steps of the term's values the observation holds, the current one last (0 or 1:
+    the current alone; ``observation_history.py``)."""
 
     @property
     def term_name(self) -> str:
@@ -112,11 +120,28 @@ class ObservationGroup:
             term: ObservationTerm = registry.get("observation_terms", slot.term_name)
             params = {**term.default_params, **slot.params}
             self.slots.append((slot.name, term, params))
-        self.layout = ObservationLayout(tuple((name, term.width(state))
-                                              for name, term, _ in self.slots))
-        self.buffer = np.zeros((num_envs, self.layout.size), np.float32)
-        self._slices = [self.layout.slice(name) for name, _, _ in self.slots]
-        self._noise = _NoiseSpan(self.layout, noise or {}, num_envs, rng) if noise else None
+        widths = [term.width(state) for _, term, _ in self.slots]
+        lengths = stacked_lengths([slot.history for slot in slots])
+        self.frame_layout = ObservationLayout(tuple(
+            (name, width) for (name, _, _), width in zip(self.slots, widths, strict=True)))
+        """The slots' current values alone (what noise is added to)."""
+        self.layout = ObservationLayout(tuple(
+            (name, width * length)
+            for (name, _, _), width, length in zip(self.slots, widths, lengths, strict=True)))
+        """The observation as the networks see it, each slot with its history."""
+        self.history_lengths = tuple(length if length > 1 else 0 for length in lengths)
+        """Per slot, the steps it holds (0: the current value alone; ONNX metadata
+        ``observation_terms_history_length``)."""
+        self._frame = np.zeros((num_envs, self.frame_layout.size), np.float32)
+        self._history = ObservationHistory(widths, lengths, num_envs)
+        self.buffer = self._history.buffer if self._history.active else self._frame
+        self._slices = [self.frame_layout.slice(name) for name, _, _ in self.slots]
+        self._noise = (_NoiseSpan(self.frame_layout, noise or {}, num_envs, rng) if noise
+                       else None)
+
+    def restart(self, ids: np.ndarray) -> None:
+        """Envs ``ids`` start an episode: their next observation fills their history."""
+        self._history.restart(ids)
 
     def mirror(self, joint_source: np.ndarray,
                joint_sign: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -125,16 +150,18 @@ class ObservationGroup:
         ``joint_sign``); a ``ConfigError`` naming a slot whose term does not say how it mirrors."""
         joints = len(joint_source)
         source, sign = [], []
-        for (name, term, _), cols in zip(self.slots, self._slices, strict=True):
+        for name, term, _ in self.slots:
+            cols = self.layout.slice(name)
             width, start = cols.stop - cols.start, cols.start
             kind = term.mirror
+            signs = _MIRROR_SIGNS.get(kind, ())
             if kind == "joints" and width % joints == 0:
                 for block in range(start, cols.stop, joints):
                     source.append(block + np.asarray(joint_source))
                     sign.append(np.asarray(joint_sign, dtype=float))
-            elif kind in _MIRROR_SIGNS and width == len(_MIRROR_SIGNS[kind]):
+            elif signs and width % len(signs) == 0:  # each step of a history alike
                 source.append(np.arange(start, cols.stop))
-                sign.append(np.asarray(_MIRROR_SIGNS[kind], dtype=float))
+                sign.append(np.tile(np.asarray(signs, dtype=float), width // len(signs)))
             elif kind == "invariant":
                 source.append(np.arange(start, cols.stop))
                 sign.append(np.ones(width))
@@ -148,8 +175,9 @@ class ObservationGroup:
         return np.concatenate(source).astype(np.int64), np.concatenate(sign)
 
     def compute(self, state: Any) -> np.ndarray:
-        """Fill the buffer from ``state`` (then the noise, if any) and return it."""
-        out = self.buffer
+        """The observation [N, size]: the slots' values from ``state`` (then the noise, if any),
+        appended to their history; returns ``buffer``."""
+        out = self._frame
         for (name, term, params), cols in zip(self.slots, self._slices, strict=True):
             value = term.func(state, **params)
             if value.shape != (out.shape[0], cols.stop - cols.start):
@@ -159,7 +187,7 @@ class ObservationGroup:
             out[:, cols] = value
         if self._noise is not None:
             self._noise.add(out)
-        return out
+        return self._history.push(out) if self._history.active else out
 
 
 class _NoiseSpan:
@@ -235,3 +263,22 @@ def appended_noise(config: Mapping[str, Any], settings: Sequence[str]) -> dict[s
                               fix=f"--set 'task.observations.{name}={{group: policy, noise: 0.1}}'")
         noise[name] = float(scale)
     return noise
+
+
+def with_history(slots: Sequence[ObservationSlot], history: Mapping[str, Any] | None
+                 ) -> list[ObservationSlot]:
+    """``slots`` with the history the task's ``observations.history`` asks for: slot name → how
+    many steps of its values the policy sees (the current one included; 0 or 1: none)."""
+    history = dict(history or {})
+    names = [slot.name for slot in slots]
+    unknown = sorted(set(history) - set(names))
+    if unknown:
+        raise ConfigError(f"observations.history names no slot of the policy: {', '.join(unknown)}",
+                          fix=f"the policy's slots: {', '.join(names)}, e.g. --set "
+                              "'task.observations.history={joint_vel: 3}'")
+    for name, length in history.items():
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise ConfigError(f"observations.history.{name} must be a whole number of steps ≥ 0, "
+                              f"got {length!r}",
+                              fix=f"--set 'task.observations.history={{{name}: 3}}'")
+    return [replace(slot, history=int(history.get(slot.name, slot.history))) for slot in slots]

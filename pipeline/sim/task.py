@@ -48,6 +48,9 @@ class TaskExport:
     reference_steps: Callable[[], np.ndarray] | None = None
     """Each env's reference step now, [N] (the graph's ``time_step`` input when export checks parity
     on recorded observations); None for a graph without one."""
+    observation_history: Sequence[int] | None = None
+    """Per term, the steps of its values the observation holds (0: the current alone; ONNX
+    ``observation_terms_history_length``); None: no term has a history."""
 
 
 @dataclass

@@ -108,25 +108,32 @@ def test_swapped_joint_order_in_the_metadata_fails_the_checks(exported, tmp_path
     assert not checks["reference_pose_matches_kinematics"]["ok"]
 
 
-def _assert_deploy_observation_is_the_tasks(host, run_dir, onnx_path) -> None:
+def _assert_deploy_observation_is_the_tasks(host, run_dir, onnx_path, steps: int = 3) -> None:
     setup = prepare(onnx_path, Q1_XML)
     policy = load_trained_policy(run_dir)
     env = make_run_env(host.registry, policy, 4, seed=2,
                        overrides={"sampling": {"mode": "uniform"}})
     assert env.config["fresh_kinematics"]  # body poses of the state the observation describes
     data = mujoco.MjData(setup.robot.model)
+    history = setup.observation.history(4)  # one per env, restarted with its episodes
     compared = 0
     try:
         obs, _ = env.reset()
         done = np.zeros(4, bool)
-        for _ in range(3):
-            for i in np.flatnonzero(~done):
+        for _ in range(steps):
+            frames = []
+            for i in range(4):
                 data.qpos[:] = env.sim.qpos[i]
                 data.qvel[:] = env.sim.qvel[i]
                 mujoco.mj_forward(setup.robot.model, data)
-                mine = setup.observation.build(data, setup.reference, int(env.time_steps[i]),
-                                               env.state.action[i])
-                np.testing.assert_allclose(mine, obs[i], atol=2e-5, rtol=0)
+                frames.append(setup.observation.build(data, setup.reference,
+                                                      int(env.time_steps[i]), env.state.action[i]))
+            mine = np.stack(frames)
+            if history is not None:
+                history.restart(np.flatnonzero(done))
+                mine = history.push(mine)
+            for i in np.flatnonzero(~done):
+                np.testing.assert_allclose(mine[i], obs[i], atol=2e-5, rtol=0)
                 compared += 1
             result = env.step(policy.act(obs))
             obs, done = result.obs, result.terminated | result.truncated
@@ -158,6 +165,41 @@ def test_a_policy_that_observes_its_base_velocity_gets_it_on_the_deploy_side(tmp
     onnx_path = run_dir / "export" / "policy.onnx"
     assert "base_lin_vel" in read_metadata(onnx_path)["observation_names"].split(",")
     _assert_deploy_observation_is_the_tasks(host, run_dir, onnx_path)
+
+
+def test_a_policy_that_observes_past_steps_gets_the_same_history_in_every_deploy_loop(tmp_path):
+    """``task.observations.history``: the export says each term's history length, and sim2sim and
+    the stress test stack past steps exactly as the task does, episode by episode."""
+    from tracking_run import TINY, WAVE, tracking_host
+
+    from primebot.pipeline.deploy.stress import StressPlan, stress_run_dir
+    from primebot.pipeline.export.export_run import export_run
+    from primebot.pipeline.train.session import TrainRequest, run_training
+
+    host = tracking_host()
+    sets = [*TINY, "task.observations.history={base_ang_vel: 3, joint_vel: 3, actions: 2}"]
+    run_dir = run_training(host.registry, TrainRequest(
+        motion=str(WAVE), num_envs=4, iterations=1, seed=3, sets=sets, log_dir=str(tmp_path),
+        progress=False)).run_dir
+    export_run(host.registry, run_dir, rollout_steps=4, latency_repeats=5)
+    onnx_path = run_dir / "export" / "policy.onnx"
+    meta = read_metadata(onnx_path)
+    names = meta["observation_names"].split(",")
+    lengths = dict(zip(names, map(int, meta["observation_terms_history_length"].split(",")),
+                       strict=True))
+    sizes = dict(zip(names, map(int, meta["observation_sizes"].split(",")), strict=True))
+    assert lengths == {"command": 0, "motion_anchor_ori_b": 0, "base_ang_vel": 3, "joint_pos": 0,
+                       "joint_vel": 3, "actions": 2}
+    joints = sizes["joint_pos"]
+    assert (sizes["base_ang_vel"], sizes["joint_vel"], sizes["actions"]) == (9, 3 * joints,
+                                                                             2 * joints)
+    # 40 steps of 4 envs under the task's randomisation: episodes end and restart on the way
+    _assert_deploy_observation_is_the_tasks(host, run_dir, onnx_path, steps=40)
+    assert run_sim2sim(onnx_path, Q1_XML, [0, 30], max_steps=20)["checks_passed"]
+    # onnxruntime refuses an observation of any other width
+    report = stress_run_dir(run_dir, Q1_XML, StressPlan(starts=1, window_s=0.5,
+                                                        families=("push",), confirm_starts=0))
+    assert {c["family"] for c in report["cells"]} == {"nominal", "push"}
 
 
 def test_sim2sim_of_a_run_starts_where_eval_did_and_reports_the_gap(exported):

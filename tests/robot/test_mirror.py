@@ -73,11 +73,15 @@ def _mirrored_motion(model, indices, spec, motion, start: int):
     return original, mirrored
 
 
-def test_the_mirror_of_an_observation_is_what_the_mirrored_robot_observes(registry, q1):
+@pytest.mark.parametrize("history", [{}, {"command": 2, "motion_anchor_ori_b": 3,
+                                                 "base_ang_vel": 2, "joint_vel": 3}],
+                         ids=["now", "with history"])
+def test_the_mirror_of_an_observation_is_what_the_mirrored_robot_observes(registry, q1, history):
     spec, model, indices = q1
     original, mirrored = _mirrored_motion(model, indices, spec, load_motion(WAVE), start=75)
     task = registry.get("tasks", "tracking")
-    config = task.settings({"randomization": {"enabled": False}, "observations": {"noise": False},
+    config = task.settings({"randomization": {"enabled": False},
+                            "observations": {"noise": False, "history": history},
                             "sampling": {"mode": "start"}, "log_reward_terms": False})
     envs = [task.make_env(robot=spec, motion=m, num_envs=1, seed=0, config=config,
                           registry=registry, num_threads=1) for m in (original, mirrored)]

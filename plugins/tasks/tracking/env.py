@@ -40,6 +40,7 @@ from primebot.pipeline.api import (
     quat_apply_inverse,
     quat_from_euler_xyz,
     quat_mul,
+    with_history,
 )
 
 from .curriculum import RandomizationCurriculum
@@ -146,7 +147,7 @@ class TrackingEnv(VecEnv):
         num_envs: int,
         config: Mapping[str, Any],
         observations: Mapping[str, Sequence[ObservationSlot]],
-        observation_settings: Sequence[str] = ("noise", "noise_scale"),
+        observation_settings: Sequence[str] = ("noise", "noise_scale", "history"),
         *,
         registry: Registry,
         seed: int = 0,
@@ -247,8 +248,8 @@ class TrackingEnv(VecEnv):
         noise = ({**obs_cfg["noise_scale"], **appended_noise(obs_cfg, settings)}
                  if obs_cfg["noise"] else None)
         self.policy_observations = ObservationGroup(
-            [*groups["policy"], *added["policy"]], registry, self.state, self.num_envs, noise,
-            self.rngs["noise"]
+            with_history([*groups["policy"], *added["policy"]], obs_cfg.get("history")), registry,
+            self.state, self.num_envs, noise, self.rngs["noise"]
         )
         self.critic_observations = ObservationGroup(
             [*groups["critic"], *added["critic"]], registry, self.state, self.num_envs
@@ -257,6 +258,8 @@ class TrackingEnv(VecEnv):
         self.num_critic_obs = self.critic_observations.layout.size
         self.observation_terms = self.policy_observations.layout.terms
         """Policy observation slots in order, ``(name, size)`` (ONNX metadata)."""
+        self.observation_history = self.policy_observations.history_lengths
+        """Per policy slot, the steps of its values it holds (0: the current alone)."""
         self.observation_names = self.policy_observations.layout.names
 
     def _build_actions(self, cfg: Mapping[str, Any]) -> None:
@@ -488,6 +491,7 @@ class TrackingEnv(VecEnv):
         self.episode_length[ids] = 0
         if self.pusher is not None:
             self.pusher.restart(ids)
+        self.policy_observations.restart(ids)
 
         root_pos = ref.root_pos_w[t].copy()
         root_quat = ref.root_quat_w[t].copy()

@@ -71,7 +71,8 @@ def export_metadata(env: Any, motion: Motion, arrays: dict[str, np.ndarray], *,
         ),
     }
     return TaskExport(env.observation_terms, metadata, arrays,
-                      reference_steps=lambda: env.time_steps)
+                      reference_steps=lambda: env.time_steps,
+                      observation_history=env.observation_history)
 
 
 def _tracked_bodies_only(env: Any,

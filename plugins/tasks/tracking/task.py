@@ -59,7 +59,7 @@ CRITIC_OBSERVATIONS = (
 )
 
 OBSERVATION_GROUPS = {"policy": POLICY_OBSERVATIONS, "critic": CRITIC_OBSERVATIONS}
-OBSERVATION_SETTINGS = ("noise", "noise_scale")
+OBSERVATION_SETTINGS = ("noise", "noise_scale", "history")
 """The keys of ``observations:`` that are settings; any other key appends a registered term."""
 
 SETTINGS: dict[str, Any] = {
@@ -103,6 +103,9 @@ SETTINGS: dict[str, Any] = {
         "noise": True,
         "noise_scale": {"motion_anchor_ori_b": 0.05, "base_ang_vel": 0.2, "joint_pos": 0.01,
                         "joint_vel": 0.5},
+        # slot: steps of its values the policy sees, the current one last (none: the current
+        # alone; docs/tasks.md, "Observation history")
+        "history": {},
     },
     # Where new episodes start (sampler.py): adaptive (by per-bin failure rate) | uniform | start
     # (frame 0)
@@ -246,7 +249,7 @@ TRACKING = TaskSpec(
                 "frames",
     needs_motion=True,
     default_robot="q1",
-    open_config_sections=("rewards", "terminations", "observations"),
+    open_config_sections=("rewards", "terminations", "observations", "observations.history"),
     # what a motion file's training_overrides may set: its rewards, terminations, randomisation and
     # its curriculum (docs/motions.md, "Training settings in the motion file")
     motion_settings=("rewards", "terminations", "randomization"),
