@@ -6,22 +6,20 @@ kinematics; the root's linear velocity only from a state estimator);
 ONNX metadata's ``observation_names`` gives (docs/deploy.md), with MuJoCo's
 quaternion conventions; a term the policy observes with history goes through
 ``sim.observation_history``, the same class the training env stacks with.
-Written against numpy and mujoco only (never torch).
+Written against numpy and mujoco only (never torch); ``robot`` is the
+``onnx_policy.DeployRobot`` the policy was matched to.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import mujoco
 import numpy as np
 
 from ..rotations import matrix_first_two_columns, quat_apply_inverse, quat_conjugate, quat_mul
 from ..sim.observation_history import ObservationHistory, stacked_lengths
-
-if TYPE_CHECKING:
-    from .onnx_policy import DeployRobot
 
 
 def history_lengths(meta: dict) -> list[int]:
@@ -70,7 +68,7 @@ class SensedState:
         return quat_apply_inverse(self.root_quat_w, self.root_lin_vel_w)
 
     @classmethod
-    def of(cls, robot: DeployRobot, qpos: np.ndarray, qvel: np.ndarray,
+    def of(cls, robot: Any, qpos: np.ndarray, qvel: np.ndarray,
            xquat: np.ndarray) -> SensedState:
         """From N simulations' ``qpos`` [N, nq], ``qvel`` [N, nv] and body orientations ``xquat``
         [N, nbody, 4].
@@ -100,7 +98,7 @@ class DeployObservation:
     ``history`` makes, one per episode (or batch of episodes).
     """
 
-    def __init__(self, robot: DeployRobot, meta: dict) -> None:
+    def __init__(self, robot: Any, meta: dict) -> None:
         self.robot = robot
         self.history_lengths = history_lengths(meta)
         self.terms = [(name, size // length) for name, size, length in zip(
