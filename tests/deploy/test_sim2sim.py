@@ -148,21 +148,27 @@ def test_deploy_observation_equals_the_tracking_task_observation(exported):
     _assert_deploy_observation_is_the_tasks(*exported)
 
 
-def test_a_policy_that_observes_its_base_velocity_gets_it_on_the_deploy_side(tmp_path):
-    """``task.observations.base_lin_vel={group: policy}``: the root's linear velocity in the root
-    frame (a state estimator's), built by the deploy loop as the task builds it."""
+def _tiny_export(tmp_path, setting: str):
+    """A one-iteration run of the wave trained with ``setting``, exported: (host, run dir,
+    ONNX)."""
     from tracking_run import TINY, WAVE, tracking_host
 
     from primebot.pipeline.export.export_run import export_run
     from primebot.pipeline.train.session import TrainRequest, run_training
 
     host = tracking_host()
-    sets = [*TINY, "task.observations.base_lin_vel={group: policy, noise: 0.2}"]
     run_dir = run_training(host.registry, TrainRequest(
-        motion=str(WAVE), num_envs=4, iterations=1, seed=3, sets=sets, log_dir=str(tmp_path),
-        progress=False)).run_dir
-    export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5)
-    onnx_path = run_dir / "export" / "policy.onnx"
+        motion=str(WAVE), num_envs=4, iterations=1, seed=3, sets=[*TINY, setting],
+        log_dir=str(tmp_path), progress=False)).run_dir
+    export_run(host.registry, run_dir, rollout_steps=4, latency_repeats=5)
+    return host, run_dir, run_dir / "export" / "policy.onnx"
+
+
+def test_a_policy_that_observes_its_base_velocity_gets_it_on_the_deploy_side(tmp_path):
+    """``task.observations.base_lin_vel={group: policy}``: the root's linear velocity in the root
+    frame (a state estimator's), built by the deploy loop as the task builds it."""
+    host, run_dir, onnx_path = _tiny_export(
+        tmp_path, "task.observations.base_lin_vel={group: policy, noise: 0.2}")
     assert "base_lin_vel" in read_metadata(onnx_path)["observation_names"].split(",")
     _assert_deploy_observation_is_the_tasks(host, run_dir, onnx_path)
 
@@ -170,19 +176,10 @@ def test_a_policy_that_observes_its_base_velocity_gets_it_on_the_deploy_side(tmp
 def test_a_policy_that_observes_past_steps_gets_the_same_history_in_every_deploy_loop(tmp_path):
     """``task.observations.history``: the export says each term's history length, and sim2sim and
     the stress test stack past steps exactly as the task does, episode by episode."""
-    from tracking_run import TINY, WAVE, tracking_host
-
     from primebot.pipeline.deploy.stress import StressPlan, stress_run_dir
-    from primebot.pipeline.export.export_run import export_run
-    from primebot.pipeline.train.session import TrainRequest, run_training
 
-    host = tracking_host()
-    sets = [*TINY, "task.observations.history={base_ang_vel: 3, joint_vel: 3, actions: 2}"]
-    run_dir = run_training(host.registry, TrainRequest(
-        motion=str(WAVE), num_envs=4, iterations=1, seed=3, sets=sets, log_dir=str(tmp_path),
-        progress=False)).run_dir
-    export_run(host.registry, run_dir, rollout_steps=4, latency_repeats=5)
-    onnx_path = run_dir / "export" / "policy.onnx"
+    host, run_dir, onnx_path = _tiny_export(
+        tmp_path, "task.observations.history={base_ang_vel: 3, joint_vel: 3, actions: 2}")
     meta = read_metadata(onnx_path)
     names = meta["observation_names"].split(",")
     lengths = dict(zip(names, map(int, meta["observation_terms_history_length"].split(",")),
