@@ -54,6 +54,12 @@ class ObservationHistory:
         history."""
         self._fresh[slice(None) if rows is None else rows] = True
 
+    def load(self, observations: np.ndarray) -> None:
+        """Continue from ``observations`` [N, size] (a resumed run's): the next frame is appended
+        to the history they hold."""
+        self.buffer[:] = observations
+        self._fresh[:] = False
+
     def push(self, frame: np.ndarray) -> np.ndarray:
         """Append each row's ``frame`` [N, frame_size] to its history; returns ``buffer``."""
         if frame.shape != (self.buffer.shape[0], self.frame_size):

@@ -143,6 +143,13 @@ class ObservationGroup:
         """Envs ``ids`` start an episode: their next observation fills their history."""
         self._history.restart(ids)
 
+    def load(self, observations: np.ndarray) -> None:
+        """Continue from ``observations`` (a resumed run's ``buffer``, past steps included)."""
+        if self._history.active:
+            self._history.load(observations)
+        else:
+            self.buffer[:] = observations
+
     def mirror(self, joint_source: np.ndarray,
                joint_sign: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(source, sign)`` over the whole vector: ``sign · obs[source]`` is the observation of

@@ -216,11 +216,13 @@ def test_same_seed_gives_identical_rollouts_and_other_seeds_differ(host, motion)
     assert any(not np.array_equal(x, y) for x, y in zip(a, c, strict=True))
 
 
-def test_state_dict_resumes_bit_for_bit(host, motion):
+@pytest.mark.parametrize("history", [{}, {"joint_vel": 3, "actions": 2}],
+                         ids=["now", "with history"])
+def test_state_dict_resumes_bit_for_bit(host, motion, history):
     rng = np.random.default_rng(0)
     actions = rng.uniform(-1, 1, (20, 4, 22)).astype(np.float32)
     # 5-step episodes: the curriculum decides every 5 steps, so its strength moves during the run
-    curriculum = {"episode_length_s": 0.1,
+    curriculum = {"episode_length_s": 0.1, "observations": {"history": history},
                   "randomization": {"curriculum": {"start": 0.5, "signal": "falls", "step": 0.1}}}
     env = make_env(host, motion, seed=5, config=curriculum)
     env.reset()

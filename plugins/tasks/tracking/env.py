@@ -584,8 +584,8 @@ class TrackingEnv(VecEnv):
             saved = {k.split("/", 1)[1]: v for k, v in state.items() if k.startswith("curriculum/")}
             self.curriculum.load_state_dict(saved)
             self._apply_strength()
-        self.policy_observations.buffer[:] = state["obs/policy"]
-        self.critic_observations.buffer[:] = state["obs/critic"]
+        self.policy_observations.load(state["obs/policy"])
+        self.critic_observations.load(state["obs/critic"])
         for name, values in self._window.values.items():
             values[:] = state[f"window/{name}"]
         self._window.count, self._window.head = (int(x) for x in state["window/count_head"])
