@@ -133,22 +133,25 @@ class ObservationGroup:
         """Per slot, the steps it holds (0: the current value alone; ONNX metadata
         ``observation_terms_history_length``)."""
         self._frame = np.zeros((num_envs, self.frame_layout.size), np.float32)
-        self._history = ObservationHistory(widths, lengths, num_envs)
-        self.buffer = self._history.buffer if self._history.active else self._frame
+        self._history = (ObservationHistory(widths, lengths, num_envs)
+                         if any(length > 1 for length in lengths) else None)
+        """The slots' past values (None: no slot keeps any; the frame is the observation)."""
+        self.buffer = self._frame if self._history is None else self._history.buffer
         self._slices = [self.frame_layout.slice(name) for name, _, _ in self.slots]
         self._noise = (_NoiseSpan(self.frame_layout, noise or {}, num_envs, rng) if noise
                        else None)
 
     def restart(self, ids: np.ndarray) -> None:
         """Envs ``ids`` start an episode: their next observation fills their history."""
-        self._history.restart(ids)
+        if self._history is not None:
+            self._history.restart(ids)
 
     def load(self, observations: np.ndarray) -> None:
         """Continue from ``observations`` (a resumed run's ``buffer``, past steps included)."""
-        if self._history.active:
-            self._history.load(observations)
-        else:
+        if self._history is None:
             self.buffer[:] = observations
+        else:
+            self._history.load(observations)
 
     def mirror(self, joint_source: np.ndarray,
                joint_sign: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -194,7 +197,7 @@ class ObservationGroup:
             out[:, cols] = value
         if self._noise is not None:
             self._noise.add(out)
-        return self._history.push(out) if self._history.active else out
+        return out if self._history is None else self._history.push(out)
 
 
 class _NoiseSpan:
