@@ -50,14 +50,31 @@ def push_directions_line(report: dict) -> str | None:
             + ", ".join(parts))
 
 
+CLEARLY_WEAKER = 2.0
+"""How many standard errors of the difference a side's success must lie below the other sides'
+pooled success before the verdict names it: with 8 episodes a side (a 32-episode cell) a gap of
+0.40 or more around a success of one half."""
+
+
 def weakest_direction(figures: dict, min_success: float = ROBUST_SUCCESS) -> str:
-    """``, weakest kicked backward: 0.50 of 8`` for a push cell whose worst direction
-    (``by_direction``) is below ``min_success``; empty otherwise."""
+    """``, weakest kicked backward: 0.12 of 8 (the other sides 0.67 of 24)`` for a push cell whose
+    worst direction (``by_direction``) is below ``min_success`` and clearly below the other
+    sides together (``CLEARLY_WEAKER`` standard errors of the difference of two success rates,
+    pooled); empty otherwise: with a handful of episodes a side the worst one is often noise."""
     sectors = figures.get("by_direction") or {}
-    if not sectors:
+    if len(sectors) < 2:
         return ""
     name = min(sectors, key=lambda k: sectors[k]["success_rate"])
     worst = sectors[name]
     if worst["success_rate"] >= min_success:
         return ""
-    return f", weakest kicked {name}: {worst['success_rate']:.2f} of {worst['episodes']}"
+    n_worst = worst["episodes"]
+    n_rest = sum(v["episodes"] for k, v in sectors.items() if k != name)
+    ok_rest = sum(v["success_rate"] * v["episodes"] for k, v in sectors.items() if k != name)
+    rest = ok_rest / n_rest
+    pooled = (ok_rest + worst["success_rate"] * n_worst) / (n_rest + n_worst)
+    spread = np.sqrt(pooled * (1.0 - pooled) * (1.0 / n_worst + 1.0 / n_rest))
+    if rest - worst["success_rate"] <= CLEARLY_WEAKER * spread:
+        return ""
+    return (f", weakest kicked {name}: {worst['success_rate']:.2f} of {n_worst} "
+            f"(the other sides {rest:.2f} of {n_rest})")

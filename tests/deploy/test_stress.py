@@ -244,12 +244,21 @@ def test_the_verdict_robust_not_robust_and_when_the_motion_needs_no_policy():
     report["cells"][1]["policy"].update(episodes=8, failure_times_s=[2.5, 2.6, 3.1])
     assert robustness_verdict(report)["short_of"] == [
         "push push 1: 0.62 (3 of 8 episodes fail, at 2.5–3.1 s of the motion)"]
-    # and which way the kicks it fails point, when that direction is short of 0.9 itself
-    report["cells"][1]["policy"]["by_direction"] = {
-        name: {"episodes": 2, "success_rate": rate}
-        for name, rate in (("forward", 0.5), ("left", 1.0), ("backward", 0.0), ("right", 1.0))}
+    # and which way the kicks it fails point, when that side is short of 0.9 and clearly weaker
+    # than the others together
+    def sides(episodes, rates):
+        return {name: {"episodes": episodes, "success_rate": rate}
+                for name, rate in zip(("forward", "left", "backward", "right"), rates)}
+
+    report["cells"][1]["policy"]["by_direction"] = sides(8, (0.5, 1.0, 0.0, 1.0))
     assert robustness_verdict(report)["short_of"][0].endswith(
-        "of the motion), weakest kicked backward: 0.00 of 2")
+        "of the motion), weakest kicked backward: 0.00 of 8 (the other sides 0.83 of 24)")
+    # from 2 episodes a side, none of 2 against 4 of 6 could be chance: no side named
+    report["cells"][1]["policy"]["by_direction"] = sides(2, (0.5, 1.0, 0.0, 0.5))
+    assert robustness_verdict(report)["short_of"][0].endswith("of the motion)")
+    # nor one a little below the others, from 8 a side
+    report["cells"][1]["policy"]["by_direction"] = sides(8, (0.5, 0.75, 0.375, 0.75))
+    assert robustness_verdict(report)["short_of"][0].endswith("of the motion)")
 
     needless = robustness_verdict(_report({"push": 0.62, "motor": 0.9},
                                           {"push": 0.75, "motor": 1.0}))
