@@ -22,6 +22,22 @@ def repo_root() -> Path:
     return REPO_ROOT
 
 
+@pytest.fixture
+def import_tool():
+    """``import_tool("bench_motions")``: a module of tools/, imported with tools/ on ``sys.path``
+    only while it loads (the tools import each other by name)."""
+    def load(name: str):
+        import importlib
+
+        folder = str(REPO_ROOT / "tools")
+        sys.path.insert(0, folder)
+        try:
+            return importlib.import_module(name)
+        finally:
+            sys.path.remove(folder)
+    return load
+
+
 @pytest.fixture(scope="session")
 def spec():
     """The bundled q1 robot spec, shared read-only by every test that needs it."""

@@ -31,17 +31,13 @@ def test_bench_motions_runs_the_pipeline_and_prints_the_verdict_table(repo_root,
     assert row["video"] is None and not (tmp_path / "logs" / "bench_motions.png").exists()
 
 
-def test_the_contact_sheet_shows_stills_of_each_runs_sim2sim_video(repo_root, tmp_path):
+def test_the_contact_sheet_shows_stills_of_each_runs_sim2sim_video(import_tool, tmp_path):
     """write_sheet on a row whose sim2sim video is a real (tiny) mp4, and on one without a video."""
     import imageio.v3 as iio
     import imageio_ffmpeg
     import numpy as np
 
-    sys.path.insert(0, str(repo_root / "tools"))
-    try:
-        from bench_motions import write_sheet
-    finally:
-        sys.path.remove(str(repo_root / "tools"))
+    write_sheet = import_tool("bench_motions").write_sheet
     video = tmp_path / "sim2sim.mp4"
     writer = imageio_ffmpeg.write_frames(str(video), (64, 48), fps=10, macro_block_size=16)
     writer.send(None)

@@ -11,17 +11,8 @@ import pytest
 from tracking_run import tracking_host, train_tiny_run
 
 
-def _bench(repo_root):
-    sys.path.insert(0, str(repo_root / "tools"))
-    try:
-        import bench_randomization
-    finally:
-        sys.path.remove(str(repo_root / "tools"))
-    return bench_randomization
-
-
-def test_each_part_is_removed_alone_and_everything_else_stays_at_full_strength(repo_root):
-    bench = _bench(repo_root)
+def test_each_part_is_removed_alone_and_everything_else_stays_at_full_strength(import_tool):
+    bench = import_tool("bench_randomization")
     defaults = copy.deepcopy(tracking_host().registry.get("tasks", "tracking").default_config)
     variants = bench.variants(defaults)
     parts = [k for k, v in defaults["randomization"].items()

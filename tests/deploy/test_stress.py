@@ -248,7 +248,7 @@ def test_the_verdict_robust_not_robust_and_when_the_motion_needs_no_policy():
     # than the others together
     def sides(episodes, rates):
         return {name: {"episodes": episodes, "success_rate": rate}
-                for name, rate in zip(("forward", "left", "backward", "right"), rates)}
+                for name, rate in zip(("forward", "left", "backward", "right"), rates, strict=True)}
 
     report["cells"][1]["policy"]["by_direction"] = sides(8, (0.5, 1.0, 0.0, 1.0))
     assert robustness_verdict(report)["short_of"][0].endswith(

@@ -54,16 +54,11 @@ def test_the_recorded_motions_are_those_whose_source_says_record(repo_root):
 
 
 @pytest.mark.parametrize("name", SHIPPED)
-def test_shipped_motion_regenerates_from_its_source(repo_root, tmp_path, spec, name):
+def test_shipped_motion_regenerates_from_its_source(repo_root, import_tool, tmp_path, spec, name):
     # the same arrays to the last float32 digit or so: another numpy/MuJoCo build moves a few bits
-    import sys
-
     import yaml
 
-    sys.path.insert(0, str(repo_root / "tools"))
-    from make_motions import (
-        build,  # authored, or recorded from simulation when the source says record:
-    )
+    build = import_tool("make_motions").build  # authored, or recorded when the source says record:
 
     fresh = tmp_path / f"{name}.npz"
     source = repo_root / "motions" / f"{name}.yaml"

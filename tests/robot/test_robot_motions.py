@@ -4,7 +4,6 @@ here: the models are made in the test), or says why a robot cannot have one."""
 from __future__ import annotations
 
 import importlib.util
-import sys
 
 import numpy as np
 import yaml
@@ -13,15 +12,6 @@ from capsulebot import write_capsulebot
 from primebot.pipeline.motion.author import author_file
 from primebot.pipeline.robot.model import load_robot_model
 from primebot.pipeline.robot.scaffold import scaffold_robot
-
-
-def _robot_motions(repo_root):
-    sys.path.insert(0, str(repo_root / "tools"))
-    try:
-        import robot_motions
-    finally:
-        sys.path.remove(str(repo_root / "tools"))
-    return robot_motions
 
 
 def _scaffolded_spec(tmp_path, name, mjcf):
@@ -34,9 +24,9 @@ def _scaffolded_spec(tmp_path, name, mjcf):
 
 
 def test_a_wave_and_a_squat_from_the_robots_structure_author_and_do_what_they_say(
-    repo_root, tmp_path
+    import_tool, tmp_path
 ):
-    tool = _robot_motions(repo_root)
+    tool = import_tool("robot_motions")
     spec = _scaffolded_spec(tmp_path, "capbot", write_capsulebot(tmp_path / "src"))
     model = load_robot_model(spec)
     motions = {}
@@ -63,10 +53,10 @@ def test_a_wave_and_a_squat_from_the_robots_structure_author_and_do_what_they_sa
     assert (1 - 2 * (x**2 + y**2)).min() > np.cos(np.radians(15))
 
 
-def test_a_robot_without_arms_or_knees_gets_the_reason_instead(repo_root, tmp_path):
+def test_a_robot_without_arms_or_knees_gets_the_reason_instead(import_tool, tmp_path):
     from meshbot import write_meshbot
 
-    tool = _robot_motions(repo_root)
+    tool = import_tool("robot_motions")
     # meshbot: legs of a hip and a knee (no ankle pitch between knee and foot), no arms
     spec = _scaffolded_spec(tmp_path, "legbot",
                             write_meshbot(tmp_path / "src", actuators=None, keyframe=False))
@@ -75,8 +65,8 @@ def test_a_robot_without_arms_or_knees_gets_the_reason_instead(repo_root, tmp_pa
     assert sources["squat"].startswith("no squat:")
 
 
-def test_an_ankle_that_cannot_keep_the_feet_flat_gets_the_reason_instead(repo_root, tmp_path):
-    tool = _robot_motions(repo_root)
+def test_an_ankle_that_cannot_keep_the_feet_flat_gets_the_reason_instead(import_tool, tmp_path):
+    tool = import_tool("robot_motions")
     mjcf = write_capsulebot(tmp_path / "src")
     # ankle pitch that barely bends toes-up: the squat's shins cannot tilt forward over flat feet
     mjcf.write_text(mjcf.read_text(encoding="utf-8").replace('range="-0.8 0.8"',
