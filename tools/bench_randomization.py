@@ -105,7 +105,8 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=128, help="envs played together [128]")
     parser.add_argument("--seconds", type=float, default=15.0,
                         help="seconds of each env's time per variant [15]")
-    parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=3,
+                        help="seed of the envs' draws and of the exploration noise [3]")
     parser.add_argument("--action-std", type=float, default=0.0,
                         help="exploration noise on every action, as training samples them (the "
                              "run's action_std in train.csv); 0: the mean action [0]")
