@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import textwrap
@@ -27,8 +28,6 @@ def import_tool():
     """``import_tool("bench_motions")``: a module of tools/, imported with tools/ on ``sys.path``
     only while it loads (the tools import each other by name)."""
     def load(name: str):
-        import importlib
-
         folder = str(REPO_ROOT / "tools")
         sys.path.insert(0, folder)
         try:
