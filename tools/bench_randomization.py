@@ -33,7 +33,7 @@ from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.train.train_config import parse_set, set_value
 from primebot.pipeline.train.trained_policy import load_trained_policy, one_torch_thread
 
-NOT_PARTS = ("enabled", "curriculum")
+NOT_PARTS = ("enabled", "curriculum", "calm_envs")
 """Keys of ``task.randomization`` that are switches, not parts of the randomisation."""
 
 
@@ -58,6 +58,7 @@ def variants(task_config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     randomization = task_config["randomization"]
     full = copy.deepcopy(task_config)
     full["randomization"]["curriculum"] = None  # full strength throughout
+    full["randomization"]["calm_envs"] = 0.0  # in every env
     out = {"full": full}
     for part in randomization:
         if part in NOT_PARTS or randomization[part] is None:

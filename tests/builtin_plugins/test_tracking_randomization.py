@@ -4,7 +4,10 @@ spreads, delay, pushes, the checks' robustness episodes and the curriculum's str
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from tracking_env import EXACT, FULL_STRENGTH, make_env
+
+from primebot.pipeline.api import ConfigError
 
 
 def _start_offsets(host, motion, randomization):
@@ -210,3 +213,40 @@ def test_the_strength_is_logged_only_when_a_curriculum_runs(host, motion):
     off = make_env(host, motion, num_envs=2, config=FULL_STRENGTH)
     off.reset()
     assert "randomization/strength" not in off.step(np.zeros((2, 22), np.float32)).info
+
+
+def test_calm_envs_train_unrandomised_and_leave_the_others_draws_alone(host, motion):
+    """``calm_envs: 0.5``: the last half of the envs keep the model's physics, have no delay, no
+    encoder bias, no reset noise and are never pushed; the first half draw what they drew
+    without calm envs."""
+    def build(share):
+        config = {"sampling": {"mode": "uniform"}, "randomization": {
+            "curriculum": None, "calm_envs": share,
+            "push": {"interval_s": [0.02, 0.02], "velocity": {"x": [0.3, 0.3]}}}}
+        env = make_env(host, motion, num_envs=6, seed=3, config=config)
+        env.reset()
+        return env
+
+    plain, calm = build(0.0), build(0.5)
+    model = calm.model_info.model
+    friction = calm.sim.batch.expanded("geom_friction")[:, 0, 0]
+    mass = calm.sim.batch.expanded("body_mass")
+    assert np.allclose(friction[3:], model.geom_friction[0, 0])
+    assert np.allclose(mass[3:], model.body_mass)
+    assert np.array_equal(friction[:3], plain.sim.batch.expanded("geom_friction")[:3, 0, 0])
+    assert np.array_equal(mass[:3], plain.sim.batch.expanded("body_mass")[:3])
+    assert not calm.actuation.delay[3:].any() and not calm.actuation.bias[3:].any()
+    assert np.array_equal(calm.actuation.bias[:3], plain.actuation.bias[:3])
+    xpos = calm.sim.bind("xpos")
+    offsets = np.linalg.norm(xpos[:, 1] - motion.body_pos_w[calm.time_steps, 0], axis=-1)
+    assert np.all(offsets[3:] < 1e-9) and np.all(offsets[:3] > 0)
+    lin = calm.model_info.root_lin_vel_qvel
+    before = calm.sim.qvel[:, lin].copy()
+    assert calm.pusher.step() == 3  # every env was due; the calm half is not pushed
+    kick = calm.sim.qvel[:, lin] - before
+    assert np.all(kick[3:] == 0) and np.all(kick[:3, 0] > 0)
+
+
+def test_calm_envs_must_be_a_fraction(host, motion):
+    with pytest.raises(ConfigError, match="calm_envs"):
+        make_env(host, motion, num_envs=2, config={"randomization": {"calm_envs": 1.0}})

@@ -49,6 +49,7 @@ from .randomization import (
     ActuationRandomization,
     PhysicsRandomization,
     Pusher,
+    calm_envs,
     reset_noise_ranges,
 )
 from .reference import MotionReference
@@ -212,17 +213,21 @@ class TrackingEnv(VecEnv):
         self.randomize = bool(rand["enabled"])
         # L, the length every range is sized by (docs/tasks.md, "Randomisation")
         highest_root = float(self.reference.root_pos_w[:, 2].max())
+        calm = calm_envs(rand, num_envs) if self.randomize else np.zeros(num_envs, bool)
+        self._randomized = (~calm).astype(np.float64)
+        """[N] 1 for an env that trains randomised, 0 for a calm one (``calm_envs``)."""
         self.physics_randomization = (
-            PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"], highest_root)
+            PhysicsRandomization(self.sim, tm, rand, self.rngs["physics"], highest_root, calm)
             if self.randomize else None
         )
         self.pusher = (
-            Pusher(self.sim, tm, rand["push"], self.rngs["push"], highest_root)
+            Pusher(self.sim, tm, rand["push"], self.rngs["push"], highest_root, calm)
             if self.randomize and rand.get("push")
             else None
         )
         self.actuation = (
-            ActuationRandomization(num_envs, self.robot.num_joints, rand, self.rngs["physics"])
+            ActuationRandomization(num_envs, self.robot.num_joints, rand, self.rngs["physics"],
+                                   calm)
             if self.randomize else None
         )
         """Action delay and encoder bias (None without randomisation)."""
@@ -499,7 +504,7 @@ class TrackingEnv(VecEnv):
         ang_vel_w = ref.root_ang_vel_w[t].copy()
         joint_pos = ref.joint_pos[t].copy()
         if self.randomize:
-            strength = self.randomization_strength
+            strength = self.randomization_strength * self._randomized[ids][:, None]
             pose = strength * rng.uniform(*self._reset_pose_range, size=(n, 6))
             root_pos += pose[:, :3]
             root_quat = quat_mul(quat_from_euler_xyz(pose[:, 3], pose[:, 4], pose[:, 5]), root_quat)

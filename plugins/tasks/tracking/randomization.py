@@ -17,6 +17,7 @@ import numpy as np
 
 from primebot.pipeline.api import (
     BatchSim,
+    ConfigError,
     ServoCommand,
     push_rate_unit,
     push_speed_unit,
@@ -53,6 +54,19 @@ def sized_velocity_ranges(ranges: Mapping[str, Any],
                                           + [push_rate_unit(root_height)] * 3))
 
 
+def calm_envs(config: Mapping[str, Any], num_envs: int) -> np.ndarray:
+    """[N] bool: the envs that train with no randomisation at all (``calm_envs``, a fraction of
+    them: the last ones), so a policy learning to ride out the rest keeps practising the
+    undisturbed motion it is judged on."""
+    share = float(config.get("calm_envs") or 0.0)
+    if not 0.0 <= share < 1.0:
+        raise ConfigError(f"tracking task: randomization.calm_envs is {share}, not a fraction of "
+                          "the envs", fix="set it in [0, 1): 0 randomises every env")
+    calm = np.zeros(num_envs, bool)
+    calm[num_envs - int(round(share * num_envs)):] = True
+    return calm
+
+
 def reset_noise_ranges(
     config: Mapping[str, Any], root_height: float
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
@@ -66,6 +80,7 @@ def reset_noise_ranges(
 class PhysicsRandomization:
     """Per-env friction, body masses, payload, anchor centre of mass and motor strength.
 
+    A calm env (``calm``, [N] bool) keeps the model's own values at every strength.
     The centre-of-mass offsets are in units of L, the reference's highest root height
     (``root_height``), as the reset noise and the pushes are sized.
 
@@ -77,10 +92,11 @@ class PhysicsRandomization:
 
     def __init__(
         self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator,
-        root_height: float,
+        root_height: float, calm: np.ndarray | None = None,
     ) -> None:
         n, model = sim.num_envs, tm.model
         self.sim = sim
+        self._calm = np.zeros(n, bool) if calm is None else calm
         self._fields: list[tuple[np.ndarray, tuple, np.ndarray, np.ndarray]] = []
         """(expanded field, index, nominal, drawn) per randomised quantity."""
         friction_range = config.get("friction")
@@ -137,8 +153,9 @@ class PhysicsRandomization:
         self.apply(1.0)
 
     def _add(self, field: np.ndarray, index: tuple, nominal: np.ndarray, drawn: np.ndarray) -> None:
-        self._fields.append((field, index, np.array(nominal, dtype=np.float64),
-                             np.array(drawn, dtype=np.float64)))
+        drawn = np.array(drawn, dtype=np.float64)
+        drawn[self._calm] = nominal  # drawn all the same, so the other envs' draws do not move
+        self._fields.append((field, index, np.array(nominal, dtype=np.float64), drawn))
 
     def apply(self, strength: float) -> None:
         """Set every randomised quantity at ``strength`` (0: the model's own values, 1: the
@@ -159,17 +176,19 @@ class ActuationRandomization:
     use too) turns the targets the policy chose into what reaches the servos: those of ``delay``
     steps ago, minus the encoder bias; the policy reads q + bias
     (``observations.joint_pos_sensed``). At ``strength`` s the bias is s × its draw and an env's
-    delay is its draw rounded at s (none below s = 0.5).
+    delay is its draw rounded at s (none below s = 0.5). A calm env (``calm``) has neither.
     """
 
     def __init__(self, num_envs: int, num_joints: int, config: Mapping[str, Any],
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, calm: np.ndarray | None = None) -> None:
         delay, bias = config.get("action_delay"), config.get("encoder_bias")
         self.drawn_delay = (rng.integers(int(delay[0]), int(delay[1]) + 1, size=num_envs)
                             if delay is not None
                             else np.zeros(num_envs, np.int64))
         self.drawn_bias = (rng.uniform(*bias, size=(num_envs, num_joints)) if bias is not None
                            else np.zeros((num_envs, num_joints)))
+        if calm is not None:
+            self.drawn_delay[calm], self.drawn_bias[calm] = 0, 0.0
         self.servos = ServoCommand(np.zeros((num_envs, num_joints)), self.drawn_delay,
                                    self.drawn_bias)
         self.apply(1.0)
@@ -199,14 +218,15 @@ class Pusher:
     The velocity ranges are sized to the robot (docs/tasks.md, "Randomisation"): linear ones in
     units of √(g·L) m/s and angular ones in units of √(g/L) rad/s, L being the reference's highest
     root height (``root_height``; the stress test's push levels use the same unit,
-    ``deploy.perturbations``).
+    ``deploy.perturbations``). A calm env (``calm``) is never pushed.
     """
 
     def __init__(
         self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator,
-        root_height: float,
+        root_height: float, calm: np.ndarray | None = None,
     ) -> None:
         self.sim, self.rng = sim, rng
+        self._calm = np.zeros(sim.num_envs, bool) if calm is None else calm
         self.interval_steps = np.array(config["interval_s"], dtype=np.float64) / sim.control_dt
         low, high = sized_velocity_ranges(config.get("velocity", {}), root_height)
         self.lin_low, self.lin_high = low[:3], high[:3]
@@ -251,9 +271,12 @@ class Pusher:
             heading = self.rng.uniform(0.0, 2 * np.pi, size=due.size)
             magnitude = self.strength * self.rng.uniform(*self.speed, size=due.size)
             d_lin[:, 0], d_lin[:, 1] = magnitude * np.cos(heading), magnitude * np.sin(heading)
+        self.countdown[due] = _NEVER if self.once else self._draw_interval(due.size)
+        # drawn for the calm envs too, so the other envs' pushes do not depend on which are calm
+        kept = ~self._calm[due]
+        due, d_lin, d_ang_w = due[kept], d_lin[kept], d_ang_w[kept]
         qvel[due, self._lin] += d_lin
         # the free joint's angular velocity is in the body frame
         qvel[due, self._ang] += quat_apply_inverse(qpos[due, self._quat], d_ang_w)
-        self.countdown[due] = _NEVER if self.once else self._draw_interval(due.size)
         self.total += int(due.size)
         return int(due.size)

@@ -132,6 +132,9 @@ SETTINGS: dict[str, Any] = {
             # a check tracked with MPKPE ≤ this share of its limit ends a fall-back's hold
             "release_below": 0.6,
         },
+        # a fraction of the envs (the last ones) that train with none of the below at any
+        # strength: they keep practising the undisturbed motion the verdict judges
+        "calm_envs": 0.0,
         # Every length and speed below is sized to the robot, L being the reference's highest root
         # height (about the leg length): lengths in units of L, linear velocities in sqrt(g L)
         # m/s, angular ones in sqrt(g / L) rad/s; angles in rad. For the q1 (L 0.497 m) the
@@ -188,7 +191,7 @@ PLAY = PlaySettings(
     # by 0.2·√(g·L) in a random direction, and nothing else (docs/tasks.md, "Training for
     # robustness")
     robustness={"episode_length_s": 4.0, "sampling": {"window_s": 4.0}, "randomization": {
-        "enabled": True, "curriculum": {"start": None},
+        "enabled": True, "curriculum": {"start": None}, "calm_envs": 0.0,
         "reset_pose": _STILL, "reset_velocity": _STILL, "reset_joint_pos": [0.0, 0.0],
         **dict.fromkeys(("friction", "mass_scale", "payload", "motor_strength", "action_delay",
                          "encoder_bias", "anchor_com_offset")),
