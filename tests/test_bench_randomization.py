@@ -14,6 +14,7 @@ from tracking_run import tracking_host, train_tiny_run
 def test_each_part_is_removed_alone_and_everything_else_stays_at_full_strength(import_tool):
     bench = import_tool("bench_randomization")
     defaults = copy.deepcopy(tracking_host().registry.get("tasks", "tracking").default_config)
+    defaults["randomization"]["calm_envs"] = 0.5  # a run that trained some envs calm
     variants = bench.variants(defaults)
     parts = [k for k, v in defaults["randomization"].items()
              if k not in bench.NOT_PARTS and v is not None]
@@ -21,6 +22,7 @@ def test_each_part_is_removed_alone_and_everything_else_stays_at_full_strength(i
     assert "without reset_velocity" in variants and "without push" in variants
     full = variants["full"]["randomization"]
     assert full["curriculum"] is None and full["enabled"]  # full strength, no curriculum
+    assert full["calm_envs"] == 0.0  # in every env
     for part in parts:
         changed = variants[f"without {part}"]["randomization"]
         assert all(changed[k] == full[k] for k in full if k != part)
