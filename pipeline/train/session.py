@@ -217,12 +217,11 @@ class TrainOutcome:
         if incomplete:
             summary["curriculum"] = "incomplete"
             warnings.append(f"{judged} before the task's curriculum was complete: it has not felt "
-                            "the full "
-                            "randomisation (train.csv: randomization/strength), so expect it to be "
-                            "less robust to "
-                            "pushes and model errors than configured; --resume RUN_DIR --from "
-                            "train --iterations N "
-                            "trains on")
+                            "the full randomisation (train.csv: randomization/strength), so expect "
+                            "it to be less robust to pushes and model errors than configured; "
+                            "--resume RUN_DIR --from train --iterations N trains on, and "
+                            "docs/tasks.md (\"Training for robustness\") says what keeps a policy "
+                            "at full strength")
         message = (f"{result.iteration} iterations on {runner.cfg.device}"
                    + (f" (of at most {runner.cfg.iterations}: {result.reason})" if result.reason
                       else "")
