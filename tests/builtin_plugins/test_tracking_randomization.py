@@ -171,7 +171,10 @@ def test_the_checks_robustness_episodes_are_the_stress_tests_one_push_each(host,
     from primebot.pipeline.sim.task import merge_settings
     from primebot.plugins.tasks.tracking.task import PLAY
 
-    settings = merge_settings(merge_settings(PLAY.evaluation, PLAY.spread), PLAY.robustness)
+    # over a training config whose calm envs the check must not inherit: every episode is pushed
+    trained = {"randomization": {"calm_envs": 0.5}}
+    settings = merge_settings(trained, merge_settings(merge_settings(PLAY.evaluation, PLAY.spread),
+                                                      PLAY.robustness))
     # no failures: every episode runs its whole window
     settings = merge_settings(settings, {"terminations": dict.fromkeys(
         ("anchor_height", "anchor_orientation", "end_effector_height"))})
