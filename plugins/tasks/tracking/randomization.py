@@ -5,7 +5,7 @@ All of it hangs off ``randomization.enabled`` in the task config, so one
 switch gives the evaluator a deterministic task. Ranges are uniform
 ``[low, high]``; the defaults follow mjlab's tracking task. Every part
 scales with one strength in [0, 1]: 1 unless the opt-in curriculum
-(``curriculum.py``) runs.
+(``curriculum.py``) runs. The ``calm_envs`` share of the envs gets none of it.
 """
 
 from __future__ import annotations
@@ -92,11 +92,10 @@ class PhysicsRandomization:
 
     def __init__(
         self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator,
-        root_height: float, calm: np.ndarray | None = None,
+        root_height: float, calm: np.ndarray,
     ) -> None:
         n, model = sim.num_envs, tm.model
-        self.sim = sim
-        self._calm = np.zeros(n, bool) if calm is None else calm
+        self.sim, self._calm = sim, calm
         self._fields: list[tuple[np.ndarray, tuple, np.ndarray, np.ndarray]] = []
         """(expanded field, index, nominal, drawn) per randomised quantity."""
         friction_range = config.get("friction")
@@ -180,15 +179,14 @@ class ActuationRandomization:
     """
 
     def __init__(self, num_envs: int, num_joints: int, config: Mapping[str, Any],
-                 rng: np.random.Generator, calm: np.ndarray | None = None) -> None:
+                 rng: np.random.Generator, calm: np.ndarray) -> None:
         delay, bias = config.get("action_delay"), config.get("encoder_bias")
         self.drawn_delay = (rng.integers(int(delay[0]), int(delay[1]) + 1, size=num_envs)
                             if delay is not None
                             else np.zeros(num_envs, np.int64))
         self.drawn_bias = (rng.uniform(*bias, size=(num_envs, num_joints)) if bias is not None
                            else np.zeros((num_envs, num_joints)))
-        if calm is not None:
-            self.drawn_delay[calm], self.drawn_bias[calm] = 0, 0.0
+        self.drawn_delay[calm], self.drawn_bias[calm] = 0, 0.0
         self.servos = ServoCommand(np.zeros((num_envs, num_joints)), self.drawn_delay,
                                    self.drawn_bias)
         self.apply(1.0)
@@ -223,10 +221,9 @@ class Pusher:
 
     def __init__(
         self, sim: BatchSim, tm: TrackingModel, config: Mapping[str, Any], rng: np.random.Generator,
-        root_height: float, calm: np.ndarray | None = None,
+        root_height: float, calm: np.ndarray,
     ) -> None:
-        self.sim, self.rng = sim, rng
-        self._calm = np.zeros(sim.num_envs, bool) if calm is None else calm
+        self.sim, self.rng, self._calm = sim, rng, calm
         self.interval_steps = np.array(config["interval_s"], dtype=np.float64) / sim.control_dt
         low, high = sized_velocity_ranges(config.get("velocity", {}), root_height)
         self.lin_low, self.lin_high = low[:3], high[:3]
