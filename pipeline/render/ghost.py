@@ -2,8 +2,9 @@
 
 Reuses the replay renderer (``motion.replay``: offscreen GL context, scene,
 camera settings, H.264 writer); each frame renders the robot's state, then
-adds the reference pose's robot geoms (``mjCAT_DYNAMIC``: not the floor) to
-the same scene with a translucent colour. Without a reference (a task that
+adds the reference pose's robot geoms (``mjCAT_DYNAMIC``: not the floor; its
+collision geoms when its visual meshes are heavy, ``ghost_option``) to the
+same scene with a translucent colour. Without a reference (a task that
 tracks no motion, e.g. walk) it renders the robot alone, optionally through
 a camera of the MJCF (biped4's ``side`` camera follows the walker's centre
 of mass). Torch-free, so sim2sim can use it.
@@ -28,6 +29,48 @@ log = logging.getLogger(__name__)
 GHOST_RGBA = (0.2, 0.75, 1.0, 0.35)
 """The reference: light blue, mostly transparent."""
 
+LIGHT_GHOST_TRIANGLES = 100_000
+"""Above this many mesh triangles in the robot's visible geoms the ghost is drawn from its collision
+geoms (``ghost_option``). On software OpenGL a frame's cost is its triangles: the Apptronik Apollo's
+visual meshes (1.5 million triangles) drawn twice made its ghost videos the slowest part of its
+evaluate, sim2sim and stress stages (tools/bench_render.py)."""
+
+
+def _dynamic_geoms(model: mujoco.MjModel) -> np.ndarray:
+    """The geoms that move with the robot (not on the world body)."""
+    return np.flatnonzero(model.geom_bodyid != 0)
+
+
+def _mesh_triangles(model: mujoco.MjModel, geoms: np.ndarray) -> int:
+    meshes = geoms[model.geom_type[geoms] == mujoco.mjtGeom.mjGEOM_MESH]
+    return int(model.mesh_facenum[model.geom_dataid[meshes]].sum())
+
+
+def ghost_option(model: mujoco.MjModel, option: mujoco.MjvOption) -> mujoco.MjvOption:
+    """The visualisation option the ghost is drawn with: ``option`` itself, or, when the robot's
+    visible meshes exceed ``LIGHT_GHOST_TRIANGLES`` and its collision geoms (contact bits or an
+    explicit pair) sit in geom groups at least four times lighter, one that shows only those groups.
+    The ghost then has the robot's collision shape (capsules and boxes on the Menagerie humanoids),
+    enough to see where the reference is, at a third of the frame's cost on the Apollo."""
+    dynamic = _dynamic_geoms(model)
+    visible = dynamic[np.asarray(option.geomgroup)[np.clip(model.geom_group[dynamic], 0, 5)] != 0]
+    heavy = _mesh_triangles(model, visible)
+    if heavy <= LIGHT_GHOST_TRIANGLES:
+        return option
+    paired = set(model.pair_geom1.tolist()) | set(model.pair_geom2.tolist())
+    colliding = [g for g in dynamic
+                 if model.geom_contype[g] or model.geom_conaffinity[g] or int(g) in paired]
+    groups = sorted({int(model.geom_group[g]) for g in colliding if 0 <= model.geom_group[g] <= 5})
+    if not groups:
+        return option
+    shown = dynamic[np.isin(model.geom_group[dynamic], groups)]
+    if 4 * _mesh_triangles(model, shown) > heavy:
+        return option
+    light = mujoco.MjvOption()
+    light.geomgroup[:] = 0
+    light.geomgroup[groups] = 1
+    return light
+
 
 def _fixed_camera(model: mujoco.MjModel, name: str) -> int:
     camera_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_CAMERA, name)
@@ -42,9 +85,11 @@ def _fixed_camera(model: mujoco.MjModel, name: str) -> int:
 
 def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
                   ghost_qpos: Sequence[np.ndarray] | None, root_body: int, fps: float, title: str,
-                  camera: CameraConfig, camera_name: str | None = None):
+                  camera: CameraConfig, camera_name: str | None = None,
+                  light_ghost: bool = True):
     model = renderer.model
     ghost = mujoco.MjData(model)
+    ghost_view = ghost_option(model, renderer.option) if light_ghost else renderer.option
     perturb = mujoco.MjvPerturb()
     cam = renderer.camera
     if camera_name is not None:
@@ -72,7 +117,7 @@ def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
             ghost.qpos[:] = ref_qpos
             mujoco.mj_kinematics(model, ghost)
             first = renderer.scene.ngeom
-            mujoco.mjv_addGeoms(model, ghost, renderer.option, perturb,
+            mujoco.mjv_addGeoms(model, ghost, ghost_view, perturb,
                                 mujoco.mjtCatBit.mjCAT_DYNAMIC,
                                 renderer.scene)
             for g in range(first, renderer.scene.ngeom):
@@ -118,12 +163,15 @@ def render_ghost_video(
     camera: CameraConfig | None = None,
     camera_name: str | None = None,
     multisample: bool = MULTISAMPLE,
+    light_ghost: bool = True,
 ) -> Path | None:
     """Write an H.264 video of ``robot_qpos`` with ``ghost_qpos`` overlaid; ``None`` (logged)
     without OpenGL.
 
     ``ghost_qpos=None`` draws the robot alone; ``camera_name`` views it through that MJCF camera
-    instead of the trailing free ``camera``; ``multisample`` as ``MotionRenderer`` takes it.
+    instead of the trailing free ``camera``; ``multisample`` as ``MotionRenderer`` takes it;
+    ``light_ghost=False`` draws the ghost from the visual geoms whatever they cost
+    (``ghost_option``).
     """
     try:
         # indices only serve frames()
@@ -135,7 +183,7 @@ def render_ghost_video(
     try:
         frames = _ghost_frames(renderer, robot_qpos, ghost_qpos, root_body, fps, title,
                                (camera or CameraConfig()).framed(model),
-                               camera_name)
+                               camera_name, light_ghost)
         write_video(frames, output, fps, (width, height))
     finally:
         renderer.close()
