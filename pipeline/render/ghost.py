@@ -90,6 +90,8 @@ def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
     model = renderer.model
     ghost = mujoco.MjData(model)
     ghost_view = ghost_option(model, renderer.option) if light_ghost else renderer.option
+    ghost_note = ("(ghost: reference)" if ghost_view is renderer.option
+                  else "(ghost: reference, collision shapes)")
     perturb = mujoco.MjvPerturb()
     cam = renderer.camera
     if camera_name is not None:
@@ -124,7 +126,7 @@ def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
                 renderer.scene.geoms[g].rgba[:] = GHOST_RGBA
         mujoco.mjr_render(renderer.viewport, renderer.scene, renderer.context)
         # without a reference, the distance covered is what a gait video is watched for
-        note = "(ghost: reference)" if ref_qpos is not None else f"x = {root[0]:6.2f} m"
+        note = ghost_note if ref_qpos is not None else f"x = {root[0]:6.2f} m"
         label = f"{title}   t = {k / fps:5.2f} s   {note}"
         mujoco.mjr_overlay(mujoco.mjtFont.mjFONT_NORMAL, mujoco.mjtGridPos.mjGRID_BOTTOMLEFT,
                            renderer.viewport,
