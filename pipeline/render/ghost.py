@@ -32,7 +32,7 @@ GHOST_RGBA = (0.2, 0.75, 1.0, 0.35)
 LIGHT_GHOST_TRIANGLES = 100_000
 """Above this many mesh triangles in the robot's visible geoms the ghost is drawn from its collision
 geoms (``ghost_option``). On software OpenGL a frame's cost is its triangles: the Apptronik Apollo's
-visual meshes (1.5 million triangles) drawn twice made its ghost videos the slowest part of its
+visual meshes (1.4 million triangles) drawn twice made its ghost videos the slowest part of its
 evaluate, sim2sim and stress stages (tools/bench_render.py)."""
 
 
@@ -53,7 +53,8 @@ def ghost_option(model: mujoco.MjModel, option: mujoco.MjvOption) -> mujoco.MjvO
     The ghost then has the robot's collision shape (capsules and boxes on the Menagerie humanoids),
     enough to see where the reference is, at a third of the frame's cost on the Apollo."""
     dynamic = _dynamic_geoms(model)
-    visible = dynamic[np.asarray(option.geomgroup)[np.clip(model.geom_group[dynamic], 0, 5)] != 0]
+    groups_shown = np.flatnonzero(np.asarray(option.geomgroup))  # MuJoCo draws groups 0-5 only
+    visible = dynamic[np.isin(model.geom_group[dynamic], groups_shown)]
     heavy = _mesh_triangles(model, visible)
     if heavy <= LIGHT_GHOST_TRIANGLES:
         return option
