@@ -91,8 +91,9 @@ def _ghost_frames(renderer: MotionRenderer, robot_qpos: Sequence[np.ndarray],
     model = renderer.model
     ghost = mujoco.MjData(model)
     ghost_view = ghost_option(model, renderer.option) if light_ghost else renderer.option
+    # a light ghost says so on a line of its own (one line would not fit a stress video's title)
     ghost_note = ("(ghost: reference)" if ghost_view is renderer.option
-                  else "(ghost: reference, collision shapes)")
+                  else "(ghost: reference)\nghost drawn from the collision shapes")
     perturb = mujoco.MjvPerturb()
     cam = renderer.camera
     if camera_name is not None:
