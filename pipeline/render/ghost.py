@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import RenderError
 from ..motion.replay import MULTISAMPLE, MotionRenderer, write_video
 from ..robot.camera import CameraConfig
+from ..robot.contacts import collision_geoms
 from ..robot.kinematics import set_qpos
 
 log = logging.getLogger(__name__)
@@ -36,11 +37,6 @@ visual meshes (1.4 million triangles) drawn twice made its ghost videos the slow
 evaluate, sim2sim and stress stages (tools/bench_render.py)."""
 
 
-def _dynamic_geoms(model: mujoco.MjModel) -> np.ndarray:
-    """The geoms that move with the robot (not on the world body)."""
-    return np.flatnonzero(model.geom_bodyid != 0)
-
-
 def _mesh_triangles(model: mujoco.MjModel, geoms: np.ndarray) -> int:
     meshes = geoms[model.geom_type[geoms] == mujoco.mjtGeom.mjGEOM_MESH]
     return int(model.mesh_facenum[model.geom_dataid[meshes]].sum())
@@ -52,16 +48,14 @@ def ghost_option(model: mujoco.MjModel, option: mujoco.MjvOption) -> mujoco.MjvO
     explicit pair) sit in geom groups at least four times lighter, one that shows only those groups.
     The ghost then has the robot's collision shape (capsules and boxes on the Menagerie humanoids),
     enough to see where the reference is, at a third of the frame's cost on the Apollo."""
-    dynamic = _dynamic_geoms(model)
+    dynamic = np.flatnonzero(model.geom_bodyid != 0)  # the robot's geoms, not the world's
     groups_shown = np.flatnonzero(np.asarray(option.geomgroup))  # MuJoCo draws groups 0-5 only
     visible = dynamic[np.isin(model.geom_group[dynamic], groups_shown)]
     heavy = _mesh_triangles(model, visible)
     if heavy <= LIGHT_GHOST_TRIANGLES:
         return option
-    paired = set(model.pair_geom1.tolist()) | set(model.pair_geom2.tolist())
-    colliding = [g for g in dynamic
-                 if model.geom_contype[g] or model.geom_conaffinity[g] or int(g) in paired]
-    groups = sorted({int(model.geom_group[g]) for g in colliding if 0 <= model.geom_group[g] <= 5})
+    colliding = dynamic[collision_geoms(model)[dynamic]]
+    groups = sorted({int(group) for group in model.geom_group[colliding] if 0 <= group <= 5})
     if not groups:
         return option
     shown = dynamic[np.isin(model.geom_group[dynamic], groups)]
