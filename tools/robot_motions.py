@@ -16,6 +16,10 @@ bent knees (0.5 rad at least), within 80 % of what the knee's range leaves."""
 SQUAT_DOWN_S = 2.0
 """s: each way down (and up) of the squat; 1.5 s pushed the H1's zero-moment point 0.016 m outside
 its feet."""
+SQUAT_MAX_LEAN = 0.7
+"""rad: how far the squat may pitch the trunk forward (hip against ankle) to keep the centre of mass
+over the middle of the feet; the standing lean's 0.35 left the H1's and the G1's squats with the
+centre of mass 10 and 5 cm ahead of it, the H1's on the edge of its toes."""
 CLEARANCE = 0.005
 """m: in the squat every collision geom but the feet's stays this far above the floor."""
 LIFT = 1.4
@@ -104,7 +108,7 @@ def squat_source(spec, model) -> dict | str:
             room = (hi if side > 0 else -lo) - flexed if model.jnt_limited[knee] else depth
             bend[knee] = side * min(depth, 0.8 * max(room, 0.0))
         lean = balancing_lean(model, data.qpos.copy(), free, list(ix.joint_ids), ix.root_body_id,
-                              feet, bend=bend)
+                              feet, bend=bend, max_lean=SQUAT_MAX_LEAN)
         if lean is None:
             continue
         held = _at_limit(model, lean.changes)
@@ -113,6 +117,13 @@ def squat_source(spec, model) -> dict | str:
             why = (f"the feet cannot stay flat: {names[held]} reaches the end of its range even "
                    "with the knees "
                    f"bent {max(abs(b) for b in bend.values()):.2f} rad")
+            lean = None
+            continue
+        # off the middle of the feet the squat is a balancing act no policy follows closely: bend
+        # less
+        if not lean.balance.stands:
+            why = ("no knee bend leaves the centre of mass over the middle of the feet (the "
+                   f"nearest: {lean.balance.margin * 1000:+.0f} mm from it)")
             lean = None
             continue
         # the feet alone carry it: no shin, knee or hand comes down to the floor

@@ -32,10 +32,10 @@ LATERAL_AXIS_COS = math.cos(math.radians(25))
 """A leg joint whose axis is within 25° of the robot's sideways axis pitches the leg (hip, knee,
 ankle pitch)."""
 MAX_LEAN = 0.35
-"""rad: the largest lean ``balancing_lean`` tries."""
-LEAN_STEPS = 15
-"""Leans ``balancing_lean`` tries across ±``MAX_LEAN`` before it narrows down on the one that
-centres the robot."""
+"""rad: the largest lean ``balancing_lean`` tries by default (a standing pose)."""
+LEAN_STEP = 0.05
+"""rad between the leans ``balancing_lean`` tries before it narrows down on the one that centres
+the robot."""
 
 _BOX_CORNERS = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
 
@@ -255,12 +255,14 @@ def _forward(model: mujoco.MjModel, data: mujoco.MjData, root: int) -> np.ndarra
 
 def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joints: list[int],
                    root: int,
-                   feet, bend: dict[int, float] | None = None) -> Lean | None:
+                   feet, bend: dict[int, float] | None = None,
+                   max_lean: float = MAX_LEAN) -> Lean | None:
     """The lean δ (hip pitch −δ and ankle pitch +δ about the robot's sideways axis, so the feet stay
     flat and the trunk upright) that puts the centre of mass over the middle of the support polygon
-    front to back, found by bisection within ±``MAX_LEAN``; None when a leg has no two pitch joints
+    front to back, found by bisection within ±``max_lean``; None when a leg has no two pitch joints
     or no foot touches the floor. ``bend`` (joint id → change, e.g. the knees of a squat) is applied
-    too, the ankles turning so that the feet stay flat."""
+    too, the ankles turning so that the feet stay flat. When no lean within ``max_lean`` centres it,
+    the one that comes nearest: its ``balance`` says how far off it is."""
     data = mujoco.MjData(model)
     data.qpos[:] = qpos
     mujoco.mj_kinematics(model, data)
@@ -300,7 +302,7 @@ def balancing_lean(model: mujoco.MjModel, qpos: np.ndarray, free_joint: int, joi
 
     # leans where the feet carry the robot (a deep lean can lift a sole, or bring a shin down to the
     # floor)
-    grid = np.linspace(-MAX_LEAN, MAX_LEAN, LEAN_STEPS)
+    grid = np.linspace(-max_lean, max_lean, 2 * round(max_lean / LEAN_STEP) + 1)
     found = [(float(d), f) for d in grid if np.isfinite(f := offset(float(d))[0])]
     if not found:
         return None
