@@ -12,6 +12,7 @@ import click
 from . import __version__
 from .errors import PrimebotError
 from .hooks.host import PluginHost, get_host
+from .render.mujoco_gl import check_mujoco_gl
 
 pass_host = click.make_pass_decorator(PluginHost)
 """Decorator giving a command the loaded ``PluginHost`` (registry included)."""
@@ -65,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = _wants_debug(argv)
     try:
+        check_mujoco_gl()
         cli = build_cli(get_host())
         # Without standalone mode click returns ctx.exit(code)'s code instead of exiting.
         code = cli.main(args=argv, prog_name="primebot", standalone_mode=False)

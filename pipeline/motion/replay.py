@@ -21,6 +21,7 @@ import numpy as np
 
 from ..atomic import atomic_path
 from ..errors import RenderError
+from ..render.mujoco_gl import GL_PACKAGES
 from ..robot.camera import CameraConfig
 from ..robot.kinematics import set_qpos
 from ..robot.model import RobotIndices, load_robot_model, robot_indices
@@ -30,10 +31,6 @@ from .format import Motion
 
 log = logging.getLogger(__name__)
 
-GL_PACKAGES = {
-    "egl": "libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1 libglvnd0",
-    "osmesa": "libosmesa6",
-}
 INSTALL_HINT = (
     "install headless OpenGL, e.g. on Debian/Ubuntu: "
     f"apt-get install {GL_PACKAGES['egl']} {GL_PACKAGES['osmesa']} "
