@@ -78,3 +78,46 @@ def test_an_ankle_that_cannot_keep_the_feet_flat_gets_the_reason_instead(import_
         squat
     )
     assert "ankle_pitch reaches the end of its range" in squat
+
+
+def _down_balance(model, spec, down: dict):
+    """The balance of the squat's ``down`` pose, standing on the floor."""
+    import mujoco
+
+    from primebot.pipeline.robot.checks import stand_key
+    from primebot.pipeline.robot.model import robot_indices
+    from primebot.pipeline.robot.stance import on_floor, standing_balance
+
+    ix = robot_indices(model, spec)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, max(stand_key(model, spec), 0))
+    joint = dict(zip(spec.joint_names, ix.joint_ids, strict=True))
+    qpos = data.qpos.copy()
+    for name, angle in down.items():
+        qpos[model.jnt_qposadr[joint[name]]] = angle
+    data.qpos[:] = on_floor(model, qpos, int(model.body_jntadr[ix.root_body_id]))
+    mujoco.mj_kinematics(model, data)
+    return standing_balance(model, data, ix.root_body_id, ix.feet_body_ids.tolist())
+
+
+def test_the_squat_leans_until_its_centre_of_mass_is_over_the_middle_of_the_feet(
+    import_tool, tmp_path, monkeypatch
+):
+    # the H1's squat, leaned at most the standing pose's 0.35 rad, had its centre of mass on the
+    # edge of its toes: its policy squatted 7 cm behind the reference and never tracked
+    tool = import_tool("robot_motions")
+    spec = _scaffolded_spec(tmp_path, "leanbot", write_capsulebot(tmp_path / "src"))
+    model = load_robot_model(spec)
+    down = tool.squat_source(spec, model)["poses"]["down"]
+    assert down["left_knee"] == 1.0  # the whole bend, ...
+    balance = _down_balance(model, spec, down)
+    assert balance.stands and abs(balance.com - balance.centroid)[0] < 0.002  # ... centred
+    # capsulebot needs more than 0.35 rad for that bend: limited to it, the squat bends less
+    monkeypatch.setattr(tool, "SQUAT_MAX_LEAN", 0.35)
+    down = tool.squat_source(spec, model)["poses"]["down"]
+    assert down["left_knee"] < 1.0 and _down_balance(model, spec, down).stands
+    # and with no lean at all no bend stands: the reason, not a squat on the edge of the feet
+    monkeypatch.setattr(tool, "SQUAT_MAX_LEAN", 0.0)
+    reason = tool.squat_source(spec, model)
+    assert reason.startswith("no squat: no knee bend leaves the centre of mass over the middle "
+                             "of the feet (the nearest: ")
