@@ -39,6 +39,13 @@ FK_ROT_TOL = 0.02  # rad
 FLOOR_ERROR = -0.02  # m: deeper than this is an error, shallower a warning
 FLOOR_WARNING = -0.005
 BALANCE_TOL = 0.01  # m: a zero-moment point further outside the feet than this cannot be followed
+EDGE_MARGIN = 0.01
+"""m: a zero-moment point nearer the feet's edge than this (or outside it by less than
+``BALANCE_TOL``) is on the edge of the soles."""
+EDGE_DWELL_S = 0.5
+"""s: held on the edge this long, a pose is a balancing act: the policy leans back from it instead.
+The bench's H1 squat held its centre of mass 2 mm past its toes for 2.1 s at a time and tracked
+27 mm off (docs/motions.md, "Balance"); no shipped q1 motion stays there 0.1 s."""
 
 RESAMPLE_FIX = "resample it: primebot motion resample {path} --fps 50"
 
@@ -418,6 +425,46 @@ def _check_balance(motion: Motion, model: mujoco.MjModel, indices: RobotIndices,
                 "point out); "
                 "see docs/motions.md, \"Balance\"",
         )
+    # frames past the edge are warned about above; this is the frames balanced on it
+    near = (np.nan_to_num(margin, nan=np.inf) < EDGE_MARGIN) & ~bad
+    edge = _long_runs(near, round(EDGE_DWELL_S * motion.fps))
+    if edge.any():
+        out.frames(
+            "warning",
+            "balance",
+            f"the zero-moment point stays within {EDGE_MARGIN * 100:.0f} cm of the edge of the "
+            f"planted feet for {_longest_run(edge) / motion.fps:.1f} s (nearest "
+            f"{np.nanmin(margin[edge]) * 1000:+.0f} mm, positive inside): held on the edge of its "
+            "soles, a robot leans back from such a pose rather than follow it",
+            edge,
+            key="body_pos_w",
+            fix="lean the pose over the middle of the feet (hip pitch against ankle pitch keeps "
+                "them flat; `primebot robots check` prints such a lean for a standing pose); see "
+                "docs/motions.md, \"Balance\"",
+        )
+
+
+def _long_runs(flags: np.ndarray, length: int) -> np.ndarray:
+    """The frames of ``flags`` in runs of at least ``length`` consecutive ones."""
+    out = np.zeros_like(flags)
+    start = None
+    for i, flag in enumerate([*flags, False]):
+        if flag and start is None:
+            start = i
+        elif not flag and start is not None:
+            if i - start >= length:
+                out[start:i] = True
+            start = None
+    return out
+
+
+def _longest_run(flags: np.ndarray) -> int:
+    """The longest run of consecutive ``flags``."""
+    longest = run = 0
+    for flag in flags:
+        run = run + 1 if flag else 0
+        longest = max(longest, run)
+    return longest
 
 
 def _column(columns: dict[str, list[str]], key: str, index: int) -> str:

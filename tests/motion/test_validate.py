@@ -103,6 +103,40 @@ def test_a_weight_shift_too_fast_for_the_feet_is_a_balance_warning(repo_root, tm
     assert not [p for p in march.problems]
 
 
+def _lean_to(tmp_path, spec, model, inside: float) -> Path:
+    """q1 leaning its centre of mass (IK) forward to ``inside`` m behind the toes' edge, held 1 s."""
+    import mujoco
+
+    from primebot.pipeline.robot.stance import centre_of_mass, support_polygon
+
+    ix = robot_indices(model, spec)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, 0)
+    mujoco.mj_kinematics(model, data)
+    toes = support_polygon(model, data, ix.feet_body_ids.tolist())[:, 0].max()
+    height = centre_of_mass(model, data, ix.root_body_id)[2]
+    com = {"com": [round(float(toes - inside), 4), 0.0, round(float(height - 0.02), 4)]}
+    source = {"robot": "q1", "fps": 50, "keyframes": [
+        {"time": 0.0, "plant_feet": True}, {"time": 1.0, "plant_feet": True, "ik": com},
+        {"time": 2.0, "plant_feet": True, "ik": com}, {"time": 3.0, "plant_feet": True}]}
+    path = tmp_path / f"lean_{inside}.yaml"
+    path.write_text(yaml.safe_dump(source))
+    author_file(path, spec, path.with_suffix(".npz"))
+    return path.with_suffix(".npz")
+
+
+def test_a_pose_held_on_the_edge_of_the_feet_is_a_balance_warning(tmp_path, spec, model):
+    # the bench's first H1 squat held its centre of mass on its toes for 2 s at the bottom, validated
+    # clean, and its policy squatted 7 cm behind it (docs/robots.md)
+    problem = only(validate_motion_file(_lean_to(tmp_path, spec, model, 0.005), spec, model), "balance")
+    assert problem.severity == "warning"
+    assert "stays within 1 cm of the edge of the planted feet for 1." in problem.message
+    assert problem.fix.startswith("lean the pose over the middle of the feet")
+    assert 25 <= problem.frame <= 50 and problem.count >= 25  # on the way into the lean, 0.5 s+
+    # 2 cm inside is a lean, not a balancing act
+    assert not validate_motion_file(_lean_to(tmp_path, spec, model, 0.02), spec, model).problems
+
+
 def test_missing_key(tmp_path, spec, model, wave):
     arrays = load_motion_arrays(wave)
     del arrays["body_ang_vel_w"]
