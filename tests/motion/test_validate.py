@@ -104,7 +104,7 @@ def test_a_weight_shift_too_fast_for_the_feet_is_a_balance_warning(repo_root, tm
 
 
 def _lean_to(tmp_path, spec, model, inside: float) -> Path:
-    """q1 leaning its centre of mass (IK) forward to ``inside`` m behind the toes' edge, held 1 s."""
+    """q1 leaning its centre of mass (IK) forward to ``inside`` m behind its toes' edge, for 1 s."""
     import mujoco
 
     from primebot.pipeline.robot.stance import centre_of_mass, support_polygon
@@ -126,9 +126,10 @@ def _lean_to(tmp_path, spec, model, inside: float) -> Path:
 
 
 def test_a_pose_held_on_the_edge_of_the_feet_is_a_balance_warning(tmp_path, spec, model):
-    # the bench's first H1 squat held its centre of mass on its toes for 2 s at the bottom, validated
-    # clean, and its policy squatted 7 cm behind it (docs/robots.md)
-    problem = only(validate_motion_file(_lean_to(tmp_path, spec, model, 0.005), spec, model), "balance")
+    # the bench's first H1 squat held its centre of mass on its toes for 2 s at the bottom,
+    # validated clean, and its policy squatted 7 cm behind it (docs/robots.md)
+    on_edge = _lean_to(tmp_path, spec, model, 0.005)
+    problem = only(validate_motion_file(on_edge, spec, model), "balance")
     assert problem.severity == "warning"
     assert "stays within 1 cm of the edge of the planted feet for 1." in problem.message
     assert problem.fix.startswith("lean the pose over the middle of the feet")
