@@ -434,7 +434,7 @@ def _check_balance(motion: Motion, model: mujoco.MjModel, indices: RobotIndices,
             "balance",
             f"the zero-moment point stays within {EDGE_MARGIN * 100:.0f} cm of the edge of the "
             f"planted feet for {_longest_run(edge) / motion.fps:.1f} s (nearest "
-            f"{np.nanmin(margin[edge]) * 1000:+.0f} mm, positive inside): held on the edge of its "
+            f"{np.nanmin(margin[edge]) * 1000:+.1f} mm, positive inside): held on the edge of its "
             "soles, a robot leans back from such a pose rather than follow it",
             edge,
             key="body_pos_w",
