@@ -29,6 +29,7 @@ from ..rotations import (
 from .balance import balance_margins
 from .format import ARRAY_KEYS, Motion, load_motion
 from .problems import Problem, ProblemCollector, ValidationReport
+from .retarget.foot_contacts import runs
 
 QUAT_NORM_TOL = 1e-3
 JOINT_LIMIT_MARGIN = 0.02  # rad: retargeting and float32 storage graze the limits
@@ -427,13 +428,17 @@ def _check_balance(motion: Motion, model: mujoco.MjModel, indices: RobotIndices,
         )
     # frames past the edge are warned about above; this is the frames balanced on it
     near = (np.nan_to_num(margin, nan=np.inf) < EDGE_MARGIN) & ~bad
-    edge = _long_runs(near, round(EDGE_DWELL_S * motion.fps))
-    if edge.any():
+    held = [(start, end) for start, end in runs(near) if end - start >= EDGE_DWELL_S * motion.fps]
+    if held:
+        edge = np.zeros_like(near)
+        for start, end in held:
+            edge[start:end] = True
+        longest = max(end - start for start, end in held) / motion.fps
         out.frames(
             "warning",
             "balance",
             f"the zero-moment point stays within {EDGE_MARGIN * 100:.0f} cm of the edge of the "
-            f"planted feet for {_longest_run(edge) / motion.fps:.1f} s (nearest "
+            f"planted feet for {longest:.1f} s (nearest "
             f"{np.nanmin(margin[edge]) * 1000:+.1f} mm, positive inside): held on the edge of its "
             "soles, a robot leans back from such a pose rather than follow it",
             edge,
@@ -442,29 +447,6 @@ def _check_balance(motion: Motion, model: mujoco.MjModel, indices: RobotIndices,
                 "them flat; `primebot robots check` prints such a lean for a standing pose); see "
                 "docs/motions.md, \"Balance\"",
         )
-
-
-def _long_runs(flags: np.ndarray, length: int) -> np.ndarray:
-    """The frames of ``flags`` in runs of at least ``length`` consecutive ones."""
-    out = np.zeros_like(flags)
-    start = None
-    for i, flag in enumerate([*flags, False]):
-        if flag and start is None:
-            start = i
-        elif not flag and start is not None:
-            if i - start >= length:
-                out[start:i] = True
-            start = None
-    return out
-
-
-def _longest_run(flags: np.ndarray) -> int:
-    """The longest run of consecutive ``flags``."""
-    longest = run = 0
-    for flag in flags:
-        run = run + 1 if flag else 0
-        longest = max(longest, run)
-    return longest
 
 
 def _column(columns: dict[str, list[str]], key: str, index: int) -> str:
