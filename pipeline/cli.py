@@ -12,7 +12,7 @@ import click
 from . import __version__
 from .errors import PrimebotError
 from .hooks.host import PluginHost, get_host
-from .render.mujoco_gl import check_mujoco_gl
+from .mujoco_gl import check_mujoco_gl
 
 pass_host = click.make_pass_decorator(PluginHost)
 """Decorator giving a command the loaded ``PluginHost`` (registry included)."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..atomic import atomic_path
 from ..errors import RenderError
-from ..render.mujoco_gl import GL_PACKAGES
+from ..mujoco_gl import GL_PACKAGES
 from ..robot.camera import CameraConfig
 from ..robot.kinematics import set_qpos
 from ..robot.model import RobotIndices, load_robot_model, robot_indices

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import ConfigError
+from .errors import ConfigError
 
 GL_PACKAGES = {
     "egl": "libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1 libglvnd0",
