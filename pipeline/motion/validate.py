@@ -28,8 +28,8 @@ from ..rotations import (
 )
 from .balance import balance_margins
 from .format import ARRAY_KEYS, Motion, load_motion
+from .frame_runs import runs
 from .problems import Problem, ProblemCollector, ValidationReport
-from .retarget.foot_contacts import runs
 
 QUAT_NORM_TOL = 1e-3
 JOINT_LIMIT_MARGIN = 0.02  # rad: retargeting and float32 storage graze the limits

@@ -16,11 +16,11 @@ from primebot.pipeline.cli import main
 from primebot.pipeline.hooks.host import reset_host
 from primebot.pipeline.motion.balance import balance_margins
 from primebot.pipeline.motion.format import load_motion
+from primebot.pipeline.motion.frame_runs import runs
 from primebot.pipeline.motion.retarget.foot_contacts import (
     detect_contacts,
     horizontal_speed,
     lock_contacts,
-    runs,
     skate,
 )
 from primebot.pipeline.motion.retarget.human import HumanMotion, RetargetError

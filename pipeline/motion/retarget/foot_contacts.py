@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..frame_runs import runs
+
 CONTACT_HEIGHT = 0.03
 """m (in the person's size) above the foot's resting level that still counts as on the floor."""
 CONTACT_SPEED = 0.35
@@ -19,13 +21,6 @@ MIN_RUN_S = 0.08
 """Contact or swing runs shorter than this are merged into their neighbours."""
 BLEND_S = 0.1
 """Each lock blends in over this long before touchdown and out after lift-off."""
-
-
-def runs(flags: np.ndarray) -> list[tuple[int, int]]:
-    """(first, last + 1) of every run of True in ``flags``."""
-    padded = np.concatenate(([False], np.asarray(flags, bool), [False]))
-    edges = np.flatnonzero(np.diff(padded.astype(np.int8)))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
 
 
 def _merge_short(flags: np.ndarray, shortest: int) -> np.ndarray:
