@@ -91,7 +91,13 @@ class PhysicsLimit:
 
 
 def run_one(
-    num_envs: int, steps: int, repeats: int, threads: int, torch_threads: int, motion_path: str
+    num_envs: int,
+    steps: int,
+    repeats: int,
+    threads: int,
+    torch_threads: int,
+    motion_path: str,
+    robot_name: str = "q1",
 ) -> dict:
     """Measure (a), (b), (c) for one env count in this process; return the figures."""
     import numpy as np
@@ -103,7 +109,7 @@ def run_one(
     torch.set_num_threads(torch_threads)
     host = load_plugins()
     spec = host.registry.get("tasks", "tracking")
-    robot = host.registry.get("robots", "q1")
+    robot = host.registry.get("robots", robot_name)
     motion = load_motion(motion_path)
     env = spec.make_env(
         robot=robot,
@@ -264,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
         help="torch threads for the policy (1 keeps MuJoCo's cores free)",
     )
     parser.add_argument("--motion", default=str(REPO / "motions" / "wave.npz"))
+    parser.add_argument(
+        "--robot", default="q1", help="a registered robot (the motion must be for it)"
+    )
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -273,13 +282,19 @@ def main(argv: list[str] | None = None) -> int:
     threads = args.threads or available_cores()
     if args.child:  # one size, in its own process so peak memory is its own
         result = run_one(
-            args.num_envs[0], args.steps, args.repeats, threads, args.torch_threads, args.motion
+            args.num_envs[0],
+            args.steps,
+            args.repeats,
+            threads,
+            args.torch_threads,
+            args.motion,
+            args.robot,
         )
         print(json.dumps(result))
         return 0
 
     print(
-        f"bench_sim: q1 tracking on {args.motion}; load {os.getloadavg()[0]:.2f} on "
+        f"bench_sim: {args.robot} tracking on {args.motion}; load {os.getloadavg()[0]:.2f} on "
         f"{os.cpu_count()} CPUs"
     )
     results = []
@@ -301,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
             "--torch-threads",
             str(args.torch_threads),
         ]
-        cmd += ["--motion", args.motion]
+        cmd += ["--motion", args.motion, "--robot", args.robot]
         # idle OpenMP threads must sleep, not spin on the cores MuJoCo's threads need
         child_env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
         out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=child_env).stdout

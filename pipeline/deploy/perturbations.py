@@ -100,7 +100,8 @@ FAMILIES: dict[str, Family] = {family.name: family for family in (
            (0.5, 1.5, 2.0, 3.0), (0.5, 1.5)),
     Family("integrator",
            "model gap: another integrator or physics rate (euler: the other integrator at the "
-           "stress rate; training_rate: the MJCF's own timestep; 1kHz: a 1 ms step)", "",
+           "stress rate; training_rate: training's physics step, the MJCF's own unless "
+           "task.physics_dt set another; 1kHz: a 1 ms step)", "",
            ("euler", "training_rate", "1kHz"), ("euler", "training_rate", "1kHz")),
 )}
 """Every family, in report order."""

@@ -162,7 +162,9 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     per_start = {key: np.concatenate([draws[key] for _, draws in sets]) for key in sets[0][1]}
     plan_cells = cells(plan.families, plan.standard_only)
     timestep = 1.0 / plan.physics_hz
-    model_timestep = float(_mjcf_timestep(mjcf_path))
+    # the integrator family's training rate: the physics step training ran (an override of the
+    # MJCF's, task.physics_dt, travels in the metadata)
+    model_timestep = float(meta.get("training_physics_dt") or _mjcf_timestep(mjcf_path))
     records: dict[tuple[Cell, str], list[dict]] = {}
     causes: dict[tuple[Cell, str], Counter] = {}
     frames: dict[str, list] = {}

@@ -436,6 +436,21 @@ def test_a_motion_at_another_frame_rate_is_resampled_to_the_control_rate(host, m
     np.testing.assert_allclose(half, 0.5 * full, atol=1e-7)
 
 
+def test_physics_dt_sets_trainings_physics_step_and_decimation_keeps_the_control_rate(host, motion):
+    default = make_env(host, motion, num_envs=2, config=EXACT)
+    coarse = make_env(host, motion, num_envs=2,
+                      config={**EXACT, "physics_dt": 0.01, "decimation": 2})
+    assert default.sim.physics_dt == 0.005 and coarse.sim.physics_dt == 0.01
+    assert coarse.step_dt == default.step_dt == 0.02
+    for env in (default, coarse):
+        env.reset()
+        before = env.sim.time.copy()
+        env.step(np.zeros((2, env.num_actions), np.float32))
+        np.testing.assert_allclose(env.sim.time - before, 0.02, atol=1e-9)
+    # the reference is played at the same rate: both observe the same command after a step
+    np.testing.assert_allclose(coarse.reference.joint_pos, default.reference.joint_pos)
+
+
 def test_the_env_counts_the_start_samplers_visits_with_per_visit(host, motion):
     env = make_env(host, motion, num_envs=8, config={"sampling": {"per_visit": True}})
     try:

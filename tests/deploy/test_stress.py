@@ -7,6 +7,7 @@ import json
 
 import mujoco
 import numpy as np
+import onnx
 import pytest
 import torch
 from torch import nn
@@ -98,6 +99,30 @@ def zero_stress(zero_policy):
     plan = StressPlan(starts=2, window_s=1.5, families=("push", "encoder", "latency", "integrator"),
                       seed=3, confirm_starts=0)
     return run_stress(zero_policy, Q1_XML, plan)
+
+
+def test_the_training_rate_cell_runs_the_physics_step_training_ran(zero_policy, tmp_path,
+                                                                  monkeypatch):
+    # a run trained with task.physics_dt=0.01 says so in its metadata; the MJCF says 0.005
+    meta = read_metadata(zero_policy)
+    coarse = tmp_path / "coarse.onnx"
+    model = onnx.load(str(zero_policy))
+    for prop in model.metadata_props:
+        if prop.key == "training_physics_dt":
+            prop.value = "0.01"
+    onnx.save(model, str(coarse))
+    assert float(meta["training_physics_dt"]) == 0.005
+    seen = []
+    original = stress.physics_hz_of
+
+    def recording(cell, stress_hz, model_timestep):
+        seen.append((cell.level, original(cell, stress_hz, model_timestep)))
+        return seen[-1][1]
+
+    monkeypatch.setattr(stress, "physics_hz_of", recording)
+    plan = StressPlan(starts=1, window_s=0.5, families=("integrator",), seed=3, confirm_starts=0)
+    run_stress(coarse, Q1_XML, plan)
+    assert ("training_rate", pytest.approx(100.0)) in seen
 
 
 def test_replaying_the_reference_equals_a_zero_action_policy(zero_stress):

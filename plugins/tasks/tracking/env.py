@@ -196,6 +196,8 @@ class TrackingEnv(VecEnv):
     def _build_physics(self, cfg: Mapping[str, Any], num_threads: int | None) -> None:
         self.model_info = tm = build_tracking_model(self.robot,
                                                     float(cfg["soft_joint_limit_factor"]))
+        if cfg.get("physics_dt") is not None:
+            tm.model.opt.timestep = float(cfg["physics_dt"])
         fresh = bool(cfg["fresh_kinematics"])
         self.sim = BatchSim(
             tm.model,
