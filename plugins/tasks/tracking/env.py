@@ -44,6 +44,7 @@ from primebot.pipeline.api import (
 )
 
 from .curriculum import RandomizationCurriculum
+from .episode_window import EpisodeWindow
 from .model import build_tracking_model
 from .randomization import (
     ActuationRandomization,
@@ -114,29 +115,6 @@ def action_parameterisation(actions: Mapping[str, Any]) -> tuple[str, float]:
     return _OFFSETS[offset], scale
 
 
-class _EpisodeWindow:
-    """Per-term sums of the last ``size`` finished episodes, for smooth ``episode/*`` logs."""
-
-    def __init__(self, names: list[str], size: int) -> None:
-        self.values = {name: np.zeros(size) for name in names}
-        self.size, self.count, self.head = size, 0, 0
-
-    def add(self, finished: Mapping[str, np.ndarray]) -> None:
-        n = len(next(iter(finished.values()))) if finished else 0
-        if n == 0:
-            return
-        slots = (self.head + np.arange(n)) % self.size
-        for name, values in finished.items():
-            self.values[name][slots] = values
-        self.head = int((self.head + n) % self.size)
-        self.count = min(self.size, self.count + n)
-
-    def means(self) -> dict[str, float]:
-        if self.count == 0:
-            return {f"episode/{name}": 0.0 for name in self.values}
-        return {f"episode/{name}": float(v[: self.count].mean()) for name, v in self.values.items()}
-
-
 class TrackingEnv(VecEnv):
     """The ``tracking`` task (docs/architecture.md §5). Build it with ``TaskSpec.make_env``; see
     docs/tasks.md."""
@@ -187,7 +165,7 @@ class TrackingEnv(VecEnv):
         """[N] reference step each env is at (the ONNX ``time_step`` input)."""
         self._build_actions(cfg)
         self._qpos_template = np.array(self.model_info.model.qpos0, dtype=np.float64)
-        self._window = _EpisodeWindow([*self.rewards.names, "length"], self.num_envs)
+        self._window = EpisodeWindow([*self.rewards.names, "length"], self.num_envs)
         self.timings = dict.fromkeys(STAGES, 0.0)
         self._restored = False
         if cfg.get("log_reward_terms", True):
