@@ -449,6 +449,9 @@ def test_physics_dt_sets_trainings_physics_step_and_decimation_keeps_the_control
         np.testing.assert_allclose(env.sim.time - before, 0.02, atol=1e-9)
     # the reference is played at the same rate: both observe the same command after a step
     np.testing.assert_allclose(coarse.reference.joint_pos, default.reference.joint_pos)
+    for bad in (0, -0.01, "fast", float("nan"), 0.5):
+        with pytest.raises(ConfigError, match="task.physics_dt"):
+            make_env(host, motion, num_envs=1, config={**EXACT, "physics_dt": bad})
 
 
 def test_the_env_counts_the_start_samplers_visits_with_per_visit(host, motion):

@@ -173,9 +173,15 @@ class TrackingEnv(VecEnv):
 
     def _build_physics(self, cfg: Mapping[str, Any], num_threads: int | None) -> None:
         self.model_info = tm = build_tracking_model(self.robot,
-                                                    float(cfg["soft_joint_limit_factor"]))
+                                                    float(cfg["soft_joint_limit_factor"]),
+                                                    cfg.get("physics_dt"))
         if cfg.get("physics_dt") is not None:
-            tm.model.opt.timestep = float(cfg["physics_dt"])
+            control_dt = tm.model.opt.timestep * int(cfg["decimation"])
+            if abs(control_dt - 0.02) > 1e-9:
+                log.warning("task.physics_dt=%g with decimation %d: the policy acts every %g s "
+                            "(%g Hz), not 50 Hz; for 50 Hz set task.decimation=%d",
+                            tm.model.opt.timestep, int(cfg["decimation"]), control_dt,
+                            1.0 / control_dt, max(1, round(0.02 / tm.model.opt.timestep)))
         fresh = bool(cfg["fresh_kinematics"])
         self.sim = BatchSim(
             tm.model,

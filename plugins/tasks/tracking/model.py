@@ -4,11 +4,13 @@ indices."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import mujoco
 import numpy as np
 
 from primebot.pipeline.api import (
+    ConfigError,
     RobotError,
     RobotIndices,
     RobotSpec,
@@ -81,9 +83,23 @@ def _add_self_collision_sensors(spec: mujoco.MjSpec, robot: RobotSpec, root_body
         )
 
 
-def build_tracking_model(robot: RobotSpec, soft_limit_factor: float = 0.9) -> TrackingModel:
+def physics_step(value: Any) -> float:
+    """``physics_dt`` as seconds: a positive, finite number (a typed error otherwise)."""
+    try:
+        dt = float(value)
+    except (TypeError, ValueError):
+        dt = float("nan")
+    if not (np.isfinite(dt) and 0.0 < dt <= 0.05):
+        raise ConfigError(f"task.physics_dt must be a step in seconds in (0, 0.05], got {value!r}",
+                          fix="--set task.physics_dt=0.01 --set task.decimation=2 (100 Hz physics, "
+                              "50 Hz control), or null for the MJCF's own step")
+    return dt
+
+
+def build_tracking_model(robot: RobotSpec, soft_limit_factor: float = 0.9,
+                         physics_dt: Any = None) -> TrackingModel:
     """Compile ``robot.mjcf`` with self-collision sensors added, check it and apply the spec's PD
-    gains."""
+    gains; ``physics_dt`` (seconds; None: the MJCF's) replaces the physics step."""
     plain = compile_mjcf(robot.mjcf, robot.name)  # typed errors for a missing or broken file
     check_robot_model(plain, robot)
     root = robot.root_body or mujoco.mj_id2name(
@@ -99,6 +115,8 @@ def build_tracking_model(robot: RobotSpec, soft_limit_factor: float = 0.9) -> Tr
         ) from exc
     indices = robot_indices(model, robot)
     apply_spec_actuators(model, robot, indices)
+    if physics_dt is not None:
+        model.opt.timestep = physics_step(physics_dt)
 
     tracked = [int(b) for b in indices.tracked_body_ids]
     extra = [int(b) for b in indices.end_effector_body_ids if int(b) not in tracked]
