@@ -59,6 +59,10 @@ from .state import TrackingState
 
 log = logging.getLogger(__name__)
 
+MOTION_DT = 0.02
+"""s: the motion files' frame period (50 fps, docs/architecture.md §2), the control period a
+changed ``physics_dt`` is checked against."""
+
 STAGES = ("actions", "physics", "state", "terminations", "rewards", "reset", "observations")
 """Parts of ``step`` timed in ``TrackingEnv.timings`` (seconds, cumulative; tools/bench_sim.py reads
 them)."""
@@ -175,13 +179,6 @@ class TrackingEnv(VecEnv):
         self.model_info = tm = build_tracking_model(self.robot,
                                                     float(cfg["soft_joint_limit_factor"]),
                                                     cfg.get("physics_dt"))
-        if cfg.get("physics_dt") is not None:
-            control_dt = tm.model.opt.timestep * int(cfg["decimation"])
-            if abs(control_dt - 0.02) > 1e-9:
-                log.warning("task.physics_dt=%g with decimation %d: the policy acts every %g s "
-                            "(%g Hz), not 50 Hz; for 50 Hz set task.decimation=%d",
-                            tm.model.opt.timestep, int(cfg["decimation"]), control_dt,
-                            1.0 / control_dt, max(1, round(0.02 / tm.model.opt.timestep)))
         fresh = bool(cfg["fresh_kinematics"])
         self.sim = BatchSim(
             tm.model,
@@ -193,6 +190,11 @@ class TrackingEnv(VecEnv):
             persistent=fresh,
         )
         self.step_dt = self.sim.control_dt
+        if cfg.get("physics_dt") is not None and abs(self.step_dt - MOTION_DT) > 1e-9:
+            log.warning("task.physics_dt=%g with decimation %d: the policy acts every %g s, not "
+                        "every %g s (the motions' 50 fps); set task.decimation=%d for that",
+                        self.sim.physics_dt, self.sim.decimation, self.step_dt, MOTION_DT,
+                        max(1, round(MOTION_DT / self.sim.physics_dt)))
 
     def _build_randomization(self, rand: Mapping[str, Any]) -> None:
         tm, num_envs = self.model_info, self.num_envs
