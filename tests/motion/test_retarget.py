@@ -135,6 +135,36 @@ def test_a_robot_pose_turned_into_human_joints_retargets_back(spec, model, tmp_p
 
 
 
+def test_legs_keep_their_length_when_the_person_is_taller_for_them(spec, model, tmp_path):
+    """The same squat by a person whose body above the pelvis is 0.25 m longer than the robot's
+    (legs of the robot's length, so a smaller height ratio): the pelvis and the legs are scaled by
+    leg length (1 here) and targeted where the robot's were; scaled by height, the pelvis would be
+    targeted low and the robot crouch."""
+    joint_pos = robot_trajectory(spec)
+    human, bodies = synthetic_person(model, spec, joint_pos, tmp_path / "long_body.npz")
+    legs = ("Pelvis", "L_Hip", "L_Knee", "L_Ankle", "L_Toe", "R_Hip", "R_Knee", "R_Ankle", "R_Toe")
+    upper = [j for j, name in enumerate(human.names) if name not in legs]
+    human.positions[:, upper, 2] += 0.25
+    map_file = tmp_path / "q1_positions.yaml"
+    map_file.write_text(POSITION_MAP, encoding="utf-8")
+    height = standing_height(model)
+    done = retarget_human(human, spec, map_path=map_file, height=height + 0.25, model=model)
+    assert done.quality.scale == pytest.approx(height / (height + 0.25))
+    assert done.quality.leg_scale == pytest.approx(1.0, abs=1e-3)
+    targets = done.targets
+    for joint in ("Pelvis", "L_Knee", "R_Knee", "L_Ankle", "R_Ankle"):
+        body = STAND_INS[joint]
+        gap = np.linalg.norm(targets.positions[:, targets.bodies.index(body)] - bodies[body],
+                             axis=-1)
+        assert gap.max() < 0.01, (joint, gap.max())
+    # around the pelvis, the height ratio: the shoulders 0.25 m higher above it, scaled
+    body = STAND_INS["L_Shoulder"]
+    above = (targets.positions[:, targets.bodies.index(body), 2]
+             - targets.positions[:, targets.bodies.index("pelvis"), 2])
+    expected = (bodies[body][:, 2] + 0.25 - bodies["pelvis"][:, 2]) * done.quality.scale
+    assert np.abs(above - expected).max() < 0.01
+
+
 def test_a_lean_over_the_toes_is_brought_back_over_the_feet(spec, model, tmp_path):
     """The person's upper body moves 12 cm forward over still feet (a lean a person's longer feet
     carry): retargeted as it is, q1's zero-moment point leaves its feet; balanced, it stays over

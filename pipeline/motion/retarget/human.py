@@ -115,6 +115,21 @@ def stature_estimate(human: HumanMotion, roles: dict[str, str]) -> float | None:
     return float(standing / HEAD_JOINT_HEIGHT)
 
 
+def leg_length(points: dict[str, np.ndarray]) -> float | None:
+    """Hip to knee plus knee to ankle, the mean over the sides that have all three; ``points``:
+    role → a [3] point or a [T, 3] track (each segment's median length over the frames). None
+    where no side has all three. The person's (tracks) and the robot's (its standing pose) go
+    through this one measure, so the legs' scale compares like with like."""
+    sides = []
+    for side in ("left", "right"):
+        chain = [points.get(f"{side}_{part}") for part in ("hip", "knee", "ankle")]
+        if any(p is None for p in chain):
+            continue
+        sides.append(sum(float(np.median(np.linalg.norm(np.asarray(a) - np.asarray(b), axis=-1)))
+                         for a, b in zip(chain[:-1], chain[1:], strict=True)))
+    return float(np.mean(sides)) if sides else None
+
+
 def check_human(human: HumanMotion, roles: dict[str, str]) -> None:
     """Refuse a motion that cannot be retargeted, naming the file, frame or joint, and the fix."""
     pos = human.positions

@@ -34,6 +34,9 @@ class Quality:
     seconds: float
     frames: int
     scale: float
+    """Robot height / the person's: the body around the pelvis."""
+    leg_scale: float
+    """Robot leg length / the person's: the pelvis and the legs."""
     stature: float
     notes: list[str] = field(default_factory=list)
 
@@ -66,8 +69,9 @@ class Quality:
             "      IK residual  "
             + ", ".join(f"{b} {m:.1f}/{w:.1f}" for b, (m, w) in self.residual_cm.items())
             + " cm (mean/worst)",
-            f"      {self.frames} frames at 50 fps, scale {self.scale:.3f} (person "
-            f"{self.stature:.2f} m), "
+            f"      {self.frames} frames at 50 fps, scale {self.scale:.3f} around the pelvis "
+            f"(height: person {self.stature:.2f} m), {self.leg_scale:.3f} for the pelvis and legs "
+            "(leg length), "
             f"{self.seconds:.1f} s",
         ]
         return out + [f"      note: {n}" for n in self.notes]
@@ -79,7 +83,7 @@ class Quality:
             "limit_violations": self.limit_violations,
             "residual_cm": {b: {"mean": m, "worst": w} for b, (m, w) in self.residual_cm.items()},
             "seconds": self.seconds, "frames": self.frames, "scale": self.scale,
-            "stature_m": self.stature,
+            "leg_scale": self.leg_scale, "stature_m": self.stature,
             "notes": list(self.notes),
         }
 

@@ -20,7 +20,7 @@ from ...robot.model import load_robot_model, robot_indices
 from ...robot.spec import RobotSpec
 from ..format import Motion
 from ..trajectory import motion_from_trajectory
-from .human import HumanMotion, RetargetError, check_human, stature_estimate
+from .human import HumanMotion, RetargetError, check_human, leg_length, stature_estimate
 from .ik import BodyIK
 from .maps import RetargetMap, check_map, find_map, guess_map, load_map
 from .quality import Quality, measure
@@ -81,6 +81,18 @@ def _rest_pose(model, indices, standing: mujoco.MjData, sides: list[str],
     quats = {b: standing.xquat[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b)].copy()
              for b in bodies}
     return feet, quats
+
+
+def _leg_scale(human: HumanMotion, roles: dict[str, str], retarget_map: RetargetMap,
+               standing: mujoco.MjData) -> float | None:
+    """Robot leg length (the map's hip, knee and ankle bodies, standing) / the person's (the same
+    joints' median segment lengths); None where either cannot be measured."""
+    body_of = {e.joint: e.body for e in retarget_map.entries}
+    role_of = {joint: role for role, joint in roles.items()}
+    robot = leg_length({role_of[j]: standing.body(b).xpos for j, b in body_of.items()
+                        if j in role_of})
+    person = leg_length({role: human.track(j) for role, j in roles.items() if j in human.names})
+    return robot / person if robot and person else None
 
 
 def _below(model, top: int, body: int) -> bool:
@@ -156,9 +168,13 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
     sides = _foot_sides(indices, standing)
     feet_rest, rest_quats = _rest_pose(model, indices, standing, sides,
                                        [e.body for e in retarget_map.entries])
+    leg_scale = _leg_scale(human, roles, retarget_map, standing)
     targets = build_targets(human, roles, retarget_map, stature=stature, robot_height=robot_height,
-                            foot_rest_height=feet_rest, body_rest_quat=rest_quats, fps=OUTPUT_FPS,
-                            align=align)
+                            leg_scale=leg_scale, foot_rest_height=feet_rest,
+                            body_rest_quat=rest_quats, fps=OUTPUT_FPS, align=align)
+    if leg_scale is None:
+        notes.append("the legs scaled by the height ratio too: the map pairs no hip, knee and "
+                     "ankle on either side, so the leg lengths cannot be compared")
 
     ik = BodyIK(model, indices, targets.bodies, targets.position_cost, targets.orientation_cost,
                 spec.default_joint_pos, com_cost=(COM_COST, COM_COST, 0.0) if balance else 0.0)
@@ -256,7 +272,8 @@ def _quality(model, indices, motion: Motion, targets: Targets, sides: list[str],
         body_pos[body], target_pos[body] = motion.body_pos_w[:, b], targets.positions[:, e]
     return measure(tracks, targets.contact, lowest, motion.joint_pos, indices.joint_range, body_pos,
                    target_pos,
-                   seconds=seconds, frames=motion.num_frames, scale=targets.scale, stature=stature,
+                   seconds=seconds, frames=motion.num_frames, scale=targets.scale,
+                   leg_scale=targets.leg_scale, stature=stature,
                    notes=notes)
 
 

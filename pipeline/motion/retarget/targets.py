@@ -1,14 +1,20 @@
 """The IK targets of a retarget: the person's joints resampled to 50 fps, smoothed, turned to face
-+x from the origin, scaled by the height ratio, the feet held still while they are planted.
++x from the origin, scaled to the robot, the feet held still while they are planted.
 
-The one affine map from the person's world to the robot's is ``scale · R(−heading₀) · (p − start)``
-with z measured from a floor level chosen so that a resting ankle maps to the height of the robot's
-foot body when its sole is flat on the floor; every target uses it, so the feet land flat and the
-rest of the body keeps its height above them. Each foot's targets then move up or down by what its
-own resting ankle is off that level: a person's two ankles rarely rest at one height (the G1's
-scale turned the 1.6 cm of an OMOMO subject into one planted foot 1.1 cm in the air, where the
-balance check does not count it as support). Orientation targets come from segment frames of
-the positions (``segment_frames``) times the body's orientation in the robot's standing pose.
+Two scales: the legs' (robot leg length / the person's) and the body's (robot height / the
+person's). The pelvis and the legs' joints move by one affine map from the person's world to the
+robot's, ``leg_scale · R(−heading₀) · (p − start)``, with z measured from a floor level chosen so
+that a resting ankle maps to the height of the robot's foot body when its sole is flat on the
+floor: the feet land flat, the pelvis is as high above them as the robot's legs make it, and a step
+is as long, for its legs, as the person's. The rest of the body keeps its place around the pelvis,
+scaled by the height ratio. One scale for both crouched every robot whose legs are a larger share
+of its height than a person's: the G1's legs are 0.90 of a 1.65 m person's by length and 0.80 by
+height, so the pelvis came 7 cm low and it walked with its knees bent 0.8 rad. Each foot's
+targets then move up or down by what its own resting ankle is off that level: a person's two
+ankles rarely rest at one height (the G1's scale turned the 1.6 cm of an OMOMO subject into one
+planted foot 1.1 cm in the air, where the balance check does not count it as support).
+Orientation targets come from segment frames of the positions (``segment_frames``) times the
+body's orientation in the robot's standing pose.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from .foot_contacts import detect_contacts, horizontal_speed, lock_contacts
 from .human import HumanMotion
 from .maps import RetargetMap
 
+LEG_ROLES = ("pelvis", *(f"{side}_{part}" for side in ("left", "right")
+                         for part in ("hip", "knee", "ankle", "toe")))
+"""The joints that move with the legs' scale (the module's docstring)."""
 SMOOTHING_S = 0.03
 """Gaussian smoothing (standard deviation, s) of the joint positions before IK: removes capture
 jitter."""
@@ -151,6 +160,9 @@ class Targets:
 
     fps: float
     scale: float
+    """Robot height / the person's: the body around the pelvis."""
+    leg_scale: float
+    """Robot leg length / the person's: the pelvis and the legs."""
     bodies: list[str]
     positions: np.ndarray
     """[T, E, 3] m, robot world."""
@@ -178,14 +190,17 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
                   stature: float,
                   robot_height: float, foot_rest_height: dict[str, float],
                   body_rest_quat: dict[str, np.ndarray],
+                  leg_scale: float | None = None,
                   fps: float = 50.0, align: bool = True) -> Targets:
-    """Targets for every map entry (see the module's docstring); ``foot_rest_height``: side → the
+    """Targets for every map entry (see the module's docstring); ``leg_scale``: robot leg length /
+    the person's (None: the height ratio for the legs too); ``foot_rest_height``: side → the
     robot's foot body height when its sole is flat on the floor; ``body_rest_quat``: body → its
     orientation in the standing pose with the root upright and facing +x."""
     names = human.names
     pos = resample_positions(human.positions, human.fps, fps)
     pos = gaussian_smooth(pos, SMOOTHING_S * fps)
     scale = robot_height / stature
+    leg_scale = scale if leg_scale is None else float(leg_scale)
     frames = segment_frames(pos, names, roles)
     pelvis = (
         pos[:, names.index(roles["pelvis"])] if roles.get("pelvis") in names else pos.mean(axis=1)
@@ -215,8 +230,13 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
             frames[f"{side}_ankle"] = frames[f"{side}_ankle"] @ pitch_about_y(tilt)
     # the floor level: a resting ankle maps to the robot's foot height with the sole flat
     ankles = [(side, joints[0]) for side, joints in sides.items()]
-    floor = float(np.mean([rest[j] - foot_rest_height[side] / scale for side, j in ankles]))
-    mapped = (pos - np.array([start[0], start[1], floor])) @ turn.T * scale
+    floor = float(np.mean([rest[j] - foot_rest_height[side] / leg_scale for side, j in ankles]))
+    origin = np.array([start[0], start[1], floor])
+    mapped = (pos - origin) @ turn.T * leg_scale
+    legs = [names.index(roles[r]) for r in LEG_ROLES if roles.get(r) in names]
+    body = [j for j in range(len(names)) if j not in legs]
+    mapped[:, body] = ((pelvis - origin) @ turn.T * leg_scale)[:, None] \
+        + (pos[:, body] - pelvis[:, None]) @ turn.T * scale
     rotations = {role: turn @ f for role, f in frames.items()}
     role_of = {j: r for r, j in roles.items()}
 
@@ -227,7 +247,7 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
     orientation_scale = np.ones((count, len(entries)))
     foot_entries: dict[str, list[int]] = {"left": [], "right": []}
     # each foot on its own floor: the shift that puts its resting ankle at the robot's foot height
-    foot_shift = {side: foot_rest_height[side] - (rest[ankle] - floor) * scale
+    foot_shift = {side: foot_rest_height[side] - (rest[ankle] - floor) * leg_scale
                   for side, ankle in ankles}
     for e, entry in enumerate(entries):
         track = mapped[:, names.index(entry.joint)]
@@ -235,7 +255,7 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
         if side is not None:
             foot_entries[side].append(e)
             track = track + [0.0, 0.0, foot_shift[side]]
-            rest_z = (rest[entry.joint] - floor) * scale + foot_shift[side]
+            rest_z = (rest[entry.joint] - floor) * leg_scale + foot_shift[side]
             track = lock_contacts(track, contact[side], fps, rest_z=rest_z)
             orientation_scale[:, e] = np.where(contact[side], 1.0, SWING_ORIENTATION)
         positions[:, e] = track
@@ -248,7 +268,7 @@ def build_targets(human: HumanMotion, roles: dict[str, str], retarget_map: Retar
                                    np.broadcast_to(rest_quat, (count, 4)))
         else:
             quats[:, e] = rest_quat
-    return Targets(fps, scale, [e.body for e in entries], positions, quats,
+    return Targets(fps, scale, leg_scale, [e.body for e in entries], positions, quats,
                    np.array([e.position for e in entries]),
                    np.array([e.orientation for e in entries]),
                    orientation_scale, contact, foot_entries, mapped)
