@@ -10,23 +10,6 @@ from ..evaluate.metrics import ROBUST_SUCCESS, tracking_verdict, where_episodes_
 from .perturbations import NOMINAL
 from .push_direction import weakest_direction
 
-CONFIRM_Z = 1.645
-"""A standard cell is ``undecided`` while the 90 % Wilson interval of its policy success holds
-``ROBUST_SUCCESS``: of 32 starts, 27 to 31 successes (0.84–0.97); 26 or 32 decide."""
-
-
-def undecided(successes: list[bool], threshold: float = ROBUST_SUCCESS,
-              z: float = CONFIRM_Z) -> bool:
-    """Whether ``successes`` cannot tell a success rate from ``threshold`` (Wilson score
-    interval)."""
-    n = len(successes)
-    if n == 0:
-        return False
-    p = sum(successes) / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return bool(centre - half <= threshold <= centre + half)
-
 
 def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:
     """ROBUST or not, and what the network adds over replaying the reference, from a stress report's

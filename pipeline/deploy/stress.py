@@ -55,6 +55,7 @@ from ..evaluate.metrics import (
     first_failure,
     step_errors,
     summarise,
+    undecided,
 )
 from ..rotations import yaw_angle
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
@@ -80,7 +81,7 @@ from .perturbations import (
     push_speed_unit,
 )
 from .push_direction import PUSH_DIRECTIONS, by_push_direction, push_directions_line, push_sector
-from .robust_verdict import robustness_verdict, undecided
+from .robust_verdict import robustness_verdict
 from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
 
 CONTROLLERS = ("policy", "replay", "statue")

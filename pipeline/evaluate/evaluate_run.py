@@ -142,7 +142,7 @@ class VerdictProbe:
     When the task declares ``TaskSpec.play.robustness``, a second env
     plays ``robust_episodes`` episodes under them (tracking: the stress
     test's standard push, once per 4-second episode); the summary then carries ``robust`` (their
-    success rate at least ``ROBUST_SUCCESS``) and ``robust_success_rate``,
+    success rate at least ``ROBUST_SUCCESS``), ``robust_success_rate`` and ``robust_episodes``,
     which training's best check and stop rule read (``train.verdict_checks``).
     The stress stage still gives the robustness verdict that counts.
     """
@@ -182,7 +182,8 @@ class VerdictProbe:
         summary = pooled_summary(groups, metrics.step_dt, metrics.body_names)
         if self.perturbed is not None:
             success = play_episodes(self.perturbed, policy)[0].summary().get("success_rate") or 0.0
-            summary.update(robust_success_rate=success, robust=success >= ROBUST_SUCCESS)
+            summary.update(robust_success_rate=success, robust=success >= ROBUST_SUCCESS,
+                           robust_episodes=self.perturbed.env.num_envs)
         return summary
 
     def close(self) -> None:

@@ -43,7 +43,7 @@ from .log import TrainingLog
 from .signals import install_stop_handlers
 from .train_config import TrainConfig, resumable_identity
 from .transfer import StepTransfer
-from .verdict_checks import TRACKED_CHECKS_TO_STOP, Probe, VerdictChecks
+from .verdict_checks import Probe, VerdictChecks
 
 log = logging.getLogger(__name__)
 
@@ -359,8 +359,8 @@ class OnPolicyRunner:
                                              self.iteration))
             if runner_cfg.stop_when_tracked and self.checks.done:
                 return (f"the policy tracked its motion{self.checks.robustness_note} at "
-                        f"{TRACKED_CHECKS_TO_STOP} "
-                        f"checks in a row ({self.checks.last_reason})")
+                        f"{self.checks.tracked_in_a_row} "
+                        f"checks in a row{self.checks.pooled_note} ({self.checks.last_reason})")
         if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:
             return f"time limit of {runner_cfg.time_limit_min:g} min reached"
         return ""

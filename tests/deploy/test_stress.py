@@ -16,9 +16,10 @@ from tracking_run import Q1_XML, REPO
 
 from primebot.pipeline.deploy import push_direction, stress
 from primebot.pipeline.deploy.perturbations import FAMILIES, Cell, Conditions, apply_to_model, cells
-from primebot.pipeline.deploy.robust_verdict import robustness_verdict, undecided
+from primebot.pipeline.deploy.robust_verdict import robustness_verdict
 from primebot.pipeline.deploy.sim2sim import prepare
 from primebot.pipeline.deploy.stress import Actuation, StressPlan, run_stress, stress_run_dir
+from primebot.pipeline.evaluate.metrics import undecided
 from primebot.pipeline.export.graph import (
     DeployPolicy,
     motion_at_control_rate,

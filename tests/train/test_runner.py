@@ -568,6 +568,23 @@ def test_a_robust_check_beats_a_tracked_one_and_only_robust_checks_stop_training
     ]
 
 
+def test_training_stops_only_once_the_pooled_pushed_episodes_decide_robust(registry, tmp_path):
+    """Checks of 32 pushed episodes each: 29 and 30 of 32 (the check at 3 and its second set), then
+    30 at 6, pass one by one but 89 of 96 cannot tell the success from 0.9 (the bow's stop 52
+    seed stopped on such checks and the stress test then read 0.88); the check at 9 and its second
+    set, 64 of 64, bring the pool to 153 of 160, and training stops there."""
+    class Counted(_RobustnessProbe):
+        def __call__(self, policy):
+            return {**super().__call__(policy), "robust_episodes": 32}
+
+    script = [(True, 1.0, 0.01, 29 / 32), (True, 1.0, 0.01, 30 / 32),   # 3 and its second set
+              (True, 1.0, 0.02, 30 / 32),                               # 6: not a new best
+              (True, 1.0, 0.02, 1.0), (True, 1.0, 0.02, 1.0)]           # 9 and its second set
+    result = _learn_until_tracked(registry, tmp_path, Counted(script))
+    assert result.status == "finished" and result.iteration == 9
+    assert "3 checks in a row, 153 of 160 pushed episodes pooled" in result.reason
+
+
 def test_success_under_perturbation_within_one_standard_error_is_a_tie_that_progress_breaks():
     """The Booster T1's wave: a check at a quarter of the randomisation succeeded under the push in
     one episode of 32 more than checks at full strength, and became model_best.pt."""
