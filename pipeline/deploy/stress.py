@@ -43,51 +43,33 @@ import json
 import sys
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..evaluate.metrics import (
-    PHYSICS_FAULT,
-    EpisodeMetrics,
-    failure_checks,
-    first_failure,
-    step_errors,
     summarise,
     undecided,
 )
-from ..rotations import yaw_angle
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
-from ..sim.physics import BatchSim
-from .observation import SensedState
 from .onnx_policy import (
-    NON_FINITE_ACTION,
     POLICY_KEYS,
     Sim2SimError,
-    initial_last_action,
-    joint_targets,
     require_own_export,
 )
 from .perturbations import (
     FAMILIES,
     NOMINAL,
     Cell,
-    Conditions,
-    ServoCommand,
-    apply_to_model,
     cells,
     physics_hz_of,
     push_speed_unit,
 )
-from .push_direction import PUSH_DIRECTIONS, by_push_direction, push_directions_line, push_sector
+from .push_direction import by_push_direction, push_directions_line
 from .robust_verdict import robustness_verdict
-from .sim2sim import Sim2SimSetup, batch_snapshot, prepare, reference_states
-
-CONTROLLERS = ("policy", "replay", "statue")
-PUSH_WINDOW = (0.25, 0.5)
-"""A push lands at a time in this fraction of the episode window (then it has at least half of it to
-recover)."""
+from .sim2sim import prepare
+from .stress_episodes import CONTROLLERS, Episodes, draw_starts, run_group
 
 
 @dataclass(frozen=True)
@@ -113,22 +95,6 @@ class StressPlan:
     """Only each family's standard levels (the verdict's; the quick preset's)."""
     seed: int = 1
     """Seed of the push times and directions, encoder biases and noise."""
-
-
-@dataclass
-class _Episodes:
-    """The envs of one physics rate: which cell, controller and start each runs."""
-
-    cells: list[Cell] = field(default_factory=list)
-    controllers: list[str] = field(default_factory=list)
-    start_index: list[int] = field(default_factory=list)
-
-
-def start_steps(num_steps: int, window: int, count: int) -> np.ndarray:
-    """``count`` start steps spread evenly so that a ``window``-step episode from each fits in the
-    motion."""
-    last_start = max(num_steps - 1 - window, 0)
-    return np.round(np.linspace(0, last_start, count)).astype(np.int64)
 
 
 def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = StressPlan(),
@@ -157,8 +123,8 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
     # two sets of starts: the verdict's cells' and the graded levels' (the first indices of the
     # concatenated arrays are the verdict's)
     verdict_count = plan.standard_starts or 2 * plan.starts
-    sets = [_draw_starts(verdict_count, num_steps, window, len(meta["joint_names"]), rng),
-            _draw_starts(plan.starts, num_steps, window, len(meta["joint_names"]), rng)]
+    sets = [draw_starts(verdict_count, num_steps, window, len(meta["joint_names"]), rng),
+            draw_starts(plan.starts, num_steps, window, len(meta["joint_names"]), rng)]
     starts = np.concatenate([steps for steps, _ in sets])
     per_start = {key: np.concatenate([draws[key] for _, draws in sets]) for key in sets[0][1]}
     plan_cells = cells(plan.families, plan.standard_only)
@@ -174,22 +140,22 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
         substeps = max(1, int(round(setup.control_dt * hz)))
         setup.robot.model.opt.timestep = setup.control_dt / substeps
 
-    def run(groups: dict[float, _Episodes], starts, per_start, video: Cell | None) -> None:
+    def run(groups: dict[float, Episodes], starts, per_start, video: Cell | None) -> None:
         bar = _progress(sum(len(g.cells) for g in groups.values()) * window, progress)
         for hz, group in groups.items():
             at_rate(hz)
-            for cell, controller, record in _run_group(setup, group, starts, window, per_start,
+            for cell, controller, record in run_group(setup, group, starts, window, per_start,
                                                        unit, rng, video, frames, bar):
                 records.setdefault((cell, controller), []).append(record)
                 causes.setdefault((cell, controller), Counter())[record["failure"] or "none"] += 1
         if bar is not None:
             bar.close()
 
-    def episodes_of(chosen, first_count) -> dict[float, _Episodes]:
-        groups: dict[float, _Episodes] = {}
+    def episodes_of(chosen, first_count) -> dict[float, Episodes]:
+        groups: dict[float, Episodes] = {}
         for cell in chosen:
             group = groups.setdefault(physics_hz_of(cell, plan.physics_hz, model_timestep),
-                                      _Episodes())
+                                      Episodes())
             first, count = first_count(cell)
             for controller in CONTROLLERS:
                 group.cells += [cell] * count
@@ -208,7 +174,7 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
         [r["failure"] is None for r in records[(cell, "policy")]])] if confirm_count else []
     confirm_steps = np.zeros(0, np.int64)
     if confirmed:
-        confirm_steps, confirm_draws = _draw_starts(confirm_count, num_steps, window,
+        confirm_steps, confirm_draws = draw_starts(confirm_count, num_steps, window,
                                                     len(meta["joint_names"]), rng)
         run(episodes_of(confirmed, lambda cell: (0, confirm_count)), confirm_steps,
             confirm_draws, None)
@@ -220,7 +186,7 @@ def run_stress(onnx_path: str | Path, mjcf_path: str | Path, plan: StressPlan = 
             # the same start, push and (for a push cell, noiseless) encoders: the same episode
             again, watch = {}, first + failed.index(True)
             at_rate(physics_hz_of(record_video_of, plan.physics_hz, model_timestep))
-            _run_group(setup, _Episodes([record_video_of], ["policy"], [watch]), starts, window,
+            run_group(setup, Episodes([record_video_of], ["policy"], [watch]), starts, window,
                        per_start, unit, rng, record_video_of, again, None, watch_start=watch)
             frames["failure"], failure_step = again["policy"], int(starts[watch])
     setup.robot.model.opt.timestep = timestep
@@ -267,22 +233,6 @@ def verdict_reads(cell: Cell) -> bool:
     return cell.standard or cell.family == NOMINAL
 
 
-def _draw_starts(count: int, num_steps: int, window: int, num_joints: int,
-                 rng: np.random.Generator) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """``count`` start steps and each one's disturbances, shared by every cell and controller that
-    runs it: push directions and times stratified (evenly spread, at a random offset, paired with
-    the starts at random) so that few starts cover every direction; encoder bias signs."""
-    spread = (np.arange(count) + rng.uniform(size=2)[:, None]) / count
-    low, high = PUSH_WINDOW
-    return start_steps(num_steps, window, count), {
-        "push_angle": 2 * np.pi * rng.permutation(spread[0]),
-        "push_step": np.round(window * (low + (high - low) * rng.permutation(spread[1]))).astype(
-            np.int64
-        ),
-        "bias_sign": rng.choice([-1.0, 1.0], size=(count, num_joints)),
-    }
-
-
 def _mjcf_timestep(mjcf_path: str | Path) -> float:
     import mujoco
 
@@ -307,145 +257,6 @@ def _cell_figures(summary: dict, causes: Counter) -> dict:
     figures["failures"] = {cause: count for cause, count in sorted(causes.items())
                            if cause != "none"}
     return figures
-
-
-class Actuation:
-    """What the motors receive and what the encoders report, per env: action latency and encoder
-    bias and noise.
-
-    ``command(targets)`` keeps the targets chosen this control step and returns the motors' ``ctrl``
-    (``perturbations.ServoCommand``: the targets of ``latency`` steps ago, the start pose before
-    that, minus the encoder bias). ``sensed(q, rows)`` is what the policy reads: q + bias + uniform
-    noise of ±level (the noise is not fed to the PD: at the servo rate it averages out).
-    """
-
-    def __init__(self, hold: np.ndarray, latency: np.ndarray, encoder: np.ndarray,
-                 bias_sign: np.ndarray,
-                 rng: np.random.Generator) -> None:
-        self.rng = rng
-        self.level = encoder[:, None]
-        self.servos = ServoCommand(hold, latency, self.level * bias_sign)
-        self.bias = self.servos.bias
-
-    def sensed(self, joint_pos: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The encoder readings of envs ``rows`` whose joints are at ``joint_pos`` [len(rows),
-        J]."""
-        noise = self.rng.uniform(-1.0, 1.0, size=joint_pos.shape)
-        return joint_pos + self.bias[rows] + self.level[rows] * noise
-
-    def command(self, targets: np.ndarray) -> np.ndarray:
-        return self.servos(targets)
-
-
-def _run_group(setup: Sim2SimSetup, group: _Episodes, starts: np.ndarray, window: int,
-               per_start: dict,
-               unit: float, rng: np.random.Generator, video_cell: Cell | None, frames: dict,
-               bar, watch_start: int = 0) -> list[tuple[Cell, str, dict]]:
-    """Run one physics rate's episodes side by side; returns (cell, controller, episode record) per
-    env. The policy's and the replay's episodes of ``video_cell`` from start ``watch_start`` keep
-    their frames in ``frames``."""
-    robot, meta, ref = setup.robot, setup.meta, setup.reference
-    n = len(group.cells)
-    substeps = int(round(setup.control_dt / robot.model.opt.timestep))
-    sim = BatchSim(robot.model, n, decimation=substeps)
-    conditions = Conditions.of(group.cells)
-    apply_to_model(sim, conditions, robot)
-    index = np.array(group.start_index)
-    start = starts[index]
-    controllers = np.array(group.controllers)
-    policy, replay, statue = (np.flatnonzero(controllers == c) for c in CONTROLLERS)
-    qpos0, qvel0 = reference_states(robot, ref, start, int(setup.index["root"][0]))
-    hold = ref["joint_pos"][start]
-    sim.reset(None, qpos=qpos0, qvel=qvel0, ctrl=hold)
-    xpos, xquat = sim.bind("xpos"), sim.bind("xquat")
-    actuation = Actuation(hold, conditions.latency, conditions.encoder,
-                          per_start["bias_sign"][index], rng)
-    pushed = np.flatnonzero(conditions.push > 0)
-    push_step = per_start["push_step"][index]
-    kick = (conditions.push * unit)[:, None] * np.stack(
-        [np.cos(per_start["push_angle"][index]), np.sin(per_start["push_angle"][index])], axis=1)
-    last_action = initial_last_action(meta, ref, start[policy])
-    history = setup.observation.history(policy.size)
-    targets = hold.copy()
-    running = np.ones(n, bool)
-    failure: list[str | None] = [None] * n
-    metrics = EpisodeMetrics(n, setup.control_dt,
-                             reference_body_pos=ref["body_pos_w"][:, setup.index["tracked"]],
-                             max_episode_steps=window)
-    last = ref["joint_pos"].shape[0] - 1
-    watched = [i for i in range(n) if group.cells[i] == video_cell
-               and group.start_index[i] == watch_start
-               and group.controllers[i] in ("policy", "replay")]
-    keep = np.zeros(n, bool)
-    keep[watched] = True  # a video shows the whole window, the fall included
-    d, a = robot.root_dof_adr, robot.root_qpos_adr
-    push_direction = np.full(n, -1, np.int64)
-    for k in range(window):
-        t = np.minimum(start + k, last)
-        for i in watched:
-            frames.setdefault(group.controllers[i], []).append((sim.qpos[i].copy(), int(t[i])))
-        if policy.size:
-            qpos, qvel = sim.qpos[policy], sim.qvel[policy]
-            state = SensedState.of(robot, qpos, qvel, xquat[policy])
-            state.joint_pos = actuation.sensed(state.joint_pos, policy)
-            obs = setup.observation.build_batch(state, ref, t[policy], last_action)
-            if history is not None:
-                obs = history.push(obs)
-            actions = run_policy(setup, obs, t[policy])
-            finite = np.isfinite(actions).all(axis=1)
-            for i in policy[~finite & running[policy]]:
-                failure[i], running[i] = NON_FINITE_ACTION, False
-            actions = np.where(finite[:, None], actions, 0.0)
-            targets[policy] = np.where(finite[:, None],
-                                       joint_targets(meta, ref, t[policy], actions),
-                                       targets[policy])
-            last_action = actions
-        targets[replay] = ref["joint_pos"][t[replay]]
-        targets[statue] = hold[statue]
-        sim.ctrl[:] = actuation.command(targets)
-        due = pushed[push_step[pushed] == k]
-        if due.size:
-            sim.qvel[due, d:d + 2] += kick[due]
-            heading = yaw_angle(sim.qpos[due, a + 3:a + 7])
-            push_direction[due] = push_sector(per_start["push_angle"][index[due]] - heading)
-        # a finished episode's robot stays where it ended
-        faults = sim.step(np.flatnonzero(running | keep))
-        after = np.minimum(t + 1, last)
-        snap = batch_snapshot(setup, xpos, xquat, sim.qpos, sim.qvel, after)
-        metrics.add_step(step_errors(snap), running)
-        kinds = first_failure(failure_checks(snap, setup.thresholds))
-        for i in np.flatnonzero(running):
-            why = PHYSICS_FAULT if faults[i] else kinds[i]
-            if why is not None:
-                failure[i], running[i] = why, False
-        if bar is not None:
-            bar.update(n)
-        if not (running | keep).any():
-            break
-    metrics.finish(np.arange(n), failure, start)
-    for i in np.flatnonzero(push_direction >= 0):
-        metrics.episodes[i]["push_direction"] = PUSH_DIRECTIONS[push_direction[i]]
-    return [(group.cells[i], group.controllers[i], metrics.episodes[i]) for i in range(n)]
-
-
-def run_policy(setup: Sim2SimSetup, obs: np.ndarray, time_step: np.ndarray) -> np.ndarray:
-    """The policy's actions [N, J] for N observations, in chunks of the graph's batch size when it
-    is fixed."""
-    session = setup.session
-    batch = session.get_inputs()[0].shape[0]
-    chunk = batch if isinstance(batch, int) and batch > 0 else len(obs)
-    out = []
-    for begin in range(0, len(obs), chunk):
-        part, steps = (
-            obs[begin : begin + chunk],
-            time_step[begin : begin + chunk].astype(np.float32)[:, None],
-        )
-        size = len(part)
-        if size < chunk:  # a static batch: pad, then drop the padding
-            part = np.concatenate([part, np.repeat(part[-1:], chunk - size, axis=0)])
-            steps = np.concatenate([steps, np.repeat(steps[-1:], chunk - size, axis=0)])
-        out.append(session.run(["actions"], {"obs": part, "time_step": steps})[0][:size])
-    return np.concatenate(out).astype(np.float64)
 
 
 # -- a run directory ------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from primebot.pipeline.deploy.sim2sim import (
     run_policy_file,
     run_sim2sim,
 )
-from primebot.pipeline.deploy.stress import NON_FINITE_ACTION as STRESS_NON_FINITE_ACTION
+from primebot.pipeline.deploy.stress_episodes import NON_FINITE_ACTION as STRESS_NON_FINITE_ACTION
 from primebot.pipeline.evaluate.metrics import EpisodeMetrics
 from primebot.pipeline.export.export_run import export_run
 from primebot.pipeline.export.graph import (

@@ -18,7 +18,8 @@ from primebot.pipeline.deploy import push_direction, stress
 from primebot.pipeline.deploy.perturbations import FAMILIES, Cell, Conditions, apply_to_model, cells
 from primebot.pipeline.deploy.robust_verdict import robustness_verdict
 from primebot.pipeline.deploy.sim2sim import prepare
-from primebot.pipeline.deploy.stress import Actuation, StressPlan, run_stress, stress_run_dir
+from primebot.pipeline.deploy.stress import StressPlan, run_stress, stress_run_dir
+from primebot.pipeline.deploy.stress_episodes import Actuation, Episodes, draw_starts, run_group
 from primebot.pipeline.evaluate.metrics import undecided
 from primebot.pipeline.export.graph import (
     DeployPolicy,
@@ -184,16 +185,16 @@ def test_a_start_played_again_alone_is_the_same_episode(zero_policy):
     setup = prepare(zero_policy, Q1_XML, 500.0, servo=True)
     rng = np.random.default_rng(5)
     window = 60
-    steps, draws = stress._draw_starts(4, setup.reference["joint_pos"].shape[0], window,
+    steps, draws = draw_starts(4, setup.reference["joint_pos"].shape[0], window,
                                        len(setup.meta["joint_names"]), rng)
     cell = Cell("push", 0.4)  # hard enough to fail some starts
-    batch = stress._Episodes([cell] * 4, ["policy"] * 4, [0, 1, 2, 3])
+    batch = Episodes([cell] * 4, ["policy"] * 4, [0, 1, 2, 3])
     args = (steps, window, draws, 2.0, rng)
-    together = stress._run_group(setup, batch, *args, cell, {}, None)
+    together = run_group(setup, batch, *args, cell, {}, None)
     failed = [i for i, (_, _, record) in enumerate(together) if record["failure"] is not None]
     assert failed  # the case: a start that fails
     frames: dict = {}
-    alone = stress._run_group(setup, stress._Episodes([cell], ["policy"], [failed[-1]]), *args,
+    alone = run_group(setup, Episodes([cell], ["policy"], [failed[-1]]), *args,
                               cell, frames, None, watch_start=failed[-1])
     keys = ("failure", "length", "push_direction")
     again, counted = alone[0][2], together[failed[-1]][2]
