@@ -186,6 +186,19 @@ class VerdictProbe:
                            robust_episodes=self.perturbed.env.num_envs)
         return summary
 
+    def confirm_robust(self, policy: Any, sets: int = 4) -> tuple[int, int] | None:
+        """Successes and episodes of ``sets`` fresh sets of the perturbed episodes (4 × 32: the 128
+        of a stress test's confirmed standard cell), which training's stop rule reads before it
+        stops (``train.verdict_checks``); None when the probe measures no robustness."""
+        if self.perturbed is None:
+            return None
+        successes = episodes = 0
+        for _ in range(sets):
+            records = play_episodes(self.perturbed, policy)[0].episodes
+            successes += sum(r.get("failure") is None for r in records)
+            episodes += len(records)
+        return successes, episodes
+
     def close(self) -> None:
         self.env.close()
         for view in (self.perturbed, self.first):

@@ -224,5 +224,10 @@ def test_trainings_checks_play_the_first_frame_episode_too(host, tmp_path):
         thrown = probe(_Constant(np.full(joints, 3.0)))  # every joint driven far off: it falls
         assert thrown["first_frame_episode"]["failure"] is not None
         assert not thrown["verdict"]["tracked"]
+        # the stop rule's confirmation: fresh sets of the pushed episodes, counted
+        assert replay["robust_episodes"] == 2
+        assert probe.confirm_robust(_Constant(np.full(joints, 3.0)), sets=3) == (0, 6)
+        successes, episodes = probe.confirm_robust(_Constant(np.zeros(joints)), sets=3)
+        assert episodes == 6 and 0 <= successes <= 6
     finally:
         probe.close()

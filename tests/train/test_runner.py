@@ -585,6 +585,30 @@ def test_training_stops_only_once_the_pooled_pushed_episodes_decide_robust(regis
     assert "3 checks in a row, 153 of 160 pushed episodes pooled" in result.reason
 
 
+def test_a_stop_is_confirmed_on_fresh_pushed_episodes_and_an_unconfirmed_one_ends_the_row(
+    registry, tmp_path
+):
+    """Every check stands all 32 pushes, so the row decides at the second check (6); 128 fresh
+    pushed episodes then succeed in only 110 (0.86: a lucky row), which ends the row; the next row
+    decides at 12, its confirmation reads 120 of 128, and training stops there."""
+    class Confirmed(_RobustnessProbe):
+        confirmations = iter([(110, 128), (120, 128)])
+
+        def __call__(self, policy):
+            return {**super().__call__(policy), "robust_episodes": 32}
+
+        def confirm_robust(self, policy):
+            policy.act(torch.zeros(1, 4).numpy())
+            return next(self.confirmations)
+
+    result = _learn_until_tracked(registry, tmp_path, Confirmed([(True, 1.0, 0.01, 1.0)]))
+    assert result.status == "finished" and result.iteration == 12
+    assert "confirmed on 128 fresh ones (0.94)" in result.reason
+    _, rows = read_csv_rows(tmp_path / "train.csv")
+    assert {r["iteration"]: r["verdict/stop_confirmation"] for r in rows
+            if r.get("verdict/stop_confirmation")} == {"6": "0.859375", "12": "0.9375"}
+
+
 def test_success_under_perturbation_within_one_standard_error_is_a_tie_that_progress_breaks():
     """The Booster T1's wave: a check at a quarter of the randomisation succeeded under the push in
     one episode of 32 more than checks at full strength, and became model_best.pt."""
