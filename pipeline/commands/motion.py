@@ -308,6 +308,12 @@ def resample_command(
 @click.option("--height", type=float, default=None,
               help="The person's stature in m (default: the file's, else estimated from the "
                    "skeleton).")
+@click.option("--scale", type=click.Choice(["height", "legs"]), default="height",
+              show_default=True,
+              help="height: every joint by robot height / the person's; legs: the pelvis and legs "
+                   "by robot leg length / the person's, the rest by height (for a robot whose legs "
+                   "are a larger share of its height than a person's, e.g. the G1: it walks less "
+                   "crouched; docs/motions.md).")
 @click.option("--units", type=click.Choice(["auto", "m", "cm", "mm", "in"]), default="auto",
               show_default=True,
               help="Units of the source's positions (auto: BVH by the skeleton's size, others "
@@ -331,13 +337,14 @@ def resample_command(
 def retarget_command(
     host: PluginHost, source: str, output: str | None, robot: str | None, robot_xml: str | None,
     fmt: str | None,
-    map_path: str | None, fps: float | None, height: float | None, units: str,
+    map_path: str | None, fps: float | None, height: float | None, scale: str, units: str,
     start_s: float | None, end_s: float | None, no_align: bool,
     no_balance: bool, video: str | None, as_json: bool,
 ) -> None:  # fmt: skip
     """Retarget human motion (BVH, joint-position .npz, SMPL-H .pt) onto a robot (docs/motions.md).
 
-    Global joint positions are scaled by the height ratio, the person's planted feet are held still,
+    Global joint positions are scaled by the height ratio (--scale legs: the pelvis and legs by the
+    leg length ratio), the person's planted feet are held still,
     and whole-body inverse kinematics (mink) on the robot's MJCF follows the mapped joints within
     the joint limits; where the robot's zero-moment point would leave its planted feet, its centre
     of mass is moved back over them (--no-balance keeps the person's lean); the result is put on the
@@ -356,7 +363,7 @@ def retarget_command(
     done = retarget_file(source, spec, out, fmt=fmt, fps=fps,
                          units=None if units == "auto" else units,
                          map_path=map_path, height=height, align=not no_align, progress=not as_json,
-                         balance=not no_balance, start_s=start_s, end_s=end_s)
+                         balance=not no_balance, start_s=start_s, end_s=end_s, scale=scale)
     report = validate_motion(done.motion, spec, path=str(out))
     if video:
         from ..render.skeleton import bones, side_by_side_video

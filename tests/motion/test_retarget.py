@@ -148,7 +148,8 @@ def test_legs_keep_their_length_when_the_person_is_taller_for_them(spec, model, 
     map_file = tmp_path / "q1_positions.yaml"
     map_file.write_text(POSITION_MAP, encoding="utf-8")
     height = standing_height(model)
-    done = retarget_human(human, spec, map_path=map_file, height=height + 0.25, model=model)
+    done = retarget_human(human, spec, map_path=map_file, height=height + 0.25, model=model,
+                          scale="legs")
     assert done.quality.scale == pytest.approx(height / (height + 0.25))
     assert done.quality.leg_scale == pytest.approx(1.0, abs=1e-3)
     targets = done.targets
@@ -163,6 +164,14 @@ def test_legs_keep_their_length_when_the_person_is_taller_for_them(spec, model, 
              - targets.positions[:, targets.bodies.index("pelvis"), 2])
     expected = (bodies[body][:, 2] + 0.25 - bodies["pelvis"][:, 2]) * done.quality.scale
     assert np.abs(above - expected).max() < 0.01
+    # the default scales everything by height: the pelvis is targeted low, the robot crouches
+    default = retarget_human(human, spec, map_path=map_file, height=height + 0.25, model=model)
+    assert default.quality.leg_scale == default.quality.scale == done.quality.scale
+    low = (bodies["pelvis"][:, 2]
+           - default.targets.positions[:, default.targets.bodies.index("pelvis"), 2])
+    assert low.min() > 0.03
+    with pytest.raises(RetargetError, match="--scale"):
+        retarget_human(human, spec, map_path=map_file, model=model, scale="arms")
 
 
 def test_a_lean_over_the_toes_is_brought_back_over_the_feet(spec, model, tmp_path):

@@ -36,7 +36,8 @@ class Quality:
     scale: float
     """Robot height / the person's: the body around the pelvis."""
     leg_scale: float
-    """Robot leg length / the person's: the pelvis and the legs."""
+    """The pelvis and the legs' scale: the height ratio, or robot leg length / the person's
+    (``--scale legs``)."""
     stature: float
     notes: list[str] = field(default_factory=list)
 
@@ -69,10 +70,11 @@ class Quality:
             "      IK residual  "
             + ", ".join(f"{b} {m:.1f}/{w:.1f}" for b, (m, w) in self.residual_cm.items())
             + " cm (mean/worst)",
-            f"      {self.frames} frames at 50 fps, scale {self.scale:.3f} around the pelvis "
-            f"(height: person {self.stature:.2f} m), {self.leg_scale:.3f} for the pelvis and legs "
-            "(leg length), "
-            f"{self.seconds:.1f} s",
+            f"      {self.frames} frames at 50 fps, scale {self.scale:.3f} (height: person "
+            f"{self.stature:.2f} m)"
+            + (f" around the pelvis, {self.leg_scale:.3f} for the pelvis and legs (leg length)"
+               if self.leg_scale != self.scale else "")
+            + f", {self.seconds:.1f} s",
         ]
         return out + [f"      note: {n}" for n in self.notes]
 

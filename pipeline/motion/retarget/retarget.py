@@ -28,6 +28,8 @@ from .rebalance import COM_COST, FEET_HOLD, rebalance
 from .targets import Targets, build_targets, gaussian_smooth
 
 OUTPUT_FPS = 50.0
+SCALES = ("height", "legs")
+"""How the person is scaled to the robot (``retarget_human``'s ``scale``; docs/motions.md)."""
 FIRST_FRAME_ITERATIONS = 200
 FRAME_ITERATIONS = 12
 JOINT_SMOOTHING_S = 0.02
@@ -137,8 +139,14 @@ def resolve_map(spec: RobotSpec, model: mujoco.MjModel, human: HumanMotion,
 
 def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path | None = None,
                    height: float | None = None, align: bool = True, progress: bool = False,
-                   model: mujoco.MjModel | None = None, balance: bool = True) -> Retargeted:
-    """Retarget ``human`` onto ``spec``'s robot at 50 fps; see the module docstring."""
+                   model: mujoco.MjModel | None = None, balance: bool = True,
+                   scale: str = "height") -> Retargeted:
+    """Retarget ``human`` onto ``spec``'s robot at 50 fps; see the module docstring. ``scale``:
+    ``height`` scales every joint by the height ratio, ``legs`` the pelvis and legs by the leg
+    length ratio (``targets``' docstring)."""
+    if scale not in SCALES:
+        raise RetargetError(f"scale {scale!r} is none of {', '.join(SCALES)}",
+                            fix="--scale height (the default) or --scale legs")
     started = time.perf_counter()
     model = load_robot_model(spec) if model is None else model
     indices = robot_indices(model, spec)
@@ -168,11 +176,11 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
     sides = _foot_sides(indices, standing)
     feet_rest, rest_quats = _rest_pose(model, indices, standing, sides,
                                        [e.body for e in retarget_map.entries])
-    leg_scale = _leg_scale(human, roles, retarget_map, standing)
+    leg_scale = _leg_scale(human, roles, retarget_map, standing) if scale == "legs" else None
     targets = build_targets(human, roles, retarget_map, stature=stature, robot_height=robot_height,
                             leg_scale=leg_scale, foot_rest_height=feet_rest,
                             body_rest_quat=rest_quats, fps=OUTPUT_FPS, align=align)
-    if leg_scale is None:
+    if scale == "legs" and leg_scale is None:
         notes.append("the legs scaled by the height ratio too: the map pairs no hip, knee and "
                      "ankle on either side, so the leg lengths cannot be compared")
 
@@ -283,7 +291,7 @@ def retarget_file(source: str | Path, spec: RobotSpec, output: str | Path, *,
                   map_path: str | Path | None = None,
                   height: float | None = None, align: bool = True, progress: bool = False,
                   balance: bool = True, start_s: float | None = None,
-                  end_s: float | None = None) -> Retargeted:
+                  end_s: float | None = None, scale: str = "height") -> Retargeted:
     """Read ``source`` (its frames from ``start_s`` to ``end_s`` seconds), retarget it onto
     ``spec``'s robot and write the motion atomically to ``output``."""
     from ..format import save_motion
@@ -292,8 +300,7 @@ def retarget_file(source: str | Path, spec: RobotSpec, output: str | Path, *,
 
     human = time_window(load_human(source, fmt=fmt, fps=fps, units=units), start_s, end_s)
     done = retarget_human(human, spec, map_path=map_path, height=height, align=align,
-                          progress=progress,
-                          balance=balance)
+                          progress=progress, balance=balance, scale=scale)
     done.quality.notes[:0] = human.notes
     save_motion(done.motion, output)
     return done

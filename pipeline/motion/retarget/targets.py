@@ -1,20 +1,19 @@
 """The IK targets of a retarget: the person's joints resampled to 50 fps, smoothed, turned to face
 +x from the origin, scaled to the robot, the feet held still while they are planted.
 
-Two scales: the legs' (robot leg length / the person's) and the body's (robot height / the
-person's). The pelvis and the legs' joints move by one affine map from the person's world to the
-robot's, ``leg_scale · R(−heading₀) · (p − start)``, with z measured from a floor level chosen so
-that a resting ankle maps to the height of the robot's foot body when its sole is flat on the
-floor: the feet land flat, the pelvis is as high above them as the robot's legs make it, and a step
-is as long, for its legs, as the person's. The rest of the body keeps its place around the pelvis,
-scaled by the height ratio. One scale for both crouched every robot whose legs are a larger share
-of its height than a person's: the G1's legs are 0.90 of a 1.65 m person's by length and 0.80 by
-height, so the pelvis came 7 cm low and it walked with its knees bent 0.8 rad. Each foot's
-targets then move up or down by what its own resting ankle is off that level: a person's two
-ankles rarely rest at one height (the G1's scale turned the 1.6 cm of an OMOMO subject into one
-planted foot 1.1 cm in the air, where the balance check does not count it as support).
-Orientation targets come from segment frames of the positions (``segment_frames``) times the
-body's orientation in the robot's standing pose.
+The pelvis and the legs' joints move by one affine map from the person's world to the robot's,
+``leg_scale · R(−heading₀) · (p − start)``, with z measured from a floor level chosen so that a
+resting ankle maps to the height of the robot's foot body when its sole is flat on the floor: the
+feet land flat and the pelvis is as high above them as that scale makes it. The rest of the body
+keeps its place around the pelvis, scaled by the height ratio (``scale``). ``leg_scale`` is the
+height ratio too unless the retarget measures the legs (``--scale legs``: robot leg length / the
+person's), for a robot whose legs are a larger share of its height than a person's: the G1's are
+0.90 of a 1.65 m person's by length and 0.80 by height, so by height its pelvis comes 7 cm low and
+it walks with its knees bent 0.83 rad. Each foot's targets then move up or down by what its own
+resting ankle is off that level: a person's two ankles rarely rest at one height (the G1's scale
+turned the 1.6 cm of an OMOMO subject into one planted foot 1.1 cm in the air, where the balance
+check does not count it as support). Orientation targets come from segment frames of the
+positions (``segment_frames``) times the body's orientation in the robot's standing pose.
 """
 
 from __future__ import annotations
@@ -162,7 +161,8 @@ class Targets:
     scale: float
     """Robot height / the person's: the body around the pelvis."""
     leg_scale: float
-    """Robot leg length / the person's: the pelvis and the legs."""
+    """The pelvis and the legs' scale: the height ratio, or robot leg length / the person's
+    (``--scale legs``)."""
     bodies: list[str]
     positions: np.ndarray
     """[T, E, 3] m, robot world."""
