@@ -110,7 +110,8 @@ def retarget(clip: Path, robot: str, args: argparse.Namespace) -> dict:
     """``primebot motion retarget`` one clip onto one robot; the row of figures from its JSON."""
     out = args.work / "motions" / f"{clip.stem}_{robot}.npz"
     command = primebot("motion", "retarget", str(clip), "--robot", robot, "--fps", f"{CLIP_FPS:g}",
-                       "--height", f"{CLIPS[clip.stem]:g}", "-o", str(out), "--json")
+                       "--height", f"{CLIPS[clip.stem]:g}", "--scale", args.scale, "-o", str(out),
+                       "--json")
     if clip.stem in CLIP_STARTS and not args.uncut:
         command += ["--start", f"{CLIP_STARTS[clip.stem]:g}"]
     if args.video:
@@ -226,6 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=ROBOTS)
     parser.add_argument("--clips", nargs="+", default=list(CLIPS), choices=list(CLIPS))
     parser.add_argument("--video", action="store_true", help="also write each side-by-side video")
+    parser.add_argument("--scale", choices=("height", "legs"), default="height",
+                        help="motion retarget --scale (default: height)")
     parser.add_argument("--uncut", action="store_true",
                         help="retarget every clip from its first frame (default: sub10 from "
                              "1.0 s, sub3 from 0.5 s: CLIP_STARTS)")
