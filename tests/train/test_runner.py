@@ -590,7 +590,7 @@ def test_a_stop_is_confirmed_on_fresh_pushed_episodes_and_an_unconfirmed_one_end
 ):
     """Every check stands all 32 pushes, so the row decides at the second check (6); 128 fresh
     pushed episodes then succeed in only 110 (0.86: a lucky row), which ends the row; the next row
-    decides at 12, its confirmation reads 120 of 128, and training stops there."""
+    decides at 12, its confirmation reads 120 of 128, and training stops there, on that policy."""
     class Confirmed(_RobustnessProbe):
         confirmations = iter([(110, 128), (120, 128)])
 
@@ -604,6 +604,11 @@ def test_a_stop_is_confirmed_on_fresh_pushed_episodes_and_an_unconfirmed_one_end
     result = _learn_until_tracked(registry, tmp_path, Confirmed([(True, 1.0, 0.01, 1.0)]))
     assert result.status == "finished" and result.iteration == 12
     assert "confirmed on 128 fresh ones (0.94)" in result.reason
+    # the confirmed policy is the one judged, though the check at 3 (64 of 64) ranked higher
+    from primebot.pipeline.train.checkpoints import load_checkpoint
+
+    best = load_checkpoint(tmp_path / "model_best.pt")
+    assert best["iteration"] == 12 and best["best_check"][1:3] == [1.0, 0.9375]
     _, rows = read_csv_rows(tmp_path / "train.csv")
     assert {r["iteration"]: r["verdict/stop_confirmation"] for r in rows
             if r.get("verdict/stop_confirmation")} == {"6": "0.859375", "12": "0.9375"}
