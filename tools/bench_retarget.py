@@ -227,8 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=ROBOTS)
     parser.add_argument("--clips", nargs="+", default=list(CLIPS), choices=list(CLIPS))
     parser.add_argument("--video", action="store_true", help="also write each side-by-side video")
-    parser.add_argument("--scale", choices=("height", "legs"), default="height",
-                        help="motion retarget --scale (default: height)")
+    parser.add_argument("--scale", choices=("legs", "height"), default="legs",
+                        help="motion retarget --scale (default: legs)")
     parser.add_argument("--uncut", action="store_true",
                         help="retarget every clip from its first frame (default: sub10 from "
                              "1.0 s, sub3 from 0.5 s: CLIP_STARTS)")

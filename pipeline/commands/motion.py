@@ -308,12 +308,12 @@ def resample_command(
 @click.option("--height", type=float, default=None,
               help="The person's stature in m (default: the file's, else estimated from the "
                    "skeleton).")
-@click.option("--scale", type=click.Choice(["height", "legs"]), default="height",
+@click.option("--scale", type=click.Choice(["legs", "height"]), default="legs",
               show_default=True,
-              help="height: every joint by robot height / the person's; legs: the pelvis and legs "
-                   "by robot leg length / the person's, the rest by height (for a robot whose legs "
-                   "are a larger share of its height than a person's, e.g. the G1: it walks less "
-                   "crouched; docs/motions.md).")
+              help="legs: the pelvis and legs by robot leg length / the person's, the rest by "
+                   "height (a robot whose legs are a larger share of its height than a person's, "
+                   "as the G1's, walks as upright as the person); height: every joint by robot "
+                   "height / the person's (docs/motions.md).")
 @click.option("--units", type=click.Choice(["auto", "m", "cm", "mm", "in"]), default="auto",
               show_default=True,
               help="Units of the source's positions (auto: BVH by the skeleton's size, others "
@@ -343,8 +343,9 @@ def retarget_command(
 ) -> None:  # fmt: skip
     """Retarget human motion (BVH, joint-position .npz, SMPL-H .pt) onto a robot (docs/motions.md).
 
-    Global joint positions are scaled by the height ratio (--scale legs: the pelvis and legs by the
-    leg length ratio), the person's planted feet are held still,
+    Global joint positions are scaled to the robot (the pelvis and legs by the leg length ratio,
+    the rest by the height ratio; --scale height: all by height), the person's planted feet are
+    held still,
     and whole-body inverse kinematics (mink) on the robot's MJCF follows the mapped joints within
     the joint limits; where the robot's zero-moment point would leave its planted feet, its centre
     of mass is moved back over them (--no-balance keeps the person's lean); the result is put on the

@@ -138,8 +138,8 @@ def test_a_robot_pose_turned_into_human_joints_retargets_back(spec, model, tmp_p
 def test_legs_keep_their_length_when_the_person_is_taller_for_them(spec, model, tmp_path):
     """The same squat by a person whose body above the pelvis is 0.25 m longer than the robot's
     (legs of the robot's length, so a smaller height ratio): the pelvis and the legs are scaled by
-    leg length (1 here) and targeted where the robot's were; scaled by height, the pelvis would be
-    targeted low and the robot crouch."""
+    leg length (1 here) and targeted where the robot's were (the default); scaled by height, the
+    pelvis is targeted low and the robot crouches."""
     joint_pos = robot_trajectory(spec)
     human, bodies = synthetic_person(model, spec, joint_pos, tmp_path / "long_body.npz")
     legs = ("Pelvis", "L_Hip", "L_Knee", "L_Ankle", "L_Toe", "R_Hip", "R_Knee", "R_Ankle", "R_Toe")
@@ -148,8 +148,7 @@ def test_legs_keep_their_length_when_the_person_is_taller_for_them(spec, model, 
     map_file = tmp_path / "q1_positions.yaml"
     map_file.write_text(POSITION_MAP, encoding="utf-8")
     height = standing_height(model)
-    done = retarget_human(human, spec, map_path=map_file, height=height + 0.25, model=model,
-                          scale="legs")
+    done = retarget_human(human, spec, map_path=map_file, height=height + 0.25, model=model)
     assert done.quality.scale == pytest.approx(height / (height + 0.25))
     assert done.quality.leg_scale == pytest.approx(1.0, abs=1e-3)
     targets = done.targets
@@ -164,8 +163,9 @@ def test_legs_keep_their_length_when_the_person_is_taller_for_them(spec, model, 
              - targets.positions[:, targets.bodies.index("pelvis"), 2])
     expected = (bodies[body][:, 2] + 0.25 - bodies["pelvis"][:, 2]) * done.quality.scale
     assert np.abs(above - expected).max() < 0.01
-    # the default scales everything by height: the pelvis is targeted low, the robot crouches
-    default = retarget_human(human, spec, map_path=map_file, height=height + 0.25, model=model)
+    # scaled by height alone, the pelvis is targeted low and the robot crouches
+    default = retarget_human(human, spec, map_path=map_file, height=height + 0.25, model=model,
+                             scale="height")
     assert default.quality.leg_scale == default.quality.scale == done.quality.scale
     low = (bodies["pelvis"][:, 2]
            - default.targets.positions[:, default.targets.bodies.index("pelvis"), 2])

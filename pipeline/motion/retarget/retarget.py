@@ -28,7 +28,7 @@ from .rebalance import COM_COST, FEET_HOLD, rebalance
 from .targets import Targets, build_targets, gaussian_smooth
 
 OUTPUT_FPS = 50.0
-SCALES = ("height", "legs")
+SCALES = ("legs", "height")
 """How the person is scaled to the robot (``retarget_human``'s ``scale``; docs/motions.md)."""
 FIRST_FRAME_ITERATIONS = 200
 FRAME_ITERATIONS = 12
@@ -140,13 +140,13 @@ def resolve_map(spec: RobotSpec, model: mujoco.MjModel, human: HumanMotion,
 def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path | None = None,
                    height: float | None = None, align: bool = True, progress: bool = False,
                    model: mujoco.MjModel | None = None, balance: bool = True,
-                   scale: str = "height") -> Retargeted:
+                   scale: str = "legs") -> Retargeted:
     """Retarget ``human`` onto ``spec``'s robot at 50 fps; see the module docstring. ``scale``:
-    ``height`` scales every joint by the height ratio, ``legs`` the pelvis and legs by the leg
-    length ratio (``targets``' docstring)."""
+    ``legs`` scales the pelvis and legs by the leg length ratio and the rest by the height ratio,
+    ``height`` every joint by the height ratio (``targets``' docstring)."""
     if scale not in SCALES:
         raise RetargetError(f"scale {scale!r} is none of {', '.join(SCALES)}",
-                            fix="--scale height (the default) or --scale legs")
+                            fix="--scale legs (the default) or --scale height")
     started = time.perf_counter()
     model = load_robot_model(spec) if model is None else model
     indices = robot_indices(model, spec)
@@ -291,7 +291,7 @@ def retarget_file(source: str | Path, spec: RobotSpec, output: str | Path, *,
                   map_path: str | Path | None = None,
                   height: float | None = None, align: bool = True, progress: bool = False,
                   balance: bool = True, start_s: float | None = None,
-                  end_s: float | None = None, scale: str = "height") -> Retargeted:
+                  end_s: float | None = None, scale: str = "legs") -> Retargeted:
     """Read ``source`` (its frames from ``start_s`` to ``end_s`` seconds), retarget it onto
     ``spec``'s robot and write the motion atomically to ``output``."""
     from ..format import save_motion

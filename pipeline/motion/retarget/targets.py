@@ -5,9 +5,9 @@ The pelvis and the legs' joints move by one affine map from the person's world t
 ``leg_scale · R(−heading₀) · (p − start)``, with z measured from a floor level chosen so that a
 resting ankle maps to the height of the robot's foot body when its sole is flat on the floor: the
 feet land flat and the pelvis is as high above them as that scale makes it. The rest of the body
-keeps its place around the pelvis, scaled by the height ratio (``scale``). ``leg_scale`` is the
-height ratio too unless the retarget measures the legs (``--scale legs``: robot leg length / the
-person's), for a robot whose legs are a larger share of its height than a person's: the G1's are
+keeps its place around the pelvis, scaled by the height ratio (``scale``). ``leg_scale`` is robot
+leg length / the person's (``--scale legs``, the default; ``--scale height``: the height ratio
+too), for a robot whose legs are a larger share of its height than a person's: the G1's are
 0.90 of a 1.65 m person's by length and 0.80 by height, so by height its pelvis comes 7 cm low and
 it walks with its knees bent 0.83 rad. Each foot's targets then move up or down by what its own
 resting ankle is off that level: a person's two ankles rarely rest at one height (the G1's scale
