@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..evaluate.metrics import ROBUST_SUCCESS
+from ..success_rates import ROBUST_SUCCESS
 
 PUSH_DIRECTIONS = ("forward", "left", "backward", "right")
 """Where a push points relative to the robot's heading when it lands: four 90° sectors centred on

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..evaluate.metrics import ROBUST_SUCCESS, tracking_verdict, where_episodes_fail
+from ..evaluate.metrics import tracking_verdict, where_episodes_fail
+from ..success_rates import ROBUST_SUCCESS
 from .perturbations import NOMINAL
 from .push_direction import weakest_direction
 

@@ -50,9 +50,9 @@ import numpy as np
 
 from ..evaluate.metrics import (
     summarise,
-    undecided,
 )
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
+from ..success_rates import undecided
 from .onnx_policy import (
     POLICY_KEYS,
     Sim2SimError,

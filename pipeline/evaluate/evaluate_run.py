@@ -35,6 +35,7 @@ from ..errors import ConfigError
 from ..registry import Registry
 from ..rundir import EVAL_FILE, VIDEO_DIR
 from ..sim.task import merge_settings, not_a_tracking_task
+from ..success_rates import ROBUST_SUCCESS
 from ..train.provenance import identity_of
 from ..train.train_config import TrainConfig
 from ..train.trained_policy import (
@@ -47,7 +48,6 @@ from ..train.trained_policy import (
 from .episodes import PreResetTap, evaluate_episodes, play_each_slot_once
 from .metrics import (
     PHYSICS_FAULT,
-    ROBUST_SUCCESS,
     EpisodeMetrics,
     FailureThresholds,
     TrackingSnapshot,

@@ -25,7 +25,7 @@ tracked means"). This module keeps what the checks decide
   complete before the check; a check whose second set does not pass breaks
   the run). Where the checks measure robustness, the run's episodes under
   perturbation are pooled and training stops only once they tell its success
-  from ``ROBUST_SUCCESS`` (``evaluate.metrics.undecided``, the rule by which the
+  from ``ROBUST_SUCCESS`` (``success_rates.undecided``, the rule by which the
   stress test runs more starts): two checks of 32 episodes at 29 and 30 are
   not enough (the bow, stop 52: it stopped there, and the stress test's 128
   episodes gave 0.88); 62 of 64 are. A row that stops at the first moment its
@@ -46,8 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from ..evaluate.metrics import ROBUST_SUCCESS, undecided
 from ..sim.env import VecEnv
+from ..success_rates import ROBUST_SUCCESS, undecided
 
 TRACKED_CHECKS_TO_STOP = 2
 """``runner.stop_when_tracked`` stops at this many tracked checks in a row (one check's few episodes

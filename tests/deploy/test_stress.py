@@ -20,7 +20,6 @@ from primebot.pipeline.deploy.robust_verdict import robustness_verdict
 from primebot.pipeline.deploy.sim2sim import prepare
 from primebot.pipeline.deploy.stress import StressPlan, run_stress, stress_run_dir
 from primebot.pipeline.deploy.stress_episodes import Actuation, Episodes, draw_starts, run_group
-from primebot.pipeline.evaluate.metrics import undecided
 from primebot.pipeline.export.graph import (
     DeployPolicy,
     motion_at_control_rate,
@@ -28,6 +27,7 @@ from primebot.pipeline.export.graph import (
     write_onnx,
 )
 from primebot.pipeline.sim.physics import BatchSim
+from primebot.pipeline.success_rates import undecided
 from primebot.pipeline.train.trained_policy import load_trained_policy
 
 

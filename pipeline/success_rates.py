@@ -1,0 +1,34 @@
+"""When a success rate is high enough: the robustness line, and when a count of episodes cannot yet
+tell a rate from it.
+
+Shared by the stress test (``deploy.stress``: more starts for a standard cell too near the line),
+training's stop rule (``train.verdict_checks``: more checks, then a confirmation) and the
+evaluation that feeds both (``evaluate``); a module of its own so that training reads it without
+importing evaluation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+ROBUST_SUCCESS = 0.9
+"""The success rate a policy needs under every standard perturbation to be ROBUST (the stress test,
+``deploy.stress``; training's robustness checks, ``evaluate.evaluate_run.VerdictProbe``)."""
+
+CONFIRM_Z = 1.645
+"""A success rate is ``undecided`` while its 90 % Wilson interval holds ``ROBUST_SUCCESS``: of 32
+episodes, 27 to 31 successes (0.84–0.97); 26 or 32 decide."""
+
+
+def undecided(successes: list[bool], threshold: float = ROBUST_SUCCESS,
+              z: float = CONFIRM_Z) -> bool:
+    """Whether ``successes`` cannot tell a success rate from ``threshold`` (Wilson score
+    interval): the stress test then runs more starts of that cell, training's stop rule more
+    checks."""
+    n = len(successes)
+    if n == 0:
+        return False
+    p = sum(successes) / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return bool(centre - half <= threshold <= centre + half)
