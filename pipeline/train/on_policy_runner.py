@@ -104,7 +104,7 @@ class OnPolicyRunner:
         probe: Probe | None = None,
     ) -> None:
         self.env = env
-        self.checks = VerdictChecks(probe)
+        self.checks = VerdictChecks(probe, stops=cfg.runner.stop_when_tracked)
         """The verdict checks (``runner.check_interval``): ``probe`` scores the deterministic policy
         (an object with ``act(obs)``) in a task-made evaluation env and returns its metrics with the
         ``verdict``; None: no checks."""

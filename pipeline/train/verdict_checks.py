@@ -106,8 +106,11 @@ class VerdictChecks:
     """The checks of one training run: the best so far (``model_best.pt``) and the run of tracked
     checks."""
 
-    def __init__(self, probe: Probe | None) -> None:
+    def __init__(self, probe: Probe | None, stops: bool = True) -> None:
         self.probe = probe
+        self.stops = stops
+        """Whether training stops on these checks (``runner.stop_when_tracked``): only then is a
+        stop confirmed (and its policy made the best)."""
         self.best: tuple[float, ...] | None = None
         """Rank of the best check so far (``check_rank``); its policy is ``model_best.pt``."""
         self.best_iteration = 0
@@ -193,7 +196,7 @@ class VerdictChecks:
         measured) decide their success above ``ROBUST_SUCCESS``, and fresh ones confirm it (the
         module's docstring); an unconfirmed stop ends the row."""
         successes, episodes = self.pooled_robust
-        if self.tracked_in_a_row < TRACKED_CHECKS_TO_STOP or undecided(
+        if not self.stops or self.tracked_in_a_row < TRACKED_CHECKS_TO_STOP or undecided(
                 [True] * successes + [False] * (episodes - successes)):
             return False
         confirm = getattr(self.probe, "confirm_robust", None)

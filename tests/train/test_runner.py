@@ -614,6 +614,37 @@ def test_a_stop_is_confirmed_on_fresh_pushed_episodes_and_an_unconfirmed_one_end
             if r.get("verdict/stop_confirmation")} == {"6": "0.859375", "12": "0.9375"}
 
 
+def test_checks_that_do_not_stop_training_never_spend_time_confirming():
+    """Without stop-when-tracked nothing stops on the checks, so a decided row plays no fresh
+    episodes and leaves model_best.pt to the ranking."""
+    from primebot.pipeline.train.verdict_checks import VerdictChecks
+
+    class Env:
+        curriculum_complete, curriculum_progress = True, 1.0
+
+        def observe_verdict(self, summary):
+            pass
+
+    calls = []
+
+    class Probe:
+        def __call__(self, policy):
+            return {"success_rate": 1.0, "mpkpe_m": 0.01, "statue_mpkpe_m": 0.1,
+                    "verdict": {"tracked": True}, "robust": True, "robust_success_rate": 1.0,
+                    "robust_episodes": 32}
+
+        def confirm_robust(self, policy):
+            calls.append(policy)
+            return (128, 128)
+
+    for stops, confirmations in ((False, 0), (True, 1)):
+        calls.clear()
+        checks = VerdictChecks(Probe(), stops=stops)
+        rows = [checks.check(None, Env(), iteration) for iteration in (25, 50)]
+        assert len(calls) == confirmations and checks.done == stops
+        assert ("verdict/stop_confirmation" in rows[-1]) == stops
+
+
 def test_success_under_perturbation_within_one_standard_error_is_a_tie_that_progress_breaks():
     """The Booster T1's wave: a check at a quarter of the randomisation succeeded under the push in
     one episode of 32 more than checks at full strength, and became model_best.pt."""
