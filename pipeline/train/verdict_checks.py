@@ -166,12 +166,14 @@ class VerdictChecks:
             episodes = int(done.get("robust_episodes") or 0)
             self.pooled_robust[0] += round(float(done.get("robust_success_rate", 0.0)) * episodes)
             self.pooled_robust[1] += episodes
-        self.ready = self._stop_allowed(policy, row)
-        if self.ready and "verdict/stop_confirmation" in row:
+        self.ready, confirmed = self._decide_stop(policy)
+        if confirmed is not None:
+            row["verdict/stop_confirmation"] = confirmed
+        if self.ready and confirmed is not None:
             # the policy training stops on is the one judged: its success under the push rests on
             # 128 fresh episodes, the best check's on at most 64 chosen for being high (stop 53:
             # the bow's best check, 64 of 64, stood the stress test's push in 0.88)
-            rank = (rank[0], 1.0, float(row["verdict/stop_confirmation"]), *rank[3:])
+            rank = (rank[0], 1.0, confirmed, *rank[3:])
             self.best, self.best_iteration, self.best_due = rank, iteration, True
         elif self.beats_best(rank):
             self.best, self.best_iteration, self.best_due = rank, iteration, True
@@ -191,28 +193,29 @@ class VerdictChecks:
         """The best check's success under perturbation, where the probe measures it (else None)."""
         return None if self.best is None or not self.best[0] else self.best[2]
 
-    def _stop_allowed(self, policy: Any, row: dict[str, Any]) -> bool:
-        """Enough tracked checks in a row, their pooled episodes under perturbation (where
-        measured) decide their success above ``ROBUST_SUCCESS``, and fresh ones confirm it (the
-        module's docstring); an unconfirmed stop ends the row."""
+    def _decide_stop(self, policy: Any) -> tuple[bool, float | None]:
+        """Whether training may stop now: enough tracked checks in a row, their pooled episodes
+        under perturbation (where measured) decide their success above ``ROBUST_SUCCESS``, and
+        fresh ones confirm it (the module's docstring); with the confirmation's success rate
+        (None when none was played). An unconfirmed stop ends the row."""
         successes, episodes = self.pooled_robust
         if not self.stops or self.tracked_in_a_row < TRACKED_CHECKS_TO_STOP or undecided(
                 [True] * successes + [False] * (episodes - successes)):
-            return False
+            return False, None
         confirm = getattr(self.probe, "confirm_robust", None)
         confirmed = confirm(policy) if episodes and confirm is not None else None
         if confirmed is None:
-            return True
+            return True, None
         self.confirmation = confirmed
-        row["verdict/stop_confirmation"] = confirmed[0] / confirmed[1]
-        if confirmed[0] >= ROBUST_SUCCESS * confirmed[1]:
-            return True
+        rate = confirmed[0] / confirmed[1]
+        if rate >= ROBUST_SUCCESS:
+            return True, rate
         self.tracked_in_a_row, self.pooled_robust = 0, [0, 0]
-        return False
+        return False, rate
 
     @property
     def done(self) -> bool:
-        """Whether stop-when-tracked may stop after the last check (``_stop_allowed``)."""
+        """Whether stop-when-tracked may stop after the last check (``_decide_stop``)."""
         return self.ready
 
     @property
