@@ -23,17 +23,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import OLDER_RUN_FIX, CheckpointError, CorruptCheckpointError, NonFiniteError
+from ..errors import OLDER_RUN_FIX, CheckpointError, NonFiniteError
 from ..ppo.algorithm import PPO
 from ..ppo.networks import ActorCritic
 from ..ppo.normalizer import EmpiricalNormalizer
-from ..rundir import BEST_CHECKPOINT
 from ..sim.env import VecEnv
 from ..sim.physics import available_cores
+from .checkpoint_keeping import CheckpointKeeping, MeanAction
 from .checkpoints import (
     from_storable,
-    link_checkpoint,
-    load_checkpoint,
     require_same_run,
     save_checkpoint,
     to_storable,
@@ -76,19 +74,7 @@ class RunResult:
     otherwise."""
 
 
-class _MeanAction:
-    """The learner's deterministic policy (normalised observation → mean action) as an
-    ``act(obs)``."""
-
-    def __init__(self, ppo: PPO, device: str) -> None:
-        self.ppo, self.device = ppo, device
-
-    def act(self, obs: np.ndarray) -> np.ndarray:
-        x = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)
-        return self.ppo.actor_critic.action_mean(self.ppo.obs_normalizer(x)).float().cpu().numpy()
-
-
-class OnPolicyRunner:
+class OnPolicyRunner(CheckpointKeeping):
     """Owns the environment, the PPO learner, the run directory's files and the loop."""
 
     def __init__(
@@ -288,6 +274,11 @@ class OnPolicyRunner:
                         else "",
                     )
                     return RunResult(self.iteration, "interrupted", path, stop)
+            if self.checks.final_choice_due:
+                # every rank writes the last checkpoint again: it records the final choice
+                self._saved_iteration = -1
+                chosen = self.choose_final_best()
+                done = f"{done}; {chosen}" if done and chosen else done or chosen
             path = self.save_numbered()
             self.dist.barrier()
             return RunResult(self.iteration, "finished", path, reason=done)
@@ -355,7 +346,7 @@ class OnPolicyRunner:
         runner_cfg = self.cfg.runner
         if self.checks_verdict and self.iteration % runner_cfg.check_interval == 0:
             with torch.no_grad():
-                row.update(self.checks.check(_MeanAction(self.ppo, self.device), self.env,
+                row.update(self.checks.check(MeanAction.of_learner(self.ppo, self.device), self.env,
                                              self.iteration))
             if runner_cfg.stop_when_tracked and self.checks.done:
                 return (f"the policy tracked its motion{self.checks.robustness_note} at "
@@ -384,101 +375,7 @@ class OnPolicyRunner:
             "episode_length": length / count if count else None,
         }
 
-    # -- checkpoints ----------------------------------------------------------------
-    def _maybe_save(self, row: dict[str, Any]) -> None:
-        """Numbered and best checkpoints; every rank takes part (their state is gathered).
-
-        The best verdict check's policy is first written as ``model_<it>.pt``, then
-        ``model_best.pt`` is made a hard link to it (a copy where links are not supported):
-        ``model_best.pt`` is always one of the numbered checkpoints, so a stop between the two
-        writes is repaired on resume (``reconcile_best``).
-        """
-        if self.run_dir is None and not self.dist.enabled:
-            return
-        numbered = (
-            self.iteration % self.cfg.runner.save_interval == 0
-            and self.iteration < self.cfg.iterations
-        )
-        if self.checks_verdict:
-            # the policy of the best verdict check (what evaluate, export and sim2sim use:
-            # train/trained_policy.py)
-            best_due, self.checks.best_due = self.checks.best_due, False
-            path = self.save_numbered() if numbered or best_due else None
-            if best_due and path is not None:
-                link_checkpoint(path, self.run_dir / BEST_CHECKPOINT)
-            return
-        if numbered:
-            self.save_numbered()
-        ret = row.get("episode_return")
-        # Checked on a coarse grid so an improving run does not rewrite it every iteration.
-        best_every = max(1, self.cfg.runner.save_interval // 10)
-        if ret is not None and ret > self.best_return and self.iteration % best_every == 0:
-            self.best_return = ret
-            self._save_as(BEST_CHECKPOINT)
-
-    @property
-    def checks_verdict(self) -> bool:
-        """Whether training checks the verdict (``runner.check_interval`` with the task's probe)."""
-        return self.checks.probe is not None and self.cfg.runner.check_interval > 0
-
-    def save_numbered(self) -> Path | None:
-        """Write ``model_<iteration>.pt`` in the run directory (rank 0; others only gather), once
-        per iteration."""
-        if self.run_dir is None and not self.dist.enabled:
-            return None
-        name = f"model_{self.iteration}.pt"
-        # already written at this iteration (a best check)
-        if self._saved_iteration == self.iteration:
-            return self.run_dir / name if self.run_dir is not None and self.dist.is_main else None
-        path = self._save_as(name)
-        self._saved_iteration = self.iteration
-        return path
-
-    def _save_as(self, name: str) -> Path | None:
-        """Gather every rank's state (all ranks call this); rank 0 writes it as ``run_dir/name``.
-
-        The rows of train.csv up to this iteration are written (and synced) first, so a checkpoint
-        never gets ahead of the log it is resumed with.
-        """
-        payload = self.checkpoint_payload()
-        if self.run_dir is None or not self.dist.is_main:
-            return None
-        if self._train_log is not None:
-            self._train_log.sync()
-        return save_checkpoint(self.run_dir / name, payload)
-
-    def reconcile_best(self) -> str:
-        """After ``restore``: make ``model_best.pt`` the policy of the restored best check, or say
-        why not.
-
-        A stop between writing ``model_<it>.pt`` and linking ``model_best.pt``, or a resume from an
-        older checkpoint than the newest (a damaged one skipped), leaves ``model_best.pt`` naming
-        another check than the one the restored state records. It is linked again from
-        ``model_<best>.pt``; a ``model_best.pt`` from checks the restored state never made is kept
-        aside as ``model_best.pt.abandoned``. Returns what was done (empty when nothing was needed).
-        """
-        if self.run_dir is None or not self.dist.is_main or not self.checks_verdict:
-            return ""
-        best_file = self.run_dir / BEST_CHECKPOINT
-        want = self.checks.best_iteration if self.checks.best is not None else None
-        have = _best_check_iteration(best_file)
-        if have == want:
-            return ""
-        source = self.run_dir / f"model_{want}.pt" if want is not None else None
-        if source is not None and source.is_file():
-            link_checkpoint(source, best_file)
-            message = (f"{BEST_CHECKPOINT} did not hold the best check the checkpoint records "
-                       f"(iteration {want}); linked again from {source.name}")
-        elif best_file.is_file() and have is not None and have > self.iteration:
-            aside = best_file.with_name(BEST_CHECKPOINT + ".abandoned")
-            best_file.replace(aside)
-            message = (f"{BEST_CHECKPOINT} came from iteration {have}, after the checkpoint "
-                       f"resumed from (iteration {self.iteration}); kept aside as {aside.name}")
-        else:
-            return ""
-        log.warning("warning: %s", message)
-        return message
-
+    # -- the run's state ---------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write a checkpoint of the current state to ``path`` (atomic; refuses non-finite)."""
         return save_checkpoint(path, self.checkpoint_payload())
@@ -512,6 +409,7 @@ class OnPolicyRunner:
             "learner": self.ppo.state_dict(),
             "best_return": self.best_return if np.isfinite(self.best_return) else None,
             "best_check": self.checks.state(),
+            "final_candidates": self.checks.candidates_state(),
             "ranks": self.dist.gather_objects(self._rank_state()),
         }
 
@@ -554,6 +452,8 @@ class OnPolicyRunner:
                 fix=OLDER_RUN_FIX,
             )
         self.checks.load_state(payload["best_check"])
+        # absent from a checkpoint of an older primebot: its run's candidates start again
+        self.checks.load_candidates(payload.get("final_candidates"))
         self.iteration = int(payload["iteration"])
 
     def _same_run(self, payload: dict[str, Any]) -> bool:
@@ -586,14 +486,3 @@ class OnPolicyRunner:
         return tqdm(total=self.cfg.iterations, initial=self.iteration, unit="it", desc="train",
                     dynamic_ncols=True, mininterval=1.0)
 
-
-def _best_check_iteration(path: Path) -> int | None:
-    """The iteration of the verdict check whose policy ``path`` holds (None: no such file, or no
-    check)."""
-    if not path.is_file():
-        return None
-    try:
-        best_check = load_checkpoint(path).get("best_check")
-    except CorruptCheckpointError:
-        return None
-    return int(best_check[-1]) if best_check else None

@@ -205,10 +205,13 @@ class TrainOutcome:
         judged = "training ended"
         incomplete = not runner.env.curriculum_complete
         if runner.checks.best is not None:
+            chosen = ("the top checks' best on fresh pushed episodes" if runner.checks.final_note
+                      else "the best verdict check")
             summary["policy"] = (
-                f"{BEST_CHECKPOINT} (iteration {runner.checks.best_iteration}, the best verdict "
-                "check)"
+                f"{BEST_CHECKPOINT} (iteration {runner.checks.best_iteration}, {chosen})"
             )
+            if runner.checks.final_note:
+                summary["final_choice"] = runner.checks.final_note
             judged = f"the policy evaluated and exported ({summary['policy']}) trained"
             incomplete = runner.checks.best_progress < 1.0
             robust_success = runner.checks.best_robust_success

@@ -36,12 +36,18 @@ tracked means"). This module keeps what the checks decide
   ``ROBUST_SUCCESS`` (``VerdictProbe.confirm_robust``); one that falls short
   ends the row, and a confirmed one makes its policy ``model_best.pt`` (the
   best check's success under the push is a high draw of few episodes, the
-  confirmed one's a fresh draw of many).
+  confirmed one's a fresh draw of many);
+- training that ends without a confirmed stop (the time limit, the iteration
+  cap) keeps the same doubt about its best check, so it confirms its top
+  ``FINAL_CANDIDATES`` checks (their policies are written as they come) on as
+  many fresh pushed episodes each, and the one that succeeds most becomes
+  ``model_best.pt`` (``final_choice``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cmp_to_key
 from typing import Any
 
 import numpy as np
@@ -58,6 +64,10 @@ ROBUST_SUCCESS_TIE = 0.07
 episodes measure a success rate near 0.8 to about ±0.07): one episode in 32 must not make a
 quarter-strength policy the best over one trained at full strength (the Booster T1's wave: 0.81 at
 strength 0.25 over 0.78 at 1)."""
+
+FINAL_CANDIDATES = 4
+"""How many of the best checks (``outranks``) the final choice confirms when training ends without
+a confirmed stop: four confirmations cost about 12 s on 2 cores."""
 
 Probe = Callable[[Any], dict[str, Any]]
 """``probe(policy)`` → the evaluation summary with its ``verdict``; ``policy`` has ``act(obs)``."""
@@ -130,6 +140,13 @@ class VerdictChecks:
         self.robustness_note = ""
         """What the last check measured of robustness, in words ('' when the probe measures
         none)."""
+        self.candidates: list[tuple[tuple[float, ...], int]] = []
+        """(rank, iteration) of the best ``FINAL_CANDIDATES`` checks under perturbation, best
+        first: the policies the final choice confirms."""
+        self.candidate_due = False
+        """The last check became a candidate and its checkpoint is not written yet."""
+        self.final_note = ""
+        """What the final choice found, in words ('' when there was none)."""
 
     def beats_best(self, rank: tuple[float, ...]) -> bool:
         return self.best is None or outranks(rank, self.best)
@@ -177,11 +194,63 @@ class VerdictChecks:
             self.best, self.best_iteration, self.best_due = rank, iteration, True
         elif self.beats_best(rank):
             self.best, self.best_iteration, self.best_due = rank, iteration, True
+        if tracked and "robust_success_rate" in summary:
+            self._keep_candidate(rank, iteration)
         self.last_reason = str(verdict.get("reason", ""))
         if "robust_success_rate" in summary:
             self.robustness_note = (f" and stood its randomisation at full strength (success "
                                     f"{summary['robust_success_rate']:.2f})")
         return row
+
+    def _keep_candidate(self, rank: tuple[float, ...], iteration: int) -> None:
+        """Keep the check among the candidates if it ranks among the best ``FINAL_CANDIDATES``
+        (only where training stops on its checks: the others never choose)."""
+        if not self.stops:
+            return
+        order = cmp_to_key(lambda a, b: -1 if outranks(a[0], b[0]) else
+                           1 if outranks(b[0], a[0]) else 0)
+        kept = sorted([*self.candidates, (rank, iteration)], key=order)[:FINAL_CANDIDATES]
+        self.candidate_due = any(it == iteration for _, it in kept)
+        self.candidates = kept
+
+    @property
+    def candidate_iterations(self) -> list[int]:
+        return [iteration for _, iteration in self.candidates]
+
+    @property
+    def final_choice_due(self) -> bool:
+        """Whether training that ends now makes a final choice: it stops on its checks, did not
+        stop on a confirmed row, has at least two candidates and a probe that can confirm."""
+        return (self.stops and not self.ready and len(self.candidates) >= 2
+                and getattr(self.probe, "confirm_robust", None) is not None)
+
+    def final_choice(self, policy_of: Callable[[int], Any]) -> str:
+        """Confirm every candidate's policy (``policy_of(iteration)``) on fresh pushed episodes
+        and make the one that succeeds most the best check (ties: the higher ranked), its rank
+        carrying that success; returns the choice in words ('' when none was due)."""
+        if not self.final_choice_due:
+            return ""
+        confirm = self.probe.confirm_robust  # type: ignore[union-attr]
+        found = []
+        for position, (rank, iteration) in enumerate(self.candidates):
+            successes, episodes = confirm(policy_of(iteration))
+            found.append((successes / episodes, -position, rank, iteration, episodes))
+        rate, _, rank, iteration, episodes = max(found)
+        self.best = (rank[0], float(rate >= ROBUST_SUCCESS), rate, *rank[3:])
+        self.best_iteration = iteration
+        self.final_note = (
+            f"of the top {len(found)} checks, iteration {iteration}'s policy succeeded most on "
+            f"{episodes} fresh pushed episodes each ("
+            + ", ".join(f"{it}: {r:.2f}" for r, _, _, it, _ in found) + ")")
+        return f"final choice: {self.final_note}"
+
+    def candidates_state(self) -> list[list[float]]:
+        """The checkpoint's ``final_candidates``: each candidate's rank and iteration."""
+        return [[*rank, iteration] for rank, iteration in self.candidates]
+
+    def load_candidates(self, stored: list[list[float]] | None) -> None:
+        self.candidates = [(tuple(float(x) for x in row[:-1]), int(row[-1]))
+                           for row in stored or ()]
 
     @property
     def best_progress(self) -> float:

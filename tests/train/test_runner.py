@@ -657,3 +657,47 @@ def test_success_under_perturbation_within_one_standard_error_is_a_tie_that_prog
     assert outranks((1.0, 0.0, 0.9, 0.25, 1.0, -0.002), full)
     # a check that did not track never outranks one that did, however robust
     assert not outranks((0.0, 0.0, 1.0, 1.0, 1.0, -0.001), quarter)
+
+
+def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_confirm_best(
+    registry, tmp_path
+):
+    """No check is robust (32 pushed episodes each, 0.5–0.8), so training runs to its cap (15). The
+    four best checks under the push, 6 (0.8), 12 (0.7), 9 (0.6) and 3 (0.5), had their policies
+    written as they came (15, fifth, was not); each then plays 128 fresh pushed episodes, and 12's,
+    118 of them, beats 6's 100: model_best.pt is 12's policy, recording the choice, and so does the
+    last checkpoint, which a resume continues from."""
+    from primebot.pipeline.train.checkpoints import load_checkpoint
+    from primebot.pipeline.train.trained_policy import load_trained_policy
+
+    acted = []
+
+    class Final(_RobustnessProbe):
+        confirmations = iter([(100, 128), (118, 128), (90, 128), (80, 128)])
+
+        def __call__(self, policy):
+            return {**super().__call__(policy), "robust_episodes": 32}
+
+        def confirm_robust(self, policy):
+            acted.append(policy.act(torch.ones(1, 4).numpy()))
+            return next(self.confirmations)
+
+    script = [(True, 1.0, 0.01, 0.5), (True, 1.0, 0.01, 0.5),       # 3 and its second set
+              (True, 1.0, 0.01, 0.8), (True, 1.0, 0.01, 0.8),       # 6: the best check
+              (True, 1.0, 0.01, 0.6), (True, 1.0, 0.01, 0.7),       # 9, 12
+              (True, 1.0, 0.01, 0.4)]                               # 15
+    result = _learn_until_tracked(registry, tmp_path, Final(script), iterations=15)
+    assert result.status == "finished" and result.iteration == 15
+    assert "iteration 12's policy succeeded most on 128 fresh pushed episodes each" in result.reason
+    assert "(6: 0.78, 12: 0.92, 9: 0.70, 3: 0.62)" in result.reason
+    assert {it for it, _ in numbered_checkpoints(tmp_path)} >= {3, 6, 9, 12, 15}
+    best = load_checkpoint(tmp_path / "model_best.pt")
+    assert best["iteration"] == 12 and best["best_check"] == [1.0, 1.0, 0.921875, 1.0, 1.0, -0.01,
+                                                               12]
+    assert load_checkpoint(tmp_path / "model_15.pt")["best_check"][-1] == 12
+    # each confirmation played its own checkpoint's policy: the second one is model_12.pt's
+    (tmp_path / "args.yaml").write_text(f"config: {{}}\nrun: {{id: '{RUN_ID}'}}\n",
+                                        encoding="utf-8")
+    twelve = load_trained_policy(tmp_path, "model_12.pt").act(torch.ones(1, 4).numpy())
+    assert torch.allclose(torch.from_numpy(acted[1]), torch.from_numpy(twelve))
+    assert not torch.allclose(torch.from_numpy(acted[0]), torch.from_numpy(twelve))
