@@ -72,6 +72,8 @@ class RunResult:
     reason: str = ""
     """Why training finished before ``cfg.iterations`` (the stop rule, the time limit); empty
     otherwise."""
+    time_limited: bool = False
+    """``runner.time_limit_min`` ended training."""
 
 
 class OnPolicyRunner(CheckpointKeeping):
@@ -123,6 +125,7 @@ class OnPolicyRunner(CheckpointKeeping):
         refuses another run's."""
         self._train_log: TrainingLog | None = None
         self._saved_iteration = -1
+        self._time_limited = False
 
     # -- construction ---------------------------------------------------------------
     def _seed_everything(self, seed: int) -> None:
@@ -281,7 +284,8 @@ class OnPolicyRunner(CheckpointKeeping):
                 done = f"{done}; {chosen}" if done and chosen else done or chosen
             path = self.save_numbered()
             self.dist.barrier()
-            return RunResult(self.iteration, "finished", path, reason=done)
+            return RunResult(self.iteration, "finished", path, reason=done,
+                             time_limited=self._time_limited)
         except BaseException:
             failing = True
             raise
@@ -353,6 +357,7 @@ class OnPolicyRunner(CheckpointKeeping):
                         f"{self.checks.tracked_in_a_row} "
                         f"checks in a row{self.checks.pooled_note} ({self.checks.last_reason})")
         if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:
+            self._time_limited = True
             return f"time limit of {runner_cfg.time_limit_min:g} min reached"
         return ""
 

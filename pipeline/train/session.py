@@ -55,6 +55,10 @@ from .train_config import (
 
 log = logging.getLogger(__name__)
 
+SHORT_TRAINING = 0.5
+"""The train stage warns when the time limit ended training before this share of its iterations:
+the preset was sized for a faster machine, and the policy had much less training than it assumes."""
+
 
 def resolve_auto_settings(cfg: TrainConfig, backend: Backend) -> None:
     """Settle a new run's device-dependent ``auto`` settings (the mixed precision of the update and
@@ -217,6 +221,8 @@ class TrainOutcome:
             robust_success = runner.checks.best_robust_success
             if robust_success is not None and robust_success < 1.0:
                 summary["robust_success_rate"] = round(robust_success, 3)
+        if result.time_limited and result.iteration < SHORT_TRAINING * runner.cfg.iterations:
+            warnings.append(_short_training(runner.cfg, result.iteration, summary["env_steps"]))
         if incomplete:
             summary["curriculum"] = "incomplete"
             warnings.append(f"{judged} before the task's curriculum was complete: it has not felt "
@@ -231,6 +237,20 @@ class TrainOutcome:
                    + (f", episode return {summary['episode_return']:.2f}" if returns else "")
                    + (f"; the policy: {summary['policy']}" if "policy" in summary else ""))
         return outputs, summary, message, warnings
+
+
+def _short_training(cfg: TrainConfig, iterations: int, env_steps: int) -> str:
+    """The warning of a run whose time limit ended it long before its iterations: how fast this
+    machine collected, how fast the iterations needed, and what to do."""
+    seconds = 60.0 * cfg.runner.time_limit_min
+    needed = cfg.iterations * cfg.num_envs * cfg.ppo.num_steps_per_env / seconds
+    return (f"the time limit of {cfg.runner.time_limit_min:g} min ended training at iteration "
+            f"{iterations} of {cfg.iterations}: this machine collected {env_steps / seconds:,.0f} "
+            f"env-steps/s where {cfg.iterations} iterations in that time need about "
+            f"{needed:,.0f}, so the policy had {iterations / cfg.iterations:.0%} of the training "
+            "the settings were sized for; expect it to track and survive less. --resume RUN_DIR "
+            "--from train trains on for another time limit; --preset long trains up to 55 min; "
+            "a GPU (--device cuda) collects faster (docs/training.md, \"Performance\")")
 
 
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
