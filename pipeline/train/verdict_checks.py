@@ -226,22 +226,26 @@ class VerdictChecks:
 
     def final_choice(self, policy_of: Callable[[int], Any]) -> str:
         """Confirm every candidate's policy (``policy_of(iteration)``) on fresh pushed episodes
-        and make the one that succeeds most the best check (ties: the higher ranked), its rank
-        carrying that success; returns the choice in words ('' when none was due)."""
+        and make the best of them the best check, its rank carrying that success: one confirmed
+        robust first, then the one trained furthest along the curriculum, then the one that
+        succeeded most (then the higher ranked); returns the choice in words ('' when none was
+        due)."""
         if not self.final_choice_due:
             return ""
         confirm = self.probe.confirm_robust  # type: ignore[union-attr]
         found = []
         for position, (rank, iteration) in enumerate(self.candidates):
             successes, episodes = confirm(policy_of(iteration))
-            found.append((successes / episodes, -position, rank, iteration, episodes))
-        rate, _, rank, iteration, episodes = max(found)
+            rate = successes / episodes
+            found.append(((rate >= ROBUST_SUCCESS, rank[3], rate, -position), rate, rank,
+                          iteration, episodes))
+        _, rate, rank, iteration, episodes = max(found)
         self.best = (rank[0], float(rate >= ROBUST_SUCCESS), rate, *rank[3:])
         self.best_iteration = iteration
         self.final_note = (
-            f"of the top {len(found)} checks, iteration {iteration}'s policy succeeded most on "
-            f"{episodes} fresh pushed episodes each ("
-            + ", ".join(f"{it}: {r:.2f}" for r, _, _, it, _ in found) + ")")
+            f"the top {len(found)} checks' success on {episodes} fresh pushed episodes each: "
+            + ", ".join(f"iteration {it} {r:.2f}" for _, r, _, it, _ in found)
+            + f"; iteration {iteration}'s policy is judged")
         return f"final choice: {self.final_note}"
 
     def candidates_state(self) -> list[list[float]]:

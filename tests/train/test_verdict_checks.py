@@ -391,8 +391,9 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
               (True, 1.0, 0.01, 0.4)]                               # 15
     result = _learn_until_tracked(registry, tmp_path, Final(script), iterations=15)
     assert result.status == "finished" and result.iteration == 15
-    assert "iteration 12's policy succeeded most on 128 fresh pushed episodes each" in result.reason
-    assert "(6: 0.78, 12: 0.92, 9: 0.70, 3: 0.62)" in result.reason
+    assert ("final choice: the top 4 checks' success on 128 fresh pushed episodes each: iteration "
+            "6 0.78, iteration 12 0.92, iteration 9 0.70, iteration 3 0.62; iteration 12's policy "
+            "is judged") in result.reason
     assert {it for it, _ in numbered_checkpoints(tmp_path)} >= {3, 6, 9, 12, 15}
     best = load_checkpoint(tmp_path / "model_best.pt")
     assert best["iteration"] == 12 and best["best_check"] == [1.0, 1.0, 0.921875, 1.0, 1.0, -0.01,
@@ -404,3 +405,28 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
     twelve = load_trained_policy(tmp_path, "model_12.pt").act(torch.ones(1, 4).numpy())
     assert torch.allclose(torch.from_numpy(acted[1]), torch.from_numpy(twelve))
     assert not torch.allclose(torch.from_numpy(acted[0]), torch.from_numpy(twelve))
+
+
+def test_the_final_choice_prefers_a_confirmed_robust_policy_then_full_strength_then_success():
+    """Ranks as ``check_rank`` makes them: (tracked, robust, success under the push, curriculum
+    progress, success, -MPKPE)."""
+    from primebot.pipeline.train.verdict_checks import VerdictChecks
+
+    def choose(confirmed: dict[int, int], progress: dict[int, float]) -> int:
+        class Probe:
+            def confirm_robust(self, iteration):
+                return confirmed[iteration], 128
+
+        checks = VerdictChecks(Probe(), stops=True)
+        checks.candidates = [((1.0, 0.0, 0.85, progress[it], 1.0, -0.01), it) for it in confirmed]
+        assert checks.final_choice(lambda iteration: iteration)
+        return checks.best_iteration
+
+    # at full strength alike, the most successful
+    assert choose({100: 100, 200: 110, 300: 105}, {100: 1.0, 200: 1.0, 300: 1.0}) == 200
+    # a quarter-strength policy's higher success does not beat one trained at full strength …
+    assert choose({100: 100, 200: 110}, {100: 1.0, 200: 0.25}) == 100
+    # … unless it is confirmed robust and the full-strength one is not
+    assert choose({100: 100, 200: 120}, {100: 1.0, 200: 0.25}) == 200
+    # equal success: the higher-ranked candidate (listed first)
+    assert choose({300: 110, 100: 110}, {100: 1.0, 300: 1.0}) == 300
