@@ -225,27 +225,36 @@ class VerdictChecks:
                 and getattr(self.probe, "confirm_robust", None) is not None)
 
     def final_choice(self, policy_of: Callable[[int], Any]) -> str:
-        """Confirm every candidate's policy (``policy_of(iteration)``) on fresh pushed episodes
-        and make the best of them the best check, its rank carrying that success: one confirmed
-        robust first, then the one trained furthest along the curriculum, then the one that
-        succeeded most (then the higher ranked); returns the choice in words ('' when none was
-        due)."""
+        """Confirm the candidates' policies (``policy_of(iteration)``) and make the best of them
+        the best check, its rank carrying its success on fresh pushed episodes; returns the
+        choice in words ('' when none was due).
+
+        A candidate other than the best check tracked in one set of episodes; it plays a second
+        (as the best check did to become the best) and drops out unless that tracks too. Of the
+        rest, one confirmed robust comes first, then the one trained furthest along the
+        curriculum, then the one that succeeded most, then the higher ranked."""
         if not self.final_choice_due:
             return ""
         confirm = self.probe.confirm_robust  # type: ignore[union-attr]
-        found = []
+        found, words = [], []
         for position, (rank, iteration) in enumerate(self.candidates):
-            successes, episodes = confirm(policy_of(iteration))
+            policy = policy_of(iteration)
+            if iteration != self.best_iteration and not (
+                    (self.probe(policy).get("verdict") or {}).get("tracked")):
+                words.append(f"iteration {iteration} not tracked again")
+                continue
+            successes, episodes = confirm(policy)
             rate = successes / episodes
             found.append(((rate >= ROBUST_SUCCESS, rank[3], rate, -position), rate, rank,
-                          iteration, episodes))
-        _, rate, rank, iteration, episodes = max(found)
-        self.best = (rank[0], float(rate >= ROBUST_SUCCESS), rate, *rank[3:])
-        self.best_iteration = iteration
-        self.final_note = (
-            f"the top {len(found)} checks' success on {episodes} fresh pushed episodes each: "
-            + ", ".join(f"iteration {it} {r:.2f}" for _, r, _, it, _ in found)
-            + f"; iteration {iteration}'s policy is judged")
+                          iteration))
+            words.append(f"iteration {iteration} {rate:.2f} of {episodes}")
+        if found:  # the best check is always there, but for a run resumed from older files
+            _, rate, rank, iteration = max(found)
+            self.best = (rank[0], float(rate >= ROBUST_SUCCESS), rate, *rank[3:])
+            self.best_iteration = iteration
+        self.final_note = (f"the top {len(self.candidates)} checks on fresh pushed episodes: "
+                           + ", ".join(words)
+                           + f"; iteration {self.best_iteration}'s policy is judged")
         return f"final choice: {self.final_note}"
 
     def candidates_state(self) -> list[list[float]]:

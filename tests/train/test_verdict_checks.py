@@ -367,16 +367,18 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
 ):
     """No check is robust (32 pushed episodes each, 0.5–0.8), so training runs to its cap (15). The
     four best checks under the push, 6 (0.8), 12 (0.7), 9 (0.6) and 3 (0.5), had their policies
-    written as they came (15, fifth, was not); each then plays 128 fresh pushed episodes, and 12's,
-    118 of them, beats 6's 100: model_best.pt is 12's policy, recording the choice, and so does the
-    last checkpoint, which a resume continues from."""
+    written as they came (15, fifth, was not). Those other than the best (6, which played two sets
+    to become it) play a second set of the check, where 9 does not track and drops out; the rest
+    each play 128 fresh pushed episodes, and 12's, 118 of them, beats 6's 100: model_best.pt is
+    12's policy, recording the choice, and so does the last checkpoint, which a resume continues
+    from."""
     from primebot.pipeline.train.checkpoints import load_checkpoint
     from primebot.pipeline.train.trained_policy import load_trained_policy
 
     acted = []
 
     class Final(_RobustnessProbe):
-        confirmations = iter([(100, 128), (118, 128), (90, 128), (80, 128)])
+        confirmations = iter([(100, 128), (118, 128), (80, 128)])
 
         def __call__(self, policy):
             return {**super().__call__(policy), "robust_episodes": 32}
@@ -388,12 +390,14 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
     script = [(True, 1.0, 0.01, 0.5), (True, 1.0, 0.01, 0.5),       # 3 and its second set
               (True, 1.0, 0.01, 0.8), (True, 1.0, 0.01, 0.8),       # 6: the best check
               (True, 1.0, 0.01, 0.6), (True, 1.0, 0.01, 0.7),       # 9, 12
-              (True, 1.0, 0.01, 0.4)]                               # 15
+              (True, 1.0, 0.01, 0.4),                               # 15
+              # the final choice's second sets: 12 tracks again, 9 does not, 3 does
+              (True, 1.0, 0.01, 0.7), (False, 0.8, 0.05, 0.6), (True, 1.0, 0.01, 0.5)]
     result = _learn_until_tracked(registry, tmp_path, Final(script), iterations=15)
     assert result.status == "finished" and result.iteration == 15
-    assert ("final choice: the top 4 checks' success on 128 fresh pushed episodes each: iteration "
-            "6 0.78, iteration 12 0.92, iteration 9 0.70, iteration 3 0.62; iteration 12's policy "
-            "is judged") in result.reason
+    assert ("final choice: the top 4 checks on fresh pushed episodes: iteration 6 0.78 of 128, "
+            "iteration 12 0.92 of 128, iteration 9 not tracked again, iteration 3 0.62 of 128; "
+            "iteration 12's policy is judged") in result.reason
     assert {it for it, _ in numbered_checkpoints(tmp_path)} >= {3, 6, 9, 12, 15}
     best = load_checkpoint(tmp_path / "model_best.pt")
     assert best["iteration"] == 12 and best["best_check"] == [1.0, 1.0, 0.921875, 1.0, 1.0, -0.01,
@@ -412,8 +416,12 @@ def test_the_final_choice_prefers_a_confirmed_robust_policy_then_full_strength_t
     progress, success, -MPKPE)."""
     from primebot.pipeline.train.verdict_checks import VerdictChecks
 
-    def choose(confirmed: dict[int, int], progress: dict[int, float]) -> int:
+    def choose(confirmed: dict[int, int], progress: dict[int, float],
+               tracks=lambda it: True) -> int:
         class Probe:
+            def __call__(self, iteration):  # a candidate's second set of the check
+                return {"verdict": {"tracked": tracks(iteration)}}
+
             def confirm_robust(self, iteration):
                 return confirmed[iteration], 128
 
@@ -430,3 +438,5 @@ def test_the_final_choice_prefers_a_confirmed_robust_policy_then_full_strength_t
     assert choose({100: 100, 200: 120}, {100: 1.0, 200: 0.25}) == 200
     # equal success: the higher-ranked candidate (listed first)
     assert choose({300: 110, 100: 110}, {100: 1.0, 300: 1.0}) == 300
+    # a candidate whose second set does not track is not chosen, however successful
+    assert choose({100: 100, 200: 120}, {100: 1.0, 200: 1.0}, tracks=lambda it: it != 200) == 100
