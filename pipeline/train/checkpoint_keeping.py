@@ -169,9 +169,11 @@ class CheckpointKeeping:
             return ""
         # the chosen policy's file, recording the choice, so that a resume and the later stages
         # agree on it (``reconcile_best``)
-        payload = load_checkpoint(files[self.checks.best_iteration])
-        payload["best_check"] = self.checks.state()
-        save_checkpoint(self.run_dir / BEST_CHECKPOINT, payload)
+        source = self.run_dir / f"model_{self.checks.best_iteration}.pt"
+        if source.is_file():  # written at its check, as the best or as a candidate
+            payload = load_checkpoint(source)
+            payload["best_check"] = self.checks.state()
+            save_checkpoint(self.run_dir / BEST_CHECKPOINT, payload)
         log.warning("%s", chosen)
         return chosen
 
