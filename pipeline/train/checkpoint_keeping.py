@@ -63,8 +63,10 @@ class CheckpointKeeping:
 
         The best verdict check's policy is first written as ``model_<it>.pt``, then
         ``model_best.pt`` is made a hard link to it (a copy where links are not supported):
-        ``model_best.pt`` is always one of the numbered checkpoints, so a stop between the two
-        writes is repaired on resume (``reconcile_best``).
+        ``model_best.pt`` is always one of the numbered checkpoints (or, after the final
+        choice, a copy of one that records it), so a stop between the two writes is repaired on
+        resume (``reconcile_best``). A final-choice candidate's policy is written as
+        ``model_<it>.pt`` too.
         """
         if self.run_dir is None and not self.dist.enabled:
             return
