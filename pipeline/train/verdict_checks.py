@@ -67,7 +67,8 @@ strength 0.25 over 0.78 at 1)."""
 
 FINAL_CANDIDATES = 4
 """How many of the best checks (``outranks``) the final choice confirms when training ends without
-a confirmed stop: four confirmations cost about 12 s on 2 cores."""
+a confirmed stop: four confirmations cost about 12 s on the 2 cores the presets were sized on; on
+stop 54's slower ones the whole choice, second sets included, took about 40 s."""
 
 Probe = Callable[[Any], dict[str, Any]]
 """``probe(policy)`` → the evaluation summary with its ``verdict``; ``policy`` has ``act(obs)``."""
