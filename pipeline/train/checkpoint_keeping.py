@@ -10,53 +10,24 @@ the choice.
 
 from __future__ import annotations
 
-import copy
 import logging
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from ..errors import CorruptCheckpointError
 from ..rundir import BEST_CHECKPOINT
 from .checkpoints import link_checkpoint, load_checkpoint, save_checkpoint
+from .trained_policy import load_trained_policy
 
 log = logging.getLogger(__name__)
 
 
-class MeanAction:
-    """A deterministic policy (normalised observation → mean action) as an ``act(obs)``: the
-    learner's own (``of_learner``) or a checkpoint's."""
-
-    def __init__(self, actor_critic: torch.nn.Module, obs_normalizer: torch.nn.Module,
-                 device: str) -> None:
-        self.actor_critic, self.obs_normalizer, self.device = actor_critic, obs_normalizer, device
-
-    @classmethod
-    def of_learner(cls, ppo: Any, device: str) -> MeanAction:
-        return cls(ppo.actor_critic, ppo.obs_normalizer, device)
-
-    @classmethod
-    def of_checkpoint(cls, ppo: Any, path: Path, device: str) -> MeanAction:
-        """The policy ``path`` holds, in copies of ``ppo``'s networks (the learner is untouched)."""
-        learner = load_checkpoint(path)["learner"]
-        actor_critic = copy.deepcopy(ppo.actor_critic)
-        normalizer = copy.deepcopy(ppo.obs_normalizer)
-        actor_critic.load_state_dict(learner["actor_critic"])
-        normalizer.load_state_dict(learner["obs_normalizer"])
-        return cls(actor_critic.eval(), normalizer.eval(), device)
-
-    @torch.no_grad()
-    def act(self, obs: np.ndarray) -> np.ndarray:
-        x = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)
-        return self.actor_critic.action_mean(self.obs_normalizer(x)).float().cpu().numpy()
-
-
 class CheckpointKeeping:
     """``OnPolicyRunner``'s checkpoint files (a mixin: the runner holds ``cfg``, ``run_dir``,
-    ``dist``, ``checks``, ``ppo``, ``device``, ``iteration``, ``best_return``, ``_train_log`` and
-    ``_saved_iteration``, and writes its state with ``checkpoint_payload``)."""
+    ``dist``, ``checks``, ``iteration``, ``best_return``, ``_train_log`` and ``_saved_iteration``,
+    and writes its state with ``checkpoint_payload``)."""
 
     def _maybe_save(self, row: dict[str, Any]) -> None:
         """Numbered and best checkpoints; every rank takes part (their state is gathered).
@@ -165,8 +136,9 @@ class CheckpointKeeping:
         if not all(path.is_file() for path in files.values()):
             return ""  # a resumed run whose candidates' files were removed: the best check stands
         with torch.no_grad():
+            # each candidate as evaluate and export will load it (checked against the run's id)
             chosen = self.checks.final_choice(
-                lambda it: MeanAction.of_checkpoint(self.ppo, files[it], self.device))
+                lambda it: load_trained_policy(self.run_dir, files[it]))
         if not chosen:
             return ""
         # the chosen policy's file, recording the choice, so that a resume and the later stages

@@ -29,7 +29,7 @@ from ..ppo.networks import ActorCritic
 from ..ppo.normalizer import EmpiricalNormalizer
 from ..sim.env import VecEnv
 from ..sim.physics import available_cores
-from .checkpoint_keeping import CheckpointKeeping, MeanAction
+from .checkpoint_keeping import CheckpointKeeping
 from .checkpoints import (
     from_storable,
     require_same_run,
@@ -74,6 +74,18 @@ class RunResult:
     otherwise."""
     time_limited: bool = False
     """``runner.time_limit_min`` ended training."""
+
+
+class _MeanAction:
+    """The learner's deterministic policy (normalised observation → mean action) as an
+    ``act(obs)``."""
+
+    def __init__(self, ppo: PPO, device: str) -> None:
+        self.ppo, self.device = ppo, device
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        x = torch.as_tensor(np.asarray(obs, dtype=np.float32), device=self.device)
+        return self.ppo.actor_critic.action_mean(self.ppo.obs_normalizer(x)).float().cpu().numpy()
 
 
 class OnPolicyRunner(CheckpointKeeping):
@@ -350,7 +362,7 @@ class OnPolicyRunner(CheckpointKeeping):
         runner_cfg = self.cfg.runner
         if self.checks_verdict and self.iteration % runner_cfg.check_interval == 0:
             with torch.no_grad():
-                row.update(self.checks.check(MeanAction.of_learner(self.ppo, self.device), self.env,
+                row.update(self.checks.check(_MeanAction(self.ppo, self.device), self.env,
                                              self.iteration))
             if runner_cfg.stop_when_tracked and self.checks.done:
                 return (f"the policy tracked its motion{self.checks.robustness_note} at "

@@ -393,6 +393,9 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
               (True, 1.0, 0.01, 0.4),                               # 15
               # the final choice's second sets: 12 tracks again, 9 does not, 3 does
               (True, 1.0, 0.01, 0.7), (False, 0.8, 0.05, 0.6), (True, 1.0, 0.01, 0.5)]
+    # what a run directory holds: the candidates are loaded as evaluation loads a run's policy
+    (tmp_path / "args.yaml").write_text(f"config: {{}}\nrun: {{id: '{RUN_ID}'}}\n",
+                                        encoding="utf-8")
     result = _learn_until_tracked(registry, tmp_path, Final(script), iterations=15)
     assert result.status == "finished" and result.iteration == 15
     assert ("final choice: the top 4 checks on fresh pushed episodes: iteration 6 0.78 of 128, "
@@ -404,8 +407,6 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
                                                                12]
     assert load_checkpoint(tmp_path / "model_15.pt")["best_check"][-1] == 12
     # each confirmation played its own checkpoint's policy: the second one is model_12.pt's
-    (tmp_path / "args.yaml").write_text(f"config: {{}}\nrun: {{id: '{RUN_ID}'}}\n",
-                                        encoding="utf-8")
     twelve = load_trained_policy(tmp_path, "model_12.pt").act(torch.ones(1, 4).numpy())
     assert torch.allclose(torch.from_numpy(acted[1]), torch.from_numpy(twelve))
     assert not torch.allclose(torch.from_numpy(acted[0]), torch.from_numpy(twelve))
