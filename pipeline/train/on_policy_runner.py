@@ -74,6 +74,8 @@ class RunResult:
     otherwise."""
     time_limited: bool = False
     """``runner.time_limit_min`` ended training."""
+    first_iteration: int = 0
+    """The iteration this call of ``learn`` started from (a resume's checkpoint)."""
 
 
 class _MeanAction:
@@ -258,7 +260,7 @@ class OnPolicyRunner(CheckpointKeeping):
         bar = self._progress_bar() if self.dist.is_main and self.progress else None
         restore = install_stop_handlers(self.request_stop)
         default_threads = torch.get_num_threads()
-        start = time.perf_counter()
+        start, first_iteration = time.perf_counter(), self.iteration
         failing = False
         done = ""
         try:
@@ -297,7 +299,7 @@ class OnPolicyRunner(CheckpointKeeping):
             path = self.save_numbered()
             self.dist.barrier()
             return RunResult(self.iteration, "finished", path, reason=done,
-                             time_limited=self._time_limited)
+                             time_limited=self._time_limited, first_iteration=first_iteration)
         except BaseException:
             failing = True
             raise

@@ -222,7 +222,7 @@ class TrainOutcome:
             if robust_success is not None and robust_success < 1.0:
                 summary["robust_success_rate"] = round(robust_success, 3)
         if result.time_limited and result.iteration < SHORT_TRAINING * runner.cfg.iterations:
-            warnings.append(_short_training(runner.cfg, result.iteration, summary["env_steps"]))
+            warnings.append(_short_training(runner.cfg, result))
         if incomplete:
             summary["curriculum"] = "incomplete"
             warnings.append(f"{judged} before the task's curriculum was complete: it has not felt "
@@ -239,11 +239,15 @@ class TrainOutcome:
         return outputs, summary, message, warnings
 
 
-def _short_training(cfg: TrainConfig, iterations: int, env_steps: int) -> str:
+def _short_training(cfg: TrainConfig, result: RunResult) -> str:
     """The warning of a run whose time limit ended it long before its iterations: how fast this
-    machine collected, how fast the iterations needed, and what to do."""
+    machine collected (over this session's iterations: a resume's earlier ones took other time), how
+    fast the iterations needed, and what to do."""
     seconds = 60.0 * cfg.runner.time_limit_min
-    needed = cfg.iterations * cfg.num_envs * cfg.ppo.num_steps_per_env / seconds
+    per_iteration = cfg.num_envs * cfg.ppo.num_steps_per_env
+    needed = cfg.iterations * per_iteration / seconds
+    env_steps = (result.iteration - result.first_iteration) * per_iteration
+    iterations = result.iteration
     return (f"the time limit of {cfg.runner.time_limit_min:g} min ended training at iteration "
             f"{iterations} of {cfg.iterations}: this machine collected {env_steps / seconds:,.0f} "
             f"env-steps/s where {cfg.iterations} iterations in that time need about "
