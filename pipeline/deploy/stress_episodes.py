@@ -26,7 +26,8 @@ from .observation import SensedState
 from .onnx_policy import NON_FINITE_ACTION, initial_last_action, joint_targets
 from .perturbations import Cell, Conditions, ServoCommand, apply_to_model
 from .push_direction import PUSH_DIRECTIONS, push_sector
-from .sim2sim import Sim2SimSetup, batch_snapshot, reference_states
+from .reference_state import reference_states
+from .sim2sim import Sim2SimSetup, batch_snapshot
 
 CONTROLLERS = ("policy", "replay", "statue")
 PUSH_WINDOW = (0.25, 0.5)
