@@ -22,6 +22,7 @@ def _replay(repo_root, motion, tmp_path) -> dict:
                           capture_output=True, text=True, timeout=300, cwd=repo_root)
     assert proc.returncode == 0, proc.stderr
     assert "PD on the reference joints" in proc.stdout and "statue" in proc.stdout
+    assert "joints furthest from their reference in the first 1 s" in proc.stdout
     return json.loads(out.read_text())
 
 
@@ -46,7 +47,7 @@ hips."""
 
 
 def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_loses_balance(
-    repo_root, tmp_path, spec
+    repo_root, tmp_path, spec, import_tool
 ):
     from primebot.pipeline.motion.author import author_file
 
@@ -69,6 +70,8 @@ def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_lose
         )
         < 0.02
     )
+    # ... and every joint stays within a few degrees of its target meanwhile
+    assert max(rms for _, rms, _ in import_tool("pd_replay").joint_errors(squat, 1.0)) < 0.1
 
 
 def test_the_recorded_getup_is_followed_open_loop_to_standing(repo_root, tmp_path):
@@ -87,3 +90,14 @@ def test_a_motion_longer_than_the_task_time_out_is_replayed_to_its_end(repo_root
     # 11.8 s; the tracking task's episodes time out at 10 s
     turn = _replay(repo_root, "turn", tmp_path)
     assert len(turn["mpkpe_m"]) * turn["step_dt"] > 11.5
+
+
+def test_the_joints_that_sag_are_listed_from_before_the_robot_drifts_off(import_tool):
+    tool = import_tool("pd_replay")
+    # joint b lags 0.1 rad from the start; at 1 s the robot falls and a swings 1 rad
+    out = {"step_dt": 0.02, "joint_names": ["a", "b"], "mpkpe_m": [0.01] * 50 + [0.2] * 50,
+           "joint_error_rad": [[0.0, 0.1]] * 50 + [[1.0, 0.1]] * 50}
+    assert tool.off_track_s(out) == 1.02
+    assert [name for name, *_ in tool.joint_errors(out, 1.0)] == ["b", "a"]
+    assert tool.joint_errors(out, 2.0)[0][0] == "a"
+    assert tool.off_track_s({**out, "mpkpe_m": [0.01] * 100}) is None

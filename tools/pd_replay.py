@@ -9,7 +9,11 @@ and fall late); one whose root never follows the reference (a sit-up that
 lifts the legs instead of the torso, a jump the motors cannot push) asks the
 body for something it cannot do, and no training will fix that. Prints, per
 second, the reference's and the robot's root height and the tracked bodies'
-mean error; then the episode's MPKPE and statue MPKPE. Usage::
+mean error; then the episode's MPKPE and statue MPKPE, when the tracked bodies
+first drift ``OFF_TRACK_M`` from the reference, and the joints furthest from
+their targets before that (``--window``, default the first second): a joint
+that sags far under its servo while the robot is still up is where the body
+needs the policy's help first (or a stiffer servo: docs/robots.md). Usage::
 
     python tools/pd_replay.py motions/getup.npz
     python tools/pd_replay.py motions/squat.npz --robot q1 --json out.json
@@ -28,6 +32,11 @@ from primebot.pipeline.evaluate.metrics import step_errors
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.format import load_motion
 
+OFF_TRACK_M = 0.05
+"""Tracked bodies this far from the reference (mean) count as off track."""
+WORST_JOINTS = 5
+"""Joints listed by their error under PD."""
+
 
 def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     """Replay ``motion_path`` under PD on ``robot`` (default: the task's); per-step root heights and
@@ -43,7 +52,7 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
                         config=config, registry=host.registry, num_threads=1)
     # the task's own view for evaluation (snapshots, reference steps)
     view = spec.evaluation_view(env)
-    heights, reference_heights, errors, statue = [], [], [], []
+    heights, reference_heights, errors, statue, joint_errors = [], [], [], [], []
     try:
         env.reset()
         # the statue: frozen at frame 0
@@ -59,6 +68,7 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
             heights.append(float(snap.root_pos_w[0, 2]))
             reference_heights.append(float(snap.ref_root_pos_w[0, 2]))
             errors.append(float(step_errors(snap)["mpkpe_m"][0]))
+            joint_errors.append(snap.joint_pos[0] - snap.ref_joint_pos[0])
             statue.append(
                 float(np.linalg.norm(start_pose - snap.ref_body_pos_w[0], axis=-1).mean())
             )
@@ -67,7 +77,25 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     return {"motion": str(motion_path), "robot": robot_spec.name, "step_dt": env.step_dt,
             "root_height_m": heights, "reference_root_height_m": reference_heights,
             "mpkpe_m": errors,
-            "mean_mpkpe_m": float(np.mean(errors)), "statue_mpkpe_m": float(np.mean(statue))}
+            "mean_mpkpe_m": float(np.mean(errors)), "statue_mpkpe_m": float(np.mean(statue)),
+            "joint_names": list(robot_spec.joint_names),
+            "joint_error_rad": np.asarray(joint_errors).tolist()}
+
+
+def off_track_s(out: dict) -> float | None:
+    """Seconds until the tracked bodies' mean error first reaches ``OFF_TRACK_M`` (None: never)."""
+    far = np.flatnonzero(np.asarray(out["mpkpe_m"]) >= OFF_TRACK_M)
+    return None if far.size == 0 else float((far[0] + 1) * out["step_dt"])
+
+
+def joint_errors(out: dict, window_s: float) -> list[tuple[str, float, float]]:
+    """``(joint, RMS, max |error|)`` in radians over the first ``window_s`` seconds, the largest RMS
+    first."""
+    steps = max(1, round(window_s / out["step_dt"]))
+    error = np.abs(np.asarray(out["joint_error_rad"])[:steps])
+    rms, peak = np.sqrt((error ** 2).mean(axis=0)), error.max(axis=0)
+    order = np.argsort(-rms)
+    return [(out["joint_names"][j], float(rms[j]), float(peak[j])) for j in order]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--robot", default=None,
                         help="registered robot (default: the tracking task's)")
     parser.add_argument("--json", type=Path, help="also write the per-step figures as JSON here")
+    parser.add_argument("--window", type=float, default=1.0, metavar="S",
+                        help="seconds from the start over which joint errors are listed "
+                             "(default 1: before a fall makes every joint's error large)")
     args = parser.parse_args(argv)
     out = pd_replay(args.motion, args.robot)
     per_second = round(1.0 / out["step_dt"])
@@ -88,6 +119,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{out['root_height_m'][i]:12.3f} m {out['mpkpe_m'][i]:14.3f} m")
     print(f"MPKPE {out['mean_mpkpe_m']:.3f} m over the episode (a statue frozen at frame 0: "
           f"{out['statue_mpkpe_m']:.3f} m)")
+    off = off_track_s(out)
+    print(f"the tracked bodies are {OFF_TRACK_M * 100:.0f} cm off the reference "
+          + ("at no step" if off is None else f"from {off:.2f} s"))
+    worst = joint_errors(out, args.window)[:WORST_JOINTS]
+    print(f"joints furthest from their reference in the first {args.window:g} s (RMS / max, deg): "
+          + ", ".join(f"{name} {np.degrees(rms):.1f} / {np.degrees(peak):.1f}"
+                      for name, rms, peak in worst))
     if args.json:
         args.json.write_text(json.dumps(out), encoding="utf-8")
     return 0
