@@ -25,7 +25,7 @@ from .mirror import joint_mirror
 from .model import apply_spec_actuators, compile_mjcf, robot_indices
 from .model_checks import robot_problems
 from .spec import PER_JOINT_FIELDS, RobotSpec
-from .stance import balancing_lean, standing_balance, standing_torques
+from .stance import MAX_SAG, balancing_lean, holds_pose, standing_balance, standing_torques
 from .statics import stiffness_ratios
 
 TRAINING_FPS = 50.0
@@ -192,12 +192,7 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     ratios = stiffness_ratios(model, data, joints, stiffness, ix.root_body_id, feet)
     sag = standing_torques(model, data, joints, ix.root_body_id, feet) / stiffness
     data.ctrl[ix.actuator_ids] = spec.default_joint_pos
-    start = float(data.xpos[ix.anchor_body_id, 2])
-    for _ in range(int(STAND_SECONDS / model.opt.timestep)):
-        mujoco.mj_step(model, data)
-    end = float(data.xpos[ix.anchor_body_id, 2])
-    up = float(data.xmat[ix.root_body_id].reshape(3, 3)[2, 2])
-    fell = end < 0.6 * start or up < 0.5
+    start, end, fell = holds_pose(model, data, STAND_SECONDS, ix.anchor_body_id, ix.root_body_id)
     verdict = "fell" if fell else "stayed up"
     weakest, sagging = int(np.argmin(ratios)), int(np.argmax(sag))
     softest = (f"; the softest servo, {spec.joint_names[weakest]}, is {ratios[weakest]:.2f} × its "
@@ -218,6 +213,35 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
         f"{STAND_SECONDS:.0f} s "
         f"(anchor {start:.2f} → {end:.2f} m)" + softest + why,
     )
+
+
+def _one_foot(model, spec, ix, key) -> Finding | None:
+    """What the servos give with one foot carrying the robot (information only): a motion that steps
+    or balances on one foot asks this of them, and what they give the policy has to hold."""
+    feet = ix.feet_body_ids.tolist()
+    if len(feet) < 2:
+        return None
+    data = _stand_data(model, key)
+    joints = list(ix.joint_ids)
+    stiffness = np.asarray(spec.stiffness, dtype=float)
+    torque = np.max([standing_torques(model, data, joints, ix.root_body_id, [foot])
+                     for foot in feet], axis=0)
+    sag = torque / stiffness
+    soft = [k for k in np.argsort(-sag, kind="stable") if sag[k] > MAX_SAG]
+    if not soft:
+        return Finding("one_foot", "info",
+                       f"on one foot (either foot carrying the robot in the standing pose) no "
+                       f"servo gives more than {MAX_SAG:g} rad (most: "
+                       f"{spec.joint_names[int(np.argmax(sag))]}, {sag.max():.3f} rad)")
+    listed = ", ".join(f"{spec.joint_names[k]} {sag[k]:.2f} rad ({torque[k]:.1f} N·m at kp "
+                       f"{stiffness[k]:.0f}; kp {torque[k] / MAX_SAG:.0f} holds it within "
+                       f"{MAX_SAG:g})" for k in soft[:3]) + (" …" if len(soft) > 3 else "")
+    return Finding("one_foot", "info",
+                   f"on one foot (either foot carrying the robot in the standing pose) "
+                   f"{len(soft)} servo(s) give more than {MAX_SAG:g} rad: {listed}; a motion that "
+                   "steps or stands on one foot needs the policy to hold this (more training; "
+                   "tools/pd_replay.py shows the sag on a motion), or stiffer servos where the "
+                   'motors allow (docs/robots.md, "Gains")')
 
 
 def _timestep(model) -> Finding:
@@ -289,6 +313,8 @@ def check_robot(spec: RobotSpec, *, simulate: bool = True) -> list[Finding]:
         findings += _floor_and_height(model, spec, ix, key)
     if simulate and not any(p.check in ("floor", "actuators") for p in problems):
         findings.append(_standing_under_pd(model, spec, ix, key))
+    if not any(p.check == "floor" for p in problems):
+        findings += [f for f in [_one_foot(model, spec, ix, key)] if f is not None]
     findings.append(_mirror(model, spec, ix))
     findings.append(_camera(model))
     return findings

@@ -32,14 +32,21 @@ import mujoco
 import numpy as np
 
 from ..errors import RobotError
-from .actuators import actuator_kind
-from .checks import PHYSICS_TIMESTEP
+from .actuators import actuator_kind, set_position_servos
+from .checks import PHYSICS_TIMESTEP, STAND_SECONDS
 from .contacts import can_touch, collision_geoms, floor_geoms
 from .kinematics import geom_vertical_extent, robot_geoms, standing_height
 from .model_names import element_name
 from .scenery import add_scenery, free_name, model_names
 from .spec import pd_gains
-from .stance import balancing_lean, on_floor, standing_balance, standing_torques
+from .stance import (
+    MAX_SAG,
+    balancing_lean,
+    holds_pose,
+    on_floor,
+    standing_balance,
+    standing_torques,
+)
 from .statics import GRAVITY, gravity_stiffness, is_ancestor
 
 NATURAL_FREQUENCY_HZ = 10.0
@@ -47,10 +54,14 @@ NATURAL_FREQUENCY_HZ = 10.0
 STANCE_STIFFNESS_SAFETY = 1.5
 """Every joint's stiffness at least this × its gravity stiffness standing
 (``gravity_stiffness``)."""
-MAX_SAG = 0.05
-"""rad: the most a servo may give under the torque of standing still (``standing_torques``):
-stiffness ≥ that torque / MAX_SAG (bent knees need more than their gravity stiffness asks)."""
 FREQUENCY_STEP_HZ = 0.5
+STAND_TRIAL_S = 2 * STAND_SECONDS
+"""s: the copy's standing pose must hold this long under its servos, no policy (twice what ``robots
+check`` asks, for margin)."""
+LEG_RAISE = 1.1
+"""Each try multiplies the legs' servo frequencies by this while the robot falls ..."""
+MAX_LEG_RAISE = 2.0
+"""... up to this factor (4 × the stiffness)."""
 DAMPING_RATIO = 2.0
 ACTION_SCALE_EFFORT_FRACTION = 0.25
 
@@ -414,24 +425,11 @@ def _set_servo(act, kp: float, kd: float, effort: float) -> None:
     act.inheritrange = 0.0
 
 
-def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> list[str]:
-    """Add to ``spec`` (compiled: ``model``) what the requirements need and the model lacks:
-    armature, servos, the timestep and integrator, the standing keyframe, and the light, sky and
-    floor texture of a video."""
-    armature, kp, kd, effort = gains(guess)
+def _write_servos(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> list[str]:
+    """Give each joint's actuator in ``spec`` the guess's gains (adding one where a joint has
+    none); what changed."""
+    _, kp, kd, effort = gains(guess)
     changes = []
-    unlimited = 0
-    for j, name in enumerate(guess.joint_names):
-        joint = spec.joint(name)
-        if not math.isclose(joint.armature, armature[j], rel_tol=1e-3):
-            joint.armature = float(armature[j])
-            changes.append("armature")
-        # motion authoring and the task's soft limits need a range
-        if not model.jnt_limited[model.joint(name).id]:
-            joint.limited, joint.range = mujoco.mjtLimited.mjLIMITED_TRUE, [-math.pi, math.pi]
-            unlimited += 1
-    if unlimited:
-        changes.append(f"a ±π range on {unlimited} hinge(s) without one")
     by_joint = {a.target: a for a in spec.actuators if a.trntype == mujoco.mjtTrn.mjTRN_JOINT}
     taken = model_names(model)
     for j, name in enumerate(guess.joint_names):
@@ -445,6 +443,85 @@ def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> 
         else:
             changes.append("actuator gains set")
         _set_servo(act, float(kp[j]), float(kd[j]), float(effort[j]))
+    return changes
+
+
+def _stands(model: mujoco.MjModel, guess: Guess, frequency: dict[str, float]) -> bool:
+    """Whether the compiled copy holds its standing keyframe for ``STAND_TRIAL_S`` under servos of
+    ``frequency`` (every joint's actuator a PD servo, motors too, as training drives them)."""
+    joints = [model.joint(name).id for name in guess.joint_names]
+    actuator = {int(model.actuator_trnid[a, 0]): a for a in range(model.nu)
+                if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT}
+    ids = np.array([actuator[j] for j in joints])
+    armature, _, _, effort = gains(guess)
+    kp, kd = pd_gains(armature, np.array([frequency[n] for n in guess.joint_names]), DAMPING_RATIO)
+    set_position_servos(model, ids, kp, kd, effort)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, 0)
+    data.ctrl[ids] = [guess.default_pose[n] for n in guess.joint_names]
+    mujoco.mj_forward(model, data)
+    root = model.body(guess.root_body).id
+    return not holds_pose(model, data, STAND_TRIAL_S, model.body(guess.anchor_body).id, root)[2]
+
+
+def _stiffen_legs(spec: mujoco.MjSpec, guess: Guess) -> str:
+    """Raise the legs' servo frequencies together, by ``LEG_RAISE`` a try up to ``MAX_LEG_RAISE``,
+    until the copy stands under its servos, and write the gains into ``spec``; what was done (empty
+    when it stood already).
+
+    Each joint's frequency holds that joint alone against what it carries (``_frequencies``), but
+    joints in series give more together: mjlab's G1, hip, knee and ankle each at least 1.5 × their
+    gravity stiffness, leaned forward and fell within 2 s until every leg servo was 1.3 × faster.
+    """
+    model = spec.compile()
+    root = model.body(guess.root_body).id
+    feet = {model.body(name).id for name in guess.feet}
+    legs = [name for name in guess.joint_names
+            if {b for b in range(model.nbody)
+                if is_ancestor(model, int(model.jnt_bodyid[model.joint(name).id]), b)} & feet
+            and is_ancestor(model, root, int(model.jnt_bodyid[model.joint(name).id]))]
+    factor = 1.0
+    while not _stands(model, guess, _raised(guess.frequency_hz, legs, factor)):
+        factor = round(factor * LEG_RAISE, 6)
+        if factor > MAX_LEG_RAISE:
+            return (f"; it falls under these servos within {STAND_TRIAL_S:g} s even with the legs' "
+                    f"{MAX_LEG_RAISE:g} × faster: check its balance and its armature")
+    if factor == 1.0:
+        return ""
+    guess.frequency_hz = _raised(guess.frequency_hz, legs, factor)
+    _write_servos(spec, model, guess)
+    return (f"; the {len(legs)} leg joints then {factor:.2f} × faster together, the least at which "
+            f"the robot holds its standing pose {STAND_TRIAL_S:g} s under its servos (joints in "
+            "series give more than each alone)")
+
+
+def _raised(frequency: dict[str, float], joints: list[str], factor: float) -> dict[str, float]:
+    """``frequency`` with ``joints``' multiplied by ``factor`` (rounded up to
+    ``FREQUENCY_STEP_HZ``)."""
+    return {name: (math.ceil(hz * factor / FREQUENCY_STEP_HZ - 1e-9) * FREQUENCY_STEP_HZ
+                   if name in joints else hz)
+            for name, hz in frequency.items()}
+
+
+def complete_model(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> list[str]:
+    """Add to ``spec`` (compiled: ``model``) what the requirements need and the model lacks:
+    armature, servos, the timestep and integrator, the standing keyframe, and the light, sky and
+    floor texture of a video."""
+    armature = gains(guess)[0]
+    changes = []
+    unlimited = 0
+    for j, name in enumerate(guess.joint_names):
+        joint = spec.joint(name)
+        if not math.isclose(joint.armature, armature[j], rel_tol=1e-3):
+            joint.armature = float(armature[j])
+            changes.append("armature")
+        # motion authoring and the task's soft limits need a range
+        if not model.jnt_limited[model.joint(name).id]:
+            joint.limited, joint.range = mujoco.mjtLimited.mjLIMITED_TRUE, [-math.pi, math.pi]
+            unlimited += 1
+    if unlimited:
+        changes.append(f"a ±π range on {unlimited} hinge(s) without one")
+    changes += _write_servos(spec, model, guess)
     if not math.isclose(spec.option.timestep, PHYSICS_TIMESTEP):
         changes.append(f"timestep {PHYSICS_TIMESTEP:g} s (was {spec.option.timestep:g})")
         spec.option.timestep = PHYSICS_TIMESTEP
@@ -490,5 +567,6 @@ def build_model_copy(source: Path, name: str,
     model = spec.compile()
     guess = guess_robot(name, model, source)
     changes += complete_model(spec, model, guess)
+    guess.notes["gains"] += _stiffen_legs(spec, guess)
     guess.model_changes = list(dict.fromkeys(changes))
     return spec.to_xml(), guess, guess.model_changes

@@ -162,6 +162,30 @@ def standing_balance(model: mujoco.MjModel, data: mujoco.MjData, root: int, feet
                    CENTRE_SHARE * signed_margin(pushed, hull))
 
 
+FALLEN_HEIGHT = 0.6
+"""A robot whose anchor body ends below this fraction of its starting height has fallen."""
+FALLEN_TILT_COS = 0.5
+"""... and so has one whose root's vertical axis ends tilted more than 60° (cosine below this)."""
+
+
+def holds_pose(model: mujoco.MjModel, data: mujoco.MjData, seconds: float, anchor: int,
+               root: int) -> tuple[float, float, bool]:
+    """Step ``data`` (its state and ``ctrl`` set: the servos' targets) for ``seconds`` with no
+    policy: (the anchor body's height before, after, whether the robot fell)."""
+    start = float(data.xpos[anchor, 2])
+    for _ in range(int(round(seconds / model.opt.timestep))):
+        mujoco.mj_step(model, data)
+    end = float(data.xpos[anchor, 2])
+    upright = float(data.xmat[root].reshape(3, 3)[2, 2])
+    return start, end, end < FALLEN_HEIGHT * start or upright < FALLEN_TILT_COS
+
+
+MAX_SAG = 0.05
+"""rad: the most a servo may give under the torque of standing still (``standing_torques``): the
+scaffold's servos are at least that torque / MAX_SAG stiff (bent knees need more than their
+gravity stiffness asks), and ``robots check`` names the joints that give more on one foot."""
+
+
 def standing_torques(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,
                      feet) -> np.ndarray:
     """N·m per joint: the torque about its axis that holds the pose of ``data`` (``mj_kinematics``

@@ -192,12 +192,11 @@ def test_scaffold_raises_each_servo_frequency_just_enough_to_hold_the_robot_stan
 
     from primebot.pipeline.robot.model_guess import (
         FREQUENCY_STEP_HZ,
-        MAX_SAG,
         NATURAL_FREQUENCY_HZ,
         STANCE_STIFFNESS_SAFETY,
     )
     from primebot.pipeline.robot.scaffold import scaffold_robot
-    from primebot.pipeline.robot.stance import standing_torques
+    from primebot.pipeline.robot.stance import MAX_SAG, standing_torques
     from primebot.pipeline.robot.statics import gravity_stiffness
 
     made = scaffold_robot("softbot", write_capsulebot(tmp_path / "src"), tmp_path / "pkg")
@@ -229,3 +228,69 @@ def test_scaffold_raises_each_servo_frequency_just_enough_to_hold_the_robot_stan
     spec_py = (made.folder / made.package / "spec.py").read_text()
     for name in guess.joint_names:
         assert f"    {name!r}: {guess.frequency_hz[name]!r},\n" in spec_py
+
+
+def test_robots_check_names_the_servos_that_give_on_one_foot(spec):
+    """q1 stands on both feet with every servo within MAX_SAG; on one foot its hip rolls carry the
+    robot sideways and give more, which a stepping motion's policy has to hold."""
+    import dataclasses
+    import re
+
+    from primebot.pipeline.robot.stance import MAX_SAG
+
+    found = {f.check: f for f in check_robot(spec, simulate=False)}["one_foot"]
+    assert found.status == "info" and "servo(s) give more than 0.05 rad" in found.detail
+    first = re.search(r"give more than [\d.]+ rad: (\w+) ([\d.]+) rad \(([\d.]+) N·m at kp (\d+); "
+                      r"kp (\d+) holds", found.detail)
+    joint, sag, torque, kp, needed = first.groups()
+    assert joint.endswith("hip_roll_joint") and float(sag) > MAX_SAG
+    assert float(sag) == pytest.approx(float(torque) / float(kp), abs=0.01)
+    assert float(needed) == pytest.approx(float(torque) / MAX_SAG, abs=1)
+    stiff = dataclasses.replace(spec, stiffness=tuple(10 * float(k) for k in spec.stiffness))
+    found = {f.check: f for f in check_robot(stiff, simulate=False)}["one_foot"]
+    assert found.status == "info" and "no servo gives more than 0.05 rad" in found.detail
+
+
+def test_scaffold_stiffens_the_legs_together_when_the_robot_falls_under_its_servos(tmp_path):
+    """Joints in series give more than each alone: a robot whose servos each hold their own joint
+    may still fold over. The scaffold tries its standing pose under its servos and raises the legs'
+    frequencies together until it holds."""
+    import mujoco
+    from capsulebot import write_capsulebot
+
+    from primebot.pipeline.robot import model_guess
+    from primebot.pipeline.robot.spec import pd_gains
+
+    source = write_capsulebot(tmp_path / "src")
+    spec = mujoco.MjSpec.from_file(str(source))
+    model_guess.add_floor(spec, spec.compile())
+    model = spec.compile()
+    guess = model_guess.guess_robot("softbot", model, source)
+    model_guess.complete_model(spec, model, guess)
+    as_guessed = dict(guess.frequency_hz)
+    assert model_guess._stiffen_legs(spec, guess) == "" and guess.frequency_hz == as_guessed
+
+    # servos at 0.6 × the guessed frequencies (a third of the stiffness) let it fall
+    soft = {name: 0.6 * hz for name, hz in as_guessed.items()}
+    guess.frequency_hz = dict(soft)
+    assert not model_guess._stands(spec.compile(), guess, soft)
+    note = model_guess._stiffen_legs(spec, guess)
+    factor = float(note.split("then ")[1].split(" ×")[0])
+    legs = [n for n in guess.joint_names if n.split("_", 1)[1] in ("hip_pitch", "hip_roll",
+                                                                   "knee", "ankle_pitch")]
+    assert "leg joints then" in note and factor * 1.1 >= 1 / 0.6 and factor <= 2.0
+    for name in guess.joint_names:
+        expected = soft[name] * (factor if name in legs else 1.0)
+        assert expected <= guess.frequency_hz[name] < expected + model_guess.FREQUENCY_STEP_HZ
+    compiled = spec.compile()
+    assert model_guess._stands(compiled, guess, guess.frequency_hz)
+    # the copy's servos carry the raised gains (the gains contract of docs/robots.md: the XML
+    # keeps 6 digits)
+    fresh = mujoco.MjSpec.from_string(spec.to_xml()).compile()
+    armature = np.array([guess.armature[n] for n in guess.joint_names])
+    kp, _ = pd_gains(armature, np.array([guess.frequency_hz[n] for n in guess.joint_names]),
+                     model_guess.DAMPING_RATIO)
+    for name, k in zip(guess.joint_names, kp, strict=True):
+        act = next(a for a in range(fresh.nu)
+                   if fresh.actuator_trnid[a, 0] == fresh.joint(name).id)
+        assert fresh.actuator_gainprm[act, 0] == pytest.approx(k, rel=1e-5)
