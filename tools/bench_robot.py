@@ -293,7 +293,7 @@ def print_robot_table(rows: list[dict], runs: dict) -> None:
           "install, check, "
           "author and validate the motions); edits: hand edits needed (none is the target); "
           "stands: under its "
-          "servos alone for 2 s (robots check stands_under_pd)")
+          "servos alone for 10 s (robots check stands_under_pd)")
 
 
 def contact_sheet(rows: list[dict], run_rows: list[dict], path: Path) -> Path | None:
