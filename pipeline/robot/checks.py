@@ -314,8 +314,10 @@ def check_robot(spec: RobotSpec, *, simulate: bool = True) -> list[Finding]:
         findings += _floor_and_height(model, spec, ix, key)
     if simulate and not any(p.check in ("floor", "actuators") for p in problems):
         findings.append(_standing_under_pd(model, spec, ix, key))
-    if not any(p.check == "floor" for p in problems):
-        findings += [f for f in [_one_foot(model, spec, ix, key)] if f is not None]
+    one_foot = None if any(p.check == "floor" for p in problems) else _one_foot(model, spec, ix,
+                                                                                 key)
+    if one_foot is not None:
+        findings.append(one_foot)
     findings.append(_mirror(model, spec, ix))
     findings.append(_camera(model))
     return findings
