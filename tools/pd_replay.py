@@ -52,7 +52,7 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
                         config=config, registry=host.registry, num_threads=1)
     # the task's own view for evaluation (snapshots, reference steps)
     view = spec.evaluation_view(env)
-    heights, reference_heights, errors, statue, joint_errors = [], [], [], [], []
+    heights, reference_heights, errors, statue, joint_offsets = [], [], [], [], []
     try:
         env.reset()
         # the statue: frozen at frame 0
@@ -68,7 +68,7 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
             heights.append(float(snap.root_pos_w[0, 2]))
             reference_heights.append(float(snap.ref_root_pos_w[0, 2]))
             errors.append(float(step_errors(snap)["mpkpe_m"][0]))
-            joint_errors.append(snap.joint_pos[0] - snap.ref_joint_pos[0])
+            joint_offsets.append(snap.joint_pos[0] - snap.ref_joint_pos[0])
             statue.append(
                 float(np.linalg.norm(start_pose - snap.ref_body_pos_w[0], axis=-1).mean())
             )
@@ -79,7 +79,7 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
             "mpkpe_m": errors,
             "mean_mpkpe_m": float(np.mean(errors)), "statue_mpkpe_m": float(np.mean(statue)),
             "joint_names": list(robot_spec.joint_names),
-            "joint_error_rad": np.asarray(joint_errors).tolist()}
+            "joint_error_rad": np.asarray(joint_offsets).tolist()}
 
 
 def off_track_s(out: dict) -> float | None:
