@@ -22,8 +22,9 @@ from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from .assets import model_files
 from .model import compile_mjcf
-from .model_guess import ACTION_SCALE_EFFORT_FRACTION, DAMPING_RATIO, Guess, build_model_copy
+from .model_guess import Guess, build_model_copy
 from .model_names import check_robot_name, printable, refuse_unsafe_names
+from .servo_gains import ACTION_SCALE_EFFORT_FRACTION, DAMPING_RATIO
 
 
 def _table(values: dict[str, float], indent: str = "    ") -> str:

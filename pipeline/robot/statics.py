@@ -57,6 +57,13 @@ def is_ancestor(model: mujoco.MjModel, ancestor: int, body: int) -> bool:
     return ancestor == 0
 
 
+def holds_foot(model: mujoco.MjModel, joint: int, feet: set[int]) -> bool:
+    """Whether a foot hangs below ``joint`` (a joint on the way to a foot carries the robot
+    standing on it)."""
+    body = int(model.jnt_bodyid[joint])
+    return any(is_ancestor(model, body, foot) for foot in feet)
+
+
 def stiffness_ratios(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int],
                      stiffness: np.ndarray,
                      root: int, feet: set[int]) -> np.ndarray:

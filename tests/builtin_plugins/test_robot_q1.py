@@ -14,7 +14,7 @@ from primebot.pipeline.errors import RobotError
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.robot.kinematics import standing_height
 from primebot.pipeline.robot.model import compile_mjcf, load_robot_model, robot_indices
-from primebot.pipeline.robot.model_guess import STANCE_STIFFNESS_SAFETY
+from primebot.pipeline.robot.servo_gains import STANCE_STIFFNESS_SAFETY
 from primebot.pipeline.robot.statics import stiffness_ratios
 from primebot.plugins.robots.q1.spec import Q1_MJCF
 

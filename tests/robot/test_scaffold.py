@@ -190,12 +190,12 @@ def test_scaffold_raises_each_servo_frequency_just_enough_to_hold_the_robot_stan
     import mujoco
     from capsulebot import write_capsulebot
 
-    from primebot.pipeline.robot.model_guess import (
+    from primebot.pipeline.robot.scaffold import scaffold_robot
+    from primebot.pipeline.robot.servo_gains import (
         FREQUENCY_STEP_HZ,
         NATURAL_FREQUENCY_HZ,
         STANCE_STIFFNESS_SAFETY,
     )
-    from primebot.pipeline.robot.scaffold import scaffold_robot
     from primebot.pipeline.robot.stance import MAX_SAG, standing_torques
     from primebot.pipeline.robot.statics import gravity_stiffness
 
@@ -258,7 +258,7 @@ def test_scaffold_stiffens_the_legs_together_when_the_robot_falls_under_its_serv
     import mujoco
     from capsulebot import write_capsulebot
 
-    from primebot.pipeline.robot import model_guess
+    from primebot.pipeline.robot import model_guess, servo_gains
     from primebot.pipeline.robot.spec import pd_gains
 
     source = write_capsulebot(tmp_path / "src")
@@ -268,28 +268,28 @@ def test_scaffold_stiffens_the_legs_together_when_the_robot_falls_under_its_serv
     guess = model_guess.guess_robot("softbot", model, source)
     model_guess.complete_model(spec, model, guess)
     as_guessed = dict(guess.frequency_hz)
-    assert model_guess._stiffen_legs(spec, guess) == "" and guess.frequency_hz == as_guessed
+    assert servo_gains.stiffen_legs(spec, guess) == "" and guess.frequency_hz == as_guessed
 
     # servos at 0.6 × the guessed frequencies (a third of the stiffness) let it fall
     soft = {name: 0.6 * hz for name, hz in as_guessed.items()}
     guess.frequency_hz = dict(soft)
-    assert not model_guess._stands(spec.compile(), guess, soft)
-    note = model_guess._stiffen_legs(spec, guess)
+    assert not servo_gains.stands_under_servos(spec.compile(), guess, soft)
+    note = servo_gains.stiffen_legs(spec, guess)
     factor = float(note.split("then ")[1].split(" ×")[0])
     legs = [n for n in guess.joint_names if n.split("_", 1)[1] in ("hip_pitch", "hip_roll",
                                                                    "knee", "ankle_pitch")]
     assert "leg joints then" in note and factor * 1.1 >= 1 / 0.6 and factor <= 2.0
     for name in guess.joint_names:
         expected = soft[name] * (factor if name in legs else 1.0)
-        assert expected <= guess.frequency_hz[name] < expected + model_guess.FREQUENCY_STEP_HZ
+        assert expected <= guess.frequency_hz[name] < expected + servo_gains.FREQUENCY_STEP_HZ
     compiled = spec.compile()
-    assert model_guess._stands(compiled, guess, guess.frequency_hz)
+    assert servo_gains.stands_under_servos(compiled, guess, guess.frequency_hz)
     # the copy's servos carry the raised gains (the gains contract of docs/robots.md: the XML
     # keeps 6 digits)
     fresh = mujoco.MjSpec.from_string(spec.to_xml()).compile()
     armature = np.array([guess.armature[n] for n in guess.joint_names])
     kp, _ = pd_gains(armature, np.array([guess.frequency_hz[n] for n in guess.joint_names]),
-                     model_guess.DAMPING_RATIO)
+                     servo_gains.DAMPING_RATIO)
     for name, k in zip(guess.joint_names, kp, strict=True):
         act = next(a for a in range(fresh.nu)
                    if fresh.actuator_trnid[a, 0] == fresh.joint(name).id)
