@@ -13,7 +13,7 @@ together while it falls (docs/robots.md, "Gains").
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import mujoco
 import numpy as np
@@ -25,8 +25,18 @@ from .spec import pd_gains
 from .stance import MAX_SAG, holds_pose, standing_torques
 from .statics import gravity_stiffness, holds_foot
 
-if TYPE_CHECKING:
-    from .model_guess import Guess
+
+class ServoGuess(Protocol):
+    """What these functions read of ``model_guess.Guess`` (``frequency_hz`` is also written)."""
+
+    joint_names: tuple[str, ...]
+    armature: dict[str, float]
+    effort: dict[str, float]
+    frequency_hz: dict[str, float]
+    default_pose: dict[str, float]
+    feet: tuple[str, ...]
+    root_body: str
+    anchor_body: str
 
 NATURAL_FREQUENCY_HZ = 10.0
 """mjlab's natural frequency of the joint servos: the scaffold's lowest."""
@@ -73,7 +83,7 @@ def joint_frequencies(model, data, joints, names, root, feet,
     return {n: float(f) for n, f in zip(names, hz, strict=True)}, note
 
 
-def gains(guess: Guess) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def gains(guess: ServoGuess) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(armature, stiffness, damping, effort) in joint order, by mjlab's rule at each joint's
     frequency."""
     armature = np.array([guess.armature[j] for j in guess.joint_names])
@@ -102,7 +112,7 @@ def set_servo(act, kp: float, kd: float, effort: float) -> None:
     act.inheritrange = 0.0
 
 
-def write_servos(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> list[str]:
+def write_servos(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: ServoGuess) -> list[str]:
     """Give each joint's actuator in ``spec`` the guess's gains (adding one where a joint has
     none); what changed."""
     _, kp, kd, effort = gains(guess)
@@ -123,7 +133,8 @@ def write_servos(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: Guess) -> li
     return changes
 
 
-def stands_under_servos(model: mujoco.MjModel, guess: Guess, frequency: dict[str, float]) -> bool:
+def stands_under_servos(model: mujoco.MjModel, guess: ServoGuess,
+                        frequency: dict[str, float]) -> bool:
     """Whether the compiled copy holds its standing keyframe for ``STAND_SECONDS`` under servos of
     ``frequency`` (every joint's actuator a PD servo, motors too, as training drives them)."""
     joints = [model.joint(name).id for name in guess.joint_names]
@@ -141,7 +152,7 @@ def stands_under_servos(model: mujoco.MjModel, guess: Guess, frequency: dict[str
     return not holds_pose(model, data, STAND_SECONDS, model.body(guess.anchor_body).id, root)[2]
 
 
-def stiffen_legs(spec: mujoco.MjSpec, guess: Guess) -> str:
+def stiffen_legs(spec: mujoco.MjSpec, guess: ServoGuess) -> str:
     """Raise the legs' servo frequencies together, by ``LEG_RAISE`` a try up to ``MAX_LEG_RAISE``,
     until the copy stands under its servos for ``STAND_SECONDS`` (what ``robots check`` asks), and
     write the gains into ``spec``; what was done (empty when it stood already).
@@ -168,7 +179,7 @@ def stiffen_legs(spec: mujoco.MjSpec, guess: Guess) -> str:
             "series give more than each alone)")
 
 
-def _leg_joints(model: mujoco.MjModel, guess: Guess) -> list[str]:
+def _leg_joints(model: mujoco.MjModel, guess: ServoGuess) -> list[str]:
     """The joints between the root and a foot (a foot hangs below each)."""
     feet = {model.body(name).id for name in guess.feet}
     return [name for name in guess.joint_names if holds_foot(model, model.joint(name).id, feet)]
