@@ -412,9 +412,9 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
     assert not torch.allclose(torch.from_numpy(acted[0]), torch.from_numpy(twelve))
 
 
-def test_the_final_choice_prefers_a_confirmed_robust_policy_then_full_strength_then_success():
+def test_the_final_choice_prefers_a_confirmed_robust_policy_then_success_then_full_strength():
     """Ranks as ``check_rank`` makes them: (tracked, robust, success under the push, curriculum
-    progress, success, -MPKPE)."""
+    progress, success, -MPKPE). Curriculum progress decides among successes within the tie."""
     from primebot.pipeline.train.verdict_checks import VerdictChecks
 
     def choose(confirmed: dict[int, int], progress: dict[int, float],
@@ -433,10 +433,18 @@ def test_the_final_choice_prefers_a_confirmed_robust_policy_then_full_strength_t
 
     # at full strength alike, the most successful
     assert choose({100: 100, 200: 110, 300: 105}, {100: 1.0, 200: 1.0, 300: 1.0}) == 200
-    # a quarter-strength policy's higher success does not beat one trained at full strength …
-    assert choose({100: 100, 200: 110}, {100: 1.0, 200: 0.25}) == 100
-    # … unless it is confirmed robust and the full-strength one is not
-    assert choose({100: 100, 200: 120}, {100: 1.0, 200: 0.25}) == 200
+    # a quarter-strength policy's success within the tie does not beat one trained at full
+    # strength (0.81 against 0.78) …
+    assert choose({100: 100, 200: 104}, {100: 1.0, 200: 0.25}) == 100
+    # … but one the episodes tell apart does (0.86 against 0.78) …
+    assert choose({100: 100, 200: 110}, {100: 1.0, 200: 0.25}) == 200
+    # … and so does one confirmed robust, however near (0.91 against 0.88)
+    assert choose({100: 113, 200: 116}, {100: 1.0, 200: 0.25}) == 200
+    # the mjlab G1's squat (stop 55): 100 at strength 1 held 0 of 128, 425 and 450, at 0.75, 10 and
+    # 5; the stress test's standard push agreed (0, 4 and 5 of 32)
+    assert choose({450: 5, 425: 10, 100: 0}, {450: 0.75, 425: 0.75, 100: 1.0}) == 425
+    # the progress within the tie: 450 trained at 0.75 against 425 at 0.5
+    assert choose({450: 5, 425: 10, 100: 0}, {450: 0.75, 425: 0.5, 100: 1.0}) == 450
     # equal success: the higher-ranked candidate (listed first)
     assert choose({300: 110, 100: 110}, {100: 1.0, 300: 1.0}) == 300
     # a candidate whose second set does not track is not chosen, however successful
