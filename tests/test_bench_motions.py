@@ -1,5 +1,5 @@
-"""tools/bench_motions.py on one motion with a tiny budget (the table and the rows), and its contact
-sheet."""
+"""tools/bench_motions.py on one motion with a tiny budget (the table and the rows; the wave's first
+two seconds, tests/short_motion.py), and its contact sheet."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ import subprocess
 import sys
 
 import pytest
+from short_motion import short_wave
 
 
 @pytest.mark.slow
 def test_bench_motions_runs_the_pipeline_and_prints_the_verdict_table(repo_root, tmp_path):
     rows_path = tmp_path / "rows.json"
     proc = subprocess.run(
-        [sys.executable, str(repo_root / "tools" / "bench_motions.py"), "wave", "--preset", "quick",
+        [sys.executable, str(repo_root / "tools" / "bench_motions.py"),
+         str(short_wave(tmp_path / "motion")), "--preset", "quick",
          "--iterations", "2", "--num-envs", "8", "--eval-episodes", "1", "--log-dir",
          str(tmp_path / "logs"),
          "--json", str(rows_path), "--no-video"],  # videos cost minutes here; the sheet: below

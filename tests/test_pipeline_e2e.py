@@ -1,6 +1,7 @@
 """The real pipeline: every built-in stage on the shipped wave motion, in a subprocess.
 
-One quick-preset run (shrunk further: a few iterations, few envs) is
+One quick-preset run (shrunk further: a few iterations, few envs, the wave's first two seconds:
+tests/short_motion.py) is
 interrupted with SIGINT during training, resumed, and must then leave every
 artefact of docs/architecture.md §6 behind. Two cheap runs check that an invalid motion
 stops at validate and an unavailable device stops at smoke, each with its
@@ -21,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pipeline_runs import only_run_dir, read_pipeline
+from short_motion import short_wave
 
 STAGES = ["validate", "replay", "smoke", "train", "evaluate", "export", "sim2sim", "stress"]
 
@@ -44,7 +46,7 @@ def _pipeline(args: list[str], cwd: Path) -> subprocess.Popen:
 def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefact(
     repo_root, tmp_path
 ):
-    motion = repo_root / "motions" / "wave.npz"
+    motion = short_wave(tmp_path / "motion")
     logs = tmp_path / "logs"
     proc = _pipeline([str(motion), "--preset", "quick", "--iterations", "6", "--num-envs", "16",
                       "--eval-episodes", "2", "--log-dir", str(logs),
