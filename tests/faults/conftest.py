@@ -22,7 +22,11 @@ CHAINS = ("test_kills.py", "test_disk_full.py")
 ``pytest -m faults`` or with ``PRIMEBOT_FAULTS=all``, not by the plain test command, which stays
 well under its 15 minutes on 2 cores."""
 _RESULTS: dict[str, tuple[str, str]] = {}
-"""nodeid → (case, holds | falls short), in the order the cases ran."""
+"""nodeid → (case, holds | falls short), in the order the cases reported (filled where the reports
+arrive: in the one process, or in the controller of ``pytest -n``)."""
+CASE = "faults case"
+"""The ``user_properties`` key a case's report carries its description under (a report, not the
+test item, is what reaches the controller of ``pytest -n``)."""
 
 
 def pytest_collection_modifyitems(config, items):
@@ -34,6 +38,7 @@ def pytest_collection_modifyitems(config, items):
         if path.parent != HERE:
             continue
         item.add_marker(pytest.mark.faults)
+        item.user_properties.append((CASE, _case(item)))
         if path.name in CHAINS and not chosen:
             item.add_marker(pytest.mark.skip(reason="minutes long: pytest -m faults"))
 
@@ -45,16 +50,16 @@ def _case(item) -> str:
     return f"{doc} [{param}]" if param else doc
 
 
-def pytest_runtest_makereport(item, call):
-    if Path(str(item.fspath)).resolve().parent != HERE or call.when == "teardown":
+def pytest_runtest_logreport(report):
+    case = dict(report.user_properties).get(CASE)
+    if case is None or report.when == "teardown" or (report.when == "setup" and report.passed):
         return
-    if call.when == "setup" and call.excinfo is None:
-        return
-    if call.excinfo is not None and call.excinfo.errisinstance(pytest.skip.Exception):
-        verdict = "not run (" + str(call.excinfo.value).splitlines()[0][:80] + ")"
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        verdict = "not run (" + reason.removeprefix("Skipped: ").splitlines()[0][:80] + ")"
     else:
-        verdict = "holds" if call.excinfo is None else "falls short"
-    _RESULTS[item.nodeid] = (_case(item), verdict)
+        verdict = "holds" if report.passed else "falls short"
+    _RESULTS[report.nodeid] = (case, verdict)
 
 
 def pytest_terminal_summary(terminalreporter):
