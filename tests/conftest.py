@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fault_cases import pytest_runtest_logreport, pytest_terminal_summary  # noqa: F401
 
 # Before anything imports torch (docs/architecture.md §4): a torch_npu without CANN must not break
 # it.

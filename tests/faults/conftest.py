@@ -3,10 +3,10 @@
 Each test in this folder is one case: what a careful user or an attacker would do (a full disk, a
 kill -9 in every stage, a damaged motion, a zip bomb, two processes on one run, a plugin that calls
 ``os._exit`` or hangs …). They carry the ``faults`` marker, run under the README's test command, and
-end the session with one line per case, ``holds`` or ``falls short``: ``pytest -m faults`` runs them
-alone (``-k disk`` for some). "holds" means: a typed error (the right exit code, the file or key
-named, no traceback), nothing lost or corrupted, no hang, bounded memory, and a resume that
-finishes.
+end the session with one line per case, ``holds`` or ``falls short`` (tests/fault_cases.py):
+``pytest -m faults`` runs them alone (``-k disk`` for some). "holds" means: a typed error (the
+right exit code, the file or key named, no traceback), nothing lost or corrupted, no hang, bounded
+memory, and a resume that finishes.
 """
 
 from __future__ import annotations
@@ -15,18 +15,13 @@ import os
 from pathlib import Path
 
 import pytest
+from fault_cases import CASE
 
 HERE = Path(__file__).resolve().parent
 CHAINS = ("test_kills.py", "test_disk_full.py")
 """Cases that take minutes (a pipeline killed in every stage, a disk filled in three): run by
 ``pytest -m faults`` or with ``PRIMEBOT_FAULTS=all``, not by the plain test command, which stays
 well under its 15 minutes on 2 cores."""
-_RESULTS: dict[str, tuple[str, str]] = {}
-"""nodeid → (case, holds | falls short), in the order the cases reported (filled where the reports
-arrive: in the one process, or in the controller of ``pytest -n``)."""
-CASE = "faults case"
-"""The ``user_properties`` key a case's report carries its description under (a report, not the
-test item, is what reaches the controller of ``pytest -n``)."""
 
 
 def pytest_collection_modifyitems(config, items):
@@ -48,28 +43,6 @@ def _case(item) -> str:
     doc = " ".join(doc.split("\n\n")[0].split())  # the first paragraph, which may wrap
     param = getattr(getattr(item, "callspec", None), "id", "")
     return f"{doc} [{param}]" if param else doc
-
-
-def pytest_runtest_logreport(report):
-    case = dict(report.user_properties).get(CASE)
-    if case is None or report.when == "teardown" or (report.when == "setup" and report.passed):
-        return
-    if report.skipped:
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        verdict = "not run (" + reason.removeprefix("Skipped: ").splitlines()[0][:80] + ")"
-    else:
-        verdict = "holds" if report.passed else "falls short"
-    _RESULTS[report.nodeid] = (case, verdict)
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not _RESULTS:
-        return
-    terminalreporter.section("faults: one line per case")
-    for case, verdict in _RESULTS.values():
-        terminalreporter.write_line(f"{case:<104} {verdict}")
-    held = sum(verdict == "holds" for _, verdict in _RESULTS.values())
-    terminalreporter.write_line(f"{held} of {len(_RESULTS)} cases hold")
 
 
 @pytest.fixture(scope="session")
