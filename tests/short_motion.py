@@ -13,8 +13,8 @@ import dataclasses
 from pathlib import Path
 
 SHORT_FRAMES = 100
-"""Frames kept (2 s at 50 fps): the arm is raised and waving, and a stress episode of 2 s is long
-enough for a push at a random mid-episode time."""
+"""Frames kept (2 s at 50 fps): the arm rises and begins its first wave (motions/wave.yaml), and a
+stress episode of 2 s is long enough for a push at a random mid-episode time."""
 
 WAVE = Path(__file__).resolve().parents[1] / "motions" / "wave.npz"
 

@@ -114,10 +114,10 @@ def _chosen(found: list[tuple[float, tuple[float, ...], int]]) -> tuple[float, t
     at full strength and fell back to 0.75 after the checks of iterations 150–325 failed, had its
     iteration 100 chosen (0 of 128, strength 1) over 425 (0.08, strength 0.75), and the stress test
     found the same: its standard push 0 of 32 against 4 of 32 (450: 5), every other family alike."""
-    robust = [f for f in found if f[0] >= ROBUST_SUCCESS] or found
-    top = max(rate for rate, _, _ in robust)
+    pool = [f for f in found if f[0] >= ROBUST_SUCCESS] or found
+    top = max(rate for rate, _, _ in pool)
     near = [(rank[3], rate, -position, (rate, rank, iteration))
-            for position, (rate, rank, iteration) in enumerate(robust)
+            for position, (rate, rank, iteration) in enumerate(pool)
             if rate >= top - ROBUST_SUCCESS_TIE - 1e-9]
     return max(near)[-1]
 
