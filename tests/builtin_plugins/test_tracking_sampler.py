@@ -111,3 +111,20 @@ def test_per_visit_weighs_failure_rates_not_counts_that_favour_the_motions_end()
     copy = _sampler(per_visit=True)
     copy.load_state_dict(hard.state_dict())
     np.testing.assert_array_equal(copy.probabilities(), p)
+
+
+def test_stratified_starts_cover_the_motion_evenly_and_each_is_still_uniform():
+    """The judging envs' starts (``PLAY.spread``): one in each of ``count`` equal parts of the
+    span (which leaves ``window_s`` of motion), the parts dealt to the envs at random."""
+    sampler = _sampler(mode="stratified", window_s=2.0)  # 499 steps, 100 kept: span 399
+    draws = np.array([sampler.sample(16) for _ in range(2000)])
+    assert draws.min() >= 0 and draws.max() < 399
+    # every draw has one start in each sixteenth of the span (to the step it is rounded down to)
+    middles = (np.arange(16) + 0.5) * 399 / 16
+    assert (np.abs(np.sort(draws, axis=1) - middles) <= 399 / 32 + 1).all()
+    # each env's start alone is uniform over the span: its mean and spread are a uniform's
+    assert abs(draws[:, 3].mean() - 199) < 10 and abs(draws[:, 3].std() - 399 / 12 ** 0.5) < 8
+    # the statue's error on 16 such starts varies far less than on 16 uniform ones
+    uniform = _sampler(mode="uniform", window_s=2.0)
+    assert np.std(draws.mean(axis=1)) < 0.3 * np.std([uniform.sample(16).mean()
+                                                      for _ in range(2000)])

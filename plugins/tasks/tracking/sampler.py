@@ -7,6 +7,13 @@ probability proportional to the smoothed failure count plus a uniform floor
 (``uniform_ratio``); the smoothing kernel λ⁰, λ¹, … spreads a bin's weight to
 the bins before it, so envs start a little ahead of where they tend to fall.
 
+``uniform`` draws each start alike over the motion; ``stratified`` too, but the starts drawn
+together cover it evenly (one in each of as many equal parts), which is how a policy is judged
+(``PLAY.spread`` in task.py): the verdict compares a policy's error with a statue's on the same
+starts, and 16 uniform starts and the first frame of the shipped wave put the statue's error
+anywhere in 15–22 mm (5th to 95th percentile; a wave run's checks read 15–23), 16 stratified ones
+in 18–19.5 mm (``tools/bench_start_spread.py``).
+
 With ``per_visit`` a bin's weight is its failures per visit instead (the env
 steps spent in it, counted the same way): a failure count grows with the
 visits, and a bin late in a short motion is visited by every episode that
@@ -24,7 +31,7 @@ import numpy as np
 
 from primebot.pipeline.api import ConfigError
 
-MODES = ("adaptive", "uniform", "start")
+MODES = ("adaptive", "uniform", "stratified", "start")
 
 
 class StartFrameSampler:
@@ -101,8 +108,14 @@ class StartFrameSampler:
         if self.mode == "start" or count == 0:
             return np.zeros(count, np.int64)
         last = max(self.num_steps - 1, 1)
+        span = max(last - self.window_steps, 1)
         if self.mode == "uniform":
-            return self.rng.integers(0, max(last - self.window_steps, 1), size=count)
+            return self.rng.integers(0, span, size=count)
+        if self.mode == "stratified":
+            # one start in each of ``count`` equal parts of the span, the parts dealt to the envs at
+            # random: each start is still uniform, but a set of them covers the motion evenly
+            parts = (self.rng.permutation(count) + self.rng.random(count)) / count
+            return np.minimum((parts * span).astype(np.int64), span - 1)
         bins = self.rng.choice(self.num_bins, size=count, p=self.probabilities())
         steps = (bins + self.rng.random(count)) / self.num_bins * last
         return np.minimum(steps.astype(np.int64), last - 1)

@@ -176,7 +176,7 @@ SETTINGS: dict[str, Any] = {
 
 SETTING_CHOICES = {
     "actions.offset": ("reference", "default"),
-    "sampling.mode": ("adaptive", "uniform", "start"),
+    "sampling.mode": ("adaptive", "uniform", "stratified", "start"),
     "randomization.curriculum.signal": ("verdict", "falls"),
     "randomization.curriculum.raise_on": ("tracked", "stays_up"),
 }
@@ -188,7 +188,7 @@ PLAY = PlaySettings(
     evaluation={"randomization": {"enabled": False}, "observations": {"noise": False},
                 "log_reward_terms": False, "fresh_kinematics": True},
     from_start={"sampling": {"mode": "start"}},
-    spread={"sampling": {"mode": "uniform"}},
+    spread={"sampling": {"mode": "stratified"}},
     # the stress test's standard push, as it plays it: 4 s episodes from exact reference starts that
     # leave 4 s of motion, each kicked once, 1-2 s in (the window's second quarter), horizontally
     # by 0.2·√(g·L) in a random direction, and nothing else (docs/tasks.md, "Training for
