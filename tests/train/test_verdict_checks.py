@@ -412,9 +412,10 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
     assert not torch.allclose(torch.from_numpy(acted[0]), torch.from_numpy(twelve))
 
 
-def test_the_final_choice_prefers_a_confirmed_robust_policy_then_success_then_full_strength():
+def test_the_final_choice_prefers_a_confirmed_robust_policy_then_success_then_the_longest_trained():
     """Ranks as ``check_rank`` makes them: (tracked, robust, success under the push, curriculum
-    progress, success, -MPKPE). Curriculum progress decides among successes within the tie."""
+    progress, success, -MPKPE). Among successes within the tie, the latest iteration wins, whatever
+    strength the curriculum held it at."""
     from primebot.pipeline.train.verdict_checks import VerdictChecks
 
     def choose(confirmed: dict[int, int], progress: dict[int, float],
@@ -431,21 +432,24 @@ def test_the_final_choice_prefers_a_confirmed_robust_policy_then_success_then_fu
         assert checks.final_choice(lambda iteration: iteration)
         return checks.best_iteration
 
-    # at full strength alike, the most successful
-    assert choose({100: 100, 200: 110, 300: 105}, {100: 1.0, 200: 1.0, 300: 1.0}) == 200
-    # a quarter-strength policy's success within the tie does not beat one trained at full
-    # strength (0.81 against 0.78) …
-    assert choose({100: 100, 200: 104}, {100: 1.0, 200: 0.25}) == 100
-    # … but one the episodes tell apart does (0.86 against 0.78) …
+    # at full strength alike: within the tie of the most successful (0.86), the later (0.82) …
+    assert choose({100: 100, 200: 110, 300: 105}, {100: 1.0, 200: 1.0, 300: 1.0}) == 300
+    # … beyond it (0.70), the most successful
+    assert choose({100: 100, 200: 110, 300: 90}, {100: 1.0, 200: 1.0, 300: 1.0}) == 200
+    # a curriculum that rises: within the tie, the later check, at full strength (the Booster T1's
+    # wave: 0.81 at a quarter of the strength, then 0.78 at full)
+    assert choose({100: 104, 200: 100}, {100: 0.25, 200: 1.0}) == 200
+    # one the episodes tell apart wins, trained at whatever strength (0.86 against 0.78) …
     assert choose({100: 100, 200: 110}, {100: 1.0, 200: 0.25}) == 200
     # … and so does one confirmed robust, however near (0.91 against 0.88)
-    assert choose({100: 113, 200: 116}, {100: 1.0, 200: 0.25}) == 200
-    # the mjlab G1's squat (stop 55): 100 at strength 1 held 0 of 128, 425 and 450, at 0.75, 10 and
-    # 5; the stress test's standard push agreed (0, 4 and 5 of 32)
-    assert choose({450: 5, 425: 10, 100: 0}, {450: 0.75, 425: 0.75, 100: 1.0}) == 425
-    # the progress within the tie: 450 trained at 0.75 against 425 at 0.5
-    assert choose({450: 5, 425: 10, 100: 0}, {450: 0.75, 425: 0.5, 100: 1.0}) == 450
-    # equal success: the higher-ranked candidate (listed first)
+    assert choose({100: 116, 200: 113}, {100: 0.25, 200: 1.0}) == 100
+    # the mjlab G1's squat (stop 55): 100 at strength 1 held 0 of 128, 425 and 450, at 0.75 after
+    # the curriculum fell back, 10 and 5; the stress test's push: 0, 4 and 5 of 32
+    assert choose({450: 5, 425: 10, 100: 0}, {450: 0.75, 425: 0.75, 100: 1.0}) == 450
+    # the wave with 128 envs (stop 56): 250 at strength 1 (0.74), 1000 at 0.75 (0.71); exported,
+    # 250 did not track in sim2sim and 1000 did
+    assert choose({250: 95, 325: 85, 1000: 91}, {250: 1.0, 325: 1.0, 1000: 0.75}) == 1000
+    # equal success: the later
     assert choose({300: 110, 100: 110}, {100: 1.0, 300: 1.0}) == 300
     # a candidate whose second set does not track is not chosen, however successful
     assert choose({100: 100, 200: 120}, {100: 1.0, 200: 1.0}, tracks=lambda it: it != 200) == 100
