@@ -188,6 +188,13 @@ def report(rows: list[dict], sheet: Path | None, json_path: Path | None, title: 
         json_path.write_text(json.dumps(rows, indent=2), encoding="utf-8")
 
 
+def motion_paths(names: list[str]) -> list[Path]:
+    """``names`` as motion files: a name is motions/<name>.npz, a path ending in .npz itself; none:
+    every shipped motion."""
+    names = names or sorted(p.stem for p in MOTIONS.glob("*.npz"))
+    return [Path(n) if n.endswith(".npz") else MOTIONS / f"{n}.npz" for n in names]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -210,8 +217,7 @@ def main(argv: list[str] | None = None) -> int:
                              "table only")
     args = parser.parse_args(argv)
 
-    names = args.motions or sorted(p.stem for p in MOTIONS.glob("*.npz"))
-    motions = [Path(n) if n.endswith(".npz") else MOTIONS / f"{n}.npz" for n in names]
+    motions = motion_paths(args.motions)
     missing = [str(m) for m in motions if not m.is_file()]
     if missing:
         parser.error(f"no such motion: {', '.join(missing)}")

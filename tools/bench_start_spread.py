@@ -17,6 +17,7 @@ pose, over the tracked bodies of the motion's robot.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,9 @@ from primebot.pipeline.hooks.host import get_host
 from primebot.pipeline.motion.format import load_motion
 from primebot.plugins.tasks.tracking.sampler import StartFrameSampler
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_motions import motion_paths  # noqa: E402
+
 MODES = ("uniform", "stratified")
 
 
@@ -64,8 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--draws", type=int, default=2000, help="sets drawn per mode")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
-    names = args.motions or sorted(p.stem for p in (REPO / "motions").glob("*.npz"))
-    paths = [Path(n) if n.endswith(".npz") else REPO / "motions" / f"{n}.npz" for n in names]
+    paths = motion_paths(args.motions)
     print(f"statue MPKPE of {args.starts} starts + the first frame, {args.draws} draws per mode "
           f"(mm: mean, sd, 5th–95th percentile)")
     print(f"{'motion':<10} {'uniform':<30} {'stratified':<30} sd ratio")

@@ -38,6 +38,7 @@ class ServoGuess(Protocol):
     root_body: str
     anchor_body: str
 
+
 NATURAL_FREQUENCY_HZ = 10.0
 """mjlab's natural frequency of the joint servos: the scaffold's lowest."""
 STANCE_STIFFNESS_SAFETY = 1.5
