@@ -247,25 +247,27 @@ def test_a_robust_check_beats_a_tracked_one_and_only_robust_checks_stop_training
     registry, tmp_path
 ):
     """Checks at 3 and 6 track with the lower MPKPE but fall under perturbation; the one at 9 tracks
-    and is robust, so it becomes model_best.pt, and training stops at the second robust check in a
-    row (12)."""
+    and is robust, so it becomes model_best.pt over 3, and then 12, robust too and within the tie
+    of 9 under the push, trained longer; training stops at the second robust check in a row
+    (12)."""
     from primebot.pipeline.train.checkpoints import load_checkpoint
 
     # 3 (and its second set): tracked, fragile
     script = [(True, 1.0, 0.005, 0.5), (True, 1.0, 0.005, 0.5),
-              (True, 1.0, 0.01, 0.5),                           # 6: no better than 3
+              (True, 1.0, 0.01, 0.4),                           # 6: worse than 3 under the push
               # 9 (and its second set): robust, a new best
               (True, 1.0, 0.02, 0.95), (True, 1.0, 0.02, 0.94),
-              (True, 1.0, 0.02, 0.9)]                           # 12: robust too
+              # 12 (and its second set): robust too, within the tie of 9, later
+              (True, 1.0, 0.03, 0.9), (True, 1.0, 0.02, 0.92)]
     probe = _RobustnessProbe(script)
     result = _learn_until_tracked(registry, tmp_path, probe)
-    assert result.iteration == 12
+    assert result.iteration == 12 and probe.calls == 7
     best = load_checkpoint(tmp_path / "model_best.pt")
-    assert best["iteration"] == 9 and best["best_check"] == [1.0, 1.0, 0.94, 1.0, 1.0, -0.02, 9]
+    assert best["iteration"] == 12 and best["best_check"] == [1.0, 1.0, 0.9, 1.0, 1.0, -0.03, 12]
     _, rows = read_csv_rows(tmp_path / "train.csv")
     assert [r["verdict/robust_success_rate"] for r in rows if r.get("verdict/tracked")] == [
         "0.5",
-        "0.5",
+        "0.4",
         "0.95",
         "0.9",
     ]
@@ -273,19 +275,20 @@ def test_a_robust_check_beats_a_tracked_one_and_only_robust_checks_stop_training
 
 def test_training_stops_only_once_the_pooled_pushed_episodes_decide_robust(registry, tmp_path):
     """Checks of 32 pushed episodes each: 29 and 30 of 32 (the check at 3 and its second set), then
-    30 at 6, pass one by one but 89 of 96 cannot tell the success from 0.9 (the bow's stop 52
-    seed stopped on such checks and the stress test then read 0.88); the check at 9 and its second
-    set, 64 of 64, bring the pool to 153 of 160, and training stops there."""
+    30 and 29 at 6 (a new best within the tie, trained longer, so it plays its second set too),
+    pass one by one but 118 of 128 cannot tell the success from 0.9 (the bow's stop 52 seed
+    stopped on such checks and the stress test then read 0.88); the check at 9 and its second set,
+    64 of 64, bring the pool to 182 of 192, and training stops there."""
     class Counted(_RobustnessProbe):
         def __call__(self, policy):
             return {**super().__call__(policy), "robust_episodes": 32}
 
     script = [(True, 1.0, 0.01, 29 / 32), (True, 1.0, 0.01, 30 / 32),   # 3 and its second set
-              (True, 1.0, 0.02, 30 / 32),                               # 6: not a new best
+              (True, 1.0, 0.02, 30 / 32), (True, 1.0, 0.02, 29 / 32),   # 6 and its second set
               (True, 1.0, 0.02, 1.0), (True, 1.0, 0.02, 1.0)]           # 9 and its second set
     result = _learn_until_tracked(registry, tmp_path, Counted(script))
     assert result.status == "finished" and result.iteration == 9
-    assert "3 checks in a row, 153 of 160 pushed episodes pooled" in result.reason
+    assert "3 checks in a row, 182 of 192 pushed episodes pooled" in result.reason
 
 
 def test_a_stop_is_confirmed_on_fresh_pushed_episodes_and_an_unconfirmed_one_ends_the_row(
@@ -348,18 +351,65 @@ def test_checks_that_do_not_stop_training_never_spend_time_confirming():
         assert ("verdict/stop_confirmation" in rows[-1]) == stops
 
 
-def test_success_under_perturbation_within_one_standard_error_is_a_tie_that_progress_breaks():
+def test_success_under_perturbation_within_one_standard_error_is_a_tie_that_the_later_check_wins():
     """The Booster T1's wave: a check at a quarter of the randomisation succeeded under the push in
-    one episode of 32 more than checks at full strength, and became model_best.pt."""
+    one episode of 32 more than a later check at full strength, and became model_best.pt. Within
+    the tie the check trained longer wins, not the one further along the curriculum (which, where
+    the curriculum falls back, is an early one)."""
     from primebot.pipeline.train.verdict_checks import outranks
 
     # (tracked, robust, success under the push, curriculum progress, success, -MPKPE)
     quarter, full = (1.0, 0.0, 0.81, 0.25, 1.0, -0.002), (1.0, 0.0, 0.78, 1.0, 1.0, -0.003)
+    assert outranks(full, quarter, later=True) and not outranks(quarter, full, later=False)
+    # a curriculum that fell back: the later check at a quarter of the strength wins the tie
+    assert outranks(quarter, full, later=True) and not outranks(full, quarter, later=False)
+    # where the probe measures no robustness, progress still orders tracked checks
     assert outranks(full, quarter) and not outranks(quarter, full)
-    # beyond the tie, the push still decides
-    assert outranks((1.0, 0.0, 0.9, 0.25, 1.0, -0.002), full)
-    # a check that did not track never outranks one that did, however robust
-    assert not outranks((0.0, 0.0, 1.0, 1.0, 1.0, -0.001), quarter)
+    # beyond the tie, the push still decides, however early
+    assert outranks((1.0, 0.0, 0.9, 0.25, 1.0, -0.002), full, later=False)
+    # a robust check beats one that is not, however near and however late the other
+    assert outranks((1.0, 1.0, 0.91, 0.25, 1.0, -0.002), (1.0, 0.0, 0.88, 1.0, 1.0, -0.002),
+                    later=False)
+    # a check that did not track never outranks one that did, however robust and late
+    assert not outranks((0.0, 0.0, 1.0, 1.0, 1.0, -0.001), quarter, later=True)
+
+
+def test_the_final_choice_candidates_are_the_longest_trained_within_the_tie():
+    """The README's wave with 128 envs on a slow machine (stop 56), its checks as train.csv has
+    them (iteration, curriculum strength, success under the push of 32 episodes): the curriculum
+    started at full strength and fell back to 0.75 at iteration 625. Ranked by progress within the
+    tie, the early checks at full strength were among the candidates, and 250 was judged (it did not
+    track in sim2sim; 1000 did). Ranked by training time, the candidates are the latest ones that
+    the push cannot tell apart from the best."""
+    from primebot.pipeline.train.verdict_checks import VerdictChecks
+
+    checks_csv = [(250, 1.0, 0.66), (275, 1.0, 0.53), (300, 1.0, 0.75), (325, 1.0, 0.75),
+                  (625, 0.75, 0.69), (725, 0.75, 0.59), (925, 0.75, 0.78), (950, 0.75, 0.69),
+                  (1000, 0.75, 0.69), (1075, 1.0, 0.53)]
+
+    class Env:
+        curriculum_complete, curriculum_progress = True, 1.0
+
+        def observe_verdict(self, summary):
+            pass
+
+    class Probe:
+        push = 0.0
+
+        def __call__(self, policy):
+            return {"success_rate": 1.0, "mpkpe_m": 0.009, "statue_mpkpe_m": 0.018,
+                    "verdict": {"tracked": True}, "robust": False,
+                    "robust_success_rate": self.push, "robust_episodes": 32}
+
+    probe, env = Probe(), Env()
+    checks = VerdictChecks(probe, stops=True)
+    for iteration, strength, push in checks_csv:
+        probe.push, env.curriculum_progress = push, strength
+        env.curriculum_complete = strength == 1.0
+        checks.check(None, env, iteration)
+    assert set(checks.candidate_iterations) == {625, 925, 950, 1000}
+    # beyond the tie the push decides: 925 (0.78) over 1000 (0.69)
+    assert checks.best_iteration == 925
 
 
 def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_confirm_best(
