@@ -235,7 +235,7 @@ class VerdictChecks:
         if tracked and measured:
             self._keep_candidate(rank, iteration)
         self.last_reason = str(verdict.get("reason", ""))
-        if "robust_success_rate" in summary:
+        if measured:
             self.robustness_note = (f" and stood its randomisation at full strength (success "
                                     f"{summary['robust_success_rate']:.2f})")
         return row
