@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..registry import DEFAULT_TASK
+from ..train.train_config import LONG_TRAINING_MIN
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,8 @@ PRESETS: dict[str, Preset] = {
             iterations=6000,
             eval_episodes=32,
             video=True,
-            train_sets=(*LAPTOP_TRAINING, *UNTIL_TRACKED, "runner.time_limit_min=55"),
+            train_sets=(*LAPTOP_TRAINING, *UNTIL_TRACKED,
+                        f"runner.time_limit_min={LONG_TRAINING_MIN}"),
         ),
         Preset(
             name="full",

@@ -43,6 +43,7 @@ from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoi
 from .distributed import DistContext, context_from_env, init_distributed
 from .on_policy_runner import OnPolicyRunner, RunResult
 from .train_config import (
+    LONG_TRAINING_MIN,
     RESUMABLE_SETTINGS,
     TrainConfig,
     TrainRequest,
@@ -253,8 +254,10 @@ def _short_training(cfg: TrainConfig, result: RunResult) -> str:
             f"env-steps/s where {cfg.iterations} iterations in that time need about "
             f"{needed:,.0f}, so the policy had {iterations / cfg.iterations:.0%} of the training "
             "the settings were sized for; expect it to track and survive less. --resume RUN_DIR "
-            "--from train trains on for another time limit; --preset long trains up to 55 min; "
-            "a GPU (--device cuda) collects faster (docs/training.md, \"Performance\")")
+            "--from train trains on for another time limit; "
+            + (f"--preset long trains up to {LONG_TRAINING_MIN} min; "
+               if cfg.runner.time_limit_min < LONG_TRAINING_MIN else "")
+            + "a GPU (--device cuda) collects faster (docs/training.md, \"Performance\")")
 
 
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:

@@ -113,6 +113,10 @@ class TrainConfig:
         return data
 
 
+LONG_TRAINING_MIN = 55
+"""The time limit of the pipeline's ``long`` preset (``stages.presets``), in minutes: the train
+stage's warning of a run its time limit cut short names that preset only to runs with less."""
+
 RESUMABLE_SETTINGS = (
     "ppo.learning_rate", "ppo.schedule", "ppo.desired_kl", "ppo.max_grad_norm", "ppo.entropy_coef",
     "ppo.clip_param", "ppo.value_loss_coef", "ppo.num_learning_epochs", "ppo.compile_update",
