@@ -15,7 +15,8 @@ from typing import Any
 from ..registry import Registry
 from ..rundir import PIPELINE_FILE
 from .record import now_iso, resumed_record
-from .stage_runner import PipelineRunner, error_dict, ordered_stages
+from .stage_runner import error_dict, ordered_stages
+from .staleness import Staleness
 
 
 def record_command(registry: Registry, run_dir: str | Path, stage: str, *, status: str = "done",
@@ -30,7 +31,7 @@ def record_command(registry: Registry, run_dir: str | Path, stage: str, *, statu
     ``primebot train --resume``, ``eval``, ``export``, ``sim2sim`` and ``stress`` on a pipeline run
     call this (holding the run's lock; ``command`` names it): the stage gets the command's outcome
     and a new ``sequence``, ``settings`` (e.g. train's ``iterations``) are updated, and every stage
-    the change outdates is marked pending (``settle_outdated``), so a following ``pipeline run
+    the change outdates is marked pending (``Staleness.settle``), so a following ``pipeline run
     --resume`` reruns exactly what is out of date. Returns False (and records nothing) when
     ``run_dir`` is not a pipeline run or has no such stage.
     """
@@ -61,7 +62,7 @@ def record_command(registry: Registry, run_dir: str | Path, stage: str, *, statu
         )
     record.history.append({"started": now, "finished": now, "argv": sys.argv[1:], "stage": stage,
                            "status": status})
-    PipelineRunner(registry, record, stages, echo=lambda line: None).settle_outdated()
+    Staleness(record, [s for s, _ in stages]).settle()
     if all(r.status in ("done", "skipped") for r in record.stages):
         record.status = "done"
     elif status != "done":

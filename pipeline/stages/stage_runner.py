@@ -35,7 +35,6 @@ from ..exit_guard import exit_call, no_hard_exit
 from ..registry import Registry
 from ..run_lock import run_dir_lock
 from ..rundir import LOG_FILE, PIPELINE_FILE
-from ..train.provenance import stale_results
 from .contract import (
     Stage,
     StageContext,
@@ -45,6 +44,7 @@ from .contract import (
     order_stages,
 )
 from .record import PipelineRecord, StageRecord, format_duration, now_iso
+from .staleness import Staleness
 
 log = logging.getLogger(__name__)
 
@@ -105,25 +105,6 @@ class PipelineOutcome:
     report: Path | None = None
 
 
-def upstream_stages(stages: list[Stage]) -> dict[str, set[str]]:
-    """For each stage, every stage that must come before it (its ``after``/``before`` constraints,
-    transitively)."""
-    direct: dict[str, set[str]] = {stage.name: set(stage.after) for stage in stages}
-    for stage in stages:
-        for later in stage.before:
-            direct.setdefault(later, set()).add(stage.name)
-    closed: dict[str, set[str]] = {}
-
-    def walk(name: str) -> set[str]:
-        if name not in closed:
-            closed[name] = set()  # order_stages has refused cycles; this only guards the recursion
-            for parent in direct.get(name, ()):
-                closed[name] |= {parent, *walk(parent)}
-        return closed[name]
-
-    return {stage.name: walk(stage.name) for stage in stages}
-
-
 def ordered_stages(registry: Registry) -> list[tuple[Stage, str]]:
     """The registered stages in run order, each with the plugin that registered it."""
     owners = {reg.name: reg.plugin for reg in registry.registrations("stages")}
@@ -154,7 +135,7 @@ class PipelineRunner:
         self.write_report = write_report
         self.names = [stage.name for stage, _ in stages]
         self.selection.check(self.names)
-        self.upstream = upstream_stages([stage for stage, _ in stages])
+        self.staleness = Staleness(record, [stage for stage, _ in stages])
         self._log_fh = None
 
     # -- output ----------------------------------------------------------------------
@@ -214,7 +195,7 @@ class PipelineRunner:
                 record.status = "failed" if status == "running" else status
                 attempt["finished"] = now_iso()
                 attempt["status"] = record.status
-                self.settle_outdated()
+                self.staleness.settle()
                 try:
                     record.save()
                 except DiskFullError as exc:
@@ -277,8 +258,8 @@ class PipelineRunner:
         record.plugin, record.description = plugin, stage.description
         head = f"[{position}/{len(self.stages)}] {stage.name}"
         why_not = self.selection.why_not(stage.name, self.names)
-        outdated_by = self.outdated_by(stage.name)
-        stale = "" if outdated_by else self.stale_reason(stage)
+        outdated_by = self.staleness.outdated_by(stage.name)
+        stale = "" if outdated_by else self.staleness.stale_reason(stage)
         if why_not:
             # its result no longer matches what it was made from: never keep it as done
             if outdated_by:
@@ -358,61 +339,6 @@ class PipelineRunner:
         self.echo(f"      done in {format_duration(record.duration_s)}"
                   + (f": {result.message}" if result.message else ""))
         return "done"
-
-    def outdated_by(self, name: str) -> str:
-        """The upstream stage that finished after ``name`` did (so ``name`` must run again), or ''.
-
-        The one invalidation rule: a stage's result is kept only while every
-        stage it comes after (``after``/``before``, transitively) finished
-        before it. A rerun train therefore reruns evaluate, export and
-        sim2sim, also when the pipeline was killed in between and resumed.
-        """
-        record = self.record.stage(name)
-        if record.status != "done":
-            return ""
-        newer = [r for r in self.record.stages
-                 if r.name in self.upstream[name] and r.sequence > record.sequence]
-        return max(newer, key=lambda r: r.sequence).name if newer else ""
-
-    def stale_reason(self, stage: Stage) -> str:
-        """Why ``stage``'s done result no longer holds although no stage it comes after ran since,
-        or '': a pipeline setting it depends on changed (``Stage.settings``, e.g. train's
-        ``--iterations`` on --resume), or a file it wrote was made from another policy than the one
-        the run holds now (train/provenance.py: after ``primebot train --resume`` outside the
-        pipeline, or an interrupted rerun)."""
-        record = self.record.stage(stage.name)
-        if record.status != "done":
-            return ""
-        for key in stage.settings:
-            now = getattr(self.record.settings, key, None)
-            option = f"--{key.replace('_', '-')}"
-            if key not in record.settings:  # its plugin added the setting since the stage ran
-                return f"{option} was not recorded when it ran"
-            if record.settings[key] != now:
-                return f"{option} changed from {record.settings[key]} to {now}"
-        if record.outputs:
-            staleness = stale_results(self.record.run_dir)
-            for path in record.outputs.values():
-                why = staleness.reason(path)
-                if why:
-                    return why
-        return ""
-
-    def settle_outdated(self) -> None:
-        """Mark as pending every done stage whose result no longer holds (``outdated_by``,
-        ``stale_reason``), saying why: pipeline.json never shows an out-of-date result as done, also
-        when the run stopped before reaching the stage."""
-        for stage, _ in self.stages:
-            record = self.record.stage(stage.name)
-            if record.status != "done":
-                continue
-            upstream = self.outdated_by(stage.name)
-            why = f"it predates {upstream}'s rerun" if upstream else self.stale_reason(stage)
-            if why:
-                record.status = "pending"
-                record.reason = (
-                    f"its earlier result no longer holds ({why}); it runs again on --resume"
-                )
 
     @staticmethod
     def _finish(record: StageRecord, start: float, status: str) -> None:
