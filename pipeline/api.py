@@ -116,6 +116,7 @@ from .sim.task import (
 )
 from .sim.termination_terms import TerminationManager, TerminationTerm
 from .stages.contract import Stage, StageContext, StageInterrupted, StageResult, StageSkipped
+from .stages.presets import longer_budget
 
 LAZY: dict[str, tuple[str, str]] = {
     # training (torch)
@@ -208,6 +209,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "stages": (
         "Stage", "StageContext", "StageResult", "StageSkipped", "StageInterrupted",
+        "longer_budget",
     ),
     "report": (
         "headline_metrics", "metrics_headline", "metrics_summary",

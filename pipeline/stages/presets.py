@@ -14,7 +14,6 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..registry import DEFAULT_TASK
-from ..train.train_config import LONG_TRAINING_MIN
 
 
 @dataclass(frozen=True)
@@ -49,6 +48,16 @@ class Preset:
     stress_confirm: bool = True
     """Run more starts for a standard level whose success is too near 0.9 to call (docs/deploy.md,
     "How many starts"); off in quick, whose few starts never could."""
+
+
+LONG_TRAINING_MIN = 55
+"""The ``long`` preset's time limit, in minutes (``longer_budget``)."""
+
+
+def longer_budget() -> tuple[float, str]:
+    """The longest training a preset offers, and how to ask for it: the train stage's warning of a
+    run its time limit cut short names it to runs with less (``TrainRequest.longer_budget``)."""
+    return float(LONG_TRAINING_MIN), "--preset long"
 
 
 LAPTOP_TRAINING = (

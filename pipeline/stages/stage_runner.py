@@ -209,7 +209,8 @@ class PipelineRunner:
     def verdict(self) -> dict[str, Any]:
         """The run's verdict: ``{"stage", "tracked", "reason"}`` of the last stage (in run order)
         that gave one, and ``{"robust_stage", "robust", "robust_reason", "sentence"}`` of the last
-        that judged robustness.
+        that judged robustness, and ``next_step`` of the last that advised one (e.g. train, when
+        its time limit cut it short: the command that trains on).
 
         Stages that score tracking put ``tracked`` (bool) and ``verdict``
         (the reason) in their summary; the deploy-side check runs last, so
@@ -229,6 +230,8 @@ class PipelineRunner:
                 out.update(robust_stage=r.name, robust=r.summary["robust"],
                            robust_reason=r.summary.get("robust_reason", ""),
                            sentence=r.summary.get("stress_sentence", ""))
+            if "next_step" not in out and r.summary.get("next_step"):
+                out["next_step"] = str(r.summary["next_step"])
         return out
 
     def _plan_line(self) -> str:
@@ -399,6 +402,9 @@ class PipelineRunner:
         else:
             self.echo(f"[FAILED] at {failed}; after fixing, rerun with: "
                       f"primebot pipeline run --resume {self.record.run_dir}")
+        falls_short = verdict.get("tracked") is False or verdict.get("robust") is False
+        if falls_short and verdict.get("next_step"):
+            self.echo(f"      next: {verdict['next_step']}")
 
     @contextlib.contextmanager
     def _log_file(self) -> Iterator[None]:

@@ -43,7 +43,6 @@ from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoi
 from .distributed import DistContext, context_from_env, init_distributed
 from .on_policy_runner import OnPolicyRunner, RunResult
 from .train_config import (
-    LONG_TRAINING_MIN,
     RESUMABLE_SETTINGS,
     TrainConfig,
     TrainRequest,
@@ -183,6 +182,8 @@ class TrainOutcome:
     """The run directory (None on ranks > 0, which write nothing)."""
     runner: OnPolicyRunner
     """The trained runner (its learner holds the final weights)."""
+    request: TrainRequest
+    """What was asked (its ``train_on`` and ``longer_budget`` word the advice)."""
 
     def describe(self) -> tuple[dict[str, str], dict[str, Any], str, list[str]]:
         """(outputs, summary, message, warnings) of a finished training, as the train stage records
@@ -222,16 +223,20 @@ class TrainOutcome:
             robust_success = runner.checks.best_robust_success
             if robust_success is not None and robust_success < 1.0:
                 summary["robust_success_rate"] = round(robust_success, 3)
+        train_on = self.request.train_on.format(run_dir=run_dir or "RUN_DIR")
         if result.time_limited and result.iteration < SHORT_TRAINING * runner.cfg.iterations:
-            warnings.append(_short_training(runner.cfg, result))
+            warnings.append(_short_training(runner.cfg, result, train_on,
+                                            self.request.longer_budget))
+            summary["next_step"] = f"train on: {train_on}"
         if incomplete:
             summary["curriculum"] = "incomplete"
             warnings.append(f"{judged} before the task's curriculum was complete: it has not felt "
                             "the full randomisation (train.csv: randomization/strength), so expect "
                             "it to be less robust to pushes and model errors than configured; "
-                            "--resume RUN_DIR --from train --iterations N trains on, and "
+                            f"{train_on} --iterations N trains on, and "
                             "docs/tasks.md (\"Training for robustness\") says what keeps a policy "
                             "at full strength")
+            summary.setdefault("next_step", f"train on: {train_on} --iterations N")
         message = (f"{result.iteration} iterations on {runner.cfg.device}"
                    + (f" (of at most {runner.cfg.iterations}: {result.reason})" if result.reason
                       else "")
@@ -240,24 +245,27 @@ class TrainOutcome:
         return outputs, summary, message, warnings
 
 
-def _short_training(cfg: TrainConfig, result: RunResult) -> str:
+def _short_training(cfg: TrainConfig, result: RunResult, train_on: str,
+                    longer_budget: tuple[float, str] | None) -> str:
     """The warning of a run whose time limit ended it long before its iterations: how fast this
     machine collected (over this session's iterations: a resume's earlier ones took other time), how
-    fast the iterations needed, and what to do."""
+    fast the iterations needed, and what to do (``train_on``: the caller's command to train on;
+    ``longer_budget``: a longer limit the caller offers, named where the run's own is shorter)."""
     seconds = 60.0 * cfg.runner.time_limit_min
     per_iteration = cfg.num_envs * cfg.ppo.num_steps_per_env
     needed = cfg.iterations * per_iteration / seconds
     env_steps = (result.iteration - result.first_iteration) * per_iteration
     iterations = result.iteration
+    longer = ""
+    if longer_budget is not None and cfg.runner.time_limit_min < longer_budget[0]:
+        longer = f"{longer_budget[1]} trains up to {longer_budget[0]:g} min; "
     return (f"the time limit of {cfg.runner.time_limit_min:g} min ended training at iteration "
             f"{iterations} of {cfg.iterations}: this machine collected {env_steps / seconds:,.0f} "
             f"env-steps/s where {cfg.iterations} iterations in that time need about "
             f"{needed:,.0f}, so the policy had {iterations / cfg.iterations:.0%} of the training "
-            "the settings were sized for; expect it to track and survive less. --resume RUN_DIR "
-            "--from train trains on for another time limit; "
-            + (f"--preset long trains up to {LONG_TRAINING_MIN} min; "
-               if cfg.runner.time_limit_min < LONG_TRAINING_MIN else "")
-            + "a GPU (--device cuda) collects faster (docs/training.md, \"Performance\")")
+            f"the settings were sized for; expect it to track and survive less. {train_on} "
+            f"trains on for another time limit; {longer}"
+            "a GPU (--device cuda) collects faster (docs/training.md, \"Performance\")")
 
 
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:
@@ -371,7 +379,7 @@ def _run_training(registry: Registry, request: TrainRequest,
         env.close()
         if probe is not None:
             probe.close()
-    return TrainOutcome(result, run_dir if ctx.is_main else None, runner)
+    return TrainOutcome(result, run_dir if ctx.is_main else None, runner, request)
 
 
 def _apply_overrides(runner: OnPolicyRunner, overrides: list[str], checkpoint: str) -> None:

@@ -113,10 +113,6 @@ class TrainConfig:
         return data
 
 
-LONG_TRAINING_MIN = 55
-"""The time limit of the pipeline's ``long`` preset (``stages.presets``), in minutes: the train
-stage's warning of a run its time limit cut short names that preset only to runs with less."""
-
 RESUMABLE_SETTINGS = (
     "ppo.learning_rate", "ppo.schedule", "ppo.desired_kl", "ppo.max_grad_norm", "ppo.entropy_coef",
     "ppo.clip_param", "ppo.value_loss_coef", "ppo.num_learning_epochs", "ppo.compile_update",
@@ -370,6 +366,13 @@ class TrainRequest:
     """Train into this directory (e.g. the pipeline's run directory) instead of a new
     logs/<name>/<time>."""
     progress: bool = True
+    train_on: str = "primebot train --resume {run_dir}"
+    """How the caller trains this run on (``{run_dir}`` is filled in): what the warnings of a run
+    that ended short advise, and its summary's ``next_step``. The pipeline's train stage gives its
+    own command."""
+    longer_budget: tuple[float, str] | None = None
+    """A longer training budget the caller offers: its time limit in minutes and how to ask for it
+    (the pipeline: ``--preset long``); advised only to a run whose own limit is shorter."""
 
 
 def resolve_config(registry: Registry, request: TrainRequest, device: str,

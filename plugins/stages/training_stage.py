@@ -23,20 +23,23 @@ def _has_checkpoint(run_dir: Path) -> bool:
 
 def train_request(ctx: StageContext):
     """The ``TrainRequest`` for this run: fresh into the run directory, or a resume of it."""
-    from primebot.pipeline.api import TrainRequest
+    from primebot.pipeline.api import TrainRequest, longer_budget
 
     s = ctx.settings
+    # what a run that ended short is told to do: this pipeline's commands, not primebot train's
+    advice = {"train_on": "primebot pipeline run --resume {run_dir} --from train",
+              "longer_budget": longer_budget()}
     if _has_checkpoint(ctx.run_dir) and (ctx.run_dir / ARGS_FILE).is_file():
         # Only the iteration budget and the device may change on a resume (the trainer checks the
         # rest).
         return TrainRequest(resume=str(ctx.run_dir), iterations=s.iterations, device=s.device,
                             progress=True,
-                            sets=list(s.resume_sets))
+                            sets=list(s.resume_sets), **advice)
     return TrainRequest(
         motion=ctx.motion_path(), task=s.task, robot=s.robot, device=s.device, num_envs=s.num_envs,
         iterations=s.iterations, seed=s.seed,
         sets=[f"ppo.num_steps_per_env={s.steps_per_env}", *s.train_sets],
-        progress=True, run_dir=str(ctx.run_dir),
+        progress=True, run_dir=str(ctx.run_dir), **advice,
     )
 
 

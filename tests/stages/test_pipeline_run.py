@@ -315,8 +315,9 @@ def test_pipeline_stages_lists_the_order_and_plugins(run_cli):
 
 
 class _VerdictPlugin:
-    """Stages that judge the policy: ``judge`` (after sim2sim) tracks or not, ``stress`` (after it)
-    is robust or not."""
+    """Stages that judge the policy: ``judge`` (after sim2sim) tracks or not and advises a next
+    step, as train does when its time limit cut it short; ``stress`` (after it) is robust or
+    not."""
 
     def __init__(self, tracked: bool, robust: bool | None) -> None:
         from primebot.pipeline.hooks.specs import hookimpl
@@ -324,7 +325,8 @@ class _VerdictPlugin:
 
         def judge(ctx):
             return StageResult(summary={"tracked": tracked,
-                                        "verdict": "success 1.00 and MPKPE 0.010 m"})
+                                        "verdict": "success 1.00 and MPKPE 0.010 m",
+                                        "next_step": "train on: the stage's command"})
 
         def stress(ctx):
             return StageResult(summary={"robust": robust,
@@ -361,6 +363,9 @@ def test_the_exit_code_and_last_line_tell_robust_tracked_only_and_not_tracked(ru
     assert line in result.output
     assert ("Replaying the reference does as well." in result.output) == (tracked
                                                                           and robust is not None)
+    # the advised next step only where the verdict falls short of what was judged
+    assert ("\n      next: train on: the stage's command\n" in result.output) == (
+        not tracked or robust is False)
 
 
 # -- a real process, really killed ----------------------------------------------------

@@ -315,25 +315,46 @@ def test_a_run_without_verdict_checks_evaluates_its_last_checkpoint(registry, tm
     assert load_trained_policy(out.run_dir).iteration == 4
 
 
-def test_a_run_its_time_limit_cut_short_is_told_how_fast_this_machine_was_and_how_to_train_on():
+def test_a_run_its_time_limit_cut_short_is_told_how_fast_this_machine_was_and_how_to_train_on(
+        tmp_path):
     """The README's wave on 2 AVX2 cores (stops 57 and 58): the default preset's 25 minutes reached
     723 of 2500 iterations, and the warning names the long preset; the long preset's 55 reached
-    1586 of 6000, and the warning no longer tells that run to use the preset it ran."""
-    from primebot.pipeline.stages.presets import get_preset
+    1586 of 6000, and the warning no longer tells that run to use the preset it ran. Each caller's
+    own command: the pipeline's train stage advises ``pipeline run --resume … --from train``,
+    ``primebot train`` (which has neither ``--from`` nor presets) its own ``--resume``."""
+    from primebot.pipeline.stages.contract import StageContext
+    from primebot.pipeline.stages.presets import (
+        LONG_TRAINING_MIN,
+        get_preset,
+        longer_budget,
+        resolve_settings,
+    )
     from primebot.pipeline.train.on_policy_runner import RunResult
     from primebot.pipeline.train.session import _short_training
-    from primebot.pipeline.train.train_config import LONG_TRAINING_MIN, TrainConfig
+    from primebot.pipeline.train.train_config import TrainConfig, TrainRequest
+    from primebot.plugins.stages.training_stage import train_request
 
     assert f"runner.time_limit_min={LONG_TRAINING_MIN}" in get_preset("long").train_sets
+    ctx = StageContext(run_dir=tmp_path, settings=resolve_settings("wave.npz"), registry=None,
+                       stage="train")
+    stage = train_request(ctx)
+    assert (stage.train_on, stage.longer_budget) == (
+        "primebot pipeline run --resume {run_dir} --from train", longer_budget())
+    pipeline = stage.train_on.format(run_dir="/runs/wave")
     cfg = TrainConfig(num_envs=256, iterations=2500)
     cfg.runner.time_limit_min = 25
-    default = _short_training(cfg, RunResult(iteration=723, status="finished", time_limited=True))
+    short = RunResult(iteration=723, status="finished", time_limited=True)
+    default = _short_training(cfg, short, pipeline, stage.longer_budget)
     assert "ended training at iteration 723 of 2500" in default
     assert "collected 2,961 env-steps/s where 2500 iterations in that time need about 10,240" in (
         default)
-    assert "--resume RUN_DIR --from train" in default and "--preset long trains up to 55 min" in (
-        default)
+    assert "primebot pipeline run --resume /runs/wave --from train trains on" in default
+    assert "--preset long trains up to 55 min" in default
+    cli = _short_training(cfg, short, TrainRequest().train_on.format(run_dir="/runs/wave"), None)
+    assert "primebot train --resume /runs/wave trains on" in cli
+    assert "--from" not in cli and "--preset" not in cli
     cfg.iterations, cfg.runner.time_limit_min = 6000, LONG_TRAINING_MIN
-    long = _short_training(cfg, RunResult(iteration=1586, status="finished", time_limited=True))
-    assert "1586 of 6000" in long and "--resume RUN_DIR --from train" in long
+    long = _short_training(cfg, RunResult(iteration=1586, status="finished", time_limited=True),
+                           pipeline, stage.longer_budget)
+    assert "1586 of 6000" in long and "--from train trains on" in long
     assert "--preset long" not in long
