@@ -39,6 +39,7 @@ from .checkpoints import (
 from .distributed import DistContext
 from .log import TrainingLog
 from .signals import install_stop_handlers
+from .time_budget import early_warning, projection_point
 from .train_config import TrainConfig, resumable_identity
 from .transfer import StepTransfer
 from .verdict_checks import Probe, VerdictChecks
@@ -261,12 +262,19 @@ class OnPolicyRunner(CheckpointKeeping):
         restore = install_stop_handlers(self.request_stop)
         default_threads = torch.get_num_threads()
         start, first_iteration = time.perf_counter(), self.iteration
+        project_at = first_iteration + projection_point(self.cfg, self.checks_verdict)
         failing = False
         done = ""
         try:
             while self.iteration < self.cfg.iterations:
                 row = self._one_iteration(default_threads, start)
                 done = self._stop_rule(row, time.perf_counter() - start)
+                if self.iteration == project_at and not done and self.dist.is_main:
+                    # where the time limit will end training, said now rather than at its end
+                    warning = early_warning(self.cfg, self.iteration, first_iteration,
+                                            time.perf_counter() - start)
+                    if warning:
+                        log.warning("warning: %s", warning)
                 if train_log is not None:
                     train_log.log(row)
                 if bar is not None:

@@ -42,6 +42,7 @@ from ..sim.task import TaskSpec
 from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoints
 from .distributed import DistContext, context_from_env, init_distributed
 from .on_policy_runner import OnPolicyRunner, RunResult
+from .time_budget import SHORT_TRAINING, short_training
 from .train_config import (
     RESUMABLE_SETTINGS,
     TrainConfig,
@@ -54,10 +55,6 @@ from .train_config import (
 )
 
 log = logging.getLogger(__name__)
-
-SHORT_TRAINING = 0.5
-"""The train stage warns when the time limit ended training before this share of its iterations:
-the preset was sized for a faster machine, and the policy had much less training than it assumes."""
 
 
 def resolve_auto_settings(cfg: TrainConfig, backend: Backend) -> None:
@@ -225,8 +222,8 @@ class TrainOutcome:
                 summary["robust_success_rate"] = round(robust_success, 3)
         train_on = self.request.train_on.format(run_dir=run_dir or "RUN_DIR")
         if result.time_limited and result.iteration < SHORT_TRAINING * runner.cfg.iterations:
-            warnings.append(_short_training(runner.cfg, result, train_on,
-                                            self.request.longer_budget))
+            warnings.append(short_training(runner.cfg, result.iteration, result.first_iteration,
+                                           train_on, self.request.longer_budget))
             summary["next_step"] = f"train on: {train_on}"
         if incomplete:
             summary["curriculum"] = "incomplete"
@@ -243,29 +240,6 @@ class TrainOutcome:
                    + (f", episode return {summary['episode_return']:.2f}" if returns else "")
                    + (f"; the policy: {summary['policy']}" if "policy" in summary else ""))
         return outputs, summary, message, warnings
-
-
-def _short_training(cfg: TrainConfig, result: RunResult, train_on: str,
-                    longer_budget: tuple[float, str] | None) -> str:
-    """The warning of a run whose time limit ended it long before its iterations: how fast this
-    machine collected (over this session's iterations: a resume's earlier ones took other time), how
-    fast the iterations needed, and what to do (``train_on``: the caller's command to train on;
-    ``longer_budget``: a longer limit the caller offers, named where the run's own is shorter)."""
-    seconds = 60.0 * cfg.runner.time_limit_min
-    per_iteration = cfg.num_envs * cfg.ppo.num_steps_per_env
-    needed = cfg.iterations * per_iteration / seconds
-    env_steps = (result.iteration - result.first_iteration) * per_iteration
-    iterations = result.iteration
-    longer = ""
-    if longer_budget is not None and cfg.runner.time_limit_min < longer_budget[0]:
-        longer = f"{longer_budget[1]} trains up to {longer_budget[0]:g} min; "
-    return (f"the time limit of {cfg.runner.time_limit_min:g} min ended training at iteration "
-            f"{iterations} of {cfg.iterations}: this machine collected {env_steps / seconds:,.0f} "
-            f"env-steps/s where {cfg.iterations} iterations in that time need about "
-            f"{needed:,.0f}, so the policy had {iterations / cfg.iterations:.0%} of the training "
-            f"the settings were sized for; expect it to track and survive less. {train_on} "
-            f"trains on for another time limit; {longer}"
-            "a GPU (--device cuda) collects faster (docs/training.md, \"Performance\")")
 
 
 def run_training(registry: Registry, request: TrainRequest) -> TrainOutcome:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 import pointmass_task
@@ -216,6 +217,37 @@ def test_time_limit_finishes_the_run_early_with_a_checkpoint(registry, tmp_path)
     assert (out.run_dir / "model_1.pt").is_file()
 
 
+def test_a_time_limit_that_will_cut_training_short_is_said_early(registry, tmp_path, caplog):
+    """Where the time limit will end training, said once this session's first iterations (and its
+    first verdict check) are paid for, not only after the limit: the squat with the long preset on
+    2 AVX2 cores (stop 59) ran 1451 of its 6000 iterations, at about 2.3 s each, checks included."""
+    from primebot.pipeline.train.time_budget import early_warning, projection_point
+    from primebot.pipeline.train.train_config import TrainConfig
+
+    cfg = TrainConfig(iterations=6000)
+    cfg.runner.time_limit_min, cfg.runner.check_interval = 55, 25
+    assert projection_point(cfg, checks=True) == 25
+    cfg.runner.check_interval = 100
+    assert (projection_point(cfg, checks=True), projection_point(cfg, checks=False)) == (100, 25)
+    slow = early_warning(cfg, 100, 0, elapsed_s=230.0)
+    assert "at 2.30 s an iteration (verdict checks included)" in slow
+    assert "will end training around iteration 1434 of 6000, 24% of the training" in slow
+    # a resume projects from its own pace and its own iterations
+    assert "around iteration 2434 of 6000" in early_warning(cfg, 1100, 1000, elapsed_s=230.0)
+    assert early_warning(cfg, 100, 0, elapsed_s=50.0) == ""  # 0.5 s each: all 6000 in time
+    cfg.runner.time_limit_min = 0
+    assert early_warning(cfg, 100, 0, elapsed_s=230.0) == ""  # no limit
+    # in a real run: 10000 iterations cannot fit 3 s, and it says so before the limit ends it
+    with caplog.at_level(logging.WARNING, logger="primebot.pipeline.train.on_policy_runner"):
+        out = _train(registry, tmp_path, iterations=10000, sets=["runner.time_limit_min=0.05"])
+    assert out.result.time_limited
+    said = [r.getMessage() for r in caplog.records if "will end training around" in r.getMessage()]
+    assert len(said) == 1 and "of 10000" in said[0]
+    stopped = next(i for i, r in enumerate(caplog.records) if "training stopped" in r.getMessage())
+    assert caplog.records.index(next(r for r in caplog.records
+                                     if "will end training around" in r.getMessage())) < stopped
+
+
 def test_stop_when_tracked_needs_checks(registry, tmp_path):
     from primebot.pipeline.errors import ConfigError
 
@@ -329,8 +361,7 @@ def test_a_run_its_time_limit_cut_short_is_told_how_fast_this_machine_was_and_ho
         longer_budget,
         resolve_settings,
     )
-    from primebot.pipeline.train.on_policy_runner import RunResult
-    from primebot.pipeline.train.session import _short_training
+    from primebot.pipeline.train.time_budget import short_training
     from primebot.pipeline.train.train_config import TrainConfig, TrainRequest
     from primebot.plugins.stages.training_stage import train_request
 
@@ -343,18 +374,16 @@ def test_a_run_its_time_limit_cut_short_is_told_how_fast_this_machine_was_and_ho
     pipeline = stage.train_on.format(run_dir="/runs/wave")
     cfg = TrainConfig(num_envs=256, iterations=2500)
     cfg.runner.time_limit_min = 25
-    short = RunResult(iteration=723, status="finished", time_limited=True)
-    default = _short_training(cfg, short, pipeline, stage.longer_budget)
+    default = short_training(cfg, 723, 0, pipeline, stage.longer_budget)
     assert "ended training at iteration 723 of 2500" in default
     assert "collected 2,961 env-steps/s where 2500 iterations in that time need about 10,240" in (
         default)
     assert "primebot pipeline run --resume /runs/wave --from train trains on" in default
     assert "--preset long trains up to 55 min" in default
-    cli = _short_training(cfg, short, TrainRequest().train_on.format(run_dir="/runs/wave"), None)
+    cli = short_training(cfg, 723, 0, TrainRequest().train_on.format(run_dir="/runs/wave"), None)
     assert "primebot train --resume /runs/wave trains on" in cli
     assert "--from" not in cli and "--preset" not in cli
     cfg.iterations, cfg.runner.time_limit_min = 6000, LONG_TRAINING_MIN
-    long = _short_training(cfg, RunResult(iteration=1586, status="finished", time_limited=True),
-                           pipeline, stage.longer_budget)
+    long = short_training(cfg, 1586, 0, pipeline, stage.longer_budget)
     assert "1586 of 6000" in long and "--from train trains on" in long
     assert "--preset long" not in long
