@@ -217,7 +217,8 @@ def test_time_limit_finishes_the_run_early_with_a_checkpoint(registry, tmp_path)
     assert (out.run_dir / "model_1.pt").is_file()
 
 
-def test_a_time_limit_that_will_cut_training_short_is_said_early(registry, tmp_path, caplog):
+def test_a_time_limit_that_will_cut_training_short_is_said_early(registry, tmp_path, caplog,
+                                                                 monkeypatch):
     """Where the time limit will end training, said once this session's first iterations (and its
     first verdict check) are paid for, not only after the limit: the squat with the long preset on
     2 AVX2 cores (stop 59) ran 1451 of its 6000 iterations, at about 2.3 s each, checks included."""
@@ -238,6 +239,8 @@ def test_a_time_limit_that_will_cut_training_short_is_said_early(registry, tmp_p
     cfg.runner.time_limit_min = 0
     assert early_warning(cfg, 100, 0, elapsed_s=230.0) == ""  # no limit
     # in a real run: 10000 iterations cannot fit 3 s, and it says so before the limit ends it
+    # (projected after 3 iterations: a cold point-mass run may not reach 25 in the 3 s)
+    monkeypatch.setattr("primebot.pipeline.train.time_budget.PROJECT_AFTER", 3)
     with caplog.at_level(logging.WARNING, logger="primebot.pipeline.train.on_policy_runner"):
         out = _train(registry, tmp_path, iterations=10000, sets=["runner.time_limit_min=0.05"])
     assert out.result.time_limited
