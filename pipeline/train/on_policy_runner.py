@@ -10,6 +10,7 @@ cores) and with ``update_threads`` during the update.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -259,6 +260,12 @@ class OnPolicyRunner(CheckpointKeeping):
             )
         self._train_log = train_log
         bar = self._progress_bar() if self.dist.is_main and self.progress else None
+        console = contextlib.ExitStack()
+        if bar is not None:
+            from tqdm.contrib.logging import logging_redirect_tqdm
+
+            # a warning on the console goes above the bar on a line of its own, not after its text
+            console.enter_context(logging_redirect_tqdm())
         restore = install_stop_handlers(self.request_stop)
         default_threads = torch.get_num_threads()
         start, first_iteration = time.perf_counter(), self.iteration
@@ -314,6 +321,7 @@ class OnPolicyRunner(CheckpointKeeping):
         finally:
             restore()
             torch.set_num_threads(default_threads)
+            console.close()
             if bar is not None:
                 bar.close()
             if train_log is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import time
 
 import pointmass_task
@@ -249,6 +250,27 @@ def test_a_time_limit_that_will_cut_training_short_is_said_early(registry, tmp_p
     stopped = next(i for i, r in enumerate(caplog.records) if "training stopped" in r.getMessage())
     assert caplog.records.index(next(r for r in caplog.records
                                      if "will end training around" in r.getMessage())) < stopped
+
+
+def test_a_warning_during_training_is_a_console_line_of_its_own_above_the_progress_bar(
+        registry, tmp_path, capfd):
+    """The console handler (``primebot``'s, on stderr) writes through the bar while it runs: the
+    time limit's warning was glued after the bar's text (``… sps=3570]warning: at 2.17 s …``)."""
+    console = logging.StreamHandler(sys.stderr)
+    console.setFormatter(logging.Formatter("%(message)s"))
+    root = logging.getLogger()
+    root.addHandler(console)
+    try:
+        request = TrainRequest(task="pointmass", num_envs=16, log_dir=str(tmp_path), progress=True,
+                               iterations=10000,
+                               sets=[*SMALL_POLICY, "runner.time_limit_min=0.0005"])
+        run_training(registry, request)
+    finally:
+        root.removeHandler(console)
+    err = capfd.readouterr().err
+    assert "train:" in err and "training stopped after iteration" in err
+    line = next(part for part in err.replace("\r", "\n").split("\n") if "training stopped" in part)
+    assert line.startswith("time limit of 0.0005 min reached")
 
 
 def test_stop_when_tracked_needs_checks(registry, tmp_path):
