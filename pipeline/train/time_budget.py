@@ -38,12 +38,14 @@ def early_warning(cfg: TrainConfig, iteration: int, first_iteration: int, elapse
     done = iteration - first_iteration
     if limit_s <= 0 or done <= 0 or elapsed_s <= 0:
         return ""
-    per_iteration = elapsed_s / done
-    projected = min(cfg.iterations, iteration + int(max(limit_s - elapsed_s, 0.0) / per_iteration))
+    seconds_per_iteration = elapsed_s / done
+    projected = min(cfg.iterations,
+                    iteration + int(max(limit_s - elapsed_s, 0.0) / seconds_per_iteration))
     if projected >= SHORT_TRAINING * cfg.iterations:
         return ""
-    return (f"at {per_iteration:.2f} s an iteration (verdict checks included), the time limit of "
-            f"{cfg.runner.time_limit_min:g} min will end training around iteration {projected} of "
+    return (f"at {seconds_per_iteration:.2f} s an iteration (verdict checks included), the time "
+            f"limit of {cfg.runner.time_limit_min:g} min will end training around iteration "
+            f"{projected} of "
             f"{cfg.iterations}, {projected / cfg.iterations:.0%} of the training the settings were "
             "sized for: expect the policy to track and survive less. A faster device (--device "
             "cuda) trains further in the same minutes; the end of training says how to train on")
@@ -57,9 +59,9 @@ def short_training(cfg: TrainConfig, iteration: int, first_iteration: int, train
     and what to do (``train_on``: the caller's command to train on; ``longer_budget``: a longer
     limit the caller offers, named where the run's own is shorter)."""
     seconds = 60.0 * cfg.runner.time_limit_min
-    per_iteration = cfg.num_envs * cfg.ppo.num_steps_per_env
-    needed = cfg.iterations * per_iteration / seconds
-    env_steps = (iteration - first_iteration) * per_iteration
+    steps_per_iteration = cfg.num_envs * cfg.ppo.num_steps_per_env
+    needed = cfg.iterations * steps_per_iteration / seconds
+    env_steps = (iteration - first_iteration) * steps_per_iteration
     longer = ""
     if longer_budget is not None and cfg.runner.time_limit_min < longer_budget[0]:
         longer = f"{longer_budget[1]} trains up to {longer_budget[0]:g} min; "
