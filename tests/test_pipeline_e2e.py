@@ -76,6 +76,9 @@ def test_quick_pipeline_interrupted_in_training_then_resumed_leaves_every_artefa
     )
     assert statuses["replay"] in ("done", "skipped")  # skipped only without OpenGL
     assert "[DONE] smoke on cpu" in output
+    # every line of advice is the pipeline's own command, the trainer's too
+    assert "primebot train --resume" not in output and (
+        "received: stopped after iteration" in output), output[-3000:]
     assert list(run_dir.glob("model_*.pt")), "SIGINT must leave a checkpoint"
 
     proc = _pipeline(["--resume", str(run_dir)], tmp_path)

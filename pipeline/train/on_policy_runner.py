@@ -33,8 +33,8 @@ from .distributed import DistContext
 from .log import TrainingLog
 from .runner_state import EPISODE_WINDOW, RunnerState, config_hash
 from .signals import install_stop_handlers
-from .time_budget import early_warning, projection_point
-from .train_config import TrainConfig
+from .time_budget import early_warning, projection_point, time_left
+from .train_config import TRAIN_ON, TrainConfig
 from .transfer import StepTransfer
 from .verdict_checks import Probe, VerdictChecks
 
@@ -91,8 +91,15 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
         tensorboard: bool = False,
         progress: bool = True,
         probe: Probe | None = None,
+        train_on: str = TRAIN_ON,
+        longer_budget: tuple[float, str] | None = None,
     ) -> None:
         self.env = env
+        self.train_on = train_on
+        """How the caller trains this run on (``TrainRequest.train_on``): what a stop by signal, a
+        non-finite update and the time limit's early warning advise."""
+        self.longer_budget = longer_budget
+        """A longer time limit the caller offers (``TrainRequest.longer_budget``)."""
         self.checks = VerdictChecks(probe, stops=cfg.runner.stop_when_tracked)
         """The verdict checks (``runner.check_interval``): ``probe`` scores the deterministic policy
         (an object with ``act(obs)``) in a task-made evaluation env and returns its metrics with the
@@ -264,15 +271,20 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
                 if self.iteration == project_at and not done and self.dist.is_main:
                     # where the time limit will end training, said now rather than at its end
                     warning = early_warning(self.cfg, self.iteration, first_iteration,
-                                            time.perf_counter() - start)
+                                            time.perf_counter() - start, self.longer_budget)
                     if warning:
                         log.warning("warning: %s", warning)
                 if train_log is not None:
                     train_log.log(row)
                 if bar is not None:
                     ret = row.get("episode_return")
-                    bar.set_postfix(sps=f"{row['sps']:.0f}",
-                                    ret="-" if ret is None else f"{ret:.3f}", refresh=False)
+                    postfix = {"sps": f"{row['sps']:.0f}",
+                               "ret": "-" if ret is None else f"{ret:.3f}"}
+                    left = time_left(self.cfg, row["elapsed_s"])
+                    if left is not None:
+                        # the ETA counts to the last iteration; the time limit may come first
+                        postfix["limit_in"] = bar.format_interval(left)
+                    bar.set_postfix(postfix, refresh=False)
                     bar.update(1)
                 self._maybe_save(row)
                 if done:
@@ -287,8 +299,7 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
                     self.dist.barrier()
                     log.warning(
                         "%s received: stopped after iteration %d%s", stop, self.iteration,
-                        f"; resume with: primebot train --resume {self.run_dir}" if self.run_dir
-                        else "",
+                        f"; resume with: {self._train_on()}" if self.run_dir else "",
                     )
                     return RunResult(self.iteration, "interrupted", path, stop)
             if self.checks.final_choice_due:
@@ -332,9 +343,7 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
                 f"{self.iteration + 1}; "
                 "training stopped, no checkpoint written for this iteration",
                 fix="check rewards for huge values, then resume with a lower learning rate or "
-                    "gradient clip: "
-                    f"primebot train --resume {self.run_dir or 'RUN_DIR'} --set "
-                    "ppo.learning_rate=1e-4",
+                    f"gradient clip: {self._train_on()} --set ppo.learning_rate=1e-4",
             )
         self.iteration += 1
         steps = self.cfg.ppo.num_steps_per_env * self.env.num_envs * self.dist.world_size
@@ -396,6 +405,10 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
         }
 
     # -- signals and progress -------------------------------------------------------
+    def _train_on(self) -> str:
+        """The caller's command that trains this run on, with its run directory."""
+        return self.train_on.format(run_dir=self.run_dir or "RUN_DIR")
+
     def request_stop(self, reason: str = "stop") -> None:
         """Ask the loop to checkpoint and return after the current iteration (signal handlers call
         this)."""

@@ -302,7 +302,8 @@ def _run_training(registry: Registry, request: TrainRequest,
             env, cfg, dist=ctx,
             autocast_dtype=resolved.backend.autocast_dtype(),
             tensorboard=request.tensorboard and ctx.is_main,
-            progress=request.progress, probe=probe,
+            progress=request.progress, probe=probe, train_on=request.train_on,
+            longer_budget=request.longer_budget,
         )
         # The run directory appears only once the environment and the learner exist,
         # so a bad setting leaves no empty run behind.

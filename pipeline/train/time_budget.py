@@ -30,10 +30,11 @@ def projection_point(cfg: TrainConfig, checks: bool) -> int:
     return max(PROJECT_AFTER, cfg.runner.check_interval if checks else 0)
 
 
-def early_warning(cfg: TrainConfig, iteration: int, first_iteration: int, elapsed_s: float) -> str:
+def early_warning(cfg: TrainConfig, iteration: int, first_iteration: int, elapsed_s: float,
+                  longer_budget: tuple[float, str] | None = None) -> str:
     """The warning of a run whose time limit will end it before ``SHORT_TRAINING`` of its iterations
     at the pace of this session's iterations so far (``iteration - first_iteration`` in
-    ``elapsed_s`` seconds), or ''."""
+    ``elapsed_s`` seconds), or ''; ``longer_budget`` as for ``short_training``."""
     limit_s = 60.0 * cfg.runner.time_limit_min
     done = iteration - first_iteration
     if limit_s <= 0 or done <= 0 or elapsed_s <= 0:
@@ -48,7 +49,8 @@ def early_warning(cfg: TrainConfig, iteration: int, first_iteration: int, elapse
             f"{projected} of "
             f"{cfg.iterations}, {projected / cfg.iterations:.0%} of the training the settings were "
             "sized for: expect the policy to track and survive less. A faster device (--device "
-            "cuda) trains further in the same minutes; the end of training says how to train on")
+            f"cuda) trains further in the same minutes; {_longer(cfg, longer_budget)}the end of "
+            "training says how to train on")
 
 
 def short_training(cfg: TrainConfig, iteration: int, first_iteration: int, train_on: str,
@@ -62,13 +64,26 @@ def short_training(cfg: TrainConfig, iteration: int, first_iteration: int, train
     steps_per_iteration = cfg.num_envs * cfg.ppo.num_steps_per_env
     needed = cfg.iterations * steps_per_iteration / seconds
     env_steps = (iteration - first_iteration) * steps_per_iteration
-    longer = ""
-    if longer_budget is not None and cfg.runner.time_limit_min < longer_budget[0]:
-        longer = f"{longer_budget[1]} trains up to {longer_budget[0]:g} min; "
     return (f"the time limit of {cfg.runner.time_limit_min:g} min ended training at iteration "
             f"{iteration} of {cfg.iterations}: this machine collected {env_steps / seconds:,.0f} "
             f"env-steps/s where {cfg.iterations} iterations in that time need about "
             f"{needed:,.0f}, so the policy had {iteration / cfg.iterations:.0%} of the training "
             f"the settings were sized for; expect it to track and survive less. {train_on} "
-            f"trains on for another time limit; {longer}"
+            f"trains on for another time limit; {_longer(cfg, longer_budget)}"
             "a GPU (--device cuda) collects faster (docs/training.md, \"Performance\")")
+
+
+def _longer(cfg: TrainConfig, longer_budget: tuple[float, str] | None) -> str:
+    """'--preset long trains up to 55 min; ' where the caller offers a longer limit than the run's,
+    else ''."""
+    if longer_budget is None or cfg.runner.time_limit_min >= longer_budget[0]:
+        return ""
+    return f"{longer_budget[1]} trains up to {longer_budget[0]:g} min; "
+
+
+def time_left(cfg: TrainConfig, elapsed_s: float) -> float | None:
+    """Seconds until the time limit ends training (None without a limit): the progress bar shows
+    them beside its ETA, which counts to the last iteration."""
+    if cfg.runner.time_limit_min <= 0:
+        return None
+    return max(60.0 * cfg.runner.time_limit_min - elapsed_s, 0.0)

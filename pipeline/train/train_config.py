@@ -346,6 +346,12 @@ def check_choices(values: Any, choices: dict[str, tuple[str, ...]], prefix: str 
 
 
 # -- one run's settings, resolved and checked --------------------------------------------
+
+TRAIN_ON = "primebot train --resume {run_dir}"
+"""How ``primebot train`` trains a run on (``TrainRequest.train_on``; ``{run_dir}`` is filled
+in)."""
+
+
 @dataclass
 class TrainRequest:
     """What the user asked for; None means "the default" (or "unchanged" on resume)."""
@@ -366,7 +372,7 @@ class TrainRequest:
     """Train into this directory (e.g. the pipeline's run directory) instead of a new
     logs/<name>/<time>."""
     progress: bool = True
-    train_on: str = "primebot train --resume {run_dir}"
+    train_on: str = TRAIN_ON
     """How the caller trains this run on (``{run_dir}`` is filled in): what the warnings of a run
     that ended short advise, and its summary's ``next_step``. The pipeline's train stage gives its
     own command."""

@@ -237,6 +237,13 @@ def test_a_time_limit_that_will_cut_training_short_is_said_early(registry, tmp_p
     # a resume projects from its own pace and its own iterations
     assert "around iteration 2434 of 6000" in early_warning(cfg, 1100, 1000, elapsed_s=230.0)
     assert early_warning(cfg, 100, 0, elapsed_s=50.0) == ""  # 0.5 s each: all 6000 in time
+    # the caller's longer limit is named where the run's own is shorter (a new run with the
+    # pipeline's long preset instead of the default's 25 minutes)
+    longer = (55.0, "--preset long")
+    assert "--preset long" not in early_warning(cfg, 100, 0, elapsed_s=230.0, longer_budget=longer)
+    cfg.runner.time_limit_min = 25
+    assert "; --preset long trains up to 55 min; the end of training says how to train on" in (
+        early_warning(cfg, 100, 0, elapsed_s=230.0, longer_budget=longer))
     cfg.runner.time_limit_min = 0
     assert early_warning(cfg, 100, 0, elapsed_s=230.0) == ""  # no limit
     # in a real run: 10000 iterations cannot fit 3 s, and it says so before the limit ends it
@@ -269,8 +276,30 @@ def test_a_warning_during_training_is_a_console_line_of_its_own_above_the_progre
         root.removeHandler(console)
     err = capfd.readouterr().err
     assert "train:" in err and "training stopped after iteration" in err
+    # the bar's ETA counts to iteration 10000; beside it, the time the limit leaves
+    assert "limit_in=00:00" in err
     line = next(part for part in err.replace("\r", "\n").split("\n") if "training stopped" in part)
     assert line.startswith("time limit of 0.0005 min reached")
+
+
+def test_a_stop_by_signal_says_how_the_caller_trains_on(registry, tmp_path, caplog, monkeypatch):
+    """Ctrl-C during the pipeline's training advised ``primebot train --resume``, a command that
+    neither reruns the stages after train nor keeps pipeline.json current: the runner words it in
+    its caller's command (``TrainRequest.train_on``)."""
+    from primebot.pipeline.train import on_policy_runner
+
+    def signal_at_once(request_stop):  # as if Ctrl-C came during the first iteration
+        request_stop("SIGINT")
+        return lambda: None
+
+    monkeypatch.setattr(on_policy_runner, "install_stop_handlers", signal_at_once)
+    with caplog.at_level(logging.WARNING, logger="primebot.pipeline.train.on_policy_runner"):
+        out = _train(registry, tmp_path, iterations=50, run_name="pm",
+                     train_on="primebot pipeline run --resume {run_dir} --from train")
+    assert out.result.status == "interrupted" and out.result.iteration == 1
+    said = next(r.getMessage() for r in caplog.records if "received" in r.getMessage())
+    assert said == (f"SIGINT received: stopped after iteration 1; resume with: primebot pipeline "
+                    f"run --resume {out.run_dir} --from train")
 
 
 def test_stop_when_tracked_needs_checks(registry, tmp_path):
