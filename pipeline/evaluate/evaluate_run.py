@@ -133,7 +133,8 @@ class VerdictProbe:
     A tracking env of the run's task as evaluation plays it (no randomisation,
     no observation noise), start frames drawn uniformly, one episode per slot,
     and, as in eval and sim2sim, one more episode from the motion's first
-    frame (``TaskSpec.play.from_start``); ``probe(policy)`` returns their
+    frame (``TaskSpec.play.from_start``), played as the env's last slot where the
+    task declares ``start_in_last_slot``; ``probe(policy)`` returns their
     pooled summary with the verdict (``evaluate.metrics.pooled_summary``:
     the first-frame episode must reach its end). Cheaper and noisier than
     ``primebot eval``; the evaluate and sim2sim stages still give the
@@ -148,8 +149,11 @@ class VerdictProbe:
     """
 
     def __init__(self, view: TrackingView, perturbed: TrackingView | None = None,
-                 first: TrackingView | None = None) -> None:
+                 first: TrackingView | None = None, first_slot: int | None = None) -> None:
         self.view, self.perturbed, self.first = view, perturbed, first
+        self.first_slot = first_slot
+        """The slot of ``view``'s env whose episode starts at the first frame (the task's
+        ``PlaySettings.start_in_last_slot``), else None (``first`` plays it)."""
         self.env = view.env
 
     @classmethod
@@ -162,21 +166,34 @@ class VerdictProbe:
         if motion is None or spec.evaluation_view is None:  # no reference (walk): nothing to track
             return None
         spread = spec.play.spread
-        env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spread)
-        first = spec.evaluation_view(make_eval_env(registry, cfg, motion, 1, seed=seed,
-                                                   overrides=spec.play.from_start))
+        first = first_slot = None
+        if spec.play.start_in_last_slot is not None:
+            # the first-frame episode as one more slot: a 1-env batch cost about a fifth of a check
+            env = make_eval_env(registry, cfg, motion, episodes + 1, seed=seed,
+                                overrides=merge_settings(spread, spec.play.start_in_last_slot))
+            first_slot = episodes
+        else:
+            env = make_eval_env(registry, cfg, motion, episodes, seed=seed, overrides=spread)
+            first = spec.evaluation_view(make_eval_env(registry, cfg, motion, 1, seed=seed,
+                                                       overrides=spec.play.from_start))
         perturbed = None
         if spec.play.robustness is not None:
             overrides = merge_settings(spread, spec.play.robustness)
             perturbed = spec.evaluation_view(make_eval_env(registry, cfg, motion, robust_episodes,
                                                            seed=seed + 1,
                                                            overrides=overrides))
-        return cls(spec.evaluation_view(env), perturbed, first)
+        return cls(spec.evaluation_view(env), perturbed, first, first_slot)
 
     def __call__(self, policy: Any) -> dict[str, Any]:
         metrics, _ = play_episodes(self.view, policy)
-        groups = {"sampled": {"episode_records": metrics.episodes}}
-        if self.first is not None:
+        slots = metrics.slots
+        groups = {"sampled": {"episode_records": [
+            r for r, slot in zip(metrics.episodes, slots, strict=True) if slot != self.first_slot]}}
+        if self.first_slot is not None:
+            groups["from_start"] = {"episode_records": [
+                r for r, slot in zip(metrics.episodes, slots, strict=True)
+                if slot == self.first_slot]}
+        elif self.first is not None:
             first, _ = play_episodes(self.first, policy)
             groups["from_start"] = {"episode_records": first.episodes}
         summary = pooled_summary(groups, metrics.step_dt, metrics.body_names)

@@ -182,6 +182,8 @@ class EpisodeMetrics:
     sums: dict[str, np.ndarray] = field(init=False)
     steps: np.ndarray = field(init=False)
     episodes: list[dict] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)
+    """The env slot each of ``episodes`` was played in."""
 
     def __post_init__(self) -> None:
         self.sums = {key: np.zeros(self.num_envs) for key in ERROR_KEYS}
@@ -231,6 +233,7 @@ class EpisodeMetrics:
                     record["statue_mpkpe_m"] = statue_mpkpe(self.reference_body_pos, first,
                                                             self.max_episode_steps)
             self.episodes.append(record)
+            self.slots.append(int(i))
             for key in ERROR_KEYS:
                 self.sums[key][i] = 0.0
             self.steps[i] = 0

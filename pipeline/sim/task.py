@@ -182,6 +182,10 @@ class PlaySettings:
     spread: Mapping[str, Any] = field(default_factory=dict)
     """Or, eval's ``sampled`` group, training's verdict checks and export's recording: episodes
     start spread out (tracking: uniform start frames)."""
+    start_in_last_slot: Mapping[str, Any] | None = None
+    """Over ``spread``: the env's last slot starts where ``from_start``'s episodes do, so training's
+    verdict checks play their first-frame episode beside the spread ones instead of in an env of its
+    own (one env's steps cost about as much as a few more slots'); ``None``: in one of its own."""
     robustness: Mapping[str, Any] | None = None
     """Training's robustness check, over ``spread`` (tracking: the stress test's standard push);
     ``None``: the verdict checks judge tracking only."""
@@ -197,7 +201,8 @@ class PlaySettings:
             ("from_start", self.from_start),
             ("spread", self.spread),
         ]
-        optional = (("robustness", self.robustness), ("open_loop", self.open_loop))
+        optional = (("start_in_last_slot", self.start_in_last_slot),
+                    ("robustness", self.robustness), ("open_loop", self.open_loop))
         return sets + [(name, overrides) for name, overrides in optional if overrides is not None]
 
     def config(self, base: Mapping[str, Any], *extra: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -471,3 +471,23 @@ def test_the_env_counts_the_start_samplers_visits_with_per_visit(host, motion):
         assert "sampler/visit_count" not in plain.state_dict()  # mjlab's counts: nothing new
     finally:
         plain.close()
+
+
+def test_the_last_slot_starts_at_the_first_frame_and_the_others_as_they_would_without_it(host,
+                                                                                         motion):
+    """``sampling.last_slot_from_start``: a verdict check's first-frame episode as one more slot of
+    its stratified env (instead of a 1-env batch of its own), the other starts drawn as an env of
+    one slot fewer draws them, on every reset."""
+    stratified = {**EXACT, "sampling": {"mode": "stratified"}}
+    with_start = make_env(host, motion, num_envs=5, seed=7, config={
+        **EXACT, "sampling": {"mode": "stratified", "last_slot_from_start": True}})
+    without = make_env(host, motion, num_envs=4, seed=7, config=stratified)
+    try:
+        with_start.reset(), without.reset()
+        assert with_start.time_steps[4] == 0
+        np.testing.assert_array_equal(with_start.time_steps[:4], without.time_steps)
+        assert len(set(without.time_steps.tolist())) == 4  # drawn, not all frame 0
+        with_start._reset_envs(np.array([1, 4])), without._reset_envs(np.array([1]))
+        assert with_start.time_steps[4] == 0 and with_start.time_steps[1] == without.time_steps[1]
+    finally:
+        with_start.close(), without.close()

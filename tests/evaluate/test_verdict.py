@@ -231,3 +231,56 @@ def test_trainings_checks_play_the_first_frame_episode_too(host, tmp_path):
         assert episodes == 6 and 0 <= successes <= 6
     finally:
         probe.close()
+
+
+class _TaskPlayedApart:
+    """The registry, but its tracking task plays a check's first-frame episode in an env of its
+    own (``PlaySettings.start_in_last_slot`` None), as every task did before the slot."""
+
+    def __init__(self, registry) -> None:
+        import dataclasses
+
+        self.registry = registry
+        spec = registry.get("tasks", "tracking")
+        self.spec = dataclasses.replace(spec, play=dataclasses.replace(spec.play,
+                                                                        start_in_last_slot=None))
+
+    def get(self, kind: str, name: str):
+        return self.spec if (kind, name) == ("tasks", "tracking") else self.registry.get(kind, name)
+
+    def __getattr__(self, name: str):
+        return getattr(self.registry, name)
+
+
+def test_a_checks_first_frame_episode_as_the_last_slot_scores_as_in_an_env_of_its_own(host,
+                                                                                      tmp_path):
+    """The verdict check plays its first-frame episode as one more slot of the sampled episodes'
+    env (a 1-env batch took a fifth of a check, stop 59): the same episodes, the same summary."""
+    from tracking_run import TINY, WAVE
+
+    from primebot.pipeline.evaluate.evaluate_run import VerdictProbe
+    from primebot.pipeline.train.session import TrainRequest, run_training
+    from primebot.pipeline.train.trained_policy import load_trained_policy
+
+    request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=1, seed=3,
+                           log_dir=str(tmp_path), progress=False, sets=list(TINY))
+    policy = load_trained_policy(run_training(host.registry, request).run_dir)
+    motion = load_motion(WAVE)
+    merged = VerdictProbe.for_run(host.registry, policy.config, motion, episodes=3,
+                                  robust_episodes=2)
+    apart = VerdictProbe.for_run(_TaskPlayedApart(host.registry), policy.config, motion,
+                                 episodes=3, robust_episodes=2)
+    try:
+        assert (merged.first, merged.first_slot, merged.env.num_envs) == (None, 3, 4)
+        assert (apart.first is not None, apart.first_slot, apart.env.num_envs) == (True, None, 3)
+        one, other = merged(policy), apart(policy)
+        assert one["episodes"] == other["episodes"] == 4
+        assert one["first_frame_episode"] == other["first_frame_episode"]
+        metrics, _ = play_episodes(merged.view, policy)
+        assert {slot: r["start_step"] for r, slot in zip(metrics.episodes, metrics.slots,
+                                                         strict=True) if slot == 3} == {3: 0}
+        for key in ("success_rate", "mpkpe_m", "statue_mpkpe_m", "mean_episode_length"):
+            assert one[key] == pytest.approx(other[key], rel=1e-6), key
+        assert one["verdict"]["tracked"] == other["verdict"]["tracked"]
+    finally:
+        merged.close(), apart.close()

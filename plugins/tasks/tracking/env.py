@@ -133,6 +133,8 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
         self.sampler = StartFrameSampler(
             self.reference.num_steps, self.step_dt, cfg["sampling"], self.rngs["sampler"]
         )
+        self._last_slot_from_start = bool(cfg["sampling"].get("last_slot_from_start", False))
+        """The last env starts every episode at frame 0 (a verdict check's first-frame episode)."""
 
         self.num_actions = robot.num_joints
         self.max_episode_length = int(round(float(cfg["episode_length_s"]) / self.step_dt))
@@ -444,6 +446,16 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
             self.pusher.strength = strength
 
     # -- resets -------------------------------------------------------------------
+    def _start_steps(self, ids: np.ndarray) -> np.ndarray:
+        """Where envs ``ids`` start: as the sampler draws, but frame 0 for the last env with
+        ``sampling.last_slot_from_start`` (the others drawn as an env without it draws them)."""
+        if not self._last_slot_from_start:
+            return self.sampler.sample(ids.size)
+        drawn = ids != self.num_envs - 1
+        t = np.zeros(ids.size, np.int64)
+        t[drawn] = self.sampler.sample(int(np.count_nonzero(drawn)))
+        return t
+
     def _reset_envs(self, ids: np.ndarray) -> None:
         """Reference-state initialisation of envs ``ids`` at sampled start steps (with noise if
         randomising)."""
@@ -451,7 +463,7 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
         if n == 0:
             return
         ref, idx, rng = self.reference, self.model_info.indices, self.rngs["reset"]
-        t = self.sampler.sample(n)
+        t = self._start_steps(ids)
         self.time_steps[ids] = t
         self.episode_length[ids] = 0
         if self.pusher is not None:

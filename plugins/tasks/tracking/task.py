@@ -114,9 +114,11 @@ SETTINGS: dict[str, Any] = {
     # (frame 0)
     # (window_s: uniform draws only starts that leave that many seconds of motion; null: any)
     # (per_visit: weigh bins by failures per visit, not failure counts, which favour the last bins)
+    # (last_slot_from_start: the last env always starts at frame 0, the others as mode says)
     "sampling": {"mode": "adaptive", "bin_s": 1.0, "kernel_size": 1, "lambda": 0.8,
                  "uniform_ratio": 0.1,
-                 "alpha": 0.001, "window_s": None, "per_visit": False},
+                 "alpha": 0.001, "window_s": None, "per_visit": False,
+                 "last_slot_from_start": False},
     "randomization": {
         "enabled": True,            # false: none of the below (exact reference starts, no pushes)
         # One strength in [0, 1] scales every range below (curriculum.py; docs/tasks.md,
@@ -189,6 +191,8 @@ PLAY = PlaySettings(
                 "log_reward_terms": False, "fresh_kinematics": True},
     from_start={"sampling": {"mode": "start"}},
     spread={"sampling": {"mode": "stratified"}},
+    # a verdict check's first-frame episode as one more slot of its spread env
+    start_in_last_slot={"sampling": {"last_slot_from_start": True}},
     # the stress test's standard push, as it plays it: 4 s episodes from exact reference starts that
     # leave 4 s of motion, each kicked once, 1-2 s in (the window's second quarter), horizontally
     # by 0.2·√(g·L) in a random direction, and nothing else (docs/tasks.md, "Training for
