@@ -29,8 +29,9 @@ from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.train.trained_policy import load_trained_policy
 
 
-class _FirstFrameApart:
-    """A registry whose task plays the first-frame episode in an env of its own."""
+class FirstFrameApart:
+    """``registry``, but its task ``task`` plays a check's first-frame episode in an env of its own
+    (``PlaySettings.start_in_last_slot`` None), as every task did before stop 60."""
 
     def __init__(self, registry: Any, task: str) -> None:
         self.registry, self.task = registry, task
@@ -60,7 +61,7 @@ def bench(registry: Any, run_dir: Path, repeats: int) -> dict[str, list[float]]:
     cfg, motion = policy.config, policy.motion()
     probes = {
         "last slot": VerdictProbe.for_run(registry, cfg, motion, seed=cfg.seed + 1),
-        "own env": VerdictProbe.for_run(_FirstFrameApart(registry, cfg.task), cfg, motion,
+        "own env": VerdictProbe.for_run(FirstFrameApart(registry, cfg.task), cfg, motion,
                                         seed=cfg.seed + 1),
     }
     times: dict[str, list[float]] = {name: [] for name in (*probes, "spread", "pushed")}

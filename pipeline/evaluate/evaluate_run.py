@@ -131,10 +131,10 @@ class VerdictProbe:
     episodes.
 
     A tracking env of the run's task as evaluation plays it (no randomisation,
-    no observation noise), start frames drawn uniformly, one episode per slot,
-    and, as in eval and sim2sim, one more episode from the motion's first
-    frame (``TaskSpec.play.from_start``), played as the env's last slot where the
-    task declares ``start_in_last_slot``; ``probe(policy)`` returns their
+    no observation noise), start frames spread over the motion (``TaskSpec.play.spread``),
+    one episode per slot, and, as in eval and sim2sim, one more episode from the
+    motion's first frame (``TaskSpec.play.from_start``), played as the env's last
+    slot where the task declares ``start_in_last_slot``; ``probe(policy)`` returns their
     pooled summary with the verdict (``evaluate.metrics.pooled_summary``:
     the first-frame episode must reach its end). Cheaper and noisier than
     ``primebot eval``; the evaluate and sim2sim stages still give the

@@ -374,8 +374,8 @@ class TrainRequest:
     progress: bool = True
     train_on: str = TRAIN_ON
     """How the caller trains this run on (``{run_dir}`` is filled in): what the warnings of a run
-    that ended short advise, and its summary's ``next_step``. The pipeline's train stage gives its
-    own command."""
+    that ended short advise, its summary's ``next_step``, and the runner's advice after a signal or
+    a non-finite update. The pipeline's train stage gives its own command."""
     longer_budget: tuple[float, str] | None = None
     """A longer training budget the caller offers: its time limit in minutes and how to ask for it
     (the pipeline: ``--preset long``); advised only to a run whose own limit is shorter."""
