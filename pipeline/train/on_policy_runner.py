@@ -299,7 +299,7 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
                     self.dist.barrier()
                     log.warning(
                         "%s received: stopped after iteration %d%s", stop, self.iteration,
-                        f"; resume with: {self._train_on()}" if self.run_dir else "",
+                        f"; resume with: {self.train_on_command()}" if self.run_dir else "",
                     )
                     return RunResult(self.iteration, "interrupted", path, stop)
             if self.checks.final_choice_due:
@@ -343,7 +343,7 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
                 f"{self.iteration + 1}; "
                 "training stopped, no checkpoint written for this iteration",
                 fix="check rewards for huge values, then resume with a lower learning rate or "
-                    f"gradient clip: {self._train_on()} --set ppo.learning_rate=1e-4",
+                    f"gradient clip: {self.train_on_command()} --set ppo.learning_rate=1e-4",
             )
         self.iteration += 1
         steps = self.cfg.ppo.num_steps_per_env * self.env.num_envs * self.dist.world_size
@@ -380,7 +380,7 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
                 return (f"the policy tracked its motion{self.checks.robustness_note} at "
                         f"{self.checks.tracked_in_a_row} "
                         f"checks in a row{self.checks.pooled_note} ({self.checks.last_reason})")
-        if runner_cfg.time_limit_min > 0 and elapsed_s >= 60.0 * runner_cfg.time_limit_min:
+        if time_left(self.cfg, elapsed_s) == 0.0:
             self._time_limited = True
             return f"time limit of {runner_cfg.time_limit_min:g} min reached"
         return ""
@@ -405,8 +405,9 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
         }
 
     # -- signals and progress -------------------------------------------------------
-    def _train_on(self) -> str:
-        """The caller's command that trains this run on, with its run directory."""
+    def train_on_command(self) -> str:
+        """The caller's command that trains this run on, with its run directory (``RUN_DIR`` where
+        this rank writes none)."""
         return self.train_on.format(run_dir=self.run_dir or "RUN_DIR")
 
     def request_stop(self, reason: str = "stop") -> None:

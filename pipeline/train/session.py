@@ -178,9 +178,8 @@ class TrainOutcome:
     run_dir: Path | None
     """The run directory (None on ranks > 0, which write nothing)."""
     runner: OnPolicyRunner
-    """The trained runner (its learner holds the final weights)."""
-    request: TrainRequest
-    """What was asked (its ``train_on`` and ``longer_budget`` word the advice)."""
+    """The trained runner (its learner holds the final weights; its ``train_on`` and
+    ``longer_budget``, the caller's, word the advice)."""
 
     def describe(self) -> tuple[dict[str, str], dict[str, Any], str, list[str]]:
         """(outputs, summary, message, warnings) of a finished training, as the train stage records
@@ -220,10 +219,10 @@ class TrainOutcome:
             robust_success = runner.checks.best_robust_success
             if robust_success is not None and robust_success < 1.0:
                 summary["robust_success_rate"] = round(robust_success, 3)
-        train_on = self.request.train_on.format(run_dir=run_dir or "RUN_DIR")
+        train_on = runner.train_on_command()
         if result.time_limited and result.iteration < SHORT_TRAINING * runner.cfg.iterations:
             warnings.append(short_training(runner.cfg, result.iteration, result.first_iteration,
-                                           train_on, self.request.longer_budget))
+                                           train_on, runner.longer_budget))
             summary["next_step"] = f"train on: {train_on}"
         if incomplete:
             summary["curriculum"] = "incomplete"
@@ -354,7 +353,7 @@ def _run_training(registry: Registry, request: TrainRequest,
         env.close()
         if probe is not None:
             probe.close()
-    return TrainOutcome(result, run_dir if ctx.is_main else None, runner, request)
+    return TrainOutcome(result, run_dir if ctx.is_main else None, runner)
 
 
 def _apply_overrides(runner: OnPolicyRunner, overrides: list[str], checkpoint: str) -> None:
