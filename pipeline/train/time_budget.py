@@ -24,6 +24,11 @@ PROJECT_AFTER = 25
 checks' share of the time is in the pace)."""
 
 
+def limit_seconds(cfg: TrainConfig) -> float:
+    """``runner.time_limit_min`` in seconds (0: no limit)."""
+    return 60.0 * cfg.runner.time_limit_min
+
+
 def projection_point(cfg: TrainConfig, checks: bool) -> int:
     """After how many of this session's iterations the runner projects the end (``early_warning``):
     ``PROJECT_AFTER``, or the first verdict check's iteration where that comes later."""
@@ -35,7 +40,7 @@ def early_warning(cfg: TrainConfig, iteration: int, first_iteration: int, elapse
     """The warning of a run whose time limit will end it before ``SHORT_TRAINING`` of its iterations
     at the pace of this session's iterations so far (``iteration - first_iteration`` in
     ``elapsed_s`` seconds), or ''; ``longer_budget`` as for ``short_training``."""
-    limit_s = 60.0 * cfg.runner.time_limit_min
+    limit_s = limit_seconds(cfg)
     done = iteration - first_iteration
     if limit_s <= 0 or done <= 0 or elapsed_s <= 0:
         return ""
@@ -60,7 +65,7 @@ def short_training(cfg: TrainConfig, iteration: int, first_iteration: int, train
     ``first_iteration``: a resume's earlier ones took other time), how fast the iterations needed,
     and what to do (``train_on``: the caller's command to train on; ``longer_budget``: a longer
     limit the caller offers, named where the run's own is shorter)."""
-    seconds = 60.0 * cfg.runner.time_limit_min
+    seconds = limit_seconds(cfg)
     steps_per_iteration = cfg.num_envs * cfg.ppo.num_steps_per_env
     needed = cfg.iterations * steps_per_iteration / seconds
     env_steps = (iteration - first_iteration) * steps_per_iteration
@@ -86,4 +91,4 @@ def time_left(cfg: TrainConfig, elapsed_s: float) -> float | None:
     them beside its ETA, which counts to the last iteration."""
     if cfg.runner.time_limit_min <= 0:
         return None
-    return max(60.0 * cfg.runner.time_limit_min - elapsed_s, 0.0)
+    return max(limit_seconds(cfg) - elapsed_s, 0.0)
