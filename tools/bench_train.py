@@ -88,12 +88,14 @@ def main() -> None:
             samples[key].append(runner.timing[key])
         samples["iteration_s"].append(elapsed)
         samples["sps"].append(steps / elapsed)
+    physics_dt, decimation = float(env.sim.physics_dt), int(env.sim.decimation)
     env.close()
     medians = {key: statistics.median(values) for key, values in samples.items()}
     report = {
         "task": cfg.task, "device": device.torch_device, "num_envs": cfg.num_envs,
         "steps_per_env": cfg.ppo.num_steps_per_env, "actor_hidden": list(cfg.policy.actor_hidden),
         "learning_epochs": cfg.ppo.num_learning_epochs,
+        "physics_dt": physics_dt, "decimation": decimation,
         "iterations_timed": args.iterations, "cpus": os.cpu_count(),
         "collect_threads": cfg.runner.collect_threads,
         "update_threads": cfg.runner.update_threads or auto_update_threads(),
@@ -112,7 +114,7 @@ def main() -> None:
         return
     it = medians["iteration_s"]
     print(f"{cfg.task} on {device.torch_device}: {cfg.num_envs} envs x {cfg.ppo.num_steps_per_env} "
-          "steps, "
+          f"steps, physics {1 / report['physics_dt']:g} Hz x {report['decimation']}, "
           f"actor {list(cfg.policy.actor_hidden)}, {cfg.ppo.num_learning_epochs} learning epochs, "
           f"{args.iterations} timed iterations (median); mixed precision: update "
           f"{cfg.ppo.mixed_precision}, "

@@ -51,6 +51,10 @@ class RobotSpec:
     root_body: str = ""
     """The floating-base body (first body with a free joint) when different from the anchor."""
     description: str = ""
+    training_overrides: tuple[str, ...] = ()
+    """``KEY=VALUE`` training settings, written as for ``--set``, that this robot trains with unless
+    a flag, the motion file or ``--set`` says otherwise (q1: 100 Hz physics); a ``task.`` key its
+    task does not have is left out (docs/training.md, "Settings")."""
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -65,6 +69,7 @@ class RobotSpec:
             )
         object.__setattr__(self, "mjcf", Path(self.mjcf))
         object.__setattr__(self, "joint_names", tuple(self.joint_names))
+        object.__setattr__(self, "training_overrides", tuple(self.training_overrides))
         count, wrong = len(self.joint_names), []
         for name in PER_JOINT_FIELDS:
             values = np.asarray(getattr(self, name), dtype=np.float64).reshape(-1)

@@ -388,7 +388,9 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
     1. the trainer's defaults (``TrainConfig``) and the task's settings
        (``TaskSpec.default_config``),
     2. the task's trainer defaults (``TaskSpec.trainer_defaults``),
-    3. the flags (``--robot``, ``--num-envs``, ``--iterations``, ``--seed``),
+    3. the flags (``--robot``, ``--num-envs``, ``--iterations``, ``--seed``), and the robot's own
+       training overrides (``RobotSpec.training_overrides``; a ``task.`` key its task lacks is left
+       out),
     4. the motion's own training overrides (``Motion.training_overrides``), limited to the settings
        its task names (``TaskSpec.motion_settings``) and ``MOTION_POLICY_SETTINGS``, never a flag's,
        so every explicit choice of the user wins,
@@ -410,6 +412,8 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
                 _record(sources, name, f"--{name.replace('_', '-')}")
     except ValueError as exc:
         raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
+    if cfg.robot:
+        apply_robot_overrides(cfg, registry.get("robots", cfg.robot), open_sections, sources)
     carried = motion_overrides(request.motion) if spec.needs_motion and request.motion else ()
     try:
         carried_pairs = parse_set(carried)
@@ -447,6 +451,34 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
     cfg.device = device
     check_settings(cfg, spec)
     return cfg
+
+
+def apply_robot_overrides(cfg: TrainConfig, robot: Any, open_sections: tuple[str, ...] = (),
+                          sources: dict[str, str] | None = None) -> None:
+    """The robot's own training settings (``RobotSpec.training_overrides``) over ``cfg``; a
+    ``task.`` key the task does not have is left out (another task's setting). A bad one is a
+    ``ConfigError`` naming the robot."""
+    try:
+        for key, value in parse_set(robot.training_overrides):
+            if key.startswith("task.") and not _task_has(cfg.task_config, key):
+                log.debug("robot %s: task %s has no %s; left out", robot.name, cfg.task, key)
+                continue
+            set_value(cfg, key, value, open_sections=open_sections)
+            _record(sources, key, f"robot {robot.name}")
+    except ValueError as exc:
+        raise ConfigError(f"robot {robot.name!r}: its training_overrides: {exc}",
+                          fix="correct RobotSpec.training_overrides in the robot's plugin "
+                              "(docs/robots.md)") from None
+
+
+def _task_has(task_config: dict[str, Any], key: str) -> bool:
+    """Whether the task's settings hold ``task.a.b``."""
+    node: Any = task_config
+    for part in key.split(".")[1:]:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def task_default(spec: Any, name: str) -> Any:

@@ -454,6 +454,16 @@ def test_physics_dt_sets_trainings_physics_step_and_decimation_keeps_the_control
             make_env(host, motion, num_envs=1, config={**EXACT, "physics_dt": bad})
 
 
+@pytest.mark.parametrize("physics_dt, decimation, keeps", [(None, 2, 4), (0.01, 4, 2)])
+def test_a_control_period_off_the_motions_50_fps_is_warned_naming_the_decimation(
+        host, motion, caplog, physics_dt, decimation, keeps):
+    # with the MJCF's own step too: a decimation left at 2 after `--set task.physics_dt=null`
+    with caplog.at_level("WARNING"):
+        make_env(host, motion, num_envs=1,
+                 config={**EXACT, "physics_dt": physics_dt, "decimation": decimation})
+    assert f"set task.decimation={keeps} for that" in caplog.text
+
+
 def test_the_env_counts_the_start_samplers_visits_with_per_visit(host, motion):
     env = make_env(host, motion, num_envs=8, config={"sampling": {"per_visit": True}})
     try:

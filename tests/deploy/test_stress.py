@@ -105,15 +105,16 @@ def zero_stress(zero_policy):
 
 def test_the_training_rate_cell_runs_the_physics_step_training_ran(zero_policy, tmp_path,
                                                                   monkeypatch):
-    # a run trained with task.physics_dt=0.01 says so in its metadata; the MJCF says 0.005
+    # q1 trains with task.physics_dt=0.01 (its training_overrides) and its export says so, where
+    # the MJCF says 0.005; a run trained at another step says that one
     meta = read_metadata(zero_policy)
-    coarse = tmp_path / "coarse.onnx"
+    assert float(meta["training_physics_dt"]) == 0.01
+    fine = tmp_path / "fine.onnx"
     model = onnx.load(str(zero_policy))
     for prop in model.metadata_props:
         if prop.key == "training_physics_dt":
-            prop.value = "0.01"
-    onnx.save(model, str(coarse))
-    assert float(meta["training_physics_dt"]) == 0.005
+            prop.value = "0.0025"
+    onnx.save(model, str(fine))
     seen = []
     original = stress.physics_hz_of
 
@@ -123,8 +124,10 @@ def test_the_training_rate_cell_runs_the_physics_step_training_ran(zero_policy, 
 
     monkeypatch.setattr(stress, "physics_hz_of", recording)
     plan = StressPlan(starts=1, window_s=0.5, families=("integrator",), seed=3, confirm_starts=0)
-    run_stress(coarse, Q1_XML, plan)
-    assert ("training_rate", pytest.approx(100.0)) in seen
+    run_stress(zero_policy, Q1_XML, plan)
+    run_stress(fine, Q1_XML, plan)
+    assert [rate for level, rate in seen if level == "training_rate"] == pytest.approx([100.0,
+                                                                                       400.0])
 
 
 def test_replaying_the_reference_equals_a_zero_action_policy(zero_stress):

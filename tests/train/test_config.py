@@ -97,3 +97,31 @@ def test_a_bad_override_in_a_motion_names_the_file_and_the_fix(registry, tmp_pat
         resolve_config(registry, TrainRequest(motion=motion), "cpu")
     assert motion in str(err.value) and "training_overrides" in str(err.value)
     assert "regenerate" in err.value.fix
+
+
+def test_q1_trains_at_100_hz_physics_by_its_own_overrides_and_a_set_wins(registry):
+    from primebot.pipeline.train.train_config import resolve_config as resolve_with_sources
+
+    sources: dict[str, str] = {}
+    cfg = resolve_with_sources(registry, TrainRequest(motion="motions/wave.npz"), "cpu", sources)
+    assert (cfg.task_config["physics_dt"], cfg.task_config["decimation"]) == (0.01, 2)
+    assert sources["task.physics_dt"] == sources["task.decimation"] == "robot q1"
+    back = resolve(registry, "task.physics_dt=0.005", "task.decimation=4")
+    assert (back.task_config["physics_dt"], back.task_config["decimation"]) == (0.005, 4)
+
+
+def test_a_robot_s_override_of_a_setting_its_task_lacks_is_left_out_and_a_bad_one_named(registry):
+    from types import SimpleNamespace
+
+    from primebot.pipeline.train.train_config import TrainConfig, apply_robot_overrides
+
+    cfg = TrainConfig(task="walk", task_config={"decimation": 4})
+    robot = SimpleNamespace(name="stilts", training_overrides=("task.physics_dt=0.01",
+                                                               "task.decimation=2",
+                                                               "ppo.learning_rate=1e-4"))
+    apply_robot_overrides(cfg, robot)
+    assert cfg.task_config == {"decimation": 2}
+    assert cfg.ppo.learning_rate == pytest.approx(1e-4)
+    with pytest.raises(ConfigError, match="robot 'stilts'.*ppo.learnig_rate"):
+        apply_robot_overrides(cfg, SimpleNamespace(name="stilts",
+                                                   training_overrides=("ppo.learnig_rate=1",)))

@@ -164,8 +164,8 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
             persistent=fresh,
         )
         self.step_dt = self.sim.control_dt
-        if cfg.get("physics_dt") is not None and abs(self.step_dt - MOTION_DT) > 1e-9:
-            log.warning("task.physics_dt=%g with decimation %d: the policy acts every %g s, not "
+        if abs(self.step_dt - MOTION_DT) > 1e-9:
+            log.warning("physics step %g s with decimation %d: the policy acts every %g s, not "
                         "every %g s (the motions' 50 fps); set task.decimation=%d for that",
                         self.sim.physics_dt, self.sim.decimation, self.step_dt, MOTION_DT,
                         max(1, round(MOTION_DT / self.sim.physics_dt)))

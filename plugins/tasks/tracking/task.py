@@ -64,8 +64,9 @@ OBSERVATION_SETTINGS = ("noise", "noise_scale", "history")
 
 SETTINGS: dict[str, Any] = {
     "decimation": 4,                # physics substeps per control step: 0.005 s x 4 = 50 Hz
-    # physics step (s) in training; null: the MJCF's own (q1: 0.005). The control period is
-    # physics_dt x decimation: 0.01 x 2 keeps 50 Hz with half the physics (docs/tasks.md, "Timing")
+    # physics step (s) in training; null: the MJCF's own (q1.xml: 0.005, but q1 trains at 0.01 x 2:
+    # its training_overrides). The control period is physics_dt x decimation: 0.01 x 2 keeps 50 Hz
+    # with half the physics (docs/tasks.md, "Timing")
     "physics_dt": None,
     # time-out (a truncation); an episode also ends at the motion's last frame
     "episode_length_s": 10.0,
