@@ -76,6 +76,8 @@ def show_command(host: PluginHost, name: str, robot_xml: str | None, as_json: bo
     click.echo(f"  feet    {', '.join(info['feet'])}")
     click.echo(f"  end effectors  {', '.join(info['end_effector_bodies'])}")
     click.echo(f"  tracked ({len(info['tracked_bodies'])})  {', '.join(info['tracked_bodies'])}")
+    if info["training_overrides"]:
+        click.echo(f"  trains with  {' '.join(info['training_overrides'])}   (any --set wins)")
     click.echo(
         "\n  joint                         lower   upper  default      kp     kd  effort  scale"
     )

@@ -48,6 +48,7 @@ def describe_robot(spec: RobotSpec, model: mujoco.MjModel | None = None) -> dict
         "end_effector_bodies": list(spec.end_effector_bodies),
         "feet": list(spec.feet),
         "self_collision_pairs": [list(pair) for pair in spec.self_collision_geoms],
+        "training_overrides": list(spec.training_overrides),
         "joints": joints,
         "bodies": bodies,
     }

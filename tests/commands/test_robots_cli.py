@@ -27,9 +27,11 @@ def test_robots_show_prints_joints_bodies_mass_and_height(capsys, clean_env):
     assert code == 0
     assert "left_knee_joint" in out and "kp" in out and "effort" in out
     assert "16.30 kg" in out and "height 0.88" in out
+    assert "trains with  task.physics_dt=0.01 task.decimation=2" in out
     code, out, _ = run(capsys, "robots", "show", "q1", "--json")
     info = json.loads(out)
     assert len(info["joints"]) == 22 and info["anchor_body"] == "torso_link"
+    assert info["training_overrides"] == ["task.physics_dt=0.01", "task.decimation=2"]
     knee = next(j for j in info["joints"] if j["name"] == "left_knee_joint")
     assert knee["lower"] < 0 < knee["default"] < knee["upper"]
 

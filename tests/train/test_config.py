@@ -100,17 +100,15 @@ def test_a_bad_override_in_a_motion_names_the_file_and_the_fix(registry, tmp_pat
 
 
 def test_q1_trains_at_100_hz_physics_by_its_own_overrides_and_a_set_wins(registry):
-    from primebot.pipeline.train.train_config import resolve_config as resolve_with_sources
-
     sources: dict[str, str] = {}
-    cfg = resolve_with_sources(registry, TrainRequest(motion="motions/wave.npz"), "cpu", sources)
+    cfg = resolve_config(registry, TrainRequest(motion="motions/wave.npz"), "cpu", sources)
     assert (cfg.task_config["physics_dt"], cfg.task_config["decimation"]) == (0.01, 2)
     assert sources["task.physics_dt"] == sources["task.decimation"] == "robot q1"
     back = resolve(registry, "task.physics_dt=0.005", "task.decimation=4")
     assert (back.task_config["physics_dt"], back.task_config["decimation"]) == (0.005, 4)
 
 
-def test_a_robot_s_override_of_a_setting_its_task_lacks_is_left_out_and_a_bad_one_named(registry):
+def test_a_robot_s_override_of_a_setting_its_task_lacks_is_left_out_and_a_bad_one_named():
     from types import SimpleNamespace
 
     from primebot.pipeline.train.train_config import TrainConfig, apply_robot_overrides
