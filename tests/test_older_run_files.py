@@ -11,7 +11,8 @@ import yaml
 from primebot.pipeline.errors import ConfigError, ExportError
 from primebot.pipeline.rundir import ARGS_FILE, read_run_id
 from primebot.pipeline.train.provenance import recorded_identity
-from primebot.pipeline.train.train_config import TrainConfig, TrainRequest
+from primebot.pipeline.train.settings_layers import TrainRequest
+from primebot.pipeline.train.train_config import TrainConfig
 
 
 def _args(run_dir, run: dict | None, **ppo) -> None:

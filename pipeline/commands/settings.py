@@ -1,7 +1,7 @@
 """``primebot config show``: every setting a training run would use, and where each came from.
 
 The settings are resolved by the same function training uses
-(``train.train_config.resolve_config``, docs/training.md, "Settings"), so what this
+(``train.settings_layers.resolve_config``, docs/training.md, "Settings"), so what this
 prints is what ``primebot train`` (or the train stage of ``pipeline run
 --preset P``) writes to args.yaml, before anything settled per device.
 """
@@ -40,7 +40,8 @@ def resolved_settings(
 ) -> list[tuple[str, Any, str]]:
     """``(key, value, source)`` for every setting of ``request`` (with ``preset``'s sizes and
     ``--set``s first, as ``pipeline run --preset`` trains), in args.yaml's order."""
-    from ..train.train_config import parse_set, resolve_config
+    from ..train.settings_layers import resolve_config
+    from ..train.train_config import parse_set
 
     user_sets = list(request.sets)
     preset_sets: list[str] = []
@@ -112,7 +113,7 @@ def show(host: PluginHost, motion: str | None, task, robot, num_envs, iterations
     sizes. Nothing is trained and no device is touched; ``auto`` settings are settled when the run
     starts.
     """
-    from ..train.train_config import TrainRequest
+    from ..train.settings_layers import TrainRequest
 
     request = TrainRequest(motion=motion, task=task, robot=robot, num_envs=num_envs,
                            iterations=iterations,

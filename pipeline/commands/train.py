@@ -23,7 +23,7 @@ class TrainCommand(click.Command):
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         host = ctx.find_object(PluginHost)
         if host is not None:
-            from ..train.train_config import task_default
+            from ..train.settings_layers import task_default
 
             tasks = host.registry.items("tasks")
             for param in self.params:

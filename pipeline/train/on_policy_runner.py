@@ -32,9 +32,10 @@ from .checkpoint_keeping import CheckpointKeeping
 from .distributed import DistContext
 from .log import TrainingLog
 from .runner_state import EPISODE_WINDOW, RunnerState, config_hash
+from .settings_layers import TRAIN_ON
 from .signals import install_stop_handlers
 from .time_budget import early_warning, projection_point, time_left
-from .train_config import TRAIN_ON, TrainConfig
+from .train_config import TrainConfig
 from .transfer import StepTransfer
 from .verdict_checks import Probe, VerdictChecks
 

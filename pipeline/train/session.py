@@ -42,14 +42,13 @@ from ..sim.task import TaskSpec
 from .checkpoints import interrupted_writes, load_latest_good, numbered_checkpoints
 from .distributed import DistContext, context_from_env, init_distributed
 from .on_policy_runner import OnPolicyRunner, RunResult
+from .settings_layers import TrainRequest, resolve_config
 from .time_budget import SHORT_TRAINING, short_training
 from .train_config import (
     RESUMABLE_SETTINGS,
     TrainConfig,
-    TrainRequest,
     check_settings,
     parse_set,
-    resolve_config,
     section_value,
     set_value,
 )

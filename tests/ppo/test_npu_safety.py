@@ -8,7 +8,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from primebot.pipeline.train.on_policy_runner import OnPolicyRunner
-from primebot.pipeline.train.train_config import TrainConfig, apply_task_defaults
+from primebot.pipeline.train.settings_layers import apply_task_defaults
+from primebot.pipeline.train.train_config import TrainConfig
 from primebot.pipeline.train.transfer import StepTransfer
 
 RANDOM_OPS = {

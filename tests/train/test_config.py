@@ -111,7 +111,8 @@ def test_q1_trains_at_100_hz_physics_by_its_own_overrides_and_a_set_wins(registr
 def test_a_robot_s_override_of_a_setting_its_task_lacks_is_left_out_and_a_bad_one_named():
     from types import SimpleNamespace
 
-    from primebot.pipeline.train.train_config import TrainConfig, apply_robot_overrides
+    from primebot.pipeline.train.settings_layers import apply_robot_overrides
+    from primebot.pipeline.train.train_config import TrainConfig
 
     cfg = TrainConfig(task="walk", task_config={"decimation": 4})
     robot = SimpleNamespace(name="stilts", training_overrides=("task.physics_dt=0.01",

@@ -415,8 +415,9 @@ def test_a_run_its_time_limit_cut_short_is_told_how_fast_this_machine_was_and_ho
         longer_budget,
         resolve_settings,
     )
+    from primebot.pipeline.train.settings_layers import TrainRequest
     from primebot.pipeline.train.time_budget import short_training
-    from primebot.pipeline.train.train_config import TrainConfig, TrainRequest
+    from primebot.pipeline.train.train_config import TrainConfig
     from primebot.plugins.stages.training_stage import train_request
 
     assert f"runner.time_limit_min={LONG_TRAINING_MIN}" in get_preset("long").train_sets
