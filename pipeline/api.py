@@ -21,6 +21,7 @@ from typing import Any
 from .atomic import atomic_path, atomic_write_text
 from .cli import pass_host
 from .deploy.perturbations import ServoCommand, push_rate_unit, push_speed_unit
+from .deploy.push_direction import PUSH_DIRECTIONS
 from .devices.backend import Availability, Backend, ResolvedDevice
 from .errors import (
     NOT_ROBUST_EXIT_CODE,
@@ -205,7 +206,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "deploy": (
         "export_run", "EXPORT_REPORT_FILE", "sim2sim_run_dir", "require_checks_passed",
         "stress_run_dir", "stress_stage_summary", "StressPlan", "ServoCommand", "push_rate_unit",
-        "push_speed_unit",
+        "push_speed_unit", "PUSH_DIRECTIONS",
     ),
     "stages": (
         "Stage", "StageContext", "StageResult", "StageSkipped", "StageInterrupted",

@@ -357,6 +357,10 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
             "episode/finished": float(done.size),
             "physics_faults": float(faults.sum()),
         }
+        aim = None if self.pusher is None else self.pusher.aim
+        if aim is not None:
+            aim.record(terminated, terminated | truncated)
+            info.update(aim.metrics())
         for name, mask in failed.items():
             info[f"terminations/{name}"] = float(mask.sum())
         info["terminations/time_out"] = float(truncated.sum())

@@ -22,9 +22,11 @@ from primebot.pipeline.api import (
     push_rate_unit,
     push_speed_unit,
     quat_apply_inverse,
+    yaw_angle,
 )
 
 from .model import TrackingModel
+from .push_aim import PushAim
 
 AXES_LINEAR = ("x", "y", "z")
 AXES_ANGULAR = ("roll", "pitch", "yaw")
@@ -204,6 +206,9 @@ class ActuationRandomization:
         self.servos.bias = strength * self.drawn_bias
 
 
+AIM_RANDOM, AIM_ADAPTIVE = "random", "adaptive"
+"""``push.aim``: the kicks as their ranges draw them; or each aimed at the side that falls most."""
+
 _NEVER = np.iinfo(np.int64).max // 2
 """A countdown that does not run out (a ``once`` pusher's env until its next episode)."""
 
@@ -216,7 +221,9 @@ class Pusher:
     The velocity ranges are sized to the robot (docs/tasks.md, "Randomisation"): linear ones in
     units of √(g·L) m/s and angular ones in units of √(g/L) rad/s, L being the reference's highest
     root height (``root_height``; the stress test's push levels use the same unit,
-    ``deploy.perturbations``). A calm env (``calm``) is never pushed.
+    ``deploy.perturbations``). A calm env (``calm``) is never pushed. With ``aim: adaptive`` each
+    kick keeps its drawn horizontal speed but points at the side of the robot that recent kicks
+    felled most (``push_aim.PushAim``).
     """
 
     def __init__(
@@ -238,6 +245,9 @@ class Pusher:
             tm.root_lin_vel_qvel,
             tm.root_ang_vel_qvel,
         )
+        self.aim = (PushAim(sim.num_envs, sim.control_dt)
+                    if config.get("aim", AIM_RANDOM) == AIM_ADAPTIVE else None)
+        """Where the kicks point (None: as the x and y ranges or ``speed`` draw them)."""
         self.once = bool(config.get("once", False))
         """One push per episode, timed from its start; else a push every interval, episodes or
         not."""
@@ -268,10 +278,16 @@ class Pusher:
             heading = self.rng.uniform(0.0, 2 * np.pi, size=due.size)
             magnitude = self.strength * self.rng.uniform(*self.speed, size=due.size)
             d_lin[:, 0], d_lin[:, 1] = magnitude * np.cos(heading), magnitude * np.sin(heading)
+        if self.aim is not None:
+            sides, angle = self.aim.angles(self.rng, yaw_angle(qpos[due, self._quat]))
+            speed = np.hypot(d_lin[:, 0], d_lin[:, 1])
+            d_lin[:, 0], d_lin[:, 1] = speed * np.cos(angle), speed * np.sin(angle)
         self.countdown[due] = _NEVER if self.once else self._draw_interval(due.size)
         # drawn for the calm envs too, so the other envs' pushes do not depend on which are calm
         kept = ~self._calm[due]
         due, d_lin, d_ang_w = due[kept], d_lin[kept], d_ang_w[kept]
+        if self.aim is not None:
+            self.aim.kicked(due, sides[kept])
         qvel[due, self._lin] += d_lin
         # the free joint's angular velocity is in the body frame
         qvel[due, self._ang] += quat_apply_inverse(qpos[due, self._quat], d_ang_w)
