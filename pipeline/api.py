@@ -21,7 +21,6 @@ from typing import Any
 from .atomic import atomic_path, atomic_write_text
 from .cli import pass_host
 from .deploy.perturbations import ServoCommand, push_rate_unit, push_speed_unit
-from .deploy.push_direction import PUSH_DIRECTIONS
 from .devices.backend import Availability, Backend, ResolvedDevice
 from .errors import (
     NOT_ROBUST_EXIT_CODE,
@@ -41,6 +40,7 @@ from .errors import (
     UnknownNameError,
 )
 from .evaluate.metrics import TrackingSnapshot
+from .evaluate.push_direction import PUSH_DIRECTIONS, by_push_direction, push_sector
 from .evaluate.view import TrackingView
 from .hooks.specs import hookimpl
 from .motion.format import Motion, file_sha256, load_motion, save_motion
@@ -206,7 +206,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "deploy": (
         "export_run", "EXPORT_REPORT_FILE", "sim2sim_run_dir", "require_checks_passed",
         "stress_run_dir", "stress_stage_summary", "StressPlan", "ServoCommand", "push_rate_unit",
-        "push_speed_unit", "PUSH_DIRECTIONS",
+        "push_speed_unit", "PUSH_DIRECTIONS", "push_sector", "by_push_direction",
     ),
     "stages": (
         "Stage", "StageContext", "StageResult", "StageSkipped", "StageInterrupted",

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..evaluate.metrics import tracking_verdict, where_episodes_fail
+from ..evaluate.push_direction import weakest_direction
 from ..success_rates import ROBUST_SUCCESS
 from .perturbations import NOMINAL
-from .push_direction import weakest_direction
 
 
 def robustness_verdict(report: dict, min_success: float = ROBUST_SUCCESS) -> dict:

@@ -51,6 +51,7 @@ import numpy as np
 from ..evaluate.metrics import (
     summarise,
 )
+from ..evaluate.push_direction import by_push_direction, push_directions_line
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
 from ..success_rates import undecided
 from .onnx_policy import (
@@ -66,7 +67,6 @@ from .perturbations import (
     physics_hz_of,
     push_speed_unit,
 )
-from .push_direction import by_push_direction, push_directions_line
 from .robust_verdict import robustness_verdict
 from .sim2sim import prepare
 from .stress_episodes import CONTROLLERS, Episodes, draw_starts, run_group

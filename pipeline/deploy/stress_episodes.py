@@ -20,12 +20,12 @@ from ..evaluate.metrics import (
     first_failure,
     step_errors,
 )
+from ..evaluate.push_direction import PUSH_DIRECTIONS, push_sector
 from ..rotations import yaw_angle
 from ..sim.physics import BatchSim
 from .observation import SensedState
 from .onnx_policy import NON_FINITE_ACTION, initial_last_action, joint_targets
 from .perturbations import Cell, Conditions, ServoCommand, apply_to_model
-from .push_direction import PUSH_DIRECTIONS, push_sector
 from .reference_state import reference_states
 from .sim2sim import Sim2SimSetup, batch_snapshot
 

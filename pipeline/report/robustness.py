@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import atomic_path
-from ..deploy.push_direction import push_directions_line
+from ..evaluate.push_direction import push_directions_line
 from ..train.training_curves import pyplot
 from .curves import PLOT_DIR
 

@@ -14,12 +14,13 @@ from torch import nn
 from torch_free import run_sim2sim_without_torch
 from tracking_run import Q1_XML, REPO
 
-from primebot.pipeline.deploy import push_direction, stress
+from primebot.pipeline.deploy import stress
 from primebot.pipeline.deploy.perturbations import FAMILIES, Cell, Conditions, apply_to_model, cells
 from primebot.pipeline.deploy.robust_verdict import robustness_verdict
 from primebot.pipeline.deploy.sim2sim import prepare
 from primebot.pipeline.deploy.stress import StressPlan, run_stress, stress_run_dir
 from primebot.pipeline.deploy.stress_episodes import Actuation, Episodes, draw_starts, run_group
+from primebot.pipeline.evaluate import push_direction
 from primebot.pipeline.export.graph import (
     DeployPolicy,
     motion_at_control_rate,

@@ -1,5 +1,6 @@
-"""Where a stress test's push pointed, relative to the robot's heading when it landed, and how
-often the policy survived each direction (docs/deploy.md, "Before you deploy: the stress report").
+"""Where a pushed episode's kick pointed, relative to the robot's heading when it landed, and how
+often the policy survived each direction: the stress test's (docs/deploy.md, "Before you deploy:
+the stress report") and training's verdict checks' pushed episodes alike.
 
 A kick along a robot's feet and one across them are different tests: on q1 the standard push moves
 the capture point past its toes or heels but not past the outer edges of its feet, so only a kick
