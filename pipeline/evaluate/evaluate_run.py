@@ -57,6 +57,7 @@ from .metrics import (
     step_errors,
     threshold,
 )
+from .push_direction import PUSH_DIRECTIONS, by_push_direction
 from .view import TrackingView
 
 EVAL_VIDEO = "eval.mp4"
@@ -144,7 +145,9 @@ class VerdictProbe:
     plays ``robust_episodes`` episodes under them (tracking: the stress
     test's standard push, once per 4-second episode); the summary then carries ``robust`` (their
     success rate at least ``ROBUST_SUCCESS``), ``robust_success_rate`` and ``robust_episodes``,
-    which training's best check and stop rule read (``train.verdict_checks``).
+    which training's best check and stop rule read (``train.verdict_checks``), and
+    ``robust_by_direction``, their success by where the kick pointed (``push_direction``; empty
+    where the view does not say), which the env may aim its own kicks by (``observe_verdict``).
     The stress stage still gives the robustness verdict that counts.
     """
 
@@ -198,9 +201,11 @@ class VerdictProbe:
             groups["from_start"] = {"episode_records": first.episodes}
         summary = pooled_summary(groups, metrics.step_dt, metrics.body_names)
         if self.perturbed is not None:
-            success = play_episodes(self.perturbed, policy)[0].summary().get("success_rate") or 0.0
+            pushed = play_episodes(self.perturbed, policy)[0]
+            success = pushed.summary().get("success_rate") or 0.0
             summary.update(robust_success_rate=success, robust=success >= ROBUST_SUCCESS,
-                           robust_episodes=self.perturbed.env.num_envs)
+                           robust_episodes=self.perturbed.env.num_envs,
+                           robust_by_direction=by_push_direction(pushed.episodes))
         return summary
 
     def confirm_robust(self, policy: Any, sets: int = 4) -> tuple[int, int] | None:
@@ -254,9 +259,12 @@ def play_episodes(view: TrackingView, policy: TrainedPolicy,
         metrics.add_step(step_errors(snap), running)
         if finished.size:
             reasons = first_failure(failure_checks(snap, thresholds))
+            sides = None if view.push_sides is None else view.push_sides()
             for i in finished:
                 why = (reasons[i] or PHYSICS_FAULT) if result.terminated[i] else None
                 metrics.finish([i], why, [starts[0][i]])
+                if sides is not None and sides[i] >= 0:
+                    metrics.episodes[-1]["push_direction"] = PUSH_DIRECTIONS[sides[i]]
 
     play_each_slot_once(env, policy.act, tap, on_step, on_reset)
     return metrics, trace

@@ -39,3 +39,7 @@ class TrackingView:
     render: Callable[[list, list, Path], Path | None]
     """``render(qpos, reference_steps, path)``: a video of the robot at ``qpos`` (per policy step)
     with the reference at those steps as a ghost; returns the path, or None without OpenGL."""
+    push_sides: Callable[[], np.ndarray] | None = None
+    """Each env's last kick as a ``push_direction.PUSH_DIRECTIONS`` index relative to the robot's
+    heading, [N] (-1: none yet); None for an env that is never pushed. A finished episode's kick is
+    read right after the env reset it, so a reset must leave it."""

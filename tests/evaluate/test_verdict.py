@@ -208,6 +208,7 @@ def test_trainings_checks_play_the_first_frame_episode_too(host, tmp_path):
     from tracking_run import TINY, WAVE
 
     from primebot.pipeline.evaluate.evaluate_run import VerdictProbe
+    from primebot.pipeline.evaluate.push_direction import PUSH_DIRECTIONS
     from primebot.pipeline.train.session import TrainRequest, run_training
     from primebot.pipeline.train.trained_policy import load_trained_policy
 
@@ -226,6 +227,10 @@ def test_trainings_checks_play_the_first_frame_episode_too(host, tmp_path):
         assert not thrown["verdict"]["tracked"]
         # the stop rule's confirmation: fresh sets of the pushed episodes, counted
         assert replay["robust_episodes"] == 2
+        # and split by where each episode's kick pointed (the replayed wave stands until its kick)
+        by_side = replay["robust_by_direction"]
+        assert set(by_side) <= set(PUSH_DIRECTIONS)
+        assert sum(side["episodes"] for side in by_side.values()) == 2
         assert probe.confirm_robust(_Constant(np.full(joints, 3.0)), sets=3) == (0, 6)
         successes, episodes = probe.confirm_robust(_Constant(np.zeros(joints)), sets=3)
         assert episodes == 6 and 0 <= successes <= 6

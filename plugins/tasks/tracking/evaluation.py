@@ -66,4 +66,5 @@ def tracking_view(env: Any) -> TrackingView:
         reference_body_pos=env.reference.body_pos_w[:, : env.model_info.num_tracked],
         body_names=tracked_body_names(env),
         render=lambda qpos, steps, path: render_video(env, qpos, steps, path),
+        push_sides=None if env.pusher is None else (lambda: env.pusher.side),
     )

@@ -20,6 +20,7 @@ from primebot.pipeline.api import (
     ConfigError,
     ServoCommand,
     push_rate_unit,
+    push_sector,
     push_speed_unit,
     quat_apply_inverse,
     yaw_angle,
@@ -207,7 +208,8 @@ class ActuationRandomization:
 
 
 AIM_RANDOM, AIM_ADAPTIVE = "random", "adaptive"
-"""``push.aim``: the kicks as their ranges draw them; or each aimed at the side that falls most."""
+"""``push.aim``: the kicks as their ranges draw them; or each aimed at the side the verdict checks
+see fail most."""
 
 _NEVER = np.iinfo(np.int64).max // 2
 """A countdown that does not run out (a ``once`` pusher's env until its next episode)."""
@@ -221,9 +223,11 @@ class Pusher:
     The velocity ranges are sized to the robot (docs/tasks.md, "Randomisation"): linear ones in
     units of √(g·L) m/s and angular ones in units of √(g/L) rad/s, L being the reference's highest
     root height (``root_height``; the stress test's push levels use the same unit,
-    ``deploy.perturbations``). A calm env (``calm``) is never pushed. With ``aim: adaptive`` each
-    kick keeps its drawn horizontal speed but points at the side of the robot that recent kicks
-    felled most (``push_aim.PushAim``).
+    ``deploy.perturbations``). A calm env (``calm``) is never pushed. Each env's last kick is
+    remembered by the side of the robot it pointed to (``side``: the stress test's
+    ``PUSH_DIRECTIONS``), so a check's pushed episodes can be split by it. With ``aim: adaptive``
+    each kick keeps its drawn horizontal speed but points at the side that the recent checks' pushed
+    episodes failed on most (``push_aim.PushAim``).
     """
 
     def __init__(
@@ -245,8 +249,7 @@ class Pusher:
             tm.root_lin_vel_qvel,
             tm.root_ang_vel_qvel,
         )
-        self.aim = (PushAim(sim.num_envs, sim.control_dt)
-                    if config.get("aim", AIM_RANDOM) == AIM_ADAPTIVE else None)
+        self.aim = PushAim() if config.get("aim", AIM_RANDOM) == AIM_ADAPTIVE else None
         """Where the kicks point (None: as the x and y ranges or ``speed`` draw them)."""
         self.once = bool(config.get("once", False))
         """One push per episode, timed from its start; else a push every interval, episodes or
@@ -255,6 +258,9 @@ class Pusher:
         """Factor on the push velocities (the curriculum's strength)."""
         self.countdown = self._draw_interval(sim.num_envs)
         """Control steps until each env's next push."""
+        self.side = np.full(sim.num_envs, -1, np.int64)
+        """The ``PUSH_DIRECTIONS`` index of each env's last kick, relative to the robot's heading
+        when it landed (-1: not kicked yet)."""
         self.total = 0
 
     def _draw_interval(self, count: int) -> np.ndarray:
@@ -275,19 +281,20 @@ class Pusher:
         d_lin = self.strength * self.rng.uniform(self.lin_low, self.lin_high, size=(due.size, 3))
         d_ang_w = self.strength * self.rng.uniform(self.ang_low, self.ang_high, size=(due.size, 3))
         if self.speed is not None:
-            heading = self.rng.uniform(0.0, 2 * np.pi, size=due.size)
+            direction = self.rng.uniform(0.0, 2 * np.pi, size=due.size)
             magnitude = self.strength * self.rng.uniform(*self.speed, size=due.size)
-            d_lin[:, 0], d_lin[:, 1] = magnitude * np.cos(heading), magnitude * np.sin(heading)
+            d_lin[:, 0], d_lin[:, 1] = magnitude * np.cos(direction), magnitude * np.sin(direction)
+        heading = yaw_angle(qpos[due, self._quat])
         if self.aim is not None:
-            sides, angle = self.aim.angles(self.rng, yaw_angle(qpos[due, self._quat]))
+            _, angle = self.aim.angles(self.rng, heading)
             speed = np.hypot(d_lin[:, 0], d_lin[:, 1])
             d_lin[:, 0], d_lin[:, 1] = speed * np.cos(angle), speed * np.sin(angle)
+        sides = push_sector(np.arctan2(d_lin[:, 1], d_lin[:, 0]) - heading)
         self.countdown[due] = _NEVER if self.once else self._draw_interval(due.size)
         # drawn for the calm envs too, so the other envs' pushes do not depend on which are calm
         kept = ~self._calm[due]
         due, d_lin, d_ang_w = due[kept], d_lin[kept], d_ang_w[kept]
-        if self.aim is not None:
-            self.aim.kicked(due, sides[kept])
+        self.side[due] = sides[kept]
         qvel[due, self._lin] += d_lin
         # the free joint's angular velocity is in the body frame
         qvel[due, self._ang] += quat_apply_inverse(qpos[due, self._quat], d_ang_w)
