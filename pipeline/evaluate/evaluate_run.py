@@ -147,7 +147,7 @@ class VerdictProbe:
     success rate at least ``ROBUST_SUCCESS``), ``robust_success_rate`` and ``robust_episodes``,
     which training's best check and stop rule read (``train.verdict_checks``), and
     ``robust_by_direction``, their success by where the kick pointed (``push_direction``; empty
-    where the view does not say), which the env may aim its own kicks by (``observe_verdict``).
+    where the view does not say), which train.csv logs (``verdict/robust_<side>``).
     The stress stage still gives the robustness verdict that counts.
     """
 

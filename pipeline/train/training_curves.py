@@ -43,12 +43,16 @@ def curve_specs(header: list[str]) -> list[Curve]:
     """The curves a CSV with these columns gives, restricted to the columns it has."""
     terms = tuple(k for k in header if k.startswith("episode/") and k not in NON_TERM_EPISODE_KEYS)
     terminations = tuple(k for k in header if k.startswith("terminations/"))
+    # the checks' pushed episodes: all of them, then by where the kick pointed
+    pushed = tuple(k for k in header if k.startswith("verdict/robust_"))
     specs = [
         Curve("reward", "Reward", ("episode_return",), ("reward_mean",), "episode return",
               "mean reward per step"),
         Curve("verdict", "Verdict checks (deterministic, no randomisation)",
               ("verdict/mpkpe_m", "verdict/statue_mpkpe_m"), ("verdict/success_rate",), "MPKPE (m)",
               "success rate"),
+        Curve("pushed", "Verdict checks under the standard push: success", pushed,
+              left_label="success rate", legend_below=True),
         Curve("reward_terms", "Reward terms (per-episode sums)", terms,
               left_label="sum over episode",
               legend_below=True),

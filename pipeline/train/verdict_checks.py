@@ -202,6 +202,9 @@ class VerdictChecks:
         row = {f"verdict/{key}": summary.get(key)
                for key in ("success_rate", "mpkpe_m", "statue_mpkpe_m", "fraction_removed",
                            "robust_success_rate")}
+        # the pushed episodes' success by where the kick pointed: forward, left, backward, right
+        for side, figures in (summary.get("robust_by_direction") or {}).items():
+            row[f"verdict/robust_{side}"] = figures["success_rate"]
         tracked = bool(verdict.get("tracked"))
         row["verdict/tracked"] = float(tracked)
         passed = passes(summary)

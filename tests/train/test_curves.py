@@ -35,6 +35,15 @@ def test_the_verdict_checks_are_a_curve_of_their_own():
     assert "verdict" not in {spec.stem for spec in curve_specs(["iteration", "episode_return"])}
 
 
+def test_the_checks_pushed_episodes_are_a_curve_all_of_them_and_by_side():
+    header = [*HEADER, "verdict/robust_success_rate", "verdict/robust_forward",
+              "verdict/robust_left"]
+    pushed = {spec.stem: spec for spec in curve_specs(header)}["pushed"]
+    assert pushed.left == ("verdict/robust_success_rate", "verdict/robust_forward",
+                           "verdict/robust_left")
+    assert "pushed" not in {spec.stem for spec in curve_specs(HEADER)}
+
+
 def test_series_skip_blank_unparsable_and_non_finite_values():
     rows = [{"iteration": 1, "x": 1.0}, {"iteration": 2, "x": None}, {"iteration": 3, "x": ""},
             {"iteration": 4, "x": "nan"}, {"iteration": 5, "x": "oops"},

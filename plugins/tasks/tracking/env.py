@@ -357,8 +357,6 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
             "episode/finished": float(done.size),
             "physics_faults": float(faults.sum()),
         }
-        if self.pusher is not None and self.pusher.aim is not None:
-            info.update(self.pusher.aim.metrics())
         for name, mask in failed.items():
             info[f"terminations/{name}"] = float(mask.sum())
         info["terminations/time_out"] = float(truncated.sum())
@@ -402,7 +400,7 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
 
     def observe_verdict(self, summary: dict[str, Any]) -> None:
         """Move a verdict-driven curriculum by the check's outcome (``curriculum.signal:
-        verdict``), and aim the kicks by its pushed episodes' sides (``push.aim: adaptive``)."""
+        verdict``)."""
         verdict = summary.get("verdict") or {}
         mpkpe, limit = verdict.get("mpkpe_m"), verdict.get("mpkpe_limit_m")
         share = mpkpe / limit if mpkpe is not None and limit else None
@@ -410,8 +408,6 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
             summary.get("success_rate"), bool(verdict.get("tracked")), share
         ):
             self._apply_strength()
-        if self.pusher is not None and self.pusher.aim is not None:
-            self.pusher.aim.observe_check(summary.get("robust_by_direction"))
 
     def mirror(self) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """The policy observation's and the action's mirror images (``VecEnv.mirror``): the joints'

@@ -65,8 +65,6 @@ class EnvCheckpoint:
         out["env/prev_action"] = self.state.prev_action.copy()
         if self.pusher is not None:
             out["push/countdown"] = self.pusher.countdown.copy()
-            if self.pusher.aim is not None:
-                out.update({f"push/aim_{k}": v for k, v in self.pusher.aim.state_dict().items()})
         if self.actuation is not None:
             out["actuation/history"] = self.actuation.servos.history.copy()
         if self.curriculum is not None:
@@ -103,10 +101,6 @@ class EnvCheckpoint:
         self.state.prev_action[:] = state["env/prev_action"]
         if self.pusher is not None:
             self.pusher.countdown[:] = state["push/countdown"]
-            if self.pusher.aim is not None:
-                self.pusher.aim.load_state_dict(
-                    {k.removeprefix("push/aim_"): v for k, v in state.items()
-                     if k.startswith("push/aim_")})
         if self.actuation is not None:
             self.actuation.servos.history[:] = state["actuation/history"]
         if self.curriculum is not None:

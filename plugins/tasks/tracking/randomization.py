@@ -27,7 +27,6 @@ from primebot.pipeline.api import (
 )
 
 from .model import TrackingModel
-from .push_aim import PushAim
 
 AXES_LINEAR = ("x", "y", "z")
 AXES_ANGULAR = ("roll", "pitch", "yaw")
@@ -207,10 +206,6 @@ class ActuationRandomization:
         self.servos.bias = strength * self.drawn_bias
 
 
-AIM_RANDOM, AIM_ADAPTIVE = "random", "adaptive"
-"""``push.aim``: the kicks as their ranges draw them; or each aimed at the side the verdict checks
-see fail most."""
-
 _NEVER = np.iinfo(np.int64).max // 2
 """A countdown that does not run out (a ``once`` pusher's env until its next episode)."""
 
@@ -225,9 +220,7 @@ class Pusher:
     root height (``root_height``; the stress test's push levels use the same unit,
     ``deploy.perturbations``). A calm env (``calm``) is never pushed. Each env's last kick is
     remembered by the side of the robot it pointed to (``side``: the stress test's
-    ``PUSH_DIRECTIONS``), so a check's pushed episodes can be split by it. With ``aim: adaptive``
-    each kick keeps its drawn horizontal speed but points at the side that the recent checks' pushed
-    episodes failed on most (``push_aim.PushAim``).
+    ``PUSH_DIRECTIONS``), so a verdict check's pushed episodes split by it as the stress test's do.
     """
 
     def __init__(
@@ -249,8 +242,6 @@ class Pusher:
             tm.root_lin_vel_qvel,
             tm.root_ang_vel_qvel,
         )
-        self.aim = PushAim() if config.get("aim", AIM_RANDOM) == AIM_ADAPTIVE else None
-        """Where the kicks point (None: as the x and y ranges or ``speed`` draw them)."""
         self.once = bool(config.get("once", False))
         """One push per episode, timed from its start; else a push every interval, episodes or
         not."""
@@ -284,12 +275,7 @@ class Pusher:
             direction = self.rng.uniform(0.0, 2 * np.pi, size=due.size)
             magnitude = self.strength * self.rng.uniform(*self.speed, size=due.size)
             d_lin[:, 0], d_lin[:, 1] = magnitude * np.cos(direction), magnitude * np.sin(direction)
-        heading = yaw_angle(qpos[due, self._quat])
-        if self.aim is not None:
-            _, angle = self.aim.angles(self.rng, heading)
-            speed = np.hypot(d_lin[:, 0], d_lin[:, 1])
-            d_lin[:, 0], d_lin[:, 1] = speed * np.cos(angle), speed * np.sin(angle)
-        sides = push_sector(np.arctan2(d_lin[:, 1], d_lin[:, 0]) - heading)
+        sides = push_sector(np.arctan2(d_lin[:, 1], d_lin[:, 0]) - yaw_angle(qpos[due, self._quat]))
         self.countdown[due] = _NEVER if self.once else self._draw_interval(due.size)
         # drawn for the calm envs too, so the other envs' pushes do not depend on which are calm
         kept = ~self._calm[due]

@@ -165,17 +165,13 @@ SETTINGS: dict[str, Any] = {
         "anchor_com_offset": {"x": [-0.05, 0.05], "y": [-0.1, 0.1], "z": [-0.1, 0.1]},  # L
         # Pushes (null: none), sized to the robot as above; speed: [low, high] of a
         # horizontal kick in a random direction instead of the x and y ranges; once: one push per
-        # episode, interval_s after its start (the stress test's way), not one every interval;
-        # aim: random (as drawn) or adaptive (the drawn horizontal speed pointed at the side of the
-        # robot, forward, left, backward or right, that recent kicks felled most; docs/tasks.md,
-        # "Aimed pushes")
+        # episode, interval_s after its start (the stress test's way), instead of one every interval
         "push": {
             "interval_s": [1.0, 3.0],
             "velocity": {"x": [-0.3, 0.3], "y": [-0.3, 0.3], "z": [-0.1, 0.1],
                          "roll": [-0.12, 0.12], "pitch": [-0.12, 0.12], "yaw": [-0.18, 0.18]},
             "speed": None,
             "once": False,
-            "aim": "random",
         },
     },
 }
@@ -186,7 +182,6 @@ SETTING_CHOICES = {
     "sampling.mode": ("adaptive", "uniform", "stratified", "start"),
     "randomization.curriculum.signal": ("verdict", "falls"),
     "randomization.curriculum.raise_on": ("tracked", "stays_up"),
-    "randomization.push.aim": ("random", "adaptive"),
 }
 
 # -- How a trained policy is played to judge it ----------------------------------------------------
@@ -208,8 +203,7 @@ PLAY = PlaySettings(
         "reset_pose": _STILL, "reset_velocity": _STILL, "reset_joint_pos": [0.0, 0.0],
         **dict.fromkeys(("friction", "mass_scale", "payload", "motor_strength", "action_delay",
                          "encoder_bias", "anchor_com_offset")),
-        "push": {"interval_s": [1.0, 2.0], "velocity": _STILL, "speed": [0.2, 0.2], "once": True,
-                 "aim": "random"},
+        "push": {"interval_s": [1.0, 2.0], "velocity": _STILL, "speed": [0.2, 0.2], "once": True},
     }},
     # zero actions replay the reference through the servos, from frame 0, whatever the body does
     open_loop={"actions": {"offset": "reference"}, "sampling": {"mode": "start"},
