@@ -40,7 +40,7 @@ from .errors import (
     UnknownNameError,
 )
 from .evaluate.metrics import TrackingSnapshot
-from .evaluate.push_direction import PUSH_DIRECTIONS, by_push_direction, push_sector
+from .evaluate.push_direction import PUSH_DIRECTIONS, push_sector
 from .evaluate.view import TrackingView
 from .hooks.specs import hookimpl
 from .motion.format import Motion, file_sha256, load_motion, save_motion
@@ -206,7 +206,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "deploy": (
         "export_run", "EXPORT_REPORT_FILE", "sim2sim_run_dir", "require_checks_passed",
         "stress_run_dir", "stress_stage_summary", "StressPlan", "ServoCommand", "push_rate_unit",
-        "push_speed_unit", "PUSH_DIRECTIONS", "push_sector", "by_push_direction",
+        "push_speed_unit", "PUSH_DIRECTIONS", "push_sector",
     ),
     "stages": (
         "Stage", "StageContext", "StageResult", "StageSkipped", "StageInterrupted",
