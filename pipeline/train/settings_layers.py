@@ -138,18 +138,16 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
                     "regenerate "
                     "the file (docs/motions.md)",
             )
-        for key, value in carried_pairs:
-            set_value(cfg, key, value, open_sections=open_sections)
-            _record(sources, key, f"motion {Path(request.motion).name}")
+        if carried_pairs:  # no motion file, nothing carried
+            _apply_layer(cfg, carried_pairs, open_sections, sources,
+                         f"motion {Path(request.motion).name}")
     except ValueError as exc:
         raise ConfigError(f"{request.motion}: its training_overrides: {exc}",
                           fix="correct the `training:` list of the motion's source and regenerate "
                               "the file "
                               "(docs/motions.md)") from None
     try:
-        for key, value in parse_set(request.sets):
-            set_value(cfg, key, value, open_sections=open_sections)
-            _record(sources, key, "--set")
+        _apply_layer(cfg, parse_set(request.sets), open_sections, sources, "--set")
     except ValueError as exc:
         raise ConfigError(str(exc), fix="see docs/training.md for every setting") from None
     cfg.device = device
@@ -163,16 +161,26 @@ def apply_robot_overrides(cfg: TrainConfig, robot: Any, open_sections: tuple[str
     ``task.`` key the task does not have is left out (another task's setting). A bad one is a
     ``ConfigError`` naming the robot."""
     try:
+        kept = []
         for key, value in parse_set(robot.training_overrides):
             if key.startswith("task.") and not _task_has(cfg.task_config, key):
                 log.debug("robot %s: task %s has no %s; left out", robot.name, cfg.task, key)
                 continue
-            set_value(cfg, key, value, open_sections=open_sections)
-            _record(sources, key, f"robot {robot.name}")
+            kept.append((key, value))
+        _apply_layer(cfg, kept, open_sections, sources, f"robot {robot.name}")
     except ValueError as exc:
         raise ConfigError(f"robot {robot.name!r}: its training_overrides: {exc}",
                           fix="correct RobotSpec.training_overrides in the robot's plugin "
                               "(docs/robots.md)") from None
+
+
+def _apply_layer(cfg: TrainConfig, pairs: list[tuple[str, Any]], open_sections: tuple[str, ...],
+                 sources: dict[str, str] | None, source: str) -> None:
+    """One layer's ``(key, value)`` pairs over ``cfg``, each recorded as coming from ``source``
+    (a bad key or value raises ``ValueError``; the caller names the layer in its error)."""
+    for key, value in pairs:
+        set_value(cfg, key, value, open_sections=open_sections)
+        _record(sources, key, source)
 
 
 def _task_has(task_config: dict[str, Any], key: str) -> bool:
