@@ -243,6 +243,14 @@ def _merge(defaults: Mapping[str, Any], overrides: Mapping[str, Any],
             )
         if isinstance(merged[key], Mapping) and isinstance(value, Mapping):
             merged[key] = _merge(merged[key], value, open_sections, owner, f"{where}.")
+        elif not path and isinstance(merged[key], Mapping):
+            # a part inside a section may be null (a push, a termination); a whole section not
+            raise ConfigError(
+                f"{owner}: {where!r} is a section of settings and cannot be replaced by "
+                f"{value!r}",
+                fix=f"set its keys one at a time ({where}.KEY=VALUE; its keys: "
+                    f"{', '.join(sorted(merged[key]))}; see docs/tasks.md)",
+            )
         else:
             merged[key] = copy.deepcopy(value)
     return merged

@@ -227,6 +227,17 @@ def test_unknown_config_keys_are_refused(host, motion):
         make_env(host, motion, config={"randomisation": {"enabled": False}})
 
 
+def test_a_whole_section_set_to_null_is_refused_naming_its_keys_and_a_leaf_mapping_may_be(
+        host, motion):
+    from primebot.pipeline.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="'randomization' is a section") as info:
+        make_env(host, motion, config={"randomization": None})
+    assert "enabled" in info.value.fix
+    env = make_env(host, motion, config={"randomization": {"push": None}})
+    assert env.pusher is None
+
+
 @pytest.mark.parametrize("fresh", [True, False])
 def test_body_poses_are_current_with_fresh_kinematics_and_one_substep_old_without(
     host, motion, fresh
