@@ -1,6 +1,5 @@
 """The tracking task's reward functions: mjlab's nine (its BeyondMimic port is the reference).
 The task weighs ``body_pos_error_exp`` twice, with a coarse and a fine kernel: ten terms.
-``capture_point_error_exp`` is primebot's own, off unless a run gives it a weight.
 
 Each is a pure function of the task's ``TrackingState`` returning one value
 per environment; ``task.py`` names them under ``rewards:`` with their
@@ -12,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from primebot.pipeline.api import ConfigError, RewardTerm, quat_error_magnitude, rotate_about_z
+from primebot.pipeline.api import RewardTerm, quat_error_magnitude
 
 from .state import TrackingState
 
@@ -58,35 +57,6 @@ def body_ang_vel_error_exp(state: TrackingState, std: float = 3.14) -> np.ndarra
     """Tracked-body angular velocities vs the reference, world frame: mean squared error."""
     err = _squared_norm(state.ref_body_ang_vel_w - state.body_ang_vel_w).mean(axis=-1)
     return np.exp(-err / std**2)
-
-
-def capture_point_error_exp(state: TrackingState, std: float = 0.1,
-                            gravity: float = 9.81) -> np.ndarray:
-    """Where the robot's capture point is over its feet, against where the reference's is.
-
-    The capture point of a linear inverted pendulum is the anchor's horizontal position plus its
-    horizontal velocity over ω = √(g / h), h the reference anchor's height over its feet: where a
-    foot must be to stop the body. Both robot and reference measure it from the middle of their
-    feet (the reference re-anchored at the robot, as the body terms). A kick moves the robot's
-    capture point off its feet at once; the error falls back as the body slows or as a step puts
-    a foot under it, so a recovery step earns reward as it is taken rather than only through the
-    fall it avoids (docs/tasks.md, "Training for robustness")."""
-    anchor, feet = state.anchor_column, state.feet
-    if anchor is None or len(feet) == 0:
-        raise ConfigError(
-            "capture_point_error_exp needs the anchor body and the robot's feet among the tracked "
-            "bodies or end effectors",
-            fix="add the feet to the robot spec's end_effector_bodies, or leave the term's weight "
-                "at 0")
-    ref_pos = state.all_ref_body_pos_relative_w
-    ref_vel = rotate_about_z(state.heading_offset, state.all_ref_body_lin_vel_w[:, anchor])
-    ref_feet = ref_pos[:, feet].mean(axis=1)
-    height = np.maximum(ref_pos[:, anchor, 2] - ref_feet[:, 2], 0.1)
-    inverse_omega = np.sqrt(height / gravity)[:, None]
-    robot = (state.all_body_pos_w[:, anchor, :2] - state.all_body_pos_w[:, feet, :2].mean(axis=1)
-             + inverse_omega * state.all_body_lin_vel_w[:, anchor, :2])
-    reference = ref_pos[:, anchor, :2] - ref_feet[:, :2] + inverse_omega * ref_vel[:, :2]
-    return np.exp(-_squared_norm(robot - reference) / std**2)
 
 
 def action_rate_l2(state: TrackingState) -> np.ndarray:
@@ -143,12 +113,6 @@ REWARD_TERMS = (
         body_ang_vel_error_exp,
         "exp(-mean |w_ref - w|^2 / std^2) over tracked bodies",
         {"std": 3.14},
-    ),
-    RewardTerm(
-        "capture_point_error_exp",
-        capture_point_error_exp,
-        "exp(-|xi - xi_ref|^2 / std^2): capture point (anchor + v/omega) from the feet's middle",
-        {"std": 0.1, "gravity": 9.81},
     ),
     RewardTerm("action_rate_l2", action_rate_l2, "|a_t - a_(t-1)|^2"),
     RewardTerm(

@@ -20,7 +20,6 @@ body_lin_vel_w, ..ang_vel_w [N, K, 3]   robot tracked-body velocities (at the bo
 ref_body_*_w                [N, K, ...] the same for the reference
 ref_body_pos_relative_w     [N, K, 3]   reference bodies moved so that the reference anchor
 ref_body_quat_relative_w    [N, K, 4]   sits at the robot anchor's xy and heading (mjlab)
-heading_offset              [N]         the yaw that re-anchoring turns the reference by
 base_lin_vel_b, ..ang_vel_b [N, 3]      root body velocity in the root frame
 self_contacts               [N]         robot-robot contacts
 action, prev_action         [N, J]      this step's and the previous step's policy action
@@ -31,11 +30,6 @@ encoder_bias                [N, J]|None what the joint encoders add to each read
 time_steps                  [N] int     reference step each env is at
 reference                               the ``MotionReference`` (e.g. its anchor_gravity_z [T])
 end_effectors               [E] int     end-effector columns of the ``all_body_*`` axes
-feet                        [F] int     the robot's feet (``RobotSpec.feet``) among the
-                                        ``all_body_*`` columns, those that are tracked or end
-                                        effectors
-anchor_column               int|None    the anchor's column of the ``all_body_*`` axes (None: the
-                                        anchor is not tracked)
 ==========================  ==========  ===================================================
 """
 
@@ -88,10 +82,6 @@ class TrackingState:
         k = tm.num_tracked
         self.num_envs = n
         self.reference, self.end_effectors = reference, tm.end_effector_index
-        columns = {int(body): k for k, body in enumerate(tm.body_ids)}
-        self.feet = np.array([columns[int(f)] for f in tm.indices.feet_body_ids
-                              if int(f) in columns], dtype=np.int64)
-        self.anchor_column = columns.get(int(tm.indices.anchor_body_id))
         self.default_joint_pos = np.asarray(default_joint_pos, dtype=np.float64)
         self.encoder_bias: np.ndarray | None = None
         self._sim, self._tm, self._ref = sim, tm, reference
@@ -117,7 +107,6 @@ class TrackingState:
         self.all_body_lin_vel_w, self.all_body_ang_vel_w = z((n, b, 3)), z((n, b, 3))
         self.all_ref_body_pos_relative_w = z((n, b, 3))
         self.all_ref_body_quat_relative_w = z((n, b, 4))
-        self.heading_offset = z(n)
         self.base_lin_vel_b, self.base_ang_vel_b = z((n, 3)), z((n, 3))
         self.self_contacts = z(n)
         self.action, self.prev_action = z((n, j)), z((n, j))
@@ -196,9 +185,9 @@ class TrackingState:
         # anchor's xy and heading, so body terms score the pose, not the drift.
         delta_pos = self.anchor_pos_w[rows].copy()
         delta_pos[:, 2] = ref_anchor_pos[:, 2]
-        self.heading_offset[rows] = yaw_angle(
-            quat_mul(self.anchor_quat_w[rows], quat_conjugate(ref_anchor_quat)))
-        yaw = self.heading_offset[rows][:, None]
+        yaw = yaw_angle(quat_mul(self.anchor_quat_w[rows], quat_conjugate(ref_anchor_quat)))[
+            :, None
+        ]
         offsets = self.all_ref_body_pos_w[rows] - ref_anchor_pos[:, None]
         self.all_ref_body_quat_relative_w[rows] = quat_mul_about_z(
             yaw, self.all_ref_body_quat_w[rows]
