@@ -70,8 +70,6 @@ class PPO:
         self.host_step_data = np.zeros((cfg.num_steps_per_env, 3, num_envs), dtype=np.float32)
         self.noise = noise
         self.host_rng = np.random.default_rng(seed)
-        self._noise_state: np.ndarray | torch.Tensor | None = None
-        """The last step's exploration noise, where it carries over (``noise_correlation``)."""
         self.device_rng = torch.Generator(device=device)
         self.device_rng.manual_seed(seed)
         self.autocast_dtype = autocast_dtype
@@ -99,20 +97,9 @@ class PPO:
 
     # -- acting ----------------------------------------------------------------
     def sample_noise(self, out: np.ndarray) -> None:
-        """Fill ``out`` [N, A] with standard-normal noise from the host RNG (float32), carried over
-        from the last step's by ``noise_correlation``."""
+        """Fill ``out`` [N, A] with standard-normal noise from the host RNG (float32, no
+        allocation)."""
         self.host_rng.standard_normal(out=out, dtype=np.float32)
-        if self.cfg.noise_correlation > 0.0:
-            out[:] = self._correlated(out)
-
-    def _correlated(self, fresh):
-        """``ρ·last + √(1-ρ²)·fresh`` (numpy or torch alike; the first step's noise is ``fresh``),
-        remembered as the next step's last."""
-        rho = self.cfg.noise_correlation
-        last = self._noise_state
-        noise = fresh if last is None else rho * last + (1.0 - rho * rho) ** 0.5 * fresh
-        self._noise_state = noise.copy() if isinstance(noise, np.ndarray) else noise.clone()
-        return noise
 
     def normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor,
                   update: bool) -> tuple[torch.Tensor, torch.Tensor]:
@@ -135,8 +122,6 @@ class PPO:
         if noise is None:
             noise = torch.randn(mean.shape, generator=self.device_rng, device=mean.device,
                                 dtype=mean.dtype)
-            if self.cfg.noise_correlation > 0.0:
-                noise = self._correlated(noise)
         actions = mean + torch.exp(log_std) * noise
         log_probs = gaussian.log_prob(actions, mean, log_std)
         self.storage.add(obs, critic_obs, actions, mean, log_std, log_probs, values)
@@ -321,20 +306,11 @@ class PPO:
             group["lr"] = self.learning_rate
 
     def rng_state(self) -> dict[str, Any]:
-        """The learner's random streams (per rank: each rank draws its own noise), and the last
-        step's noise where it carries over."""
-        state = {"host": self.host_rng.bit_generator.state, "device": self.device_rng.get_state()}
-        if self._noise_state is not None:
-            last = self._noise_state
-            state["noise"] = torch.from_numpy(last) if isinstance(last, np.ndarray) else last.cpu()
-        return state
+        """The learner's random streams (per rank: each rank draws its own noise)."""
+        return {"host": self.host_rng.bit_generator.state, "device": self.device_rng.get_state()}
 
     def set_rng_state(self, state: dict[str, Any]) -> None:
         self.host_rng.bit_generator.state = state["host"]
-        last = state.get("noise")
-        if last is not None:
-            self._noise_state = (last.numpy().copy() if self.noise == "host"
-                                 else last.to(self.device))
         try:
             self.device_rng.set_state(state["device"])
         # saved on another device type: its stream cannot continue here

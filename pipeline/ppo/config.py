@@ -85,12 +85,6 @@ class PPOConfig:
     """Clip the value update around the rollout's values (as the policy ratio)."""
     normalize_advantage: bool = True
     """Standardise advantages over the rollout."""
-    noise_correlation: float = 0.0
-    """How much of each step's exploration noise carries over to the next, ρ in [0, 0.99]: every
-    action dimension of every env draws ``ε_t = ρ·ε_(t-1) + √(1-ρ²)·ξ_t`` (ξ standard normal), so
-    the noise stays standard normal at every step while neighbouring steps push the same way for
-    about ``-1 / ln ρ`` control steps (0.9 at 50 Hz: 0.19 s). 0, the default: independent steps.
-    The log-probabilities PPO learns from are the per-step Gaussian's either way."""
     symmetry: bool = False
     """Take the policy loss over each sample and its left-right mirror image too (``symmetry.py``;
     the task's env says how its observations and actions mirror, ``VecEnv.mirror``)."""

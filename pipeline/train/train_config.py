@@ -320,7 +320,6 @@ RANGES = {
     "ppo.max_grad_norm": (0.0, None, "> 0"),
     "ppo.entropy_coef": (None, None, "≥ 0"),
     "ppo.value_loss_coef": (None, None, "≥ 0"),
-    "ppo.noise_correlation": (None, 0.99, "[0, 0.99]"),
     "policy.init_noise_std": (0.0, None, "> 0"),
     "policy.init_action_gain": (None, None, "≥ 0"),
 }
