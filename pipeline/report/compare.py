@@ -2,9 +2,10 @@
 worth.
 
 One column per run directory, one row per figure: the settings of ``args.yaml`` that differ between
-the runs, the training (iterations, minutes, and the verdict checks' success under the standard
+the runs, the training (iterations, minutes, the verdict checks' success under the standard
 push: the median over all checks and over the last ten, the figure that says whether a change
-helped before the stress test does), the exported policy's iteration and the curriculum's
+helped before the stress test does, and its mean by where the kick pointed; how many checks
+tracked, and their median error), the exported policy's iteration and the curriculum's
 randomisation strength there, sim2sim's verdict and error,
 the stress test's verdict, every standard level's success (replaying the reference in brackets)
 and the standard push by where it points. Results are read as report.html reads them
@@ -42,6 +43,9 @@ from .currency import run_currency
 
 MISSING = "—"
 PUSH_CHECK_COLUMN = "verdict/robust_success_rate"
+SIDE_CHECK_PREFIX = "verdict/robust_"
+TRACKED_CHECK_COLUMN = "verdict/tracked"
+MPKPE_CHECK_COLUMN = "verdict/mpkpe_m"
 STRENGTH_COLUMN = "randomization/strength"
 LAST_CHECKS = 10
 SKIPPED_SETTINGS = ("motion", "motion_sha256", "robot")
@@ -123,7 +127,30 @@ def _training(column: RunColumn) -> dict[int, float]:
         column.cells["checks under the push: median, all / last ten"] = (
             f"{statistics.median(checks):.2f} / {statistics.median(checks[-LAST_CHECKS:]):.2f} "
             f"({len(checks)} checks)")
+    _checks_by_side(column, rows)
+    tracked = [v for v in (_number(r.get(TRACKED_CHECK_COLUMN)) for r in rows) if v is not None]
+    errors = [v for v in (_number(r.get(MPKPE_CHECK_COLUMN)) for r in rows) if v is not None]
+    if tracked:
+        column.cells["checks tracked"] = (
+            f"{sum(v > 0 for v in tracked)} of {len(tracked)}"
+            + (f" (median MPKPE {1000 * statistics.median(errors):.1f} mm)" if errors else ""))
     return strength_by_iteration(rows)
+
+
+def _checks_by_side(column: RunColumn, rows: list[dict[str, str]]) -> None:
+    """The checks' pushed episodes by where the kick pointed (train.csv's
+    ``verdict/robust_<side>``, about 8 episodes a side a check): the mean over the checks, which a
+    single check's few episodes cannot give."""
+    sides = [key.removeprefix(SIDE_CHECK_PREFIX) for key in rows[0]
+             if key.startswith(SIDE_CHECK_PREFIX) and key != PUSH_CHECK_COLUMN]
+    means = []
+    for side in sides:
+        values = [v for v in (_number(r.get(SIDE_CHECK_PREFIX + side)) for r in rows)
+                  if v is not None]
+        means.append(f"{statistics.mean(values):.2f}" if values else MISSING)
+    if any(mean != MISSING for mean in means):
+        column.cells["checks under the push by side, mean: " + " / ".join(sides)] = " / ".join(
+            means)
 
 
 def strength_by_iteration(rows: list[dict[str, str]]) -> dict[int, float]:

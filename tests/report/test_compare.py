@@ -113,3 +113,22 @@ def test_result_files_of_another_shape_are_missing_figures_not_a_traceback(stres
     rows = _rows(broken)
     assert rows["status"] == ["unreadable"] and rows["stress"] == ["—: 0 of 1 standard levels "
                                                                    "(replay 0)"]
+
+
+def test_the_checks_are_summed_up_by_side_and_by_how_many_tracked(stressed, tmp_path):
+    run = shutil.copytree(stressed, tmp_path / "sides")
+    sides = ("forward", "left", "backward", "right")
+    header = ["iteration", "elapsed_s", "verdict/robust_success_rate",
+              *(f"verdict/robust_{side}" for side in sides), "verdict/tracked", "verdict/mpkpe_m"]
+    checks = [  # iteration, all, the four sides, tracked, MPKPE; a row between checks is empty
+        [25, 60.0, 0.5, 0.25, 1.0, 0.0, 0.75, 1, 0.008],
+        [26, 61.0, "", "", "", "", "", "", ""],
+        [50, 120.0, 0.75, 0.5, 1.0, 0.5, 1.0, 0, 0.010],
+    ]
+    lines = [",".join(header)] + [",".join(map(str, row)) for row in checks]
+    (run / "train.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = _rows(run)
+    assert rows["checks under the push by side, mean: forward / left / backward / right"] == [
+        "0.38 / 1.00 / 0.25 / 0.88"]
+    assert rows["checks tracked"] == ["1 of 2 (median MPKPE 9.0 mm)"]
+    assert rows["checks under the push: median, all / last ten"] == ["0.62 / 0.62 (2 checks)"]
