@@ -222,7 +222,9 @@ def merge_settings(defaults: Mapping[str, Any], overrides: Mapping[str, Any] | N
     With ``open_sections`` (a task's ``open_config_sections``) a key the defaults lack is a
     ``ConfigError`` naming it (``owner`` says whose settings), except directly under an open
     section, where any key may be added; without it, keys are added freely (``overrides`` already
-    checked).
+    checked). A whole section of ``defaults`` (a top-level mapping: ``randomization``,
+    ``rewards``) replaced by anything but a mapping is a ``ConfigError`` naming its keys; a part
+    inside one may be null (a push, a termination).
     """
     return _merge(defaults, overrides or {}, open_sections, owner, "")
 

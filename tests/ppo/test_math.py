@@ -150,3 +150,18 @@ def test_a_small_init_action_gain_starts_the_actor_near_zero_and_one_leaves_the_
     assert torch.equal(small.actor[-1].bias, torch.zeros(3))
     # only the last layer changes
     assert torch.equal(small.actor[0].weight, default.actor[0].weight)
+
+
+def test_adam_runs_fused_on_a_cpu_and_keeps_it_over_a_checkpoint_of_the_per_tensor_loop():
+    ppo = tiny_ppo()
+    assert all(group["fused"] for group in ppo.optimizer.param_groups)
+    fill_rollout(ppo)
+    ppo.update()
+    state = ppo.state_dict()
+    for group in state["optimizer"]["param_groups"]:
+        group["fused"] = None  # as a checkpoint written before the fused kernel says
+    other = tiny_ppo()
+    other.load_state_dict(state)
+    assert all(group["fused"] for group in other.optimizer.param_groups)
+    assert torch.equal(other.optimizer.state_dict()["state"][0]["exp_avg"],
+                       ppo.optimizer.state_dict()["state"][0]["exp_avg"])
