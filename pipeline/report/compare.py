@@ -122,19 +122,23 @@ def _training(column: RunColumn) -> dict[int, float]:
         column.cells["training"] = (f"{int(iteration)} it."
                                     + (f" in {elapsed / 60:.1f} min" if elapsed is not None
                                        else ""))
-    checks = [v for v in (_number(r.get(PUSH_CHECK_COLUMN)) for r in rows) if v is not None]
+    checks = _column(rows, PUSH_CHECK_COLUMN)
     if checks:
         column.cells["checks under the push: median, all / last ten"] = (
             f"{statistics.median(checks):.2f} / {statistics.median(checks[-LAST_CHECKS:]):.2f} "
             f"({len(checks)} checks)")
     _checks_by_side(column, rows)
-    tracked = [v for v in (_number(r.get(TRACKED_CHECK_COLUMN)) for r in rows) if v is not None]
-    errors = [v for v in (_number(r.get(MPKPE_CHECK_COLUMN)) for r in rows) if v is not None]
+    tracked, errors = _column(rows, TRACKED_CHECK_COLUMN), _column(rows, MPKPE_CHECK_COLUMN)
     if tracked:
         column.cells["checks tracked"] = (
             f"{sum(v > 0 for v in tracked)} of {len(tracked)}"
             + (f" (median MPKPE {1000 * statistics.median(errors):.1f} mm)" if errors else ""))
     return strength_by_iteration(rows)
+
+
+def _column(rows: list[dict[str, str]], name: str) -> list[float]:
+    """train.csv's figures in column ``name``, the rows without one (between checks) left out."""
+    return [v for v in (_number(r.get(name)) for r in rows) if v is not None]
 
 
 def _checks_by_side(column: RunColumn, rows: list[dict[str, str]]) -> None:
@@ -145,8 +149,7 @@ def _checks_by_side(column: RunColumn, rows: list[dict[str, str]]) -> None:
              if key.startswith(SIDE_CHECK_PREFIX) and key != PUSH_CHECK_COLUMN]
     means = []
     for side in sides:
-        values = [v for v in (_number(r.get(SIDE_CHECK_PREFIX + side)) for r in rows)
-                  if v is not None]
+        values = _column(rows, SIDE_CHECK_PREFIX + side)
         means.append(f"{statistics.mean(values):.2f}" if values else MISSING)
     if any(mean != MISSING for mean in means):
         column.cells["checks under the push by side, mean: " + " / ".join(sides)] = " / ".join(
