@@ -168,6 +168,7 @@ def bench_robot(name: str, mjcf: Path, args: argparse.Namespace, env: dict) -> d
     import yaml
 
     from primebot.pipeline.api import load_robot_model
+    from primebot.pipeline.robot.training_step import overridden_timestep
 
     log = args.work / f"{name}.log"
     log.write_text("", encoding="utf-8")
@@ -203,6 +204,8 @@ def bench_robot(name: str, mjcf: Path, args: argparse.Namespace, env: dict) -> d
     spec = installed_spec(name, args.site)
     row["joints"] = spec.num_joints
     model = load_robot_model(spec)
+    trained = overridden_timestep(spec.training_overrides)
+    row["training_step_ms"] = 1000 * (trained if trained is not None else model.opt.timestep)
     for motion, source in motion_sources(spec, model).items():
         if motion not in args.motions:
             continue
@@ -269,7 +272,8 @@ def _motion_cell(entry: dict | None, runs: dict) -> str:
 
 def print_robot_table(rows: list[dict], runs: dict) -> None:
     header = (f"{'robot':<9} {'joints':>6} {'height':>7} {'new':>6} {'ready':>6} {'edits':>5}  "
-              f"{'robots check':<26} {'stands':<7} {'wave':<22} {'squat':<22} licence")
+              f"{'robots check':<26} {'stands':<7} {'trains':<7} {'wave':<22} {'squat':<22} "
+              "licence")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -286,6 +290,7 @@ def print_robot_table(rows: list[dict], runs: dict) -> None:
         print(f"{r['robot']:<9} {r.get('joints', '-'):>6} {r['height']:>6}m {r['new_s']:>5.0f}s "
               f"{r['ready_s']:>5.0f}s "
               f"{r['edits']:>5}  {check:<26} {('yes' if r['stands'] else 'NO'):<7} "
+              f"{r['training_step_ms']:>4g} ms "
               f"{_motion_cell(r['motions'].get('wave'), runs):<22} "
               f"{_motion_cell(r['motions'].get('squat'), runs):<22} "
               f"{r['licence'][:40]}")
@@ -293,7 +298,9 @@ def print_robot_table(rows: list[dict], runs: dict) -> None:
           "install, check, "
           "author and validate the motions); edits: hand edits needed (none is the target); "
           "stands: under its "
-          "servos alone for 10 s (robots check stands_under_pd)")
+          "servos alone for 10 s (robots check stands_under_pd); trains: the physics step "
+          "training takes (the spec's training_overrides: robots new picks 10 ms where the robot "
+          "moves there as at 5)")
 
 
 def contact_sheet(rows: list[dict], run_rows: list[dict], path: Path) -> Path | None:

@@ -99,7 +99,9 @@ def show_command(host: PluginHost, name: str, robot_xml: str | None, as_json: bo
     default=None,
     help="Check this MJCF instead of the registered one.",
 )
-@click.option("--no-simulate", is_flag=True, help="Skip the standing-under-PD simulation.")
+@click.option("--no-simulate", is_flag=True,
+              help="Skip the simulations: standing under PD, and the kicks that compare the "
+                   "training step with the model's.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @pass_host
 def check_command(host: PluginHost, name: str, robot_xml: str | None, no_simulate: bool,
@@ -109,8 +111,9 @@ def check_command(host: PluginHost, name: str, robot_xml: str | None, no_simulat
     The timestep, names (with did-you-mean), actuators and the gains contract,
     armature, keyframe, floor, the standing pose on the floor, self-collision
     in it, the keyframe against the default pose, standing under the spec's PD
-    servos (information) and the video camera's framing. Exits 5 when any
-    check fails.
+    servos (information), whether the robot moves at the physics step it trains
+    at (or could: twice the model's) as at its model's, and the video camera's
+    framing. Exits 5 when any check fails.
     """
     spec = get_robot(host.registry, name, robot_xml)
     findings = check_robot(spec, simulate=not no_simulate)
@@ -139,7 +142,9 @@ def new_command(name: str, mjcf: str, output: str | None) -> None:
     Joints, bodies, feet, end effectors and anchor are guessed from the model
     and marked REVIEW; gains follow mjlab's rule from armature and effort.
     The package's copy of the model gains what it lacks (floor, actuators
-    with the spec's gains, armature, a stand keyframe on the floor).
+    with the spec's gains, armature, a stand keyframe on the floor). The spec
+    trains at twice the model's physics step (10 ms, faster) where the robot,
+    kicked gently under its servos, moves there as at its own.
     """
     made = scaffold_robot(name, mjcf, output)
     g = made.guess

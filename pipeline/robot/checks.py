@@ -27,6 +27,14 @@ from .model_checks import robot_problems
 from .spec import PER_JOINT_FIELDS, RobotSpec
 from .stance import MAX_SAG, balancing_lean, holds_pose, standing_balance, standing_torques
 from .statics import stiffness_ratios
+from .training_step import (
+    agrees,
+    coarse_timestep,
+    describe,
+    kick_both_steps,
+    overridden_timestep,
+    training_overrides,
+)
 
 TRAINING_FPS = 50.0
 """Frames per second of a motion the pipeline trains on: the policy's control rate (``motion
@@ -216,6 +224,37 @@ def _standing_under_pd(model, spec, ix, key) -> Finding:
     )
 
 
+def _training_step(model, spec, ix, key) -> Finding:
+    """Whether the robot moves at the physics step it trains at (or could) as at its model's
+    (robot/training_step.py; information only: sim2sim and the stress test judge at the model's
+    step). ``model`` has the spec's servos (``_standing_under_pd``)."""
+    fine = float(model.opt.timestep)
+    trained = overridden_timestep(spec.training_overrides)
+    if trained is not None and trained <= fine:
+        return Finding("training_step", "info", f"trains at {trained * 1000:g} ms physics, no "
+                       f"coarser than the model's {fine * 1000:g} ms")
+    coarse = coarse_timestep(model) if trained is None else trained
+    data = _stand_data(model, key)
+    data.ctrl[ix.actuator_ids] = spec.default_joint_pos
+    kicks = kick_both_steps(model, data, ix.anchor_body_id, ix.root_body_id, coarse)
+    found = describe(kicks, fine, coarse)
+    if trained is not None:
+        if agrees(kicks):
+            return Finding("training_step", "ok", f"trains at {coarse * 1000:g} ms physics "
+                           f"(training_overrides): {found}")
+        return Finding("training_step", "info", f"trains at {coarse * 1000:g} ms physics "
+                       f"(training_overrides), where the robot moves otherwise than at the model's "
+                       f"{fine * 1000:g} ms: {found}; a policy trained there meets another robot "
+                       "in sim2sim: take task.physics_dt and task.decimation out of "
+                       "training_overrides")
+    if agrees(kicks):
+        return Finding("training_step", "info", f"trains at the model's {fine * 1000:g} ms; at "
+                       f"{coarse * 1000:g} ms it moves the same ({found}): training_overrides="
+                       f"{training_overrides(model)!r} would train faster (docs/robots.md)")
+    return Finding("training_step", "info", f"trains at the model's {fine * 1000:g} ms, as it "
+                   f"should: {found}")
+
+
 def _one_foot(model, spec, ix, key) -> Finding | None:
     """What the servos give with one foot carrying the robot (information only): a motion that steps
     or balances on one foot asks this of them, and what they give the policy has to hold."""
@@ -314,6 +353,7 @@ def check_robot(spec: RobotSpec, *, simulate: bool = True) -> list[Finding]:
         findings += _floor_and_height(model, spec, ix, key)
     if simulate and not any(p.check in ("floor", "actuators") for p in problems):
         findings.append(_standing_under_pd(model, spec, ix, key))
+        findings.append(_training_step(model, spec, ix, key))
     one_foot = None if any(p.check == "floor" for p in problems) else _one_foot(model, spec, ix,
                                                                                  key)
     if one_foot is not None:

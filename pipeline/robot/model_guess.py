@@ -32,9 +32,16 @@ from .contacts import can_touch, collision_geoms, floor_geoms
 from .kinematics import geom_vertical_extent, robot_geoms, standing_height
 from .model_names import element_name
 from .scenery import add_scenery, free_name, model_names
-from .servo_gains import gains, joint_frequencies, stiffen_legs, write_servos
+from .servo_gains import (
+    gains,
+    joint_frequencies,
+    standing_under_servos,
+    stiffen_legs,
+    write_servos,
+)
 from .stance import balancing_lean, on_floor, standing_balance
 from .statics import GRAVITY, holds_foot, is_ancestor
+from .training_step import choose_training_step
 
 MIN_ARMATURE = 0.003
 """kg·m²: the smallest estimated armature (a small servo; kp ≈ 12 N·m/rad at 10 Hz)."""
@@ -89,6 +96,9 @@ class Guess:
     """What was estimated rather than read, by topic (may quote names: escape before writing)."""
     model_changes: list[str] = field(default_factory=list)
     """What the package's copy of the model adds to the original."""
+    training_overrides: tuple[str, ...] = ()
+    """The spec's ``training_overrides``: the coarser physics step where the robot moves the same at
+    it (robot/training_step.py)."""
 
 
 def _model_structure(model: mujoco.MjModel, path: Path) -> tuple[int, list[int]]:
@@ -402,5 +412,9 @@ def build_model_copy(source: Path, name: str,
     guess = guess_robot(name, model, source)
     changes += complete_model(spec, model, guess)
     guess.notes["gains"] += stiffen_legs(spec, guess)
+    served = spec.compile()  # the copy as written, its servos set on this compiled model alone
+    standing = standing_under_servos(served, guess)
+    guess.training_overrides, guess.notes["training_step"] = choose_training_step(
+        served, standing, served.body(guess.anchor_body).id, served.body(guess.root_body).id)
     guess.model_changes = list(dict.fromkeys(changes))
     return spec.to_xml(), guess, guess.model_changes

@@ -91,6 +91,9 @@ FEET = {guess.feet!r}
 END_EFFECTOR_BODIES = {guess.hands + guess.feet!r}
 TRACKED_BODIES = {guess.tracked_bodies!r}
 
+# REVIEW training physics step: {n.get("training_step", "")}
+TRAINING_OVERRIDES: tuple[str, ...] = {guess.training_overrides!r}
+
 
 def {guess.name}_spec(mjcf: str | Path | None = None) -> RobotSpec:
     """The {guess.name} spec; ``mjcf`` overrides the packaged model file."""
@@ -114,6 +117,7 @@ def {guess.name}_spec(mjcf: str | Path | None = None) -> RobotSpec:
         self_collision_geoms=(),  # REVIEW: empty counts a contact between any two robot geoms
         root_body=ROOT_BODY,
         description={about!r},
+        training_overrides=TRAINING_OVERRIDES,
         extra={{
             "armature": armature,
             "keyframe": {guess.keyframe!r},

@@ -134,10 +134,12 @@ def write_servos(spec: mujoco.MjSpec, model: mujoco.MjModel, guess: ServoGuess) 
     return changes
 
 
-def stands_under_servos(model: mujoco.MjModel, guess: ServoGuess,
-                        frequency: dict[str, float]) -> bool:
-    """Whether the compiled copy holds its standing keyframe for ``STAND_SECONDS`` under servos of
-    ``frequency`` (every joint's actuator a PD servo, motors too, as training drives them)."""
+def standing_under_servos(model: mujoco.MjModel, guess: ServoGuess,
+                          frequency: dict[str, float] | None = None) -> mujoco.MjData:
+    """The compiled copy in its standing keyframe, every joint's actuator made a PD servo of
+    ``frequency`` (the guess's by default; motors too, as training drives them) holding the
+    standing pose: ``model`` is changed in place."""
+    frequency = guess.frequency_hz if frequency is None else frequency
     joints = [model.joint(name).id for name in guess.joint_names]
     actuator = {int(model.actuator_trnid[a, 0]): a for a in range(model.nu)
                 if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT}
@@ -149,6 +151,14 @@ def stands_under_servos(model: mujoco.MjModel, guess: ServoGuess,
     mujoco.mj_resetDataKeyframe(model, data, 0)
     data.ctrl[ids] = [guess.default_pose[n] for n in guess.joint_names]
     mujoco.mj_forward(model, data)
+    return data
+
+
+def stands_under_servos(model: mujoco.MjModel, guess: ServoGuess,
+                        frequency: dict[str, float]) -> bool:
+    """Whether the compiled copy holds its standing keyframe for ``STAND_SECONDS`` under servos of
+    ``frequency``."""
+    data = standing_under_servos(model, guess, frequency)
     root = model.body(guess.root_body).id
     return not holds_pose(model, data, STAND_SECONDS, model.body(guess.anchor_body).id, root)[2]
 

@@ -81,6 +81,10 @@ def test_scaffold_installs_registers_and_passes_robots_check(tmp_path, capsys, c
         and checks["actuators"] == "ok"
         and checks["camera"] == "info"
     )
+    # it moves at 10 ms as at 5 (robot/training_step.py), so it trains at 10 ms, and says why
+    assert spec.training_overrides == ("task.physics_dt=0.01", "task.decimation=2")
+    assert "# REVIEW training physics step: 10 ms physics" in spec_py
+    assert checks["training_step"] == "ok"
     mirror = next(f["detail"] for f in json.loads(out) if f["check"] == "mirror")
     assert mirror.startswith("left-right symmetric from its geometry"), mirror
 
