@@ -234,6 +234,9 @@ def _training_step(model, spec, ix, key) -> Finding:
         return Finding("training_step", "info", f"trains at {trained * 1000:g} ms physics, no "
                        f"coarser than the model's {fine * 1000:g} ms")
     coarse = coarse_timestep(model) if trained is None else trained
+    if coarse is None:
+        return Finding("training_step", "info", f"trains at the model's {fine * 1000:g} ms: no "
+                       "coarser step of whole steps per control step to offer")
     data = _stand_data(model, key)
     data.ctrl[ix.actuator_ids] = spec.default_joint_pos
     kicks = kick_both_steps(model, data, ix.anchor_body_id, ix.root_body_id, coarse)
@@ -250,7 +253,7 @@ def _training_step(model, spec, ix, key) -> Finding:
     if agrees(kicks):
         return Finding("training_step", "info", f"trains at the model's {fine * 1000:g} ms; at "
                        f"{coarse * 1000:g} ms it moves the same ({found}): training_overrides="
-                       f"{training_overrides(model)!r} would train faster (docs/robots.md)")
+                       f"{training_overrides(coarse)!r} would train faster (docs/robots.md)")
     return Finding("training_step", "info", f"trains at the model's {fine * 1000:g} ms, as it "
                    f"should: {found}")
 

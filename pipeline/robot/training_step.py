@@ -64,14 +64,17 @@ class Kick:
     """m: the largest distance between the anchor's paths at the two steps, at control steps."""
 
 
-def coarse_timestep(model: mujoco.MjModel) -> float:
-    """The training step tried for ``model``: ``COARSE_FACTOR`` × its timestep."""
-    return COARSE_FACTOR * float(model.opt.timestep)
+def coarse_timestep(model: mujoco.MjModel) -> float | None:
+    """The training step tried for ``model``: ``COARSE_FACTOR`` × its timestep, or None where that
+    does not divide the control step (the policy's rate would change)."""
+    step = COARSE_FACTOR * float(model.opt.timestep)
+    substeps = CONTROL_DT / step
+    return step if substeps >= 1 and abs(substeps - round(substeps)) < 1e-6 else None
 
 
-def training_overrides(model: mujoco.MjModel) -> tuple[str, ...]:
-    """The ``--set`` pairs that train ``model`` at the coarse step with the same control rate."""
-    step = coarse_timestep(model)
+def training_overrides(step: float) -> tuple[str, ...]:
+    """The ``--set`` pairs that train at ``step`` (a ``coarse_timestep``) with the same control
+    rate."""
     return (f"task.physics_dt={step:g}", f"task.decimation={round(CONTROL_DT / step)}")
 
 
@@ -170,10 +173,13 @@ def choose_training_step(model: mujoco.MjModel, standing: mujoco.MjData, anchor:
     the coarse step's where the kicks agree, else none; and the note that says why (the generated
     spec's ``REVIEW`` line)."""
     fine, coarse = float(model.opt.timestep), coarse_timestep(model)
+    if coarse is None:
+        return (), (f"the model's {fine * 1000:g} ms: {COARSE_FACTOR} × it does not divide the "
+                    f"{CONTROL_DT * 1000:g} ms control step")
     kicks = kick_both_steps(model, standing, anchor, root, coarse)
     found = describe(kicks, fine, coarse)
     if agrees(kicks):
-        return training_overrides(model), (
+        return training_overrides(coarse), (
             f"{coarse * 1000:g} ms physics ({round(CONTROL_DT / coarse)} steps per control step), "
             f"faster to train than the model's {fine * 1000:g} ms, which sim2sim and the stress "
             f"test keep: {found}")

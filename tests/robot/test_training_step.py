@@ -64,6 +64,14 @@ def test_a_joint_spring_too_stiff_for_10_ms_keeps_the_model_step(q1):
     assert note.startswith("the model's 5 ms") and "diverges at 10 ms" in note
 
 
+def test_a_step_whose_double_does_not_divide_the_control_step_is_kept(q1):
+    model = mujoco.MjModel.from_xml_path(str(q1.mjcf))
+    model.opt.timestep = 0.004  # 8 ms would run the policy every 16 or 24 ms
+    model, data, anchor, root = standing(q1, model)
+    overrides, note = choose_training_step(model, data, anchor, root)
+    assert overrides == () and "does not divide the 20 ms control step" in note
+
+
 def test_the_kicks_are_sized_to_the_robot_and_pointed_from_its_heading(q1):
     model = mujoco.MjModel.from_xml_path(str(q1.mjcf))
     model, data, _, root = standing(q1, model)
