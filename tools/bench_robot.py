@@ -290,7 +290,7 @@ def print_robot_table(rows: list[dict], runs: dict) -> None:
         print(f"{r['robot']:<9} {r.get('joints', '-'):>6} {r['height']:>6}m {r['new_s']:>5.0f}s "
               f"{r['ready_s']:>5.0f}s "
               f"{r['edits']:>5}  {check:<26} {('yes' if r['stands'] else 'NO'):<7} "
-              f"{r['training_step_ms']:>4g} ms "
+              f"{format(r['training_step_ms'], 'g') + ' ms':<7} "
               f"{_motion_cell(r['motions'].get('wave'), runs):<22} "
               f"{_motion_cell(r['motions'].get('squat'), runs):<22} "
               f"{r['licence'][:40]}")
