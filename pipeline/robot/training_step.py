@@ -122,7 +122,8 @@ def _kicked_path(model: mujoco.MjModel, standing: mujoco.MjData, anchor: int, ro
     simulation diverged."""
     data = mujoco.MjData(model)
     data.qpos[:], data.qvel[:], data.ctrl[:] = standing.qpos, standing.qvel, standing.ctrl
-    data.qvel[:2] += velocity
+    base = int(model.jnt_dofadr[model.body_jntadr[root]])  # the free joint: world velocity first
+    data.qvel[base:base + 2] += velocity
     mujoco.mj_forward(model, data)
     start = float(data.xpos[anchor, 2])
     substeps = max(1, round(CONTROL_DT / model.opt.timestep))
