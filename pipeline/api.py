@@ -20,7 +20,7 @@ from typing import Any
 
 from .atomic import atomic_path, atomic_write_text
 from .cli import pass_host
-from .deploy.perturbations import ServoCommand, push_rate_unit, push_speed_unit
+from .deploy.perturbations import ServoCommand
 from .devices.backend import Availability, Backend, ResolvedDevice
 from .errors import (
     NOT_ROBUST_EXIT_CODE,
@@ -57,6 +57,7 @@ from .robot.model import (
 )
 from .robot.model_checks import check_robot_model
 from .robot.spec import RobotSpec, get_robot, pd_gains
+from .robot.statics import push_rate_unit, push_speed_unit
 from .rotations import (
     cross,
     matrix_first_two_columns,

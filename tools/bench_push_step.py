@@ -30,10 +30,10 @@ import mujoco
 import numpy as np
 
 from primebot.pipeline.deploy import loop
-from primebot.pipeline.deploy.perturbations import push_speed_unit
 from primebot.pipeline.deploy.sim2sim import TrackingEpisode, prepare
 from primebot.pipeline.evaluate.metrics import EpisodeMetrics
 from primebot.pipeline.evaluate.push_direction import PUSH_DIRECTIONS
+from primebot.pipeline.robot.statics import push_speed_unit
 from primebot.pipeline.rotations import yaw_angle
 
 STANDARD_PUSH = 0.2

@@ -9,11 +9,12 @@ a stress batch runs one *cell* (a family at one level, or ``nominal``);
 physical ones into a batch's per-environment model and the stress loop
 (``deploy.stress``) applies the rest at run time (pushes, latency, encoders).
 
-Sized to the robot (the rule both this test and the tracking task's training
-pushes use): a push is a horizontal velocity kick on the root of
-Δv = k·√(g·L), with L the reference's highest root height (the standing
-pelvis height, about the leg length; q1: 0.50 m, so the standard k = 0.2
-is 0.44 m/s, and 0.56 m/s for a robot with a 0.79 m pelvis such as the G1). The levels are the
+Sized to the robot (the rule this test, the tracking task's training pushes and
+`robots new`'s training-step kicks use: ``robot.statics.push_speed_unit``): a
+push is a horizontal velocity kick on the root of Δv = k·√(g·L), with L the
+reference's highest root height (the standing pelvis height, about the leg
+length; q1: 0.50 m, so the standard k = 0.2 is 0.44 m/s, and 0.56 m/s for a
+robot with a 0.79 m pelvis such as the G1). The levels are the
 dimensionless k (a Froude number's square root): robots of any size are
 pushed equally hard for their size. A payload is a fraction of the robot's
 own mass, on its anchor body. Motor strength, dynamics and latency are
@@ -22,25 +23,10 @@ relative or in control steps, so they need no scale.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-GRAVITY = 9.81
-
-
-def push_speed_unit(reference_root_height: float) -> float:
-    """√(g·L) in m/s: the velocity a push level k multiplies, for a robot whose root stands ``L`` m
-    high."""
-    return math.sqrt(GRAVITY * max(float(reference_root_height), 0.05))
-
-
-def push_rate_unit(reference_root_height: float) -> float:
-    """√(g/L) in rad/s: the angular velocity of the same Froude scaling (training's angular
-    pushes)."""
-    return math.sqrt(GRAVITY / max(float(reference_root_height), 0.05))
 
 
 @dataclass(frozen=True)

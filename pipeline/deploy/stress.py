@@ -52,6 +52,7 @@ from ..evaluate.metrics import (
     summarise,
 )
 from ..evaluate.push_direction import by_push_direction, push_directions_line
+from ..robot.statics import push_speed_unit
 from ..rundir import EXPORT_DIR, STRESS_FILE, VIDEO_DIR
 from ..success_rates import undecided
 from .onnx_policy import (
@@ -65,7 +66,6 @@ from .perturbations import (
     Cell,
     cells,
     physics_hz_of,
-    push_speed_unit,
 )
 from .robust_verdict import robustness_verdict
 from .sim2sim import prepare

@@ -1,4 +1,5 @@
-"""Statics of a robot model: how hard gravity pulls on what each joint carries.
+"""Statics of a robot model: how hard gravity pulls on what each joint carries, and the units that
+size a push to the robot.
 
 ``robots new`` sizes the servos from it (docs/robots.md, "Gains") and
 ``robots check`` reports the softest servo against it.
@@ -6,10 +7,25 @@
 
 from __future__ import annotations
 
+import math
+
 import mujoco
 import numpy as np
 
 GRAVITY = 9.81
+
+
+def push_speed_unit(reference_root_height: float) -> float:
+    """√(g·L) in m/s: the velocity a push level k multiplies, for a robot whose root stands ``L`` m
+    high (the stress test's pushes, training's, and the training step's kicks:
+    deploy/perturbations.py)."""
+    return math.sqrt(GRAVITY * max(float(reference_root_height), 0.05))
+
+
+def push_rate_unit(reference_root_height: float) -> float:
+    """√(g/L) in rad/s: the angular velocity of the same Froude scaling (training's angular
+    pushes)."""
+    return math.sqrt(GRAVITY / max(float(reference_root_height), 0.05))
 
 
 def gravity_stiffness(model: mujoco.MjModel, data: mujoco.MjData, joints: list[int], root: int,

@@ -27,7 +27,7 @@ import mujoco
 import numpy as np
 
 from .stance import FALLEN_HEIGHT, FALLEN_TILT_COS
-from .statics import GRAVITY
+from .statics import push_speed_unit
 
 COARSE_FACTOR = 2
 """The training step tried: this × the model's timestep."""
@@ -108,7 +108,7 @@ def kick_both_steps(model: mujoco.MjModel, standing: mujoco.MjData, anchor: int,
 def kick_velocities(standing: mujoco.MjData, root: int) -> dict[str, np.ndarray]:
     """Each side's kick (m/s, world x and y): ``KICK_LEVEL``·√(g·L), L the root's height in
     ``standing`` (``mj_forward`` done), pointed ``SIDES`` degrees from the root's heading."""
-    speed = KICK_LEVEL * math.sqrt(GRAVITY * max(float(standing.xpos[root, 2]), 0.05))
+    speed = KICK_LEVEL * push_speed_unit(standing.xpos[root, 2])
     heading = math.atan2(standing.xmat[root, 3], standing.xmat[root, 0])
     return {side: speed * np.array([math.cos(heading + math.radians(degrees)),
                                     math.sin(heading + math.radians(degrees))])
