@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 
-def _replay(repo_root, motion, tmp_path) -> dict:
+def _replay(repo_root, motion, tmp_path, *options: str) -> dict:
     """pd_replay.py on ``motions/<motion>.npz``, or on the motion file ``motion`` when it is a
     path."""
     import json
@@ -18,7 +18,7 @@ def _replay(repo_root, motion, tmp_path) -> dict:
     path = motion if isinstance(motion, Path) else repo_root / "motions" / f"{motion}.npz"
     out = tmp_path / f"{path.stem}.json"
     proc = subprocess.run([sys.executable, str(repo_root / "tools" / "pd_replay.py"), str(path),
-                           "--json", str(out)],
+                           "--json", str(out), *options],
                           capture_output=True, text=True, timeout=300, cwd=repo_root)
     assert proc.returncode == 0, proc.stderr
     assert "PD on the reference joints" in proc.stdout and "statue" in proc.stdout
@@ -72,6 +72,16 @@ def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_lose
     )
     # ... and every joint stays within a few degrees of its target meanwhile
     assert max(rms for _, rms, _ in import_tool("pd_replay").joint_errors(squat, 1.0)) < 0.1
+
+
+def test_with_the_servo_feedforward_the_squat_is_followed_open_loop_to_its_end(repo_root, tmp_path):
+    # without it the servos sag under the bent knees and the replay falls (the test above: the
+    # first second follows); with it no servo sags, and the standing squat needs no balancing
+    squat = _replay(repo_root, "squat", tmp_path, "--feedforward")
+    assert squat["feedforward"]
+    assert squat["mean_mpkpe_m"] < 0.005 and max(squat["mpkpe_m"]) < 0.01
+    sag = np.subtract(squat["root_height_m"], squat["reference_root_height_m"])
+    assert np.abs(sag).max() < 0.005
 
 
 def test_the_recorded_getup_is_followed_open_loop_to_standing(repo_root, tmp_path):

@@ -13,10 +13,15 @@ mean error; then the episode's MPKPE and statue MPKPE, when the tracked bodies
 first drift ``OFF_TRACK_M`` from the reference, and the joints furthest from
 their targets before that (``--window``, default the first second): a joint
 that sags far under its servo while the robot is still up is where the body
-needs the policy's help first (or a stiffer servo: docs/robots.md). Usage::
+needs the policy's help first (or a stiffer servo: docs/robots.md). With
+``--feedforward`` every target is moved by the servo feedforward of the
+motion's torques (inverse dynamics: pipeline/motion/inverse_dynamics.py), so no
+servo sags: what still falls is balance, which open-loop PD cannot give.
+Usage::
 
     python tools/pd_replay.py motions/getup.npz
     python tools/pd_replay.py motions/squat.npz --robot q1 --json out.json
+    python tools/pd_replay.py sub10_largebox_049_g1.npz --robot g1 --feedforward
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy as np
 from primebot.pipeline.evaluate.metrics import step_errors
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.format import load_motion
+from primebot.pipeline.motion.inverse_dynamics import motion_torques, servo_feedforward
 
 OFF_TRACK_M = 0.05
 """Tracked bodies this far from the reference (mean) count as off track."""
@@ -38,9 +44,11 @@ WORST_JOINTS = 5
 """Joints listed by their error under PD."""
 
 
-def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
+def pd_replay(motion_path: str | Path, robot: str | None = None,
+              feedforward: bool = False) -> dict:
     """Replay ``motion_path`` under PD on ``robot`` (default: the task's); per-step root heights and
-    errors."""
+    errors. ``feedforward``: each target moved by the servo feedforward of the motion's torques
+    (pipeline/motion/inverse_dynamics.py), as a constant action per step."""
     host = load_plugins()
     spec = host.registry.get("tasks", "tracking")
     robot_spec = host.registry.get("robots", robot or spec.default_robot)
@@ -57,9 +65,11 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
         env.reset()
         # the statue: frozen at frame 0
         start_pose = view.snapshot(np.arange(1)).body_pos_w[0].copy()
-        zero = np.zeros((1, env.num_actions), dtype=np.float32)
-        for _ in range(env.reference.num_steps - 1):
-            result = env.step(zero)
+        actions = np.zeros((env.reference.num_steps, 1, env.num_actions), dtype=np.float32)
+        if feedforward:
+            actions[:, 0] = feedforward_actions(env, robot_spec)
+        for step in range(env.reference.num_steps - 1):
+            result = env.step(actions[step])
             if result.truncated.any() or result.terminated.any():
                 # the episode ended at the motion's last frame: what follows is the next episode's
                 # start
@@ -75,11 +85,23 @@ def pd_replay(motion_path: str | Path, robot: str | None = None) -> dict:
     finally:
         env.close()
     return {"motion": str(motion_path), "robot": robot_spec.name, "step_dt": env.step_dt,
+            "feedforward": feedforward,
             "root_height_m": heights, "reference_root_height_m": reference_heights,
             "mpkpe_m": errors,
             "mean_mpkpe_m": float(np.mean(errors)), "statue_mpkpe_m": float(np.mean(statue)),
             "joint_names": list(robot_spec.joint_names),
             "joint_error_rad": np.asarray(joint_offsets).tolist()}
+
+
+def feedforward_actions(env, robot_spec) -> np.ndarray:
+    """[T, J] the actions that move each joint target by the servo feedforward of the env's
+    reference (its control-rate frames; the tracking env's model, reference and action scale)."""
+    ref = env.reference
+    torques = motion_torques(env.model_info.model, env.model_info.indices, ref.root_pos_w,
+                             ref.root_quat_w, ref.joint_pos, 1.0 / env.step_dt)
+    offset = servo_feedforward(torques, robot_spec.stiffness, robot_spec.damping,
+                               robot_spec.effort_limit)
+    return offset / env.action_scale
 
 
 def off_track_s(out: dict) -> float | None:
@@ -109,10 +131,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=float, default=1.0, metavar="S",
                         help="seconds from the start over which joint errors are listed "
                              "(default 1: before a fall makes every joint's error large)")
+    parser.add_argument("--feedforward", action="store_true",
+                        help="add the servo feedforward to every target: the sag each servo "
+                             "would give under the motion's torques, by inverse dynamics "
+                             "(docs/motions.md, \"What the servos give\"); what still falls is "
+                             "balance, not sag")
     args = parser.parse_args(argv)
-    out = pd_replay(args.motion, args.robot)
+    out = pd_replay(args.motion, args.robot, args.feedforward)
     per_second = round(1.0 / out["step_dt"])
-    print(f"{out['motion']} on {out['robot']}, PD on the reference joints, no policy:")
+    targets = "the reference joints plus the servo feedforward" if args.feedforward else (
+        "the reference joints")
+    print(f"{out['motion']} on {out['robot']}, PD on {targets}, no policy:")
     print("    t   ref root z   robot root z   tracked-body error")
     for i in range(0, len(out["mpkpe_m"]), per_second):
         print(f"{(i + 1) * out['step_dt']:5.1f} s {out['reference_root_height_m'][i]:9.3f} m "
