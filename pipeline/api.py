@@ -44,6 +44,7 @@ from .evaluate.push_direction import PUSH_DIRECTIONS, push_sector
 from .evaluate.view import TrackingView
 from .hooks.specs import hookimpl
 from .motion.format import Motion, file_sha256, load_motion, save_motion
+from .motion.inverse_dynamics import motion_torques, servo_feedforward
 from .registry import Register, Registry
 from .report.page import headline_metrics
 from .report.tables import metrics_headline, metrics_summary
@@ -106,6 +107,7 @@ from .sim.rewards import RewardManager, RewardTerm
 from .sim.task import (
     ACTION_OFFSET_DEFAULT,
     ACTION_OFFSET_REFERENCE,
+    ACTION_OFFSET_SERVO_TARGET,
     ACTION_TARGET_FORMULA,
     EXPORT_MOTION_TRACKING,
     EXPORT_POLICY,
@@ -178,14 +180,15 @@ GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "motions": (
         "Motion", "load_motion", "save_motion", "file_sha256", "validate_motion_file",
-        "replay_video",
+        "replay_video", "motion_torques", "servo_feedforward",
     ),
     # tasks and their environments
     "tasks": (
         "TaskSpec", "PlaySettings", "merge_settings", "TaskExport", "TrackingView",
         "TrackingSnapshot", "metadata_threshold", "EpisodeRecord", "VecEnv", "StepResult",
         "BatchSim", "STAGE_NONE", "STAGE_VEL", "available_cores", "ACTION_OFFSET_DEFAULT",
-        "ACTION_OFFSET_REFERENCE", "ACTION_TARGET_FORMULA", "EXPORT_MOTION_TRACKING",
+        "ACTION_OFFSET_REFERENCE", "ACTION_OFFSET_SERVO_TARGET", "ACTION_TARGET_FORMULA",
+        "EXPORT_MOTION_TRACKING",
         "EXPORT_POLICY",
     ),
     # observation, reward and termination terms

@@ -34,23 +34,25 @@ def tracking_host() -> PluginHost:
     return load_plugins(environ={"PRIMEBOT_DISABLE_PLUGINS": "stages.builtin"})
 
 
-_TRAINED: dict[str, Path] = {}
+_TRAINED: dict[tuple[str, tuple[str, ...]], Path] = {}
 """The run trained once per test session (per motion digest), copied for every caller."""
 
 
-def train_tiny_run(log_dir: Path, host: PluginHost | None = None) -> Path:
-    """A fresh copy, under ``log_dir``, of a run trained for one iteration on wave.npz.
+def train_tiny_run(log_dir: Path, host: PluginHost | None = None,
+                   sets: tuple[str, ...] = ()) -> Path:
+    """A fresh copy, under ``log_dir``, of a run trained for one iteration on wave.npz (with
+    ``sets`` on top of the tiny settings).
 
-    Training happens once per session; each caller gets its own copy, so tests
+    Training happens once per session and ``sets``; each caller gets its own copy, so tests
     that write eval.json or export/ never see each other's files.
     """
-    key = file_sha256(WAVE)
+    key = (file_sha256(WAVE), sets)
     if key not in _TRAINED:
         host = host or tracking_host()
         root = tempfile.mkdtemp(prefix="primebot-tiny-run-")
         atexit.register(shutil.rmtree, root, ignore_errors=True)
         request = TrainRequest(motion=str(WAVE), num_envs=4, iterations=1, seed=3, run_name="wave",
-                               sets=list(TINY), log_dir=root, progress=False)
+                               sets=[*TINY, *sets], log_dir=root, progress=False)
         outcome = run_training(host.registry, request)
         assert outcome.run_dir is not None
         _TRAINED[key] = outcome.run_dir

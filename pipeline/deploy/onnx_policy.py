@@ -23,7 +23,12 @@ import onnxruntime as ort
 
 from ..errors import ExportError
 from ..robot.actuators import actuator_kind, gain_problems
-from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_OFFSET_REFERENCE, ACTION_TARGET_FORMULA
+from ..sim.task import (
+    ACTION_OFFSET_DEFAULT,
+    ACTION_OFFSET_REFERENCE,
+    ACTION_TARGET_FORMULA,
+    REFERENCE_OFFSETS,
+)
 from .observation import expected_size, history_lengths
 
 LIST_KEYS = ("joint_names", "observation_names", "body_names", "tracked_body_names",
@@ -99,15 +104,13 @@ def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int,
 
     ``default_joint_pos`` (also a file without the key): default + scale·actions;
     ``reference_joint_pos``: the reference's joint positions at ``t`` (the step
-    the policy was given) + scale·actions. Every deploy-side loop that turns
-    actions into targets calls this one function.
+    the policy was given) + scale·actions; ``reference_servo_target``: the
+    graph's ``servo_target`` at ``t`` + scale·actions. Every deploy-side loop
+    that turns actions into targets calls this one function.
     """
     offset = meta.get("action_offset", ACTION_OFFSET_DEFAULT)
-    if offset == ACTION_OFFSET_REFERENCE:
-        if reference is None:
-            raise ExportError("action_offset 'reference_joint_pos' needs the reference motion, and "
-                              "there is none")
-        origin = reference["joint_pos"][t]
+    if offset in REFERENCE_OFFSETS:
+        origin = reference_origin(reference, offset)[t]
     elif offset == ACTION_OFFSET_DEFAULT:
         origin = meta["default_joint_pos"]
     else:
@@ -115,6 +118,26 @@ def joint_targets(meta: dict, reference: dict[str, np.ndarray] | None, t: int,
                           fix=f"one of: {', '.join(ACTION_TARGET_FORMULA)}; re-export with this "
                               "primebot")
     return origin + meta["action_scale"] * np.asarray(actions, dtype=np.float64)
+
+
+def reference_origin(reference: dict[str, np.ndarray] | None, offset: str) -> np.ndarray:
+    """[T, J] the targets of a zero action per step for a reference-relative ``offset``
+    (``REFERENCE_OFFSETS``): the reference's ``joint_pos``, or the graph's ``servo_target``."""
+    table = REFERENCE_OFFSETS[offset]
+    if reference is None or table not in reference:
+        raise ExportError(f"action_offset {offset!r} needs the {table} table of the ONNX "
+                          "(its reference outputs), and there is none",
+                          fix="run the policy file as exported, with its reference outputs")
+    return reference[table]
+
+
+def replay_targets(meta: dict, reference: dict[str, np.ndarray]) -> np.ndarray:
+    """[T, J] the joint targets of the stress test's replay (no policy): the reference's joint
+    positions, plus each servo's feedforward for a policy trained with the servo-target offset
+    (baked into the graph or not), whose zero action that is."""
+    trained = meta.get(ACTION_OFFSET_BAKED, meta.get("action_offset", ACTION_OFFSET_DEFAULT))
+    return reference_origin(reference, trained if trained in REFERENCE_OFFSETS else
+                            ACTION_OFFSET_REFERENCE)
 
 
 def initial_last_action(meta: dict, reference: dict[str, np.ndarray] | None,
@@ -130,14 +153,11 @@ def initial_last_action(meta: dict, reference: dict[str, np.ndarray] | None,
     """
     t = np.atleast_1d(np.asarray(t, dtype=np.int64))
     zero = np.zeros((len(t), len(meta["joint_names"])))
-    if meta.get(ACTION_OFFSET_BAKED) != ACTION_OFFSET_REFERENCE:
+    baked = meta.get(ACTION_OFFSET_BAKED)
+    if baked not in REFERENCE_OFFSETS:
         return zero
-    if reference is None:
-        raise ExportError(f"{ACTION_OFFSET_BAKED} 'reference_joint_pos' needs the reference "
-                          "motion, and there is none")
-    shift = (reference["joint_pos"][np.maximum(t - 1, 0)] - meta["default_joint_pos"]) / meta[
-        "action_scale"
-    ]
+    shift = (reference_origin(reference, baked)[np.maximum(t - 1, 0)]
+             - meta["default_joint_pos"]) / meta["action_scale"]
     return np.where((t > 0)[:, None], shift, zero)
 
 
@@ -452,6 +472,9 @@ def gain_check(model: mujoco.MjModel, robot: DeployRobot, meta: dict) -> dict:
 # -- the reference and the observation ------------------------------------------------------------
 REFERENCE_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w",
                      "body_ang_vel_w")
+OPTIONAL_REFERENCE_OUTPUTS = ("servo_target",)
+"""Per-step tables a graph has only for some policies (``servo_target``: the servo-target offset's
+zero-action targets)."""
 
 
 def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.ndarray]:
@@ -469,11 +492,13 @@ def reference_table(session: ort.InferenceSession, meta: dict) -> dict[str, np.n
     # a static batch (--static-batch, mjlab)
     chunk = batch if isinstance(batch, int) and batch > 0 else steps
     obs = np.zeros((chunk, session.get_inputs()[0].shape[1]), np.float32)
+    present = {o.name for o in session.get_outputs()}
+    names = [*REFERENCE_OUTPUTS, *(n for n in OPTIONAL_REFERENCE_OUTPUTS if n in present)]
     parts = []
     for start in range(0, steps, chunk):
         time_step = np.minimum(np.arange(start, start + chunk), steps - 1).astype(np.float32)[
             :, None
         ]
-        parts.append(session.run(list(REFERENCE_OUTPUTS), {"obs": obs, "time_step": time_step}))
+        parts.append(session.run(names, {"obs": obs, "time_step": time_step}))
     return {k: np.concatenate([p[i] for p in parts])[:steps].astype(np.float64)
-            for i, k in enumerate(REFERENCE_OUTPUTS)}
+            for i, k in enumerate(names)}

@@ -24,7 +24,7 @@ from ..evaluate.push_direction import PUSH_DIRECTIONS, push_sector
 from ..rotations import yaw_angle
 from ..sim.physics import BatchSim
 from .observation import SensedState
-from .onnx_policy import NON_FINITE_ACTION, initial_last_action, joint_targets
+from .onnx_policy import NON_FINITE_ACTION, initial_last_action, joint_targets, replay_targets
 from .perturbations import Cell, Conditions, ServoCommand, apply_to_model
 from .reference_state import reference_states
 from .sim2sim import Sim2SimSetup, batch_snapshot
@@ -123,6 +123,7 @@ def run_group(setup: Sim2SimSetup, group: Episodes, starts: np.ndarray, window: 
     kick = (conditions.push * unit)[:, None] * np.stack(
         [np.cos(per_start["push_angle"][index]), np.sin(per_start["push_angle"][index])], axis=1)
     last_action = initial_last_action(meta, ref, start[policy])
+    replayed = replay_targets(meta, ref)
     history = setup.observation.history(policy.size)
     targets = hold.copy()
     running = np.ones(n, bool)
@@ -158,7 +159,7 @@ def run_group(setup: Sim2SimSetup, group: Episodes, starts: np.ndarray, window: 
                                        joint_targets(meta, ref, t[policy], actions),
                                        targets[policy])
             last_action = actions
-        targets[replay] = ref["joint_pos"][t[replay]]
+        targets[replay] = replayed[t[replay]]
         targets[statue] = hold[statue]
         sim.ctrl[:] = actuation.command(targets)
         due = pushed[push_step[pushed] == k]

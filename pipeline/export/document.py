@@ -13,8 +13,13 @@ from typing import Any
 import numpy as np
 
 from ..deploy.onnx_policy import ACTION_OFFSET_BAKED, parse_clip
-from ..sim.task import ACTION_OFFSET_DEFAULT, ACTION_TARGET_FORMULA, EXPORT_MOTION_TRACKING
-from .graph import INPUT_NAMES, OUTPUT_NAMES, ActionPolicy
+from ..sim.task import (
+    ACTION_OFFSET_DEFAULT,
+    ACTION_OFFSET_SERVO_TARGET,
+    ACTION_TARGET_FORMULA,
+    EXPORT_MOTION_TRACKING,
+)
+from .graph import INPUT_NAMES, OUTPUT_NAMES, SERVO_TARGET_OUTPUT, ActionPolicy
 
 BUNDLE_FORMAT = "primebot-deploy-bundle/1"
 
@@ -27,7 +32,9 @@ TIME_STEP_RULE = ("float32 [B, 1], the reference step (policy steps since the mo
                   "2^24")
 BAKED_OFFSET_RULE = ("the policy was trained relative to the reference pose; the graph adds "
                      "shift[t] = "
-                     "(reference joint_pos[t] - default_joint_pos) / action_scale to its actions "
+                     "(origin[t] - default_joint_pos) / action_scale to its actions, origin the "
+                     "reference joint_pos (action_offset_baked: reference_joint_pos) or the "
+                     "servo_target output (reference_servo_target), "
                      "and subtracts "
                      "shift[t - 1] from the observation's actions term (nothing at step 0), so "
                      "feed back the "
@@ -82,6 +89,9 @@ def deploy_document(metadata: dict[str, Any], files: dict[str, Any], *, static_b
     ]
     inputs, outputs = (INPUT_NAMES, OUTPUT_NAMES) if tracking else (ActionPolicy.input_names,
                                                                        ActionPolicy.output_names)
+    trained = m.get(ACTION_OFFSET_BAKED, m.get("action_offset"))
+    if tracking and trained == ACTION_OFFSET_SERVO_TARGET:
+        outputs = (*outputs, SERVO_TARGET_OUTPUT)
     root = m["root_body_name"]
     document: dict[str, Any] = {
         "format": BUNDLE_FORMAT,

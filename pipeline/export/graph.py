@@ -54,6 +54,9 @@ from ..motion.format import Motion
 INPUT_NAMES = ("obs", "time_step")
 MOTION_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w",
                   "body_ang_vel_w")
+SERVO_TARGET_OUTPUT = "servo_target"
+"""An output only a policy trained with the servo-target offset has: the zero action's joint
+targets per step (metadata ``action_offset: reference_servo_target``; docs/deploy.md)."""
 OUTPUT_NAMES = ("actions", *MOTION_OUTPUTS)
 OPSET = 17
 PARITY_ATOL = 1e-5
@@ -103,17 +106,20 @@ def step_index(time_step: torch.Tensor, num_steps: int) -> torch.Tensor:
 
 
 class DeployPolicy(nn.Module):
-    """``actions = actor(normaliser(obs))`` plus the reference motion gathered at ``time_step``."""
+    """``actions = actor(normaliser(obs))`` plus the reference motion gathered at ``time_step`` (and
+    the servo targets, where the motion carries them)."""
 
     input_names: tuple[str, ...] = INPUT_NAMES
-    output_names: tuple[str, ...] = OUTPUT_NAMES
 
     def __init__(self, actor: nn.Module, obs_normalizer: nn.Module,
                  motion: Mapping[str, np.ndarray]) -> None:
         super().__init__()
         self.actor = actor
         self.obs_normalizer = obs_normalizer
-        for key in MOTION_OUTPUTS:
+        self.tables = (*MOTION_OUTPUTS, *((SERVO_TARGET_OUTPUT,)
+                                          if SERVO_TARGET_OUTPUT in motion else ()))
+        self.output_names: tuple[str, ...] = ("actions", *self.tables)
+        for key in self.tables:
             self.register_buffer(key,
                                  torch.as_tensor(np.ascontiguousarray(motion[key]),
                                                  dtype=torch.float32))
@@ -123,7 +129,7 @@ class DeployPolicy(nn.Module):
         # A float step index keeps the input float32 like obs (one dtype on the robot side).
         step = step_index(time_step, self.num_steps)
         actions = self.act(obs, time_step, step)
-        return (actions, *(getattr(self, key)[step] for key in MOTION_OUTPUTS))
+        return (actions, *(getattr(self, key)[step] for key in self.tables))
 
     def act(self, obs: torch.Tensor, time_step: torch.Tensor, step: torch.Tensor) -> torch.Tensor:
         """The ``actions`` output for ``obs`` at reference step indices ``step``."""
@@ -137,19 +143,21 @@ class DefaultOffsetPolicy(DeployPolicy):
 
     With ``shift[t] = (reference joint_pos[t] − default_joint_pos) / action_scale`` the graph
     outputs ``actions = policy + shift[t]``, so default + scale·actions = reference + scale·policy,
-    the target the policy was trained to give. The observation's ``actions`` term (columns
-    ``actions_columns``), which a deploy loop fills with the previous ``actions`` output, is turned
-    back into the policy's own previous action by subtracting ``shift[t − 1]``; at step 0 nothing is
-    subtracted (an episode's first observation carries zero, as in training). Docs: docs/deploy.md,
+    the target the policy was trained to give (``origin``: the table in place of the reference
+    ``joint_pos``, ``servo_target`` for a policy trained with the servo-target offset). The
+    observation's ``actions`` term (columns ``actions_columns``), which a deploy loop fills with
+    the previous ``actions`` output, is turned back into the policy's own previous action by
+    subtracting ``shift[t − 1]``; at step 0 nothing is subtracted (an episode's first observation
+    carries zero, as in training). Docs: docs/deploy.md,
     "mjlab compatibility".
     """
 
     def __init__(self, actor: nn.Module, obs_normalizer: nn.Module,
                  motion: Mapping[str, np.ndarray],
                  default_joint_pos: np.ndarray, action_scale: np.ndarray,
-                 actions_columns: tuple[int, int] | None) -> None:
+                 actions_columns: tuple[int, int] | None, origin: str = "joint_pos") -> None:
         super().__init__(actor, obs_normalizer, motion)
-        shift = ((np.asarray(motion["joint_pos"], dtype=np.float64)
+        shift = ((np.asarray(motion[origin], dtype=np.float64)
                   - np.asarray(default_joint_pos, dtype=np.float64))
                  / np.asarray(action_scale, dtype=np.float64))
         self.register_buffer("action_shift", torch.as_tensor(shift, dtype=torch.float32))
@@ -170,6 +178,7 @@ def tracking_module(actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping
     reference offset into the actions (``action_offset_baked``, ``metadata.bake_action_offset``),
     else ``DeployPolicy``."""
     from ..deploy.onnx_policy import ACTION_OFFSET_BAKED
+    from ..sim.task import REFERENCE_OFFSETS
 
     if ACTION_OFFSET_BAKED not in metadata:
         return DeployPolicy(actor, obs_normalizer, motion)
@@ -181,7 +190,7 @@ def tracking_module(actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping
         columns = (begin, begin + int(metadata["observation_sizes"][i]))
     return DefaultOffsetPolicy(actor, obs_normalizer, motion, metadata["default_joint_pos"],
                                metadata["action_scale"],
-                               columns)
+                               columns, REFERENCE_OFFSETS[metadata[ACTION_OFFSET_BAKED]])
 
 
 def motion_at_control_rate(motion: Motion, control_dt: float) -> dict[str, np.ndarray]:

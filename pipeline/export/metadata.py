@@ -21,8 +21,8 @@ from ..errors import ExportError
 from ..robot.model import compile_mjcf
 from ..sim.task import (
     ACTION_OFFSET_DEFAULT,
-    ACTION_OFFSET_REFERENCE,
     EXPORT_POLICY,
+    REFERENCE_OFFSETS,
     TaskExport,
     metadata_threshold,
 )
@@ -128,15 +128,17 @@ def bake_action_offset(metadata: dict[str, Any]) -> dict[str, Any]:
     """``--format mjlab``: the metadata of a graph whose actions are relative to the default pose.
 
     mjlab's deploy code computes target = default_joint_pos + action_scale · actions and reads no
-    ``action_offset``. A policy trained relative to the reference gets ``action_offset:
-    default_joint_pos`` and ``action_offset_baked: reference_joint_pos``; its graph
-    (``graph.DefaultOffsetPolicy``) adds the offset inside. Other metadata is returned as it is.
+    ``action_offset``. A policy trained relative to the reference (``reference_joint_pos``, or
+    ``reference_servo_target``) gets ``action_offset: default_joint_pos`` and
+    ``action_offset_baked``: the offset it was trained with; its graph
+    (``graph.DefaultOffsetPolicy``) adds that offset inside. Other metadata is returned as it is.
     """
-    if metadata.get("action_offset") != ACTION_OFFSET_REFERENCE:
+    trained = metadata.get("action_offset")
+    if trained not in REFERENCE_OFFSETS:
         return metadata
     out: dict[str, Any] = {}
     for key, value in metadata.items():
         out[key] = ACTION_OFFSET_DEFAULT if key == "action_offset" else value
         if key == "action_offset":
-            out[ACTION_OFFSET_BAKED] = ACTION_OFFSET_REFERENCE
+            out[ACTION_OFFSET_BAKED] = trained
     return out

@@ -17,11 +17,19 @@ EXPORT_MOTION_TRACKING = "motion_tracking"
 actions + reference."""
 ACTION_OFFSET_DEFAULT = "default_joint_pos"
 ACTION_OFFSET_REFERENCE = "reference_joint_pos"
+ACTION_OFFSET_SERVO_TARGET = "reference_servo_target"
 ACTION_TARGET_FORMULA = {
     ACTION_OFFSET_DEFAULT: "joint_pos_target = default_joint_pos + action_scale * actions",
     ACTION_OFFSET_REFERENCE: "joint_pos_target = joint_pos + action_scale * actions "
                              "(joint_pos: the ONNX's reference output for the same time_step)",
+    ACTION_OFFSET_SERVO_TARGET: "joint_pos_target = servo_target + action_scale * actions "
+                                "(servo_target: the ONNX's output for the same time_step, the "
+                                "reference joint_pos plus each servo's feedforward)",
 }
+REFERENCE_OFFSETS = {ACTION_OFFSET_REFERENCE: "joint_pos",
+                     ACTION_OFFSET_SERVO_TARGET: "servo_target"}
+"""The offsets read from the reference, and the ONNX output each reads (a zero action follows the
+motion)."""
 """What an action means (ONNX metadata ``action_offset``; docs/deploy.md): the joint targets a
 policy's actions stand for. A file without the key was trained with ``default_joint_pos``."""
 EXPORT_POLICY = "policy"

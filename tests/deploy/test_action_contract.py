@@ -29,6 +29,7 @@ from primebot.pipeline.robot.model import load_robot_model, robot_indices
 from primebot.pipeline.sim.task import (
     ACTION_OFFSET_DEFAULT,
     ACTION_OFFSET_REFERENCE,
+    ACTION_OFFSET_SERVO_TARGET,
     ACTION_TARGET_FORMULA,
 )
 
@@ -57,16 +58,23 @@ def documented_formulas() -> dict[str, str]:
             if (m := POSITION_ROW.fullmatch(key))}
 
 
+SERVO_TARGET = ("task.actions.offset=servo_target",)
+"""The tiny run trained with the servo-target offset (docs/tasks.md, "Actions")."""
+
+
 @pytest.fixture(scope="module")
 def bundles(tmp_path_factory):
-    """The tiny run exported in both formats (two copies of the same trained run)."""
+    """The tiny run exported in both formats (two copies of the same trained run), and the tiny run
+    trained with the servo-target offset, exported in both formats."""
     host = tracking_host()
     out = {}
-    for export_format in ("primebot", "mjlab"):
-        run_dir = train_tiny_run(tmp_path_factory.mktemp(export_format), host)
+    for name, sets, export_format in (("primebot", (), "primebot"), ("mjlab", (), "mjlab"),
+                                      ("servo_target", SERVO_TARGET, "primebot"),
+                                      ("servo_target_mjlab", SERVO_TARGET, "mjlab")):
+        run_dir = train_tiny_run(tmp_path_factory.mktemp(name), host, sets)
         export_run(host.registry, run_dir, rollout_steps=1, latency_repeats=5,
                    export_format=export_format)
-        out[export_format] = run_dir / "export"
+        out[name] = run_dir / "export"
     return out
 
 
@@ -111,13 +119,14 @@ def test_the_docs_wiring_table_gives_the_targets_the_bundle_runner_sends(bundles
         calls, targets, episode = recorded_episode(monkeypatch, bundle / "policy.onnx", 40, 6)
         assert len(calls) == len(targets) == 6
         for (_, t, actions), sent in zip(calls, targets, strict=True):
-            origin = {"joint_pos": episode.reference["joint_pos"][t],
-                      "default_joint_pos": meta["default_joint_pos"]}
+            origin = {name: episode.reference[name][t] for name in ("joint_pos", "servo_target")
+                      if name in episode.reference}
+            origin["default_joint_pos"] = meta["default_joint_pos"]
             np.testing.assert_allclose(sent, origin[origin_name] + meta["action_scale"] * actions,
                                        rtol=0, atol=1e-12)
         checked.add(offset)
-    # primebot format, mjlab format
-    assert checked == {ACTION_OFFSET_REFERENCE, ACTION_OFFSET_DEFAULT}
+    # primebot format, mjlab format, the servo-target offset
+    assert checked == {ACTION_OFFSET_REFERENCE, ACTION_OFFSET_DEFAULT, ACTION_OFFSET_SERVO_TARGET}
 
 
 def test_every_metadata_key_the_export_writes_is_documented(bundles):
@@ -168,44 +177,48 @@ def _mjlab_way(session: ort.InferenceSession, meta: dict, obs_rows: list,
     return targets
 
 
-def test_the_mjlab_format_driven_mjlabs_way_gives_the_primebot_formats_targets(bundles,
-                                                                               monkeypatch):
-    session, meta = load_policy(bundles["mjlab"] / "policy.onnx")
-    assert (
-        meta["action_offset"] == ACTION_OFFSET_DEFAULT
-        and meta[ACTION_OFFSET_BAKED] == ACTION_OFFSET_REFERENCE
-    )
-    assert (
-        load_policy(bundles["primebot"] / "policy.onnx")[1]["action_offset"]
-        == ACTION_OFFSET_REFERENCE
-    )
-    calls, targets, _ = recorded_episode(monkeypatch, bundles["primebot"] / "policy.onnx", 0, 30)
+MJLAB_PAIRS = [("mjlab", "primebot", ACTION_OFFSET_REFERENCE),
+               ("servo_target_mjlab", "servo_target", ACTION_OFFSET_SERVO_TARGET)]
+"""(the mjlab-format bundle, the primebot-format bundle of the same run, the offset it trained
+with)."""
+
+
+@pytest.mark.parametrize(("mjlab", "primebot", "trained"), MJLAB_PAIRS)
+def test_the_mjlab_format_driven_mjlabs_way_gives_the_primebot_formats_targets(
+    bundles, monkeypatch, mjlab, primebot, trained
+):
+    session, meta = load_policy(bundles[mjlab] / "policy.onnx")
+    assert meta["action_offset"] == ACTION_OFFSET_DEFAULT and meta[ACTION_OFFSET_BAKED] == trained
+    assert load_policy(bundles[primebot] / "policy.onnx")[1]["action_offset"] == trained
+    calls, targets, _ = recorded_episode(monkeypatch, bundles[primebot] / "policy.onnx", 0, 30)
     got = _mjlab_way(session, meta, [obs for obs, _, _ in calls], [t for _, t, _ in calls])
     assert len(got) == len(targets) > 10
     for k, (a, b) in enumerate(zip(got, targets, strict=True)):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5, err_msg=f"policy step {k}")
 
 
-def test_the_mjlab_format_in_the_runner_from_a_later_start(bundles, monkeypatch):
+@pytest.mark.parametrize(("mjlab", "primebot", "trained"), MJLAB_PAIRS)
+def test_the_mjlab_format_in_the_runner_from_a_later_start(bundles, monkeypatch, mjlab, primebot,
+                                                           trained):
     """The runner feeds a baked graph the action that stands for 'none' at a later start step, and
     both files then give the same targets; closed loop, both score alike."""
     first = {}
-    for name, bundle in bundles.items():
-        _, targets, episode = recorded_episode(monkeypatch, bundle / "policy.onnx", 120, 3)
+    for name in (mjlab, primebot):
+        _, targets, episode = recorded_episode(monkeypatch, bundles[name] / "policy.onnx", 120, 3)
         first[name] = targets
-        if name == "mjlab":
+        if name == mjlab:
             meta = episode.meta
-            want = (episode.reference["joint_pos"][119] - meta["default_joint_pos"]) / meta[
-                "action_scale"
-            ]
+            origin = episode.reference["joint_pos" if trained == ACTION_OFFSET_REFERENCE
+                                       else "servo_target"]
+            want = (origin[119] - meta["default_joint_pos"]) / meta["action_scale"]
             np.testing.assert_allclose(episode.first_action(120), want)
             np.testing.assert_array_equal(
                 initial_last_action(meta, episode.reference, np.array([0])), 0.0
             )
-    for a, b in zip(first["mjlab"], first["primebot"], strict=True):
+    for a, b in zip(first[mjlab], first[primebot], strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-5)
-    reports = {name: run_bundle(bundle, [0, 120]) for name, bundle in bundles.items()}
+    reports = {name: run_bundle(bundles[name], [0, 120]) for name in (mjlab, primebot)}
     for group in ("from_start", "sampled"):
-        a, b = reports["mjlab"][group], reports["primebot"][group]
+        a, b = reports[mjlab][group], reports[primebot][group]
         assert a["success_rate"] == b["success_rate"]
         assert a["mean_episode_length"] == pytest.approx(b["mean_episode_length"], abs=1)

@@ -139,6 +139,43 @@ def test_replaying_the_reference_equals_a_zero_action_policy(zero_stress):
     assert zero_stress["verdict"]["mean_success_gain_over_replay"] == 0.0
 
 
+def test_with_the_servo_target_offset_the_replay_is_still_the_zero_action(exported, spec,
+                                                                          tmp_path):
+    """A policy trained with ``actions.offset: servo_target`` acts around the reference plus each
+    servo's feedforward: its zero action and the replay baseline both play that, alike."""
+    from primebot.pipeline.motion.convert import root_trajectory
+    from primebot.pipeline.motion.inverse_dynamics import motion_torques, servo_feedforward
+    from primebot.pipeline.robot.model import load_robot_model, robot_indices
+
+    _, run_dir, onnx_path = exported
+    policy = load_trained_policy(run_dir)
+    meta = read_metadata(onnx_path)
+    motion = motion_at_control_rate(policy.motion(), 0.02)
+    model = load_robot_model(spec)
+    ix = robot_indices(model, spec)
+    root_pos, root_quat = root_trajectory(policy.motion(), ix)
+    torques = motion_torques(model, ix, root_pos, root_quat, policy.motion().joint_pos, 50.0)
+    motion["servo_target"] = (motion["joint_pos"] + servo_feedforward(
+        torques, spec.stiffness, spec.damping, spec.effort_limit)).astype(np.float32)
+    actor = nn.Linear(int(meta["num_observations"]), int(meta["num_actions"]))
+    with torch.no_grad():
+        actor.weight.zero_()
+        actor.bias.zero_()
+    path = write_onnx(DeployPolicy(actor, nn.Identity(), motion), tmp_path / "servo.onnx",
+                      int(meta["num_observations"]),
+                      {**meta, "action_offset": "reference_servo_target"})
+    plan = StressPlan(starts=2, window_s=1.5, families=("push",), seed=3, confirm_starts=0)
+    report = run_stress(path, Q1_XML, plan)
+    for row in report["cells"]:
+        for key in ("success_rate", "mpkpe_m", "joint_pos_error_rad"):
+            assert row["policy"].get(key) == row["replay"].get(key), (row["label"], key)
+    # and it is not the plain reference replayed: the feedforward follows the wave closer
+    plain = run_stress(onnx_path, Q1_XML, plan)
+    nominal = [r for r in report["cells"] if r["label"] == "nominal"][0]["replay"]
+    plain_nominal = [r for r in plain["cells"] if r["label"] == "nominal"][0]["replay"]
+    assert nominal["joint_pos_error_rad"] < 0.5 * plain_nominal["joint_pos_error_rad"]
+
+
 def test_pushes_encoder_bias_and_latency_act_on_real_physics(zero_stress):
     rows = {(r["family"], r["label"]): r["replay"] for r in zero_stress["cells"]}
     nominal = rows[("nominal", "nominal")]

@@ -171,7 +171,7 @@ def test_a_robot_that_holds_its_start_pose_does_not_track_the_squat(host):
 
 def test_the_reference_replayed_under_pd_tracks_the_wave(host):
     # a zero action is the reference's joints as PD targets: open-loop replay, which keeps q1 up on
-    # the wave (the legs hold still) but not on the squat, where balance needs feedback
+    # the wave (the legs hold still) but not on the squat, whose knees sag (the next test)
     env = _env(host, "wave", "reference")
     try:
         metrics, _ = play_episodes(tracking_view(env), _Constant(np.zeros(env.num_actions)))
@@ -180,6 +180,24 @@ def test_the_reference_replayed_under_pd_tracks_the_wave(host):
     summary = metrics.summary()
     assert summary["verdict"]["tracked"] is True, summary["verdict"]
     assert summary["fraction_removed"] > 0.65
+
+
+def test_the_zero_action_tracks_the_squat_only_with_the_servo_feedforward(host):
+    # the squat falls under plain PD replay because its bent knees sag under their servos, not for
+    # want of balance: with each servo's feedforward in the target (actions.offset: servo_target)
+    # the zero action follows it (docs/motions.md, "What the servos give")
+    summaries = {}
+    for offset in ("reference", "servo_target"):
+        env = _env(host, "squat", offset)
+        try:
+            metrics, _ = play_episodes(tracking_view(env), _Constant(np.zeros(env.num_actions)))
+        finally:
+            env.close()
+        summaries[offset] = metrics.summary()
+    assert summaries["reference"]["verdict"]["tracked"] is False
+    fed = summaries["servo_target"]
+    assert fed["verdict"]["tracked"] is True, fed["verdict"]
+    assert fed["success_rate"] == 1.0 and fed["mpkpe_m"] < 0.01
 
 
 def test_training_logs_the_verdict_of_its_checks(tmp_path):

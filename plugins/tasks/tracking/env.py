@@ -20,6 +20,7 @@ import numpy as np
 from primebot.pipeline.api import (
     ACTION_OFFSET_DEFAULT,
     ACTION_OFFSET_REFERENCE,
+    ACTION_OFFSET_SERVO_TARGET,
     STAGE_NONE,
     STAGE_VEL,
     BatchSim,
@@ -36,9 +37,11 @@ from primebot.pipeline.api import (
     appended_noise,
     appended_slots,
     joint_mirror,
+    motion_torques,
     quat_apply_inverse,
     quat_from_euler_xyz,
     quat_mul,
+    servo_feedforward,
     with_history,
 )
 
@@ -81,7 +84,8 @@ def timed(stage: str) -> Callable:
         return run
     return wrap
 
-_OFFSETS = {"reference": ACTION_OFFSET_REFERENCE, "default": ACTION_OFFSET_DEFAULT}
+_OFFSETS = {"reference": ACTION_OFFSET_REFERENCE, "default": ACTION_OFFSET_DEFAULT,
+            "servo_target": ACTION_OFFSET_SERVO_TARGET}
 
 
 def action_parameterisation(actions: Mapping[str, Any]) -> tuple[str, float]:
@@ -237,8 +241,12 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
                                                                   dtype=np.float64)
         """What an action means (ONNX metadata ``action_offset``, ``action_scale``): the joint
         target is ``offset + action_scale * action``, the offset the reference's joint positions
-        at the observed step (``reference_joint_pos``) or the default pose
-        (``default_joint_pos``)."""
+        at the observed step (``reference_joint_pos``), those plus each servo's feedforward
+        (``reference_servo_target``) or the default pose (``default_joint_pos``)."""
+        self.servo_target = (self._servo_target()
+                             if self.action_offset == ACTION_OFFSET_SERVO_TARGET else None)
+        """[T, J] the servo targets of a zero action at each reference step (``servo_target``
+        offset; the ONNX's ``servo_target`` output), else None."""
         act = self.model_info.indices.actuator_ids
         self._ctrl_cols = (
             slice(int(act[0]), int(act[0]) + len(act))
@@ -430,10 +438,23 @@ class TrackingEnv(EnvCheckpoint, VecEnv):
             None if self.actuation is None or not self.actuation.bias.any() else self.actuation.bias
         )
 
+    def _servo_target(self) -> np.ndarray:
+        """The reference's joint positions plus each servo's feedforward: the offset that makes a
+        servo push the motion's torque while its joint is on the reference (inverse dynamics of the
+        reference on the training model; docs/tasks.md, "Actions")."""
+        ref = self.reference
+        torques = motion_torques(self.model_info.model, self.model_info.indices, ref.root_pos_w,
+                                 ref.root_quat_w, ref.joint_pos, 1.0 / self.step_dt)
+        robot = self.robot
+        return ref.joint_pos + servo_feedforward(torques, robot.stiffness, robot.damping,
+                                                 robot.effort_limit)
+
     def _action_origin(self, steps: np.ndarray) -> np.ndarray:
         """The joint targets of a zero action at reference steps ``steps`` [n] → [n, J] (or [J])."""
         if self.action_offset == ACTION_OFFSET_REFERENCE:
             return self.reference.joint_pos[steps]
+        if self.action_offset == ACTION_OFFSET_SERVO_TARGET:
+            return self.servo_target[steps]
         return self._default_joint_pos
 
     def _apply_strength(self) -> None:

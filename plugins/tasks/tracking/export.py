@@ -45,6 +45,9 @@ def export_metadata(env: Any, motion: Motion, arrays: dict[str, np.ndarray], *,
     body_names = list(idx.body_names)
     if tracked_bodies_only:
         arrays, body_names = _tracked_bodies_only(env, arrays)
+    if getattr(env, "servo_target", None) is not None:
+        # the zero action's targets per step, an output of the graph (docs/deploy.md)
+        arrays = {**arrays, "servo_target": np.asarray(env.servo_target, dtype=np.float32)}
     thresholds = getattr(env, "termination_thresholds", {})
     metadata = {
         # what an action means: joint target = offset + action_scale * actions (docs/deploy.md)

@@ -76,8 +76,9 @@ SETTINGS: dict[str, Any] = {
     "fresh_kinematics": False,
     "log_reward_terms": True,       # print the table of active reward terms when the env is built
     # Joint target = offset + scale x robot action_scale x action. offset: reference (the motion's
-    # joint positions at the observed step: a zero action follows the motion) or default (the
-    # default pose, mjlab's)
+    # joint positions at the observed step: a zero action follows the motion), servo_target (those
+    # plus each servo's feedforward: a zero action pushes the motion's torques, docs/tasks.md) or
+    # default (the default pose, mjlab's)
     "actions": {"offset": "reference", "scale": 1.0},
     # What the policy is rewarded for: term: {weight, params}; weights are multiplied by dt (0.02 s)
     "rewards": {
@@ -178,7 +179,7 @@ SETTINGS: dict[str, Any] = {
 """The task's settings (``TaskSpec.default_config``), in the order docs/tasks.md explains them."""
 
 SETTING_CHOICES = {
-    "actions.offset": ("reference", "default"),
+    "actions.offset": ("reference", "servo_target", "default"),
     "sampling.mode": ("adaptive", "uniform", "stratified", "start"),
     "randomization.curriculum.signal": ("verdict", "falls"),
     "randomization.curriculum.raise_on": ("tracked", "stays_up"),
