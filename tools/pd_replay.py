@@ -36,7 +36,6 @@ import numpy as np
 from primebot.pipeline.evaluate.metrics import step_errors
 from primebot.pipeline.hooks.host import load_plugins
 from primebot.pipeline.motion.format import load_motion
-from primebot.pipeline.motion.inverse_dynamics import motion_torques, servo_feedforward
 
 OFF_TRACK_M = 0.05
 """Tracked bodies this far from the reference (mean) count as off track."""
@@ -48,14 +47,17 @@ def pd_replay(motion_path: str | Path, robot: str | None = None,
               feedforward: bool = False) -> dict:
     """Replay ``motion_path`` under PD on ``robot`` (default: the task's); per-step root heights and
     errors. ``feedforward``: each target moved by the servo feedforward of the motion's torques
-    (pipeline/motion/inverse_dynamics.py), as a constant action per step."""
+    (the task's ``actions.offset: servo_target``)."""
     host = load_plugins()
     spec = host.registry.get("tasks", "tracking")
     robot_spec = host.registry.get("robots", robot or spec.default_robot)
     motion = load_motion(motion_path)
     # the task's open-loop replay (play.open_loop, docs/plugin_hooks.md), over the whole motion,
     # however long (the task's time-out would cut a long get-up at 10 s)
-    config = spec.play.config({}, spec.play.open_loop, {"episode_length_s": motion.duration + 1.0})
+    # with the feedforward: the zero action's targets are the task's servo targets
+    # (actions.offset: servo_target, docs/tasks.md)
+    config = spec.play.config({}, spec.play.open_loop, {"episode_length_s": motion.duration + 1.0},
+                              {"actions": {"offset": "servo_target"}} if feedforward else {})
     env = spec.make_env(robot=robot_spec, motion=motion, num_envs=1, seed=0,
                         config=config, registry=host.registry, num_threads=1)
     # the task's own view for evaluation (snapshots, reference steps)
@@ -65,11 +67,9 @@ def pd_replay(motion_path: str | Path, robot: str | None = None,
         env.reset()
         # the statue: frozen at frame 0
         start_pose = view.snapshot(np.arange(1)).body_pos_w[0].copy()
-        actions = np.zeros((env.reference.num_steps, 1, env.num_actions), dtype=np.float32)
-        if feedforward:
-            actions[:, 0] = feedforward_actions(env, robot_spec)
-        for step in range(env.reference.num_steps - 1):
-            result = env.step(actions[step])
+        zero = np.zeros((1, env.num_actions), dtype=np.float32)
+        for _ in range(env.reference.num_steps - 1):
+            result = env.step(zero)
             if result.truncated.any() or result.terminated.any():
                 # the episode ended at the motion's last frame: what follows is the next episode's
                 # start
@@ -91,17 +91,6 @@ def pd_replay(motion_path: str | Path, robot: str | None = None,
             "mean_mpkpe_m": float(np.mean(errors)), "statue_mpkpe_m": float(np.mean(statue)),
             "joint_names": list(robot_spec.joint_names),
             "joint_error_rad": np.asarray(joint_offsets).tolist()}
-
-
-def feedforward_actions(env, robot_spec) -> np.ndarray:
-    """[T, J] the actions that move each joint target by the servo feedforward of the env's
-    reference (its control-rate frames; the tracking env's model, reference and action scale)."""
-    ref = env.reference
-    torques = motion_torques(env.model_info.model, env.model_info.indices, ref.root_pos_w,
-                             ref.root_quat_w, ref.joint_pos, 1.0 / env.step_dt)
-    offset = servo_feedforward(torques, robot_spec.stiffness, robot_spec.damping,
-                               robot_spec.effort_limit)
-    return offset / env.action_scale
 
 
 def off_track_s(out: dict) -> float | None:
