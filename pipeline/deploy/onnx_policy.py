@@ -131,11 +131,17 @@ def reference_origin(reference: dict[str, np.ndarray] | None, offset: str) -> np
     return reference[table]
 
 
+def trained_offset(meta: dict) -> str:
+    """The ``action_offset`` the policy was trained with, whether or not its graph bakes it into
+    the actions (``action_offset_baked``, ``--format mjlab``)."""
+    return meta.get(ACTION_OFFSET_BAKED, meta.get("action_offset", ACTION_OFFSET_DEFAULT))
+
+
 def replay_targets(meta: dict, reference: dict[str, np.ndarray]) -> np.ndarray:
     """[T, J] the joint targets of the stress test's replay (no policy): the reference's joint
     positions, plus each servo's feedforward for a policy trained with the servo-target offset
     (baked into the graph or not), whose zero action that is."""
-    trained = meta.get(ACTION_OFFSET_BAKED, meta.get("action_offset", ACTION_OFFSET_DEFAULT))
+    trained = trained_offset(meta)
     return reference_origin(reference, trained if trained in REFERENCE_OFFSETS else
                             ACTION_OFFSET_REFERENCE)
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..deploy.onnx_policy import ACTION_OFFSET_BAKED, parse_clip
+from ..deploy.onnx_policy import ACTION_OFFSET_BAKED, parse_clip, trained_offset
 from ..sim.task import (
     ACTION_OFFSET_DEFAULT,
     ACTION_OFFSET_SERVO_TARGET,
@@ -89,8 +89,7 @@ def deploy_document(metadata: dict[str, Any], files: dict[str, Any], *, static_b
     ]
     inputs, outputs = (INPUT_NAMES, OUTPUT_NAMES) if tracking else (ActionPolicy.input_names,
                                                                        ActionPolicy.output_names)
-    trained = m.get(ACTION_OFFSET_BAKED, m.get("action_offset"))
-    if tracking and trained == ACTION_OFFSET_SERVO_TARGET:
+    if tracking and trained_offset(m) == ACTION_OFFSET_SERVO_TARGET:
         outputs = (*outputs, SERVO_TARGET_OUTPUT)
     root = m["root_body_name"]
     document: dict[str, Any] = {

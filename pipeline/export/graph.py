@@ -50,6 +50,7 @@ from torch import nn
 from ..atomic import atomic_path
 from ..errors import ExportError
 from ..motion.format import Motion
+from ..sim.task import REFERENCE_OFFSETS
 
 INPUT_NAMES = ("obs", "time_step")
 MOTION_OUTPUTS = ("joint_pos", "joint_vel", "body_pos_w", "body_quat_w", "body_lin_vel_w",
@@ -178,7 +179,6 @@ def tracking_module(actor: nn.Module, obs_normalizer: nn.Module, motion: Mapping
     reference offset into the actions (``action_offset_baked``, ``metadata.bake_action_offset``),
     else ``DeployPolicy``."""
     from ..deploy.onnx_policy import ACTION_OFFSET_BAKED
-    from ..sim.task import REFERENCE_OFFSETS
 
     if ACTION_OFFSET_BAKED not in metadata:
         return DeployPolicy(actor, obs_normalizer, motion)
