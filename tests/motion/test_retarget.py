@@ -206,6 +206,41 @@ def test_a_lean_over_the_toes_is_brought_back_over_the_feet(spec, model, tmp_pat
     assert steps[True] <= steps[False] + 0.02, steps
     assert any(note.startswith("balance: ZMP outside") for note in done.quality.notes)
 
+def test_a_hand_reaching_below_the_floor_rests_on_it_and_the_feet_stay_planted(spec, model,
+                                                                               tmp_path):
+    """The person reaches 25 cm forward to 5 cm below the robot's floor (a box on the floor, on a
+    robot whose arms are longer for its legs): nothing may go through the floor, and raising the
+    whole robot to clear the hand hung the planted feet in the air (7.7 cm here; the G1's OMOMO
+    sub3, 2 cm for half a second). The hand's target is raised instead: it rests on the floor."""
+    frames = 40
+    human, _ = synthetic_person(model, spec, np.tile(spec.default_joint_pos, (frames, 1)),
+                                tmp_path / "reach.npz")
+    reach = np.clip(1.5 * np.sin(np.linspace(0.0, np.pi, frames)), 0.0, 1.0)[:, None]
+    for j, name in enumerate(human.names):
+        if name in ("L_Wrist", "R_Wrist") or name.startswith(("L_Index", "R_Index", "L_Middle",
+                                                              "R_Middle", "L_Ring", "R_Ring",
+                                                              "L_Pinky", "R_Pinky", "L_Thumb",
+                                                              "R_Thumb")):
+            floor = human.positions[:, j] + [0.25, 0.0, 0.0]
+            floor[:, 2] = -0.05
+            human.positions[:, j] += reach * (floor - human.positions[:, j])
+    map_file = tmp_path / "q1_reach.yaml"  # the hands pulled harder than the pelvis: they get there
+    map_file.write_text(POSITION_MAP.replace("hand_link, position: 1", "hand_link, position: 20")
+                        .replace("pelvis, position: 1", "pelvis, position: 0.1"), encoding="utf-8")
+    done = retarget_human(human, spec, map_path=map_file, height=standing_height(model),
+                          model=model)
+    indices, m, mask = robot_indices(model, spec), done.motion, robot_geoms(model)
+    on_foot = np.isin(model.geom_bodyid, indices.feet_body_ids)
+    lows = np.array([geom_vertical_extent(model, data)[0]
+                     for _, data in posed_frames(model, indices, m.body_pos_w[:, 0],
+                                                 m.body_quat_w[:, 0], m.joint_pos)])
+    assert lows[:, mask & on_foot].min(axis=1).max() < 0.01  # planted throughout
+    hands = mask & np.isin(model.geom_bodyid, [model.body(f"{side}_hand_link").id
+                                               for side in ("left", "right")])
+    assert lows[:, hands].min() > -0.005 and lows[frames // 2, hands].min() < 0.01  # on the floor
+    assert any(note.startswith("floor: ") for note in done.quality.notes)
+
+
 def test_feet_keep_their_sides_when_the_first_frame_has_the_pelvis_over_one_foot(spec, model,
                                                                                  tmp_path):
     """Walking, the pelvis is over the stance foot, so both feet can be on one side of it in the

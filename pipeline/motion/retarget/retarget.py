@@ -20,6 +20,7 @@ from ...robot.model import load_robot_model, robot_indices
 from ...robot.spec import RobotSpec
 from ..format import Motion
 from ..trajectory import motion_from_trajectory
+from .floor import below, floor_shift, foot_lows, lift_off_floor
 from .human import HumanMotion, RetargetError, check_human, leg_length, stature_estimate
 from .ik import BodyIK
 from .maps import RetargetMap, check_map, find_map, guess_map, load_map
@@ -34,7 +35,6 @@ FIRST_FRAME_ITERATIONS = 200
 FRAME_ITERATIONS = 12
 JOINT_SMOOTHING_S = 0.02
 """Gaussian smoothing of the solved joint angles (s): IK can flip between near-equal solutions."""
-FLOOR_SMOOTHING_S = 0.05
 
 
 @dataclass
@@ -77,7 +77,7 @@ def _rest_pose(model, indices, standing: mujoco.MjData, sides: list[str],
     mask = robot_geoms(model)
     feet = {}
     for foot, side in zip(indices.feet_body_ids, sides, strict=True):
-        subtree = [b for b in range(model.nbody) if _below(model, int(foot), b)]
+        subtree = [b for b in range(model.nbody) if below(model, int(foot), b)]
         on = mask & np.isin(model.geom_bodyid, subtree)
         feet[side] = float(standing.xpos[foot, 2] - low[on].min()) if on.any() else 0.0
     quats = {b: standing.xquat[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b)].copy()
@@ -95,14 +95,6 @@ def _leg_scale(human: HumanMotion, roles: dict[str, str], retarget_map: Retarget
                         if j in role_of})
     person = leg_length({role: human.track(j) for role, j in roles.items() if j in human.names})
     return robot / person if robot and person else None
-
-
-def _below(model, top: int, body: int) -> bool:
-    while body > 0:
-        if body == top:
-            return True
-        body = int(model.body_parentid[body])
-    return False
 
 
 def _progress(total: int, enabled: bool):
@@ -200,23 +192,33 @@ def retarget_human(human: HumanMotion, spec: RobotSpec, *, map_path: str | Path 
                          iterations=FIRST_FRAME_ITERATIONS if t == 0 else FRAME_ITERATIONS)
             qpos[t] = q
             bar.update(1)
+    feet = np.ones(len(targets.bodies))
+    feet[[e for entries in targets.foot_entries.values() for e in entries]] = FEET_HOLD
+    first_pass = qpos[:, indices.qpos_adr].copy()
+
+    def solve_frame(t: int, q: np.ndarray, com: np.ndarray | None = None) -> np.ndarray:
+        # the joints the targets leave free (a wrist) stay where the first pass put them: drawn to
+        # the default pose, a frame solved on its own can swing them to another solution; the feet
+        # held while something else moves
+        ik.set_posture(first_pass[t])
+        return ik.solve(q, targets.positions[t], targets.quats[t], com=com,
+                        orientation_scale=targets.orientation_scale[t], position_scale=feet,
+                        iterations=FRAME_ITERATIONS)
+
     if balance:
-        feet = np.ones(len(targets.bodies))
-        feet[[e for entries in targets.foot_entries.values() for e in entries]] = FEET_HOLD
-
-        first_pass = qpos[:, indices.qpos_adr].copy()
-
-        def solve_frame(t: int, q: np.ndarray, com: np.ndarray) -> np.ndarray:
-            # the joints the targets leave free (a wrist) stay where the first pass put them: drawn
-            # to the default pose, a frame solved on its own can swing them to another solution
-            ik.set_posture(first_pass[t])
-            return ik.solve(q, targets.positions[t], targets.quats[t], com=com,
-                            orientation_scale=targets.orientation_scale[t], position_scale=feet,
-                            iterations=FRAME_ITERATIONS)
-
         qpos, report = rebalance(ik, indices, qpos, solve_frame, OUTPUT_FPS,
                                  lambda q: _finish(model, indices, q, targets, sides))
         notes.append(report.line())
+
+    def keep_com(t: int, q: np.ndarray) -> np.ndarray:
+        # a hand raised off the floor leaves the centre of mass where the balance step put it
+        ik.pose(q)
+        return solve_frame(t, q, ik.centre_of_mass() if balance else None)
+
+    qpos, lifted = lift_off_floor(model, indices, qpos, targets, sides, keep_com)
+    if lifted:
+        notes.append(f"floor: {lifted} frames with a hand (or another pulled body) raised to rest "
+                     "on the floor instead of going through it")
     root_pos, root_quat, joint_pos = _finish(model, indices, qpos, targets, sides)
     motion = motion_from_trajectory(model, indices, spec.joint_names, OUTPUT_FPS, root_pos,
                                     root_quat, joint_pos)
@@ -234,41 +236,14 @@ def _finish(model, indices, qpos: np.ndarray, targets: Targets, sides: list[str]
     lo, hi = indices.joint_range.T
     joint_pos = np.clip(gaussian_smooth(qpos[:, indices.qpos_adr], JOINT_SMOOTHING_S * OUTPUT_FPS),
                         lo, hi)
-    root_pos[:, 2] += _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets, sides)
+    root_pos[:, 2] += floor_shift(model, indices, root_pos, root_quat, joint_pos, targets, sides)
     return root_pos, root_quat, joint_pos
-
-
-def _foot_lows(model, indices, root_pos, root_quat, joint_pos):
-    """[T] lowest point of every collision geom, and per foot body [T, F] the lowest of its
-    geoms."""
-    mask = robot_geoms(model)
-    subtree = {int(f): mask & np.isin(model.geom_bodyid,
-                                      [b for b in range(model.nbody) if _below(model, int(f), b)])
-               for f in indices.feet_body_ids}
-    lowest = np.empty(len(joint_pos))
-    feet = np.empty((len(joint_pos), len(indices.feet_body_ids)))
-    for t, data in posed_frames(model, indices, root_pos, root_quat, joint_pos):
-        low = geom_vertical_extent(model, data)[0]
-        lowest[t] = low[mask].min()
-        feet[t] = [low[subtree[int(f)]].min() for f in indices.feet_body_ids]
-    return lowest, feet
-
-
-def _floor_shift(model, indices, root_pos, root_quat, joint_pos, targets: Targets,
-                 sides: list[str]) -> np.ndarray:
-    """[T] root height change: a planted foot's sole rests on the floor, and nothing ever goes below
-    it."""
-    lowest, feet = _foot_lows(model, indices, root_pos, root_quat, joint_pos)
-    planted = np.stack([targets.contact[side] for side in sides], axis=1)
-    shift = np.where(planted.any(axis=1), -np.where(planted, feet, np.inf).min(axis=1), 0.0)
-    shift = gaussian_smooth(shift, FLOOR_SMOOTHING_S * targets.fps)
-    return np.maximum(shift, -lowest)
 
 
 def _quality(model, indices, motion: Motion, targets: Targets, sides: list[str], seconds, stature,
              notes) -> Quality:
     root = indices.root_body_id - 1
-    lowest, _ = _foot_lows(model, indices, motion.body_pos_w[:, root], motion.body_quat_w[:, root],
+    lowest, _ = foot_lows(model, indices, motion.body_pos_w[:, root], motion.body_quat_w[:, root],
                            motion.joint_pos)
     tracks = {side: motion.body_pos_w[:, int(f) - 1]
               for side, f in zip(sides, indices.feet_body_ids, strict=True)}
