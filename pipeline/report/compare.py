@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..evaluate.push_direction import PUSH_DIRECTIONS
 from ..robot.model_names import printable
 from ..rundir import (
     ARGS_FILE,
@@ -147,6 +148,10 @@ def _checks_by_side(column: RunColumn, rows: list[dict[str, str]]) -> None:
     single check's few episodes cannot give."""
     sides = [key.removeprefix(SIDE_CHECK_PREFIX) for key in rows[0]
              if key.startswith(SIDE_CHECK_PREFIX) and key != PUSH_CHECK_COLUMN]
+    # train.csv orders its columns as they first came (a side with no pushed episode in the first
+    # check comes later): one order for every run, so that their rows line up
+    sides.sort(key=lambda side: (PUSH_DIRECTIONS.index(side) if side in PUSH_DIRECTIONS
+                                 else len(PUSH_DIRECTIONS), side))
     means = []
     for side in sides:
         values = _column(rows, SIDE_CHECK_PREFIX + side)
