@@ -33,6 +33,14 @@ def motion_may_set(key: str, task_sections: tuple[str, ...]) -> bool:
                for section in task_sections)
 
 
+def _is_section(config: dict, dotted: str) -> bool:
+    """Whether ``dotted`` names a mapping of settings in ``config`` (not one setting)."""
+    value: Any = config
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return isinstance(value, dict)
+
+
 def apply_task_defaults(cfg: TrainConfig, spec: Any, sources: dict[str, str] | None = None) -> None:
     """The task's trainer defaults (``TaskSpec.trainer_defaults``) over the trainer's, and its
     settings (``default_config``) as ``cfg.task_config``; ``sources`` records each key the task
@@ -124,7 +132,9 @@ def resolve_config(registry: Registry, request: TrainRequest, device: str,
         refused = [key for key, _ in carried_pairs
                    if not motion_may_set(key, tuple(spec.motion_settings))]
         if refused:
-            allowed = [*(f"task.{section}.*" for section in spec.motion_settings),
+            allowed = [*(f"task.{section}" + (".*" if _is_section(spec.default_config, section)
+                                               else "")
+                         for section in spec.motion_settings),
                        *MOTION_POLICY_SETTINGS]
             raise ConfigError(
                 f"{request.motion}: its training_overrides set {', '.join(refused)}, which a "

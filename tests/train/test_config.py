@@ -56,7 +56,8 @@ def _motion_with_overrides(tmp_path, *overrides):
 def test_a_motion_s_own_overrides_apply_and_a_set_of_the_same_key_wins(registry, tmp_path):
     motion = _motion_with_overrides(tmp_path, "task.terminations.end_effector_height=null",
                                     "task.rewards.anchor_pos_error_exp.params.std=0.15",
-                                    "policy.init_action_gain=0.01")
+                                    "policy.init_action_gain=0.01",
+                                    "task.actions.offset=servo_target")
     cfg = resolve_config(registry,
                          TrainRequest(motion=motion,
                                       sets=["task.rewards.anchor_pos_error_exp.params.std=0.2"]),
@@ -64,15 +65,17 @@ def test_a_motion_s_own_overrides_apply_and_a_set_of_the_same_key_wins(registry,
     assert cfg.task_config["terminations"]["end_effector_height"] is None
     assert cfg.task_config["rewards"]["anchor_pos_error_exp"]["params"]["std"] == pytest.approx(0.2)
     assert cfg.policy.init_action_gain == pytest.approx(0.01)
+    assert cfg.task_config["actions"]["offset"] == "servo_target"  # its torques: the motion's own
 
 
 @pytest.mark.parametrize("override",
                          ["num_envs=100000", "iterations=999999", "task=walk", "robot=biped4",
                                       "device=cuda", "ppo.gamma=0.95", "runner.save_interval=1",
-                                      "task.observations.noise=false", "seed=7"])
+                                      "task.observations.noise=false", "seed=7",
+                                      "task.actions.scale=2.0"])
 def test_a_motion_may_not_size_the_run_or_switch_its_task(registry, tmp_path, override):
-    # a shared motion file is untrusted: only rewards, terminations, randomisation (its curriculum)
-    # and the policy's initialisation travel in it; the rest is the user's
+    # a shared motion file is untrusted: only rewards, terminations, randomisation (its curriculum),
+    # the action offset and the policy's initialisation travel in it; the rest is the user's
     motion = _motion_with_overrides(tmp_path, "task.terminations.end_effector_height=null",
                                     override)
     with pytest.raises(ConfigError) as err:

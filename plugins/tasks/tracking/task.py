@@ -263,8 +263,9 @@ TRACKING = TaskSpec(
     default_robot="q1",
     open_config_sections=("rewards", "terminations", "observations", "observations.history"),
     # what a motion file's training_overrides may set: its rewards, terminations, randomisation and
-    # its curriculum (docs/motions.md, "Training settings in the motion file")
-    motion_settings=("rewards", "terminations", "randomization"),
+    # its curriculum, and whether its zero action carries the servo feedforward of its own torques
+    # (docs/motions.md, "Training settings in the motion file")
+    motion_settings=("rewards", "terminations", "randomization", "actions.offset"),
     verdict_probe=verdict_probe,
     evaluation_view=tracking_view,
     export_metadata=export_metadata,
