@@ -244,7 +244,7 @@ def _quality(model, indices, motion: Motion, targets: Targets, sides: list[str],
              notes) -> Quality:
     root = indices.root_body_id - 1
     lowest, _ = foot_lows(model, indices, motion.body_pos_w[:, root], motion.body_quat_w[:, root],
-                           motion.joint_pos)
+                          motion.joint_pos)
     tracks = {side: motion.body_pos_w[:, int(f) - 1]
               for side, f in zip(sides, indices.feet_body_ids, strict=True)}
     body_pos, target_pos = {}, {}
