@@ -45,16 +45,23 @@ def foot_lows(model: mujoco.MjModel, indices: RobotIndices, root_pos, root_quat,
     """[T] lowest point of every collision geom, and per foot body [T, F] the lowest of its
     geoms."""
     mask = robot_geoms(model)
-    subtree = {int(f): mask & np.isin(model.geom_bodyid,
-                                      [b for b in range(model.nbody) if below(model, int(f), b)])
-               for f in indices.feet_body_ids}
-    lowest = np.empty(len(joint_pos))
-    feet = np.empty((len(joint_pos), len(indices.feet_body_ids)))
-    for t, data in posed_frames(model, indices, root_pos, root_quat, joint_pos):
-        low = geom_vertical_extent(model, data)[0]
-        lowest[t] = low[mask].min()
-        feet[t] = [low[subtree[int(f)]].min() for f in indices.feet_body_ids]
-    return lowest, feet
+    lows = _geom_lows(model, indices, root_pos, root_quat, joint_pos)
+    return lows[:, mask].min(axis=1), _feet_of(model, indices, lows)
+
+
+def _geom_lows(model, indices, root_pos, root_quat, joint_pos) -> np.ndarray:
+    """[T, ngeom] each geom's lowest point in each frame."""
+    return np.array([geom_vertical_extent(model, data)[0]
+                     for _, data in posed_frames(model, indices, root_pos, root_quat, joint_pos)])
+
+
+def _feet_of(model: mujoco.MjModel, indices: RobotIndices, lows: np.ndarray) -> np.ndarray:
+    """[T, F] per foot body the lowest of its collision geoms (``lows``: ``_geom_lows``)."""
+    mask = robot_geoms(model)
+    return np.stack([lows[:, mask & np.isin(model.geom_bodyid,
+                                            [b for b in range(model.nbody)
+                                             if below(model, int(f), b)])].min(axis=1)
+                     for f in indices.feet_body_ids], axis=1)
 
 
 def feet_shift(feet: np.ndarray, targets: Targets, sides: list[str]) -> np.ndarray:
@@ -111,15 +118,13 @@ def lift_off_floor(model: mujoco.MjModel, indices: RobotIndices, qpos: np.ndarra
     spread = max(1, int(round(LIFT_SPREAD_S * targets.fps)))
     lifted = np.zeros(len(qpos), dtype=bool)
     for _ in range(LIFT_ROUNDS):
-        root_pos, root_quat = qpos[:, adr:adr + 3].copy(), qpos[:, adr + 3:adr + 7]
-        joint_pos = qpos[:, indices.qpos_adr]
-        _, feet = foot_lows(model, indices, root_pos, root_quat, joint_pos)
-        root_pos[:, 2] += feet_shift(feet, targets, sides)
+        # one posing per round: the feet's shift moves every geom of a frame by the same height
+        lows = _geom_lows(model, indices, qpos[:, adr:adr + 3], qpos[:, adr + 3:adr + 7],
+                          qpos[:, indices.qpos_adr])
+        lows += feet_shift(_feet_of(model, indices, lows), targets, sides)[:, None]
         raise_by = np.zeros(targets.positions.shape[:2])
-        for t, data in posed_frames(model, indices, root_pos, root_quat, joint_pos):
-            low = geom_vertical_extent(model, data)[0]
-            for g in np.flatnonzero((owners >= 0) & (low < -LIFT_TOLERANCE_M)):
-                raise_by[t, owners[g]] = max(raise_by[t, owners[g]], -low[g])
+        for t, g in zip(*np.nonzero((owners >= 0) & (lows < -LIFT_TOLERANCE_M)), strict=True):
+            raise_by[t, owners[g]] = max(raise_by[t, owners[g]], -lows[t, g])
         if not raise_by.any():
             break
         raise_by = gaussian_smooth(_held(raise_by, spread), spread / 2)
