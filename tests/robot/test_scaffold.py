@@ -250,7 +250,7 @@ def test_robots_check_names_the_servos_that_give_on_one_foot(spec):
     assert joint.endswith("hip_roll_joint") and float(sag) > MAX_SAG
     assert float(sag) == pytest.approx(float(torque) / float(kp), abs=0.01)
     assert float(needed) == pytest.approx(float(torque) / MAX_SAG, abs=1)
-    assert "--set task.actions.offset=servo_target" in found.detail  # the remedy that needs no motor
+    assert "--set task.actions.offset=servo_target" in found.detail  # a remedy needing no motor
     stiff = dataclasses.replace(spec, stiffness=tuple(10 * float(k) for k in spec.stiffness))
     found = {f.check: f for f in check_robot(stiff, simulate=False)}["one_foot"]
     assert found.status == "info" and "no servo gives more than 0.05 rad" in found.detail
