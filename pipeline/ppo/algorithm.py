@@ -244,11 +244,12 @@ class PPO:
         sums: dict[str, torch.Tensor] = {}
         flags = torch.zeros(len(NONFINITE_NAMES), dtype=torch.bool, device=self.device)
         params = list(self.actor_critic.parameters())
-        count = 0
+        count, rate_sum = 0, 0.0
         for batch in s.mini_batches(cfg.num_mini_batches, perms):
             out = self.losses(batch)
             if cfg.desired_kl > 0 and cfg.schedule == "adaptive":
                 self._adapt_learning_rate(out["approx_kl"])
+            rate_sum += self.learning_rate
             self.optimizer.zero_grad(set_to_none=False)
             if self.scaler is not None:
                 self.scaler.scale(out["loss"]).backward()
@@ -273,7 +274,13 @@ class PPO:
             count += 1
         s.clear()
         metrics = {key: float(value) / count for key, value in sums.items()}
-        metrics["learning_rate"] = self.learning_rate
+        # the rate each step used, averaged: the adaptive schedule ramps it within an update (its
+        # KL counts from the collecting policy, so it starts at 0 every update) and the rate left
+        # at the end is not the one the update moved by (docs/tasks.md, "Training for robustness")
+        metrics["learning_rate"] = rate_sum / count
+        # how far the update moved the policy from the one that collected the rollout (approx_kl
+        # averages the mini-batches, the first of which have hardly moved it)
+        metrics["approx_kl_last"] = float(out["approx_kl"])
         with torch.no_grad():
             metrics["action_std"] = float(torch.exp(self.actor_critic.action_log_std()).mean())
         bad = [name for name, flag in zip(NONFINITE_NAMES, flags.tolist(), strict=True) if flag]

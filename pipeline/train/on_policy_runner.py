@@ -357,6 +357,7 @@ class OnPolicyRunner(CheckpointKeeping, RunnerState):
             "loss_value": metrics["value"],
             "entropy": metrics["entropy"],
             "approx_kl": metrics["approx_kl"],
+            "approx_kl_last": metrics["approx_kl_last"],
             "clip_fraction": metrics["clip_fraction"],
             "learning_rate": metrics["learning_rate"],
             "action_std": metrics["action_std"],

@@ -122,6 +122,35 @@ def test_adaptive_schedule_lowers_the_learning_rate_when_kl_is_large():
     assert ppo.optimizer.param_groups[0]["lr"] == ppo.learning_rate
 
 
+def test_update_logs_the_rates_its_steps_used_and_how_far_it_moved_the_policy():
+    """The adaptive schedule's KL counts from the collecting policy, so it starts at 0 in every
+    update and the rate ramps within one: the logged rate is the mean the steps used (not the one
+    left at the end), and ``approx_kl_last`` the last mini-batch's KL (``approx_kl`` averages
+    them all, the first of which has not moved)."""
+    ppo = tiny_ppo(num_envs=8, steps=4, learning_rate=1e-2, desired_kl=1e-4)
+    fill_rollout(ppo)
+    used, kls = [], []
+    step, adapt = ppo.optimizer.step, ppo._adapt_learning_rate
+
+    def spy_step(*args, **kwargs):
+        used.append(ppo.optimizer.param_groups[0]["lr"])
+        return step(*args, **kwargs)
+
+    def spy_adapt(kl):
+        kls.append(float(kl))
+        adapt(kl)
+
+    ppo.optimizer.step, ppo._adapt_learning_rate = spy_step, spy_adapt
+    metrics = ppo.update()
+    assert len(used) == len(kls) == 6 and len(set(used)) > 1  # the rate moved within the update
+    assert metrics["learning_rate"] == pytest.approx(np.mean(used))
+    assert metrics["learning_rate"] != pytest.approx(ppo.learning_rate)
+    assert kls[0] == pytest.approx(0.0, abs=1e-9)
+    assert metrics["approx_kl_last"] == pytest.approx(kls[-1])
+    assert metrics["approx_kl"] == pytest.approx(np.mean(kls))
+    assert metrics["approx_kl"] < metrics["approx_kl_last"]
+
+
 def test_update_names_a_non_finite_value_loss():
     ppo = tiny_ppo(num_envs=4, steps=2)
     fill_rollout(ppo)
