@@ -33,12 +33,22 @@ def motion_may_set(key: str, task_sections: tuple[str, ...]) -> bool:
                for section in task_sections)
 
 
+_ABSENT = object()
+
+
+def _node(tree: dict[str, Any], parts: list[str]) -> Any:
+    """The value at the key path ``parts`` in nested settings, or ``_ABSENT``."""
+    node: Any = tree
+    for part in parts:
+        if not isinstance(node, dict) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node
+
+
 def _is_section(config: dict, dotted: str) -> bool:
     """Whether ``dotted`` names a mapping of settings in ``config`` (not one setting)."""
-    value: Any = config
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return isinstance(value, dict)
+    return isinstance(_node(config, dotted.split(".")), dict)
 
 
 def apply_task_defaults(cfg: TrainConfig, spec: Any, sources: dict[str, str] | None = None) -> None:
@@ -195,12 +205,7 @@ def _apply_layer(cfg: TrainConfig, pairs: list[tuple[str, Any]], open_sections: 
 
 def _task_has(task_config: dict[str, Any], key: str) -> bool:
     """Whether the task's settings hold ``task.a.b``."""
-    node: Any = task_config
-    for part in key.split(".")[1:]:
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
+    return _node(task_config, key.split(".")[1:]) is not _ABSENT
 
 
 def task_default(spec: Any, name: str) -> Any:
