@@ -1,4 +1,5 @@
-"""Every repository path the docs and the code's comments name exists in the checkout.
+"""Every repository path the docs and the code's comments name exists in the checkout, and every
+section they name in a doc (``docs/tasks.md, "Speed"``) is a heading or a bold paragraph's lead.
 
 README.md, docs/ (with its subfolders) and every source file under pipeline/, plugins/, tools/ and
 tests/ are read for things that look like a path of this repository (``pipeline/…``, ``plugins/…``,
@@ -51,6 +52,52 @@ def test_every_path_named_in_docs_and_comments_exists():
             if path not in NOT_REPOSITORY and not exists(path):
                 stale.append(f"{source.relative_to(REPO)}: {path}")
     assert not stale, "paths that do not exist:\n" + "\n".join(stale)
+
+
+SECTION_REFERENCE = re.compile(r"(docs/[\w/]+\.md)\)?,\s*[\"“]([^\"”]+)[\"”]")
+"""``docs/<name>.md, "Section"``; a closing parenthesis may come between:
+``(docs/<name>.md), "Section"``."""
+QUOTES = str.maketrans("", "", '"“”')
+
+
+def flattened(text: str) -> str:
+    """``text`` with its line breaks, comment marks and runs of spaces as single spaces, so that a
+    reference wrapped over lines of a comment or a paragraph reads as one."""
+    return " ".join(re.sub(r"\n\s*#?", " ", text).split())
+
+
+def sections(doc: Path) -> set[str]:
+    """The headings of ``doc`` and the bold leads its paragraphs open with, quotes left out."""
+    found = set()
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        lead = re.match(r"#+\s+(.*)|\*\*(.+?)\*\*", line)
+        if lead:
+            found.add((lead.group(1) or lead.group(2)).strip().translate(QUOTES))
+    return found
+
+
+def named_sections(text: str) -> set[tuple[str, str]]:
+    return {(doc, section.translate(QUOTES).strip())
+            for doc, section in SECTION_REFERENCE.findall(flattened(text))}
+
+
+def test_every_section_named_in_docs_and_comments_exists():
+    stale = []
+    for source in sources():
+        for doc, section in sorted(named_sections(source.read_text(encoding="utf-8"))):
+            if (REPO / doc).exists() and not any(
+                    found.startswith(section) for found in sections(REPO / doc)):
+                stale.append(f'{source.relative_to(REPO)}: {doc}, "{section}"')
+    assert not stale, "sections that do not exist:\n" + "\n".join(stale)
+
+
+def test_the_section_pattern_reads_wrapped_references():
+    text = ('training (docs/tasks.md,\n    # "Training at 100 Hz\n    # physics") and '
+            '(docs/deploy.md), "Before you deploy"')
+    assert named_sections(text) == {("docs/tasks.md", "Training at 100 Hz physics"),
+                                    ("docs/deploy.md", "Before you deploy")}
+    assert "Training at 100 Hz physics" in sections(REPO / "docs/tasks.md")
+    assert "What tracked means" in sections(REPO / "docs/tasks.md")  # its heading quotes a word
 
 
 def test_the_pattern_finds_paths_and_leaves_module_names_alone():

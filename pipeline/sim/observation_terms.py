@@ -10,7 +10,7 @@ each observation group (``policy``, ``critic``) as an ordered tuple of
 it, so two groups may fill a slot of the same name with different terms
 (the policy's joint positions as the encoders read them, the critic's true
 ones). A task config may append registered terms to a group
-(docs/tasks.md, "Adding an observation term").
+(docs/tasks.md, "Observations").
 
 Noise: uniform ``±scale`` per slot, drawn for the span of columns from the
 first to the last slot that has a scale, in one call per step (zero where

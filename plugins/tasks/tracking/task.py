@@ -264,7 +264,7 @@ TRACKING = TaskSpec(
     open_config_sections=("rewards", "terminations", "observations", "observations.history"),
     # what a motion file's training_overrides may set: its rewards, terminations, randomisation and
     # its curriculum, and whether its zero action carries the servo feedforward of its own torques
-    # (docs/motions.md, "Training settings in the motion file")
+    # (docs/motions.md, "Authoring motions from keyframes", the `training` key)
     motion_settings=("rewards", "terminations", "randomization", "actions.offset"),
     verdict_probe=verdict_probe,
     evaluation_view=tracking_view,
