@@ -276,7 +276,7 @@ class PPO:
         metrics = {key: float(value) / count for key, value in sums.items()}
         # the rate each step used, averaged: the adaptive schedule ramps it within an update (its
         # KL counts from the collecting policy, so it starts at 0 every update) and the rate left
-        # at the end is not the one the update moved by (docs/robustness_experiments.md,
+        # at the end is not the one the update moved by (docs/experiments/robustness.md,
         # "The rate within an update")
         metrics["learning_rate"] = rate_sum / count
         # how far the update moved the policy from the one that collected the rollout (approx_kl
