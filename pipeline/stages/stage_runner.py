@@ -387,7 +387,7 @@ class PipelineRunner:
                           else "robustness not measured (the stress stage did not run)")
             self.echo(f"[DONE] pipeline: TRACKED, {robustness}; exit {NOT_ROBUST_EXIT_CODE}. "
                       f"({verdict['stage']}: {verdict['reason']}). What to try: docs/tasks.md, "
-                      "\"Training for robustness\"")
+                      "\"What to try when a motion is tracked but not robust\"")
             if verdict.get("sentence"):
                 self.echo(f"      {verdict['sentence']}")
         elif verdict.get("tracked") is False:

@@ -229,8 +229,8 @@ class TrainOutcome:
                             "the full randomisation (train.csv: randomization/strength), so expect "
                             "it to be less robust to pushes and model errors than configured; "
                             f"{train_on} --iterations N trains on, and "
-                            "docs/tasks.md (\"Training for robustness\") says what keeps a policy "
-                            "at full strength")
+                            "docs/tasks.md (\"What to try when a motion is tracked but not "
+                            "robust\": calm envs) says what keeps a policy at full strength")
             summary.setdefault("next_step", f"train on: {train_on} --iterations N")
         message = (f"{result.iteration} iterations on {runner.cfg.device}"
                    + (f" (of at most {runner.cfg.iterations}: {result.reason})" if result.reason
