@@ -11,6 +11,7 @@ files inside a run directory or a user's project, not this repository, are liste
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -66,14 +67,15 @@ def flattened(text: str) -> str:
     return " ".join(re.sub(r"\n\s*#?", " ", text).split())
 
 
-def sections(doc: Path) -> set[str]:
+@functools.cache
+def sections(doc: Path) -> frozenset[str]:
     """The headings of ``doc`` and the bold leads its paragraphs open with, quotes left out."""
     found = set()
     for line in doc.read_text(encoding="utf-8").splitlines():
         lead = re.match(r"#+\s+(.*)|\*\*(.+?)\*\*", line)
         if lead:
             found.add((lead.group(1) or lead.group(2)).strip().translate(QUOTES))
-    return found
+    return frozenset(found)
 
 
 def named_sections(text: str) -> set[tuple[str, str]]:
