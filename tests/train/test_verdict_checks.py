@@ -417,11 +417,10 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
 ):
     """No check is robust (32 pushed episodes each, 0.5–0.8), so training runs to its cap (15). The
     four best checks under the push, 6 (0.8), 12 (0.7), 9 (0.6) and 3 (0.5), had their policies
-    written as they came (15, fifth, was not). Those other than the best (6, which played two sets
-    to become it) play a second set of the check, where 9 does not track and drops out; the rest
-    each play 128 fresh pushed episodes, and 12's, 118 of them, beats 6's 100: model_best.pt is
-    12's policy, recording the choice, and so does the last checkpoint, which a resume continues
-    from."""
+    written as they came (15, fifth, was not). Each, the best (6) too, plays a fresh set of the
+    check, where 9 does not track and drops out; the rest each play 128 fresh pushed episodes, and
+    12's, 118 of them, beats 6's 100: model_best.pt is 12's policy, recording the choice, and so
+    does the last checkpoint, which a resume continues from."""
     from primebot.pipeline.train.checkpoints import load_checkpoint
     from primebot.pipeline.train.trained_policy import load_trained_policy
 
@@ -441,8 +440,9 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
               (True, 1.0, 0.01, 0.8), (True, 1.0, 0.01, 0.8),       # 6: the best check
               (True, 1.0, 0.01, 0.6), (True, 1.0, 0.01, 0.7),       # 9, 12
               (True, 1.0, 0.01, 0.4),                               # 15
-              # the final choice's second sets: 12 tracks again, 9 does not, 3 does
-              (True, 1.0, 0.01, 0.7), (False, 0.8, 0.05, 0.6), (True, 1.0, 0.01, 0.5)]
+              # the final choice's fresh sets: 6 and 12 track again, 9 does not, 3 does
+              (True, 1.0, 0.01, 0.8), (True, 1.0, 0.01, 0.7), (False, 0.8, 0.05, 0.6),
+              (True, 1.0, 0.01, 0.5)]
     # what a run directory holds: the candidates are loaded as evaluation loads a run's policy
     (tmp_path / "args.yaml").write_text(f"config: {{}}\nrun: {{id: '{RUN_ID}'}}\n",
                                         encoding="utf-8")
@@ -503,3 +503,37 @@ def test_the_final_choice_prefers_a_confirmed_robust_policy_then_success_then_th
     assert choose({300: 110, 100: 110}, {100: 1.0, 300: 1.0}) == 300
     # a candidate whose second set does not track is not chosen, however successful
     assert choose({100: 100, 200: 120}, {100: 1.0, 200: 1.0}, tracks=lambda it: it != 200) == 100
+
+
+def test_the_final_choice_plays_the_best_check_again_too():
+    """q1's OMOMO clip sub3 with ``--preset long`` (stop 68): the best check, iteration 2700, had
+    tracked in both its sets among checks that mostly did not, and was judged for being the
+    longest trained of candidates the push could not tell apart; sim2sim read it NOT TRACKED
+    (0.82 of 33) where 2350 and 2375 were TRACKED (0.94, 0.91). Played again like the others, a
+    best check that does not track drops out; where none tracks again, the best stays judged."""
+    from primebot.pipeline.train.verdict_checks import VerdictChecks
+
+    def choose(tracks) -> tuple[int, str]:
+        class Probe:
+            def __call__(self, iteration):
+                return {"verdict": {"tracked": tracks(iteration)}}
+
+            def confirm_robust(self, iteration):
+                return {2700: 13, 2375: 20, 2350: 12, 2325: 23}[iteration], 128
+
+        checks = VerdictChecks(Probe(), stops=True)
+        checks.candidates = [((1.0, 0.0, 0.12, 0.75, 0.94, -0.097), 2700),
+                             ((1.0, 0.0, 0.18, 0.75, 0.94, -0.082), 2375),
+                             ((1.0, 0.0, 0.09, 0.5, 1.0, -0.093), 2350),
+                             ((1.0, 0.0, 0.18, 0.25, 1.0, -0.086), 2325)]
+        checks.best, checks.best_iteration = checks.candidates[0][0], 2700
+        return checks.best_iteration if checks.final_choice(lambda it: it) else 0, checks.final_note
+
+    # as the run had it but for the best's fresh set: 2700 and 2325 do not track again
+    chosen, note = choose(lambda it: it in (2375, 2350))
+    assert chosen == 2375 and "iteration 2700 not tracked again" in note
+    # the best tracking again is chosen as before: the longest trained within the tie
+    assert choose(lambda it: it != 2325)[0] == 2700
+    # none tracks again: the best check stays judged
+    chosen, note = choose(lambda it: False)
+    assert chosen == 2700 and note.endswith("iteration 2700's policy is judged")
