@@ -5,9 +5,9 @@ leg whose thigh is not vertical (turning on one foot, with its hip rolled to
 carry the weight), the hip's yaw tips the foot as well: 9° in an early turn,
 enough that only an edge of the sole touched and no policy could balance on
 it. ``motion author`` therefore levels every planted foot (docs/motions.md,
-"Authoring motions from keyframes"): it solves the foot's two nearest hinge joints (the ankle
-pitch and roll) so that the sole is as level as it is in the robot's default
-pose on a level root. Feet that already are (symmetric poses) are unchanged.
+"Authoring motions from keyframes"): it solves the foot's two nearest hinge
+joints (the ankle pitch and roll) so that the sole is as level as it is in the
+robot's default pose on a level root. Feet that already are (symmetric poses) are unchanged.
 """
 
 from __future__ import annotations

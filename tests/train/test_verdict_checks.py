@@ -462,6 +462,21 @@ def test_training_that_ends_without_a_stop_judges_the_top_check_fresh_episodes_c
     assert not torch.allclose(torch.from_numpy(acted[0]), torch.from_numpy(twelve))
 
 
+class _ChoiceProbe:
+    """A probe for ``VerdictChecks.final_choice`` whose policies are their iterations: a fresh set
+    of the check tracks where ``tracks(iteration)`` says, and ``confirmed[iteration]`` of 128
+    fresh pushed episodes succeed."""
+
+    def __init__(self, confirmed: dict[int, int], tracks) -> None:
+        self.confirmed, self.tracks = confirmed, tracks
+
+    def __call__(self, iteration):
+        return {"verdict": {"tracked": self.tracks(iteration)}}
+
+    def confirm_robust(self, iteration):
+        return self.confirmed[iteration], 128
+
+
 def test_the_final_choice_prefers_a_confirmed_robust_policy_then_success_then_the_longest_trained():
     """Ranks as ``check_rank`` makes them: (tracked, robust, success under the push, curriculum
     progress, success, -MPKPE). Among successes within the tie, the latest iteration wins, whatever
@@ -470,14 +485,7 @@ def test_the_final_choice_prefers_a_confirmed_robust_policy_then_success_then_th
 
     def choose(confirmed: dict[int, int], progress: dict[int, float],
                tracks=lambda it: True) -> int:
-        class Probe:
-            def __call__(self, iteration):  # a candidate's second set of the check
-                return {"verdict": {"tracked": tracks(iteration)}}
-
-            def confirm_robust(self, iteration):
-                return confirmed[iteration], 128
-
-        checks = VerdictChecks(Probe(), stops=True)
+        checks = VerdictChecks(_ChoiceProbe(confirmed, tracks), stops=True)
         checks.candidates = [((1.0, 0.0, 0.85, progress[it], 1.0, -0.01), it) for it in confirmed]
         assert checks.final_choice(lambda iteration: iteration)
         return checks.best_iteration
@@ -514,14 +522,8 @@ def test_the_final_choice_plays_the_best_check_again_too():
     from primebot.pipeline.train.verdict_checks import VerdictChecks
 
     def choose(tracks) -> tuple[int, str]:
-        class Probe:
-            def __call__(self, iteration):
-                return {"verdict": {"tracked": tracks(iteration)}}
-
-            def confirm_robust(self, iteration):
-                return {2700: 13, 2375: 20, 2350: 12, 2325: 23}[iteration], 128
-
-        checks = VerdictChecks(Probe(), stops=True)
+        checks = VerdictChecks(_ChoiceProbe({2700: 13, 2375: 20, 2350: 12, 2325: 23}, tracks),
+                               stops=True)
         checks.candidates = [((1.0, 0.0, 0.12, 0.75, 0.94, -0.097), 2700),
                              ((1.0, 0.0, 0.18, 0.75, 0.94, -0.082), 2375),
                              ((1.0, 0.0, 0.09, 0.5, 1.0, -0.093), 2350),
