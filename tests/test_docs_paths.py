@@ -55,9 +55,9 @@ def test_every_path_named_in_docs_and_comments_exists():
     assert not stale, "paths that do not exist:\n" + "\n".join(stale)
 
 
-SECTION_REFERENCE = re.compile(r"(docs/[\w/]+\.md)\)?,\s*[\"“]([^\"”]+)[\"”]")
+SECTION_REFERENCE = re.compile(r"(docs/[\w/]+\.md)\)?(?:,\s*|\s+\(\s*)[\"“]([^\"”]+)[\"”]")
 """``docs/<name>.md, "Section"``; a closing parenthesis may come between:
-``(docs/<name>.md), "Section"``."""
+``(docs/<name>.md), "Section"``; or the section in parentheses: ``docs/<name>.md ("Section")``."""
 QUOTES = str.maketrans("", "", '"“”')
 
 
@@ -95,9 +95,10 @@ def test_every_section_named_in_docs_and_comments_exists():
 
 def test_the_section_pattern_reads_wrapped_references():
     text = ('training (docs/tasks.md,\n    # "Training at 100 Hz\n    # physics") and '
-            '(docs/deploy.md), "Before you deploy"')
+            '(docs/deploy.md), "Before you deploy" and docs/robots.md ("Gains")')
     assert named_sections(text) == {("docs/tasks.md", "Training at 100 Hz physics"),
-                                    ("docs/deploy.md", "Before you deploy")}
+                                    ("docs/deploy.md", "Before you deploy"),
+                                    ("docs/robots.md", "Gains")}
     assert "Training at 100 Hz physics" in sections(REPO / "docs/tasks.md")
     assert "What tracked means" in sections(REPO / "docs/tasks.md")  # its heading quotes a word
 
