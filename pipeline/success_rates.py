@@ -9,11 +9,22 @@ importing evaluation.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 ROBUST_SUCCESS = 0.9
 """The success rate a policy needs under every standard perturbation to be ROBUST (the stress test,
 ``deploy.stress``; training's robustness checks, ``evaluate.evaluate_run.VerdictProbe``)."""
+
+def rate_text(rate: float, threshold: float = ROBUST_SUCCESS) -> str:
+    """``rate`` with two decimals, or three where two would round it up to the ``threshold`` it
+    falls short of: 115 of 128 is "0.898", not "0.90" beside a line of 0.90."""
+    text = f"{rate:.2f}"
+    if rate < threshold and float(text) >= threshold:
+        text = f"{math.floor(rate * 1000) / 1000:.3f}"
+    return text
+
 
 CONFIRM_Z = 1.645
 """A success rate is ``undecided`` while its 90 % Wilson interval holds ``ROBUST_SUCCESS``: of 32

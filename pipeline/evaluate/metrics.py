@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..rotations import quat_apply_inverse, quat_error_magnitude
+from ..success_rates import rate_text
 
 ERROR_KEYS = (
     "mpkpe_m",
@@ -307,7 +308,8 @@ def tracking_verdict(metrics: dict, rule: VerdictRule = TRACKING_RULE) -> dict:
     removed = 1.0 - mpkpe / statue if statue > 0 else None
     reasons = []
     if success < rule.min_success_rate:
-        reasons.append(f"success {success:.2f} < {rule.min_success_rate:.2f}"
+        reasons.append(f"success {rate_text(success, rule.min_success_rate)} < "
+                       f"{rule.min_success_rate:.2f}"
                        + where_episodes_fail(metrics))
     if not mpkpe <= limit:
         worst = (f"; the largest error on {metrics['worst_body']}" if metrics.get("worst_body")

@@ -21,6 +21,7 @@ from primebot.pipeline.deploy.sim2sim import prepare
 from primebot.pipeline.deploy.stress import StressPlan, run_stress, stress_run_dir
 from primebot.pipeline.deploy.stress_episodes import Actuation, Episodes, draw_starts, run_group
 from primebot.pipeline.evaluate import push_direction
+from primebot.pipeline.evaluate.metrics import tracking_verdict
 from primebot.pipeline.export.graph import (
     DeployPolicy,
     motion_at_control_rate,
@@ -28,7 +29,7 @@ from primebot.pipeline.export.graph import (
     write_onnx,
 )
 from primebot.pipeline.sim.physics import BatchSim
-from primebot.pipeline.success_rates import undecided
+from primebot.pipeline.success_rates import rate_text, undecided
 from primebot.pipeline.train.trained_policy import load_trained_policy
 
 
@@ -338,6 +339,31 @@ def test_the_verdict_robust_not_robust_and_when_the_motion_needs_no_policy():
     # "does as well"
     untracked = robustness_verdict(_report({"push": 0.62}, {"push": 0.75}, replay_mpkpe=0.05))
     assert not untracked["replay_does_as_well"]
+
+
+def test_the_reason_names_the_three_weakest_levels_and_says_when_it_fails_undisturbed():
+    rates = {"push": 0.5, "friction": 0.8, "payload": 0.898, "motor": 0.2, "latency": 1.0}
+    report = _report(rates, dict.fromkeys(rates, 0.0))
+    reason = robustness_verdict(report)["reason"]
+    # the three weakest, in the families' order; the fourth counted; 115 of 128 is not "0.90"
+    assert reason == ("success < 0.90 at push push 1: 0.50; friction friction 1: 0.80; "
+                      "motor motor 1: 0.20; and 1 more standard level (stress.json)")
+    assert "payload payload 1: 0.898" in robustness_verdict(report)["short_of"]
+    # a policy that falls undisturbed fails every perturbation for that reason: said once
+    report["cells"][0]["policy"].update(success_rate=0.25, episodes=4,
+                                        failure_times_s=[1.0, 2.0, 2.5])
+    reason = robustness_verdict(report)["reason"]
+    assert reason.startswith("success < 0.90 undisturbed already (nominal: 0.25 (3 of 4 "
+                             "episodes fail, at 1.0–2.5 s of the motion)), and at 4 of the 5 "
+                             "standard levels")
+    assert "push push 1" not in reason and "When a motion does not track" in reason
+
+
+def test_a_rate_just_short_of_the_line_is_never_printed_as_the_line():
+    assert [rate_text(r) for r in (0.62, 0.9, 1.0, 115 / 128, 0.8999, 0.894)] == [
+        "0.62", "0.90", "1.00", "0.898", "0.899", "0.89"]
+    verdict = tracking_verdict({"success_rate": 115 / 128, "mpkpe_m": 0.01, "statue_mpkpe_m": 0.05})
+    assert verdict["reason"].startswith("success 0.898 < 0.90")
 
 
 def test_stress_of_a_run_writes_stress_json_and_runs_without_torch(exported, tmp_path):
