@@ -225,6 +225,12 @@ def _cards(eval_metrics: dict[str, float], sim_metrics: dict[str, float],
     return '<div class="cards">' + "".join(cards) + "</div>"
 
 
+def _said_in(value: Any, message: str) -> bool:
+    """A summary's sentence that the stage's message already carries (the stress stage's reason):
+    shown once, not twice."""
+    return isinstance(value, str) and len(value) > 30 and value in message
+
+
 def _stage_rows(pipeline: dict[str, Any]) -> str:
     rows = []
     for i, r in enumerate(pipeline.get("stages", []), start=1):
@@ -236,7 +242,8 @@ def _stage_rows(pipeline: dict[str, Any]) -> str:
         detail = [f"<div>{_e(r['message'])}</div>"] if r.get("message") else []
         if r.get("summary"):
             facts = ", ".join(f"{k} {v}" for k, v in r["summary"].items()
-                              if not isinstance(v, (dict, list)))
+                              if not isinstance(v, (dict, list))
+                              and not _said_in(v, r.get("message") or ""))
             if facts:
                 detail.append(f'<div class="detail">{_e(facts)}</div>')
         if r.get("reason") and status != "done":

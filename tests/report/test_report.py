@@ -136,6 +136,19 @@ def test_report_is_self_contained_and_links_only_files_of_the_run(tmp_path):
     assert "sim2sim gap: sampled mpkpe_m" in page
 
 
+def test_a_stage_row_says_a_sentence_of_its_message_once(tmp_path):
+    run_dir = make_run_dir(tmp_path, video=False)
+    doc = json.loads((run_dir / "pipeline.json").read_text(encoding="utf-8"))
+    reason = "success < 0.90 at push 0.44 m/s: 0.38 (20 of 32 episodes fail)"
+    doc["stages"][-1].update(message=f"NOT ROBUST: {reason}", summary={
+        "robust": False, "robust_reason": reason,
+        "stress_sentence": "The policy survives 8 of 12 standard perturbations."})
+    (run_dir / "pipeline.json").write_text(json.dumps(doc), encoding="utf-8")
+    page = write_report(run_dir).read_text(encoding="utf-8")
+    assert page.count("20 of 32 episodes fail") == 1
+    assert "robust False" in page and "survives 8 of 12 standard perturbations" in page
+
+
 # CI installs Chromium (tools/setup.sh --dev), so there a missing browser is a failure, not a skip.
 @pytest.mark.skipif(
     CHROMIUM is None and not os.environ.get("CI"),
