@@ -52,6 +52,7 @@ from .train_config import (
     section_value,
     set_value,
 )
+from .verdict_checks import VerdictChecks
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +170,21 @@ def _load_motion(path: str, robot: Any) -> Any:
     return require_valid_motion(path, robot)
 
 
+def _curriculum_warning(judged: str, checks: VerdictChecks, train_on: str) -> str:
+    """The train stage's warning of a policy judged below the full randomisation: where no check
+    tracked, the tracking is what to work on; where one did, the robustness."""
+    if checks.best is not None and not checks.best_tracked:
+        return (f"{judged} at {checks.best_progress:g} of the randomisation: no check tracked its "
+                "motion, and the task's curriculum lowered the randomisation while none did "
+                f"(train.csv: randomization/strength); {train_on} --iterations N trains on, and "
+                "docs/tasks.md (\"When a motion does not track\") says what else to try")
+    return (f"{judged} before the task's curriculum was complete: it has not felt the full "
+            "randomisation (train.csv: randomization/strength), so expect it to be less robust to "
+            f"pushes and model errors than configured; {train_on} --iterations N trains on, and "
+            "docs/tasks.md (\"What to try when a motion is tracked but not robust\": calm envs) "
+            "says what keeps a policy at full strength")
+
+
 @dataclass
 class TrainOutcome:
     """What ``run_training`` leaves behind."""
@@ -225,13 +241,8 @@ class TrainOutcome:
             summary["next_step"] = f"train on: {train_on}"
         if incomplete:
             summary["curriculum"] = "incomplete"
-            warnings.append(f"{judged} before the task's curriculum was complete: it has not felt "
-                            "the full randomisation (train.csv: randomization/strength), so expect "
-                            "it to be less robust to pushes and model errors than configured; "
-                            f"{train_on} --iterations N trains on, and "
-                            "docs/tasks.md (\"What to try when a motion is tracked but not "
-                            "robust\": calm envs) says what keeps a policy at full strength")
             summary.setdefault("next_step", f"train on: {train_on} --iterations N")
+            warnings.append(_curriculum_warning(judged, runner.checks, train_on))
         message = (f"{result.iteration} iterations on {runner.cfg.device}"
                    + (f" (of at most {runner.cfg.iterations}: {result.reason})" if result.reason
                       else "")

@@ -316,6 +316,11 @@ class VerdictChecks:
         return 1.0 if self.best is None else self.best[3]
 
     @property
+    def best_tracked(self) -> bool:
+        """Whether the best check tracked its motion (False before any check)."""
+        return self.best is not None and bool(self.best[0])
+
+    @property
     def best_robust_success(self) -> float | None:
         """The best check's success under perturbation, where the probe measures it (else None)."""
         return None if self.best is None or not self.best[0] else self.best[2]

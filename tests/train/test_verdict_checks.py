@@ -539,3 +539,19 @@ def test_the_final_choice_plays_the_best_check_again_too():
     # none tracks again: the best check stays judged
     chosen, note = choose(lambda it: False)
     assert chosen == 2700 and note.endswith("iteration 2700's policy is judged")
+
+
+def test_the_curriculum_warning_sends_an_untracked_policy_to_the_tracking_advice():
+    from primebot.pipeline.train.session import _curriculum_warning
+    from primebot.pipeline.train.verdict_checks import VerdictChecks
+
+    checks = VerdictChecks(None)
+    # (tracked, robust, success under perturbation, curriculum progress, success, −MPKPE)
+    checks.best = (0.0, 0.0, 0.0, 0.0, 0.55, -0.11)
+    untracked = _curriculum_warning("the policy", checks, "primebot pipeline run --resume R")
+    assert untracked.startswith("the policy at 0 of the randomisation: no check tracked its motion")
+    assert "When a motion does not track" in untracked and "not robust" not in untracked
+    checks.best = (1.0, 0.0, 0.6, 0.25, 0.97, -0.02)
+    tracked = _curriculum_warning("the policy", checks, "primebot pipeline run --resume R")
+    assert "before the task's curriculum was complete" in tracked
+    assert "What to try when a motion is tracked but not robust" in tracked
