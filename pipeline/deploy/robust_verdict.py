@@ -84,8 +84,8 @@ def _reason(standard: list[dict], failing: list[dict], short: list[str], nominal
         return (f"success < {min_success:.2f} undisturbed already (nominal: "
                 f"{rate_text(nominal['policy']['success_rate'], min_success)}"
                 f"{where_episodes_fail(nominal['policy'])}), and at {len(failing)} of the "
-                f"{len(standard)} standard levels: make it track its motion first (docs/tasks.md, "
-                '"When a motion does not track")')
+                f"{len(standard)} standard levels: make it track its motion first "
+                '(docs/tasks.md, "When a motion does not track")')
     weakest = sorted(range(len(failing)), key=lambda i: failing[i]["policy"]["success_rate"])
     named = [short[i] for i in sorted(weakest[:MOST_NAMED])]
     more = len(failing) - len(named)
