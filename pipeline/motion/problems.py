@@ -30,6 +30,11 @@ class Problem:
     count: int = 0
 
     def __str__(self) -> str:
+        return f"{self.severity:<7} {self.described()}"
+
+    def described(self) -> str:
+        """Where, what and the fix, without the severity: ``[key …, frame …] message (N frames: …)``
+        and the fix on a line of its own."""
         where = ", ".join(
             f"{name} {value}"
             for name, value in (("key", self.key), ("frame", self.frame), ("column", self.column))
@@ -42,7 +47,7 @@ class Problem:
             else ""
         )
         fix = f"\n      fix: {self.fix}" if self.fix else ""
-        return f"{self.severity:<7} [{where}] {self.message}{more}{fix}"
+        return f"[{where}] {self.message}{more}{fix}"
 
 
 @dataclass

@@ -52,9 +52,9 @@ def validate(ctx: StageContext) -> StageResult:
     report = validate_motion_file(path, _robot(ctx))
     atomic_write_text(ctx.path(VALIDATION_FILE),
                       json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-    for problem in report.problems:
-        ctx.echo(f"      {problem}")
     if not report.ok:
+        for problem in report.warnings:  # the errors are the MotionError's message
+            ctx.echo(f"      {problem}")
         raise MotionError(
             report.summary() + "\n    " + "\n    ".join(str(p) for p in report.errors),
             fix=f"fix the motion (details: primebot motion validate {path}; {VALIDATION_FILE} in "
@@ -71,7 +71,8 @@ def validate(ctx: StageContext) -> StageResult:
         message=f"valid for robot {report.robot}: {report.num_frames} frames, {duration:.2f} s"
                 + (f", {len(report.warnings)} warning(s)" if report.warnings else "")
                 + (f"; it carries training overrides: {' '.join(carried)}" if carried else ""),
-        warnings=[str(p).split("\n")[0] for p in report.warnings],
+        # the pipeline prints each as "warning: …", its fix on the next line
+        warnings=[p.described() for p in report.warnings],
     )
 
 

@@ -181,3 +181,17 @@ def test_the_validate_stage_shows_the_training_overrides_a_motion_carries(tmp_pa
         "it carries training overrides: task.terminations.end_effector_height=null"
         in result.message
     )
+
+
+def test_the_validate_stage_leaves_its_warnings_to_the_runner_which_prints_each_once(tmp_path):
+    from primebot.pipeline.stages.presets import PipelineSettings
+    from primebot.plugins.stages.motion_stages import validate
+
+    said = []
+    ctx = StageContext(tmp_path, PipelineSettings(motion="motions/getup.npz"),
+                       registry=load_plugins().registry, stage="validate", echo=said.append)
+    result = validate(ctx)
+    assert said == []  # the runner prints result.warnings, "warning: " before each
+    assert len(result.warnings) == 2 and all(w.startswith("[key body_pos_w, frame ")
+                                             for w in result.warnings)
+    assert "\n      fix: raise the root so the lowest point rests on z = 0" in result.warnings[0]
