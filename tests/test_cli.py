@@ -35,3 +35,5 @@ def test_every_command_has_help_text(clean_env):
         assert len(summary.split("\n", 2)[-1].strip()) > 10, (
             f"`primebot {' '.join(path)} --help` says nothing"
         )
+        # a docstring's markup is for readers of the code, not of the terminal
+        assert "``" not in result.output, f"`primebot {' '.join(path)} --help` shows ``markup``"

@@ -77,10 +77,10 @@ def record_command(
 ) -> None:
     """Play a keyframe source's servo targets in simulation and record the motion.
 
-    SOURCE is a keyframe YAML (the format of ``primebot motion author``)
-    whose keyframes are joint *targets* and whose ``record:`` mapping says
-    how they are played: ``joints`` (simulated or targets), ``max_step_rad``
-    and ``balance`` (docs/motions.md, "Authoring motions
+    SOURCE is a keyframe YAML (the format of primebot motion author)
+    whose keyframes are joint targets and whose 'record:' mapping says
+    how they are played: 'joints' (simulated or targets), 'max_step_rad'
+    and 'balance' (docs/motions.md, "Authoring motions
     from keyframes"). The targets run
     open loop through the robot's PD servos in the default task's
     simulation, and what the body did (root, joints, bodies from forward

@@ -35,7 +35,7 @@ def plugins_command(host: PluginHost, as_json: bool) -> None:
     """List every plugin, where it came from and what it registered.
 
     Built-ins come first, then plugins from installed distributions (entry-point
-    group ``primebot``). Skip plugins with PRIMEBOT_DISABLE_PLUGINS=a,b.
+    group 'primebot'). Skip plugins with PRIMEBOT_DISABLE_PLUGINS=a,b.
     """
     rows = plugin_table(host)
     if as_json:

@@ -19,7 +19,7 @@ from ..robot.spec import get_robot
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
 def robots_command(ctx: click.Context, as_json: bool) -> None:
-    """List the registered robots (``primebot robots show NAME`` for details)."""
+    """List the registered robots (primebot robots show NAME for details)."""
     if ctx.invoked_subcommand is not None:
         return
     host: PluginHost = ctx.find_object(PluginHost)

@@ -108,10 +108,9 @@ def show(host: PluginHost, motion: str | None, task, robot, num_envs, iterations
     """Print every setting of a training run with MOTION (or --task), one per line: key, value and
     where it came from (trainer default, the task, a flag, the motion file, a preset or --set).
 
-    Without --preset it shows what ``primebot train`` uses; ``primebot pipeline run`` trains with
-    its preset (``--preset default`` unless given), so add ``--preset default`` to see that run's
-    sizes. Nothing is trained and no device is touched; ``auto`` settings are settled when the run
-    starts.
+    Without --preset it shows what primebot train uses; primebot pipeline run trains with its
+    preset (--preset default unless given), so add --preset default to see that run's sizes.
+    Nothing is trained and no device is touched; 'auto' settings are settled when the run starts.
     """
     from ..train.settings_layers import TrainRequest
 
