@@ -1,5 +1,5 @@
-"""When a success rate is high enough: the robustness line, and when a count of episodes cannot yet
-tell a rate from it.
+"""When a success rate is high enough: the robustness line, when a count of episodes cannot yet
+tell a rate from it, and how to print a rate beside that line.
 
 Shared by the stress test (``deploy.stress``: more starts for a standard cell too near the line),
 training's stop rule (``train.verdict_checks``: more checks, then a confirmation) and the
@@ -16,6 +16,7 @@ import numpy as np
 ROBUST_SUCCESS = 0.9
 """The success rate a policy needs under every standard perturbation to be ROBUST (the stress test,
 ``deploy.stress``; training's robustness checks, ``evaluate.evaluate_run.VerdictProbe``)."""
+
 
 def rate_text(rate: float, threshold: float = ROBUST_SUCCESS) -> str:
     """``rate`` with two decimals, or three where two would round it up to the ``threshold`` it
