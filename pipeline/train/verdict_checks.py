@@ -272,14 +272,11 @@ class VerdictChecks:
 
         Every candidate, the best check too, plays a fresh set of the check's episodes and drops
         out unless it tracks there again: each tracked in the sets that made it a candidate, but a
-        candidate is one of many checks and those sets were kept for passing. (Until stop 68 the
-        best check was exempt, having played two sets to become the best. q1's OMOMO clip sub3
-        with ``--preset long`` then had its best check judged, iteration 2700, a tracked check
-        among checks around it that did not track: sim2sim success 0.82 of 33, NOT TRACKED,
-        where the candidates 2350 and 2375 and the checks 2200 and 2425, exported alike, gave
-        0.91–0.97.) Of the rest (``_chosen``), those confirmed robust where any is; of those, the
-        ones whose success is within ``ROBUST_SUCCESS_TIE`` of the most successful's; of those,
-        the one trained longest. Where none tracks again, the best check stays judged."""
+        candidate is one of many checks and those sets were kept for passing (why the best check
+        is not exempt: docs/training.md, "Checkpoints"). Of the rest (``_chosen``), those
+        confirmed robust where any is; of those, the ones whose success is within
+        ``ROBUST_SUCCESS_TIE`` of the most successful's; of those, the one trained longest. Where
+        none tracks again, the best check stays judged."""
         if not self.final_choice_due:
             return ""
         confirm = self.probe.confirm_robust  # type: ignore[union-attr]
