@@ -1,5 +1,5 @@
-"""``primebot motion``: validate, replay, author, convert, resample and retarget reference
-motions."""
+"""``primebot motion``: validate, replay, author, record, convert, resample and retarget reference
+motions, and replay them under PD with no policy."""
 
 from __future__ import annotations
 
@@ -101,6 +101,54 @@ def record_command(
         f"wrote {output}: {motion.num_frames} frames at {motion.fps:g} fps "
         f"({motion.duration:.2f} s) recorded from {source} on {spec.name}"
     )
+
+
+@motion_group.command("pd-replay")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@robot_option
+@robot_xml_option
+@click.option("--feedforward", is_flag=True,
+              help="Add each servo's feedforward of the motion's torques to its target (inverse "
+                   "dynamics), so no servo sags: what still falls is balance, not sag.")
+@click.option("--window", type=float, default=1.0, show_default=True, metavar="S",
+              help="Seconds from the start over which the joints furthest from their targets are "
+                   "listed (before a fall makes every joint's error large).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the per-step figures here as JSON.")
+@pass_host
+def pd_replay_command(
+    host: PluginHost, file: str, robot: str | None, robot_xml: str | None, feedforward: bool,
+    window: float, json_path: str | None,
+) -> None:  # fmt: skip
+    """Can the robot's body do a motion at all? Replay it under PD, no policy.
+
+    Plays the motion from its first frame with every action zero: each
+    joint's servo target is the reference's angle, with no randomisation,
+    noise or terminations. Prints, per second, the reference's and the
+    robot's root height and the tracked bodies' error, when the robot
+    leaves the reference, and the joints furthest from their targets before
+    then. A root that never follows the reference asks the body for what it
+    cannot do, and no training will fix that; a joint that sags far while
+    the robot is still up is where the policy (or a stiffer servo) has to
+    help first. See docs/tasks.md, "When a motion does not track".
+
+    \b
+    Examples:
+      primebot motion pd-replay motions/squat.npz
+      primebot motion pd-replay clip_g1.npz --robot g1 --feedforward --json out.json
+    """
+    import json
+    from pathlib import Path
+
+    from ..atomic import atomic_write_text
+    from ..evaluate.pd_replay import pd_replay, report_lines
+
+    spec = get_robot(host.registry, robot or host.registry.default_robot(), robot_xml)
+    out = pd_replay(file, spec, host.registry, feedforward)
+    for line in report_lines(out, window):
+        click.echo(line)
+    if json_path:
+        atomic_write_text(Path(json_path), json.dumps(out))
 
 
 def _source_robot(source: str, host: PluginHost) -> str:

@@ -5,7 +5,7 @@ throw of the legs and a landing in a squat, and only the physics knows where
 the body ends up. ``primebot motion record`` reads a keyframe source (the
 format of ``primebot motion author``) as joint *targets*, plays them open
 loop through the robot's PD servos in the default task's simulation (its
-``play.open_loop`` settings, as tools/pd_replay.py does: no policy, no
+``play.open_loop`` settings, as ``primebot motion pd-replay`` does: no policy, no
 randomisation, no terminations) and writes what happened as the motion: the
 simulated root, body poses from forward kinematics, and as the joints either
 
@@ -39,7 +39,7 @@ still dips more than ``FLOOR_SLACK_M`` into the floor the root is raised just
 enough that ``primebot motion validate`` accepts it. Usage::
 
     primebot motion record motions/getup.yaml -o motions/getup.npz
-    python tools/pd_replay.py motions/getup.npz   # zero actions give the recording back (targets)
+    primebot motion pd-replay motions/getup.npz   # zero actions give the recording back (targets)
 """
 
 from __future__ import annotations

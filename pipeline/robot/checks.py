@@ -283,7 +283,7 @@ def _one_foot(model, spec, ix, key) -> Finding | None:
                    f"on one foot (either foot carrying the robot in the standing pose) "
                    f"{len(soft)} servo(s) give more than {MAX_SAG:g} rad: {listed}; a motion that "
                    "steps or stands on one foot needs the policy to hold this (more training; "
-                   "tools/pd_replay.py shows the sag on a motion), training with "
+                   "primebot motion pd-replay shows the sag on a motion), training with "
                    "--set task.actions.offset=servo_target (each target offset by what its servo "
                    "gives on the motion), or stiffer servos where the motors allow "
                    '(docs/robots.md, "Gains")')

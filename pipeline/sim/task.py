@@ -199,8 +199,12 @@ class PlaySettings:
     ``None``: the verdict checks judge tracking only."""
     open_loop: Mapping[str, Any] | None = None
     """A replay with every action zero from the motion's first frame, over ``evaluation``
-    (``primebot motion record``, tools/pd_replay.py): tracking's action then means the reference's
+    (``primebot motion record`` and ``pd-replay``): tracking's action then means the reference's
     joint angles and no termination ends the episode. ``None``: the task has no open-loop replay."""
+    open_loop_feedforward: Mapping[str, Any] | None = None
+    """Over ``open_loop``, for ``primebot motion pd-replay --feedforward``: a zero action also
+    pushes the motion's own torques, so no servo sags (tracking: ``actions.offset:
+    servo_target``). ``None``: the task has none."""
 
     def named(self) -> list[tuple[str, Mapping[str, Any]]]:
         """Each set of overrides with its name, as ``check`` reports them."""
@@ -210,7 +214,8 @@ class PlaySettings:
             ("spread", self.spread),
         ]
         optional = (("start_in_last_slot", self.start_in_last_slot),
-                    ("robustness", self.robustness), ("open_loop", self.open_loop))
+                    ("robustness", self.robustness), ("open_loop", self.open_loop),
+                    ("open_loop_feedforward", self.open_loop_feedforward))
         return sets + [(name, overrides) for name, overrides in optional if overrides is not None]
 
     def config(self, base: Mapping[str, Any], *extra: Mapping[str, Any] | None) -> dict[str, Any]:

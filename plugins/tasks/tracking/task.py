@@ -210,6 +210,8 @@ PLAY = PlaySettings(
     open_loop={"actions": {"offset": "reference"}, "sampling": {"mode": "start"},
                "terminations": dict.fromkeys(
                    ("anchor_height", "anchor_orientation", "end_effector_height"))},
+    # ... and with each servo's feedforward of the motion's torques (docs/tasks.md, "Actions")
+    open_loop_feedforward={"actions": {"offset": "servo_target"}},
 )
 
 # -- The trainer's defaults for this task ----------------------------------------------------------

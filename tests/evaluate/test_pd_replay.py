@@ -1,28 +1,33 @@
-"""tools/pd_replay.py: the reference under PD, no policy, tells a motion the body cannot start from
-one that needs feedback to balance."""
+"""`primebot motion pd-replay`: the reference under PD, no policy, tells a motion the body cannot
+start from one that needs feedback to balance."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from primebot.pipeline.cli import build_cli
+from primebot.pipeline.errors import MotionError
+from primebot.pipeline.evaluate.pd_replay import joint_errors, off_track_s, pd_replay
+from primebot.pipeline.hooks.host import load_plugins
 
 
 def _replay(repo_root, motion, tmp_path, *options: str) -> dict:
-    """pd_replay.py on ``motions/<motion>.npz``, or on the motion file ``motion`` when it is a
-    path."""
-    import json
-
+    """The command on ``motions/<motion>.npz``, or on the motion file ``motion`` when it is a
+    path; its JSON figures."""
     path = motion if isinstance(motion, Path) else repo_root / "motions" / f"{motion}.npz"
     out = tmp_path / f"{path.stem}.json"
-    proc = subprocess.run([sys.executable, str(repo_root / "tools" / "pd_replay.py"), str(path),
-                           "--json", str(out), *options],
-                          capture_output=True, text=True, timeout=300, cwd=repo_root)
-    assert proc.returncode == 0, proc.stderr
-    assert "PD on the reference joints" in proc.stdout and "statue" in proc.stdout
-    assert "joints furthest from their reference in the first 1 s" in proc.stdout
+    cli = build_cli(load_plugins(entry_points_=[]))
+    result = CliRunner().invoke(cli, ["motion", "pd-replay", str(path), "--json", str(out),
+                                      *options])
+    assert result.exit_code == 0, result.output
+    assert "PD on the reference joints" in result.output and "statue" in result.output
+    assert "joints furthest from their reference in the first 1 s" in result.output
     return json.loads(out.read_text())
 
 
@@ -47,7 +52,7 @@ hips."""
 
 
 def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_loses_balance(
-    repo_root, tmp_path, spec, import_tool
+    repo_root, tmp_path, spec
 ):
     from primebot.pipeline.motion.author import author_file
 
@@ -71,7 +76,7 @@ def test_a_sit_up_by_the_hips_never_starts_while_the_squat_follows_until_it_lose
         < 0.02
     )
     # ... and every joint stays within a few degrees of its target meanwhile
-    assert max(rms for _, rms, _ in import_tool("pd_replay").joint_errors(squat, 1.0)) < 0.1
+    assert max(rms for _, rms, _ in joint_errors(squat, 1.0)) < 0.1
 
 
 def test_with_the_servo_feedforward_the_squat_is_followed_open_loop_to_its_end(repo_root, tmp_path):
@@ -102,12 +107,32 @@ def test_a_motion_longer_than_the_task_time_out_is_replayed_to_its_end(repo_root
     assert len(turn["mpkpe_m"]) * turn["step_dt"] > 11.5
 
 
-def test_the_joints_that_sag_are_listed_from_before_the_robot_drifts_off(import_tool):
-    tool = import_tool("pd_replay")
+def test_the_joints_that_sag_are_listed_from_before_the_robot_drifts_off():
     # joint b lags 0.1 rad from the start; at 1 s the robot falls and a swings 1 rad
     out = {"step_dt": 0.02, "joint_names": ["a", "b"], "mpkpe_m": [0.01] * 50 + [0.2] * 50,
            "joint_error_rad": [[0.0, 0.1]] * 50 + [[1.0, 0.1]] * 50}
-    assert tool.off_track_s(out) == 1.02
-    assert [name for name, *_ in tool.joint_errors(out, 1.0)] == ["b", "a"]
-    assert tool.joint_errors(out, 2.0)[0][0] == "a"
-    assert tool.off_track_s({**out, "mpkpe_m": [0.01] * 100}) is None
+    assert off_track_s(out) == 1.02
+    assert [name for name, *_ in joint_errors(out, 1.0)] == ["b", "a"]
+    assert joint_errors(out, 2.0)[0][0] == "a"
+    assert off_track_s({**out, "mpkpe_m": [0.01] * 100}) is None
+
+
+def test_a_task_without_the_replay_asked_for_is_a_typed_error(repo_root, spec, monkeypatch):
+    host = load_plugins(entry_points_=[])
+    tracking = host.registry.get("tasks", "tracking")
+    squat = repo_root / "motions" / "squat.npz"
+
+    def declaring(**play):
+        """The registry with the tracking task's play settings changed as ``play`` says."""
+        task = dataclasses.replace(tracking, play=dataclasses.replace(tracking.play, **play))
+        get = type(host.registry).get
+        monkeypatch.setattr(host.registry, "get", lambda kind, name: task if kind == "tasks"
+                            else get(host.registry, kind, name))
+        return host.registry
+
+    # a task may declare the open-loop replay without the feedforward, or neither
+    with pytest.raises(MotionError, match="no servo feedforward") as raised:
+        pd_replay(squat, spec, declaring(open_loop_feedforward=None), feedforward=True)
+    assert "--feedforward" in raised.value.fix
+    with pytest.raises(MotionError, match="no open-loop replay"):
+        pd_replay(squat, spec, declaring(open_loop=None))
