@@ -115,10 +115,13 @@ def record_command(
                    "listed (before a fall makes every joint's error large).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the per-step figures here as JSON.")
+@click.option("--video", type=click.Path(dir_okay=False), default=None,
+              help="Also film the robot beside its reference (a ghost) to this .mp4 (headless: "
+                   "MUJOCO_GL=egl or osmesa).")
 @pass_host
 def pd_replay_command(
     host: PluginHost, file: str, robot: str | None, robot_xml: str | None, feedforward: bool,
-    window: float, json_path: str | None,
+    window: float, json_path: str | None, video: str | None,
 ) -> None:  # fmt: skip
     """Can the robot's body do a motion at all? Replay it under PD, no policy.
 
@@ -136,6 +139,7 @@ def pd_replay_command(
     Examples:
       primebot motion pd-replay motions/squat.npz
       primebot motion pd-replay clip_g1.npz --robot g1 --feedforward --json out.json
+      primebot motion pd-replay motions/march.npz --video march_pd.mp4
     """
     import json
     from pathlib import Path
@@ -144,7 +148,9 @@ def pd_replay_command(
     from ..evaluate.pd_replay import pd_replay, report_lines
 
     spec = get_robot(host.registry, robot or host.registry.default_robot(), robot_xml)
-    out = pd_replay(file, spec, host.registry, feedforward)
+    out = pd_replay(file, spec, host.registry, feedforward, video)
+    if video and out["video"] is None:
+        click.echo("no video: OpenGL is unavailable (set MUJOCO_GL=egl or osmesa)", err=True)
     for line in report_lines(out, window):
         click.echo(line)
     if json_path:

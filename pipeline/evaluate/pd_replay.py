@@ -40,10 +40,11 @@ PLUGIN_HOOKS = "see docs/plugin_hooks.md (PlaySettings)"
 
 
 def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
-              feedforward: bool = False) -> dict[str, Any]:
+              feedforward: bool = False, video: str | Path | None = None) -> dict[str, Any]:
     """Replay ``motion_path`` under PD on ``robot`` in the default task; per-step root heights,
-    tracked-body errors and joint errors (a JSON-ready dict). A task without the replay asked for
-    is a ``MotionError`` naming it."""
+    tracked-body errors and joint errors (a JSON-ready dict; ``video``: where the film of the robot
+    beside its reference went, None without OpenGL). A task without the replay asked for is a
+    ``MotionError`` naming it."""
     task = registry.get("tasks", DEFAULT_TASK)
     if task.play.open_loop is None:
         raise MotionError(f"task {task.name!r} declares no open-loop replay (play.open_loop)",
@@ -61,11 +62,15 @@ def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
                         registry=registry, num_threads=1)
     view = task.evaluation_view(env)
     heights, reference_heights, errors, statue, joint_offsets = [], [], [], [], []
+    frames: list[np.ndarray] = []
+    steps: list[int] = []
     try:
         env.reset()
         start_pose = view.snapshot(np.arange(1)).body_pos_w[0].copy()
         zero = np.zeros((1, env.num_actions), dtype=np.float32)
         for _ in range(env.reference.num_steps - 1):
+            frames.append(env.sim.qpos[0].copy())
+            steps.append(int(view.reference_steps()[0]))
             result = env.step(zero)
             if result.truncated.any() or result.terminated.any():
                 break  # the motion's last frame: what follows is the next episode's start
@@ -76,6 +81,8 @@ def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
             joint_offsets.append(snap.joint_pos[0] - snap.ref_joint_pos[0])
             statue.append(float(np.linalg.norm(start_pose - snap.ref_body_pos_w[0],
                                                axis=-1).mean()))
+        filmed = None if video is None else view.render(frames, steps, Path(video),
+                                                        title="PD replay, no policy")
     finally:
         env.close()
     return {"motion": str(motion_path), "robot": robot.name, "task": task.name,
@@ -84,7 +91,8 @@ def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
             "mpkpe_m": errors, "mean_mpkpe_m": float(np.mean(errors)),
             "statue_mpkpe_m": float(np.mean(statue)),
             "joint_names": list(robot.joint_names),
-            "joint_error_rad": np.asarray(joint_offsets).tolist()}
+            "joint_error_rad": np.asarray(joint_offsets).tolist(),
+            "video": None if filmed is None else str(filmed)}
 
 
 def off_track_s(out: dict[str, Any]) -> float | None:
@@ -123,4 +131,6 @@ def report_lines(out: dict[str, Any], window_s: float = 1.0) -> list[str]:
                  "(RMS / max, deg): "
                  + ", ".join(f"{name} {np.degrees(rms):.1f} / {np.degrees(peak):.1f}"
                              for name, rms, peak in worst))
+    if out.get("video"):
+        lines.append(f"wrote {out['video']} (the robot, and its reference as a ghost)")
     return lines

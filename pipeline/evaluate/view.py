@@ -36,9 +36,10 @@ class TrackingView:
     """The tracked bodies' reference positions per control step, [T, K, 3] (the statue baseline)."""
     body_names: tuple[str, ...]
     """The K tracked bodies, in the order of the snapshot's body axis."""
-    render: Callable[[list, list, Path], Path | None]
-    """``render(qpos, reference_steps, path)``: a video of the robot at ``qpos`` (per policy step)
-    with the reference at those steps as a ghost; returns the path, or None without OpenGL."""
+    render: Callable[..., Path | None]
+    """``render(qpos, reference_steps, path, title="eval")``: a video of the robot at ``qpos`` (per
+    policy step) with the reference at those steps as a ghost, ``title`` in its caption; returns
+    the path, or None without OpenGL."""
     push_sides: Callable[[], np.ndarray] | None = None
     """Each env's last kick as a ``push_direction.PUSH_DIRECTIONS`` index relative to the robot's
     heading, [N] (-1: none yet); None for an env that is never pushed. A finished episode's kick is

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from video_probe import probe
 
 from primebot.pipeline.cli import build_cli
 from primebot.pipeline.errors import MotionError
@@ -87,6 +88,18 @@ def test_with_the_servo_feedforward_the_squat_is_followed_open_loop_to_its_end(r
     assert squat["mean_mpkpe_m"] < 0.005 and max(squat["mpkpe_m"]) < 0.01
     sag = np.subtract(squat["root_height_m"], squat["reference_root_height_m"])
     assert np.abs(sag).max() < 0.005
+
+
+def test_the_replay_is_filmed_with_its_reference_as_a_ghost_one_frame_a_control_step(
+    repo_root, tmp_path
+):
+    film = tmp_path / "march_pd.mp4"
+    march = _replay(repo_root, "march", tmp_path, "--video", str(film))
+    assert march["video"] == str(film)
+    video = probe(film)
+    # the first frame, then one a control step until the episode ended at the motion's end
+    assert video["frames"] == len(march["mpkpe_m"]) + 1
+    assert video["fps"] == pytest.approx(1.0 / march["step_dt"])
 
 
 def test_the_recorded_getup_is_followed_open_loop_to_standing(repo_root, tmp_path):

@@ -44,16 +44,17 @@ def tracked_body_names(env: Any) -> tuple[str, ...]:
     return tuple(tm.indices.body_names[int(b) - 1] for b in tm.body_ids[: tm.num_tracked])
 
 
-def render_video(env: Any, qpos: list, steps: list, path: Path) -> Path | None:
-    """The robot at ``qpos`` with the reference at ``steps`` as a ghost (``render.ghost``); None
-    without OpenGL."""
+def render_video(env: Any, qpos: list, steps: list, path: Path, title: str = "eval"
+                 ) -> Path | None:
+    """The robot at ``qpos`` with the reference at ``steps`` as a ghost (``render.ghost``),
+    ``title`` in the caption; None without OpenGL."""
     from primebot.pipeline.api import reference_ghosts, render_ghost_video
 
     ref, idx = env.reference, env.model_info.indices
     ghosts = reference_ghosts(qpos, steps, idx, ref.root_pos_w, ref.root_quat_w, ref.joint_pos)
     return render_ghost_video(env.model_info.model, qpos, ghosts, idx.root_body_id, path,
                               1.0 / env.step_dt,
-                              title="eval")
+                              title=title)
 
 
 def tracking_view(env: Any) -> TrackingView:
@@ -65,6 +66,6 @@ def tracking_view(env: Any) -> TrackingView:
         episode_steps=lambda: env.episode_length,
         reference_body_pos=env.reference.body_pos_w[:, : env.model_info.num_tracked],
         body_names=tracked_body_names(env),
-        render=lambda qpos, steps, path: render_video(env, qpos, steps, path),
+        render=lambda qpos, steps, path, title="eval": render_video(env, qpos, steps, path, title),
         push_sides=None if env.pusher is None else (lambda: env.pusher.side),
     )
