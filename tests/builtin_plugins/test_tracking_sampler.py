@@ -128,3 +128,24 @@ def test_stratified_starts_cover_the_motion_evenly_and_each_is_still_uniform():
     uniform = _sampler(mode="uniform", window_s=2.0)
     assert np.std(draws.mean(axis=1)) < 0.3 * np.std([uniform.sample(16).mean()
                                                       for _ in range(2000)])
+
+
+def test_the_logged_start_distribution_is_the_one_the_mode_draws_from():
+    # failures are counted in every mode (the adaptive weights stay readable), but only the
+    # adaptive mode draws by them: a uniform run once logged 52 % of its starts in the last bin
+    failing_at_the_end = np.array([495] * 50)
+    for mode in ("adaptive", "uniform", "stratified", "start"):
+        sampler = _sampler(mode=mode)
+        for _ in range(200):
+            sampler.record_failures(failing_at_the_end)
+            sampler.update()
+        starts = np.bincount(sampler.bin_of(sampler.sample(20000)), minlength=sampler.num_bins)
+        # within a bin's edge: an adaptive start is placed by the last start step, a bin counted
+        # by the motion's steps, so a start at the end of a bin may count in the next one
+        np.testing.assert_allclose(sampler.draw_probabilities(), starts / 20000, atol=0.035)
+        metrics = sampler.metrics()
+        assert metrics["sampler/top1_prob"] == pytest.approx(sampler.draw_probabilities().max())
+    assert _sampler(mode="uniform").metrics()["sampler/entropy"] > 0.99
+    start = _sampler(mode="start").metrics()
+    assert start["sampler/entropy"] == pytest.approx(0.0, abs=1e-9)
+    assert (start["sampler/top1_prob"], start["sampler/top1_bin"]) == (1.0, 0.0)

@@ -120,9 +120,22 @@ class StartFrameSampler:
         steps = (bins + self.rng.random(count)) / self.num_bins * last
         return np.minimum(steps.astype(np.int64), last - 1)
 
+    def draw_probabilities(self) -> np.ndarray:
+        """The share of starts ``sample`` draws in each bin in this mode: the adaptive weights
+        (``probabilities``), each bin's share of the span a uniform or stratified start falls in,
+        or the first bin alone (``start``). Failures are counted in every mode, so the adaptive
+        weights are there to read; only ``adaptive`` draws by them."""
+        if self.mode == "adaptive":
+            return self.probabilities()
+        if self.mode == "start":
+            return np.bincount([0], minlength=self.num_bins).astype(float)
+        span = max(max(self.num_steps - 1, 1) - self.window_steps, 1)
+        return np.bincount(self.bin_of(np.arange(span)), minlength=self.num_bins) / span
+
     def metrics(self) -> dict[str, float]:
-        """Entropy of the bin distribution (1 = uniform) and its most likely bin, for logging."""
-        p = self.probabilities()
+        """Entropy of the bins starts are drawn from (1 = uniform) and the most likely bin, for
+        logging."""
+        p = self.draw_probabilities()
         entropy = (
             float(-(p * np.log(p + 1e-12)).sum() / np.log(self.num_bins))
             if self.num_bins > 1
