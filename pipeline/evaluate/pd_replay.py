@@ -36,7 +36,6 @@ OFF_TRACK_M = 0.05
 """Tracked bodies this far from the reference (mean) count as off track."""
 WORST_JOINTS = 5
 """Joints listed by their error under PD."""
-PLUGIN_HOOKS = "see docs/plugin_hooks.md (PlaySettings)"
 
 
 def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
@@ -46,20 +45,13 @@ def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
     beside its reference went, None without OpenGL). A task without the replay asked for is a
     ``MotionError`` naming it."""
     task = registry.get("tasks", DEFAULT_TASK)
-    if task.play.open_loop is None:
-        raise MotionError(f"task {task.name!r} declares no open-loop replay (play.open_loop)",
-                          fix=PLUGIN_HOOKS)
     if feedforward and task.play.open_loop_feedforward is None:
         raise MotionError(f"task {task.name!r} declares no servo feedforward "
-                          "(play.open_loop_feedforward)", fix="leave out --feedforward; "
-                          + PLUGIN_HOOKS)
+                          "(play.open_loop_feedforward)",
+                          fix="leave out --feedforward; see docs/plugin_hooks.md (PlaySettings)")
     motion = load_motion(motion_path)
-    # over the whole motion, however long (the task's time-out would cut a long get-up at 10 s)
-    config = task.play.config({}, task.play.open_loop,
-                              {"episode_length_s": motion.duration + 1.0},
-                              task.play.open_loop_feedforward if feedforward else None)
-    env = task.make_env(robot=robot, motion=motion, num_envs=1, seed=0, config=config,
-                        registry=registry, num_threads=1)
+    env = task.open_loop_env(robot, motion, registry,
+                             task.play.open_loop_feedforward if feedforward else None)
     view = task.evaluation_view(env)
     heights, reference_heights, errors, statue, joint_offsets = [], [], [], [], []
     frames: list[np.ndarray] = []

@@ -117,14 +117,8 @@ def record(source_path: str | Path, robot: RobotSpec, registry: Registry,
         save_motion(author_motion(load_source(source_path, robot), robot),
                     Path(tmp) / "targets.npz")
         targets = load_motion(Path(tmp) / "targets.npz")
-    task = registry.get("tasks", DEFAULT_TASK)
-    if task.play.open_loop is None:
-        raise MotionError(f"{source_path}: task {task.name!r} declares no open-loop replay "
-                          "(play.open_loop) to record in", fix="see docs/plugin_hooks.md")
-    config = task.play.config({}, task.play.open_loop,
-                              {"episode_length_s": targets.duration + 1.0})
-    env = task.make_env(robot=robot, motion=targets, num_envs=1, seed=0, config=config,
-                        registry=registry, num_threads=1)
+    env = registry.get("tasks", DEFAULT_TASK).open_loop_env(robot, targets, registry,
+                                                            where=f"{source_path}: ")
     sim_model = env.sim.model
     indices = robot_indices(sim_model, robot)
     joint_names = list(robot.joint_names)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError
+from ..errors import ConfigError, MotionError
 from .env import VecEnv
 
 EXPORT_MOTION_TRACKING = "motion_tracking"
@@ -152,6 +152,21 @@ class TaskSpec:
         (``merge_settings``)."""
         return merge_settings(self.default_config, overrides, self.open_config_sections,
                               f"task {self.name}")
+
+    def open_loop_env(self, robot: Any, motion: Any, registry: Any,
+                      *extra: Mapping[str, Any] | None, where: str = "") -> VecEnv:
+        """One env replaying ``motion`` on ``robot`` with every action zero, for as long as the
+        motion lasts: ``play.open_loop`` over ``evaluation``, then each of ``extra`` (``primebot
+        motion record`` and ``pd-replay``). A task without the replay is a ``MotionError``
+        (``where``, the file asked for, heads it)."""
+        if self.play.open_loop is None:
+            raise MotionError(f"{where}task {self.name!r} declares no open-loop replay "
+                              "(play.open_loop)", fix="see docs/plugin_hooks.md (PlaySettings)")
+        # the whole motion, however long (a task's time-out would cut a long get-up at 10 s)
+        config = self.play.config({}, self.play.open_loop,
+                                  {"episode_length_s": motion.duration + 1.0}, *extra)
+        return self.make_env(robot=robot, motion=motion, num_envs=1, seed=0, config=config,
+                             registry=registry, num_threads=1)
 
     def check(self) -> None:
         """Refuse play settings that name a setting the task does not have (run at registration)."""
