@@ -141,7 +141,8 @@ def test_the_logged_start_distribution_is_the_one_the_mode_draws_from():
             sampler.update()
         starts = np.bincount(sampler.bin_of(sampler.sample(20000)), minlength=sampler.num_bins)
         # within a bin's edge: an adaptive start is placed by the last start step, a bin counted
-        # by the motion's steps, so a start at the end of a bin may count in the next one
+        # by the motion's steps, so a start drawn in a bin's first steps may count in the one
+        # before it
         np.testing.assert_allclose(sampler.draw_probabilities(), starts / 20000, atol=0.035)
         metrics = sampler.metrics()
         assert metrics["sampler/top1_prob"] == pytest.approx(sampler.draw_probabilities().max())
