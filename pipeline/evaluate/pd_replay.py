@@ -30,7 +30,7 @@ from ..errors import MotionError
 from ..motion.format import load_motion
 from ..registry import DEFAULT_TASK, Registry
 from ..robot.spec import RobotSpec
-from .metrics import step_errors
+from .metrics import statue_mpkpe, step_errors
 
 OFF_TRACK_M = 0.05
 """Tracked bodies this far from the reference (mean) count as off track."""
@@ -53,12 +53,11 @@ def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
     env = task.open_loop_env(robot, motion, registry,
                              task.play.open_loop_feedforward if feedforward else None)
     view = task.evaluation_view(env)
-    heights, reference_heights, errors, statue, joint_offsets = [], [], [], [], []
+    heights, reference_heights, errors, joint_offsets = [], [], [], []
     frames: list[np.ndarray] = []
     steps: list[int] = []
     try:
         env.reset()
-        start_pose = view.snapshot(np.arange(1)).body_pos_w[0].copy()
         zero = np.zeros((1, env.num_actions), dtype=np.float32)
         for _ in range(env.reference.num_steps - 1):
             frames.append(env.sim.qpos[0].copy())
@@ -71,8 +70,6 @@ def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
             reference_heights.append(float(snap.ref_root_pos_w[0, 2]))
             errors.append(float(step_errors(snap)["mpkpe_m"][0]))
             joint_offsets.append(snap.joint_pos[0] - snap.ref_joint_pos[0])
-            statue.append(float(np.linalg.norm(start_pose - snap.ref_body_pos_w[0],
-                                               axis=-1).mean()))
         filmed = None if video is None else view.render(frames, steps, Path(video),
                                                         title="PD replay, no policy")
     finally:
@@ -81,7 +78,8 @@ def pd_replay(motion_path: str | Path, robot: RobotSpec, registry: Registry,
             "step_dt": env.step_dt, "feedforward": feedforward,
             "root_height_m": heights, "reference_root_height_m": reference_heights,
             "mpkpe_m": errors, "mean_mpkpe_m": float(np.mean(errors)),
-            "statue_mpkpe_m": float(np.mean(statue)),
+            # frozen in the first frame, over the steps replayed
+            "statue_mpkpe_m": statue_mpkpe(view.reference_body_pos, 0, len(errors)),
             "joint_names": list(robot.joint_names),
             "joint_error_rad": np.asarray(joint_offsets).tolist(),
             "video": None if filmed is None else str(filmed)}
